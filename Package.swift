@@ -1,0 +1,45 @@
+// swift-tools-version: 6.0
+// PhotoFinish: finishes sets of photos dropped into hot folders.
+// Layout: C libraries behind thin `systemLibrary` wrappers, the C that must be C in
+// `CShims`, then Swift modules from pixels up to the command line (see README, Architecture).
+import PackageDescription
+
+/// Fast code in the pixel loops: bounds are checked by construction (buffers are sized
+/// once per photo), so exclusivity checks only cost time there.
+let hotLoops: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"])]
+
+let package = Package(
+    name: "photofinish",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "photofinish", targets: ["photofinish"]),
+    ],
+    targets: [
+        // C libraries from Debian, found with pkg-config.
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg",
+                       providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng",
+                       providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CHeif", pkgConfig: "libheif",
+                       providers: [.apt(["libheif-dev"])]),
+        .systemLibrary(name: "CLCMS", pkgConfig: "lcms2",
+                       providers: [.apt(["liblcms2-dev"])]),
+        .systemLibrary(name: "CExif", pkgConfig: "libexif",
+                       providers: [.apt(["libexif-dev"])]),
+        // The little C that must be C: libjpeg's and libpng's longjmp error exits.
+        .target(name: "CShims", dependencies: ["CJPEG", "CPNG"]),
+
+        // Swift modules, lowest first.
+        .target(name: "Pixels", dependencies: ["CLCMS"], swiftSettings: hotLoops),
+        .target(name: "Codecs", dependencies: ["Pixels", "CShims", "CJPEG", "CPNG", "CHeif", "CExif", "CLCMS"]),
+        .target(name: "Finishing", dependencies: ["Pixels", "Codecs"]),
+        .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels"]),
+        .executableTarget(name: "photofinish", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
+
+        .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"]),
+        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "Codecs", "Pixels"]),
+        .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
+    ]
+)

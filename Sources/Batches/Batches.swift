@@ -1,0 +1,1 @@
+// Batches: running a batch in order, the report and its writers.

@@ -1,0 +1,5 @@
+#pragma once
+#include <stdio.h>
+#include <stddef.h>
+#include <jpeglib.h>
+#include <jerror.h>

@@ -1,0 +1,100 @@
+import Foundation
+
+/// The formats PhotoFinish reads and writes.
+public enum ImageFormat: String, Sendable, Codable, CaseIterable {
+    case jpeg, png, heic, avif
+
+    /// The file extension written for this format.
+    public var fileExtension: String {
+        switch self {
+        case .jpeg: "jpg"
+        case .png: "png"
+        case .heic: "heic"
+        case .avif: "avif"
+        }
+    }
+}
+
+/// Limits checked before and while decoding, so a hostile file costs little.
+public struct DecodeLimits: Sendable {
+    /// Largest width × height accepted (checked from the header).
+    public var maxPixels: Int
+    /// Largest file accepted, in bytes (checked before reading).
+    public var maxFileBytes: Int
+    /// Work stops with `timeout` once this moment has passed (checked between rows and scans).
+    public var deadline: ContinuousClock.Instant?
+
+    /// The SPEC §6 defaults: 150 MP, 512 MiB, no deadline.
+    public init(maxPixels: Int = 150_000_000, maxFileBytes: Int = 512 << 20,
+                deadline: ContinuousClock.Instant? = nil) {
+        self.maxPixels = maxPixels
+        self.maxFileBytes = maxFileBytes
+        self.deadline = deadline
+    }
+
+    /// Throws `timeout` when the deadline has passed.
+    /// - Throws: `PhotoError` with code `timeout`.
+    public func checkDeadline() throws(PhotoError) {
+        if let deadline, ContinuousClock.now > deadline {
+            throw PhotoError(.timeout, "stopped: the photo took longer than the item timeout")
+        }
+    }
+}
+
+/// What a decoder learned from the header, before any pixel is decoded.
+public struct SourceInfo: Sendable {
+    /// The format, found by content.
+    public var format: ImageFormat
+    /// Width of the pixels the decoder delivers at full scale (stored orientation).
+    public var width: Int
+    /// Height of the pixels the decoder delivers at full scale (stored orientation).
+    public var height: Int
+    /// The EXIF orientation (1–8) still to apply to the delivered pixels. HEIF decoders
+    /// apply `irot`/`imir` themselves and report 1 here.
+    public var orientation: Int
+    /// The orientation the file declares, for the report (EXIF tag, or the HEIF
+    /// transform expressed as an EXIF value).
+    public var declaredOrientation: Int
+    /// True when the source has an alpha channel worth keeping.
+    public var hasAlpha: Bool
+    /// The embedded ICC profile, if any.
+    public var icc: [UInt8]?
+    /// The raw EXIF block (TIFF header onwards, without the "Exif\0\0" prefix), if any.
+    public var exif: [UInt8]?
+
+    public init(format: ImageFormat, width: Int, height: Int, orientation: Int = 1,
+                declaredOrientation: Int = 1, hasAlpha: Bool = false,
+                icc: [UInt8]? = nil, exif: [UInt8]? = nil) {
+        self.format = format
+        self.width = width
+        self.height = height
+        self.orientation = orientation
+        self.declaredOrientation = declaredOrientation
+        self.hasAlpha = hasAlpha
+        self.icc = icc
+        self.exif = exif
+    }
+}
+
+/// A decoder opened on one file's bytes: the header is read, no pixel yet.
+///
+/// Rows come out top to bottom, in stored orientation, 8 bits per channel, interleaved,
+/// through a callback, so a consumer (a streaming resampler) never needs the whole frame.
+public protocol PhotoDecoder: AnyObject {
+    /// What the header says.
+    var info: SourceInfo { get }
+    /// The scale denominators this decoder can deliver cheaply (JPEG: 1, 2, 4, 8;
+    /// others: 1), largest image first.
+    var scaleDenominators: [Int] { get }
+    /// The size delivered at scale `1/denominator` (JPEG rounds up, as libjpeg does).
+    func scaledSize(denominator: Int) -> (width: Int, height: Int)
+    /// Decodes every row, in order.
+    /// - Parameters:
+    ///   - denominator: one of `scaleDenominators`.
+    ///   - channels: 3 (RGB) or 4 (RGBA; opaque sources get alpha 255).
+    ///   - limits: the deadline is checked as rows come out.
+    ///   - row: called once per row with `width * channels` bytes, valid only during the call.
+    /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …), or whatever `row` throws.
+    func decode(denominator: Int, channels: Int, limits: DecodeLimits,
+                row: (UnsafePointer<UInt8>) throws -> Void) throws
+}

@@ -1,0 +1,172 @@
+import Codecs
+
+/// A template as written by an admin (SPEC §3), after validation. Every size is a
+/// fraction of the photo (short side unless stated), so one template fits every shape.
+public struct Template: Sendable, Equatable {
+    /// The template's name (file stem) and the SHA-256 of its bytes, for the report.
+    public var name: String
+    public var sha256: String
+    /// The folder the template file lives in: logo paths are relative to it.
+    public var directory: String
+
+    public var order: Order = .name
+    public var resize: Resize?
+    public var crops: [Crop] = []
+    public var frame: Frame?
+    public var text: TextMark?
+    public var logo: LogoMark?
+    public var tile: TileMark?
+    public var stitch: Stitch?
+    public var colorCard: Bool = false
+    public var output: Output = Output()
+    public var originals: Originals = .keep
+
+    public init(name: String, sha256: String = "", directory: String = ".") {
+        self.name = name
+        self.sha256 = sha256
+        self.directory = directory
+    }
+
+    /// Order inside a batch (SPEC §2).
+    public enum Order: String, Sendable, CaseIterable {
+        case name, arrival, captured
+    }
+
+    /// `resize`: exactly one of the three forms. Never upscales.
+    public enum Resize: Sendable, Equatable {
+        case longSide(Int)
+        case shortSide(Int)
+        case fit(width: Int, height: Int)
+    }
+
+    /// One entry of `crops`: an aspect ratio and the skip rule.
+    public struct Crop: Sendable, Equatable {
+        /// The ratio as written ("4:5").
+        public var label: String
+        public var width: Int
+        public var height: Int
+        /// Skip this crop when it would cut away more than this fraction of the photo.
+        public var skipIfCutOver: Double?
+
+        public init(label: String, width: Int, height: Int, skipIfCutOver: Double? = nil) {
+            self.label = label
+            self.width = width
+            self.height = height
+            self.skipIfCutOver = skipIfCutOver
+        }
+    }
+
+    /// An sRGB colour with alpha, parsed from `#rgb`, `#rrggbb` or `#rrggbbaa`.
+    public struct Color: Sendable, Equatable {
+        public var r: UInt8, g: UInt8, b: UInt8, a: UInt8
+        public init(r: UInt8, g: UInt8, b: UInt8, a: UInt8 = 255) {
+            self.r = r; self.g = g; self.b = b; self.a = a
+        }
+        public static let white = Color(r: 255, g: 255, b: 255)
+        public static let black = Color(r: 0, g: 0, b: 0)
+    }
+
+    /// `frame`: a border of `width` × short side, in `color`.
+    public struct Frame: Sendable, Equatable {
+        public var width: Double
+        public var color: Color
+        public init(width: Double, color: Color) { self.width = width; self.color = color }
+    }
+
+    /// The nine positions of a mark.
+    public enum Position: String, Sendable, CaseIterable {
+        case topLeft = "top-left", top = "top", topRight = "top-right"
+        case left = "left", center = "center", right = "right"
+        case bottomLeft = "bottom-left", bottom = "bottom", bottomRight = "bottom-right"
+    }
+
+    /// `text.shadow`.
+    public struct Shadow: Sendable, Equatable {
+        public var opacity: Double
+        public var blur: Double
+        public var offset: Double
+        public init(opacity: Double, blur: Double, offset: Double) {
+            self.opacity = opacity; self.blur = blur; self.offset = offset
+        }
+    }
+
+    /// `text`: a text mark sized by its capitals.
+    public struct TextMark: Sendable, Equatable {
+        public var text: String
+        public var font: String = "DejaVu Sans:bold"
+        public var capHeight: Double = 0.035
+        public var margin: Double = 0.03
+        public var maxWidth: Double = 0.8
+        public var position: Position = .bottomRight
+        public var color: Color = .white
+        public var opacity: Double = 0.85
+        public var shadow: Shadow?
+        public init(text: String) { self.text = text }
+    }
+
+    /// `logo`: a PNG with alpha, `width` × short side wide.
+    public struct LogoMark: Sendable, Equatable {
+        /// As written in the template (relative to the template's folder).
+        public var file: String
+        public var width: Double = 0.16
+        public var padding: Double = 0.04
+        public var opacity: Double = 0.8
+        public var position: Position = .topLeft
+        public init(file: String) { self.file = file }
+    }
+
+    /// `tile`: a diagonal repeated text mark.
+    public struct TileMark: Sendable, Equatable {
+        public var text: String
+        public var angle: Double = -30
+        public var size: Double = 0.05
+        public var opacity: Double = 0.25
+        public var gap: Double = 1.0
+        public init(text: String) { self.text = text }
+    }
+
+    /// `stitch`: the batch as one long image.
+    public struct Stitch: Sendable, Equatable {
+        public var width: Int = 1080
+        public var spacing: Int = 0
+        public var maxHeight: Int = 16000
+        public var background: Color = .white
+        public var split: Bool = true
+        public init() {}
+    }
+
+    /// `output.format`.
+    public enum OutputFormat: Sendable, Equatable {
+        case format(ImageFormat)
+        /// The source's own format.
+        case same
+    }
+
+    /// `output.metadata`.
+    public enum Metadata: String, Sendable, CaseIterable {
+        case keep
+        case stripLocation = "strip-location"
+        case stripAll = "strip-all"
+    }
+
+    /// `output.color`.
+    public enum ColorPolicy: String, Sendable, CaseIterable {
+        case keep, srgb
+    }
+
+    /// `output`.
+    public struct Output: Sendable, Equatable {
+        public var format: OutputFormat = .format(.jpeg)
+        public var quality: Int = 88
+        public var progressive: Bool = false
+        public var suffix: String = ""
+        public var metadata: Metadata = .stripLocation
+        public var color: ColorPolicy = .keep
+        public init() {}
+    }
+
+    /// `originals`.
+    public enum Originals: String, Sendable, CaseIterable {
+        case keep, delete
+    }
+}

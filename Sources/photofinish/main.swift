@@ -1,0 +1,2 @@
+// photofinish: the command line (see README).
+print("photofinish: under construction")

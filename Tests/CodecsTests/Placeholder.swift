@@ -1,0 +1,3 @@
+import Testing
+
+@Test func CodecsBuilds() { #expect(Bool(true)) }

@@ -1,0 +1,3 @@
+import Testing
+
+@Test func EndToEndBuilds() { #expect(Bool(true)) }
