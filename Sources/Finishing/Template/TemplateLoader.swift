@@ -1,0 +1,394 @@
+import Codecs
+import Foundation
+
+/// Reads template files (SPEC §3) and validates every key.
+///
+/// All problems are collected, each naming the file, line and key path, so an admin fixes
+/// a template in one pass: `shop.json5:12: text.capHeight: must be a number between 0 and
+/// 0.5, got 3`.
+public enum TemplateLoader {
+    /// Reads, hashes and validates the template at `path`. Its name is the file stem and
+    /// its directory (for logo files) the file's folder.
+    /// - Throws: `TemplateErrors` with every problem found, or one naming the unreadable file.
+    public static func load(path: String) throws(TemplateErrors) -> Template {
+        let bytes = try FileText.read(path)
+        let url = URL(fileURLWithPath: path)
+        let directory = url.deletingLastPathComponent().path
+        let name = url.deletingPathExtension().lastPathComponent
+        var template = try parse(text: String(decoding: bytes, as: UTF8.self), file: path, name: name,
+                                 directory: directory)
+        template.sha256 = SHA256.hex(of: bytes)
+        return template
+    }
+
+    /// Validates template text that is already in memory. `sha256` is computed from the
+    /// text's UTF-8 bytes (the same as `load` for a UTF-8 file).
+    /// - Parameters:
+    ///   - text: the JSON5 text.
+    ///   - file: how errors name the file.
+    ///   - name: the template's name.
+    ///   - directory: the folder logo paths are relative to (the logo file is checked there).
+    /// - Throws: `TemplateErrors` with every problem found.
+    public static func parse(text: String, file: String, name: String,
+                             directory: String) throws(TemplateErrors) -> Template {
+        var document = JSON5Document(text: text, file: file)
+        var template = Template(name: name, sha256: SHA256.hex(of: Array(text.utf8)), directory: directory)
+        if let root = document.root {
+            TemplateRules(directory: directory).read(root, into: &template, &document)
+        }
+        guard document.errors.isEmpty else { throw TemplateErrors(errors: document.sortedErrors) }
+        return template
+    }
+
+    /// Loads each template and returns every problem found (empty: all are valid). For
+    /// `photofinish check`.
+    public static func check(paths: [String]) -> [TemplateError] {
+        var errors: [TemplateError] = []
+        for path in paths {
+            do throws(TemplateErrors) {
+                _ = try load(path: path)
+            } catch {
+                errors += error.errors
+            }
+        }
+        return errors
+    }
+}
+
+/// Reading a whole small file, with errors in the same style as validation errors.
+enum FileText {
+    /// Templates and configs are a few KiB; anything this big is the wrong file.
+    static let maxBytes = 1 << 20
+
+    static func read(_ path: String) throws(TemplateErrors) -> [UInt8] {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
+            let exists = FileManager.default.fileExists(atPath: path)
+            throw TemplateErrors(errors: [TemplateError(
+                file: path, line: nil, keyPath: "",
+                message: exists ? "cannot read the file: \(reason)" : "no such file")])
+        }
+        guard data.count <= maxBytes else {
+            throw TemplateErrors(errors: [TemplateError(
+                file: path, line: nil, keyPath: "",
+                message: "is \(data.count) bytes; a template or config is at most \(maxBytes) bytes: is this the right file?")])
+        }
+        return [UInt8](data)
+    }
+}
+
+/// The rules of SPEC §3, key by key. Defaults are those of `Template`.
+private struct TemplateRules {
+    let directory: String
+
+    typealias Path = [KeyPathComponent]
+
+    static let rootKeys = ["version", "order", "resize", "crops", "frame", "text", "logo", "tile",
+                           "stitch", "colorCard", "output", "originals"]
+    /// Largest pixel size worth asking for (JPEG's limit).
+    static let maxDimension = 65_535
+    static let fraction = NumberRange(lower: 0, upper: 1)
+    static let unitOpenBelow = NumberRange(lower: 0, lowerOpen: true, upper: 1)
+
+    func read(_ root: [String: JSONValue], into template: inout Template, _ doc: inout JSON5Document) {
+        _ = doc.object(.object(root), at: [], allowed: Self.rootKeys)
+        if let version = root["version"] {
+            if case .number(1) = version {} else {
+                doc.fail([.key("version")], "must be 1 (the only template version this PhotoFinish reads), got \(version.shown)")
+            }
+        } else {
+            doc.fail([], "missing key 'version': start the template with version: 1")
+        }
+        if let value = root["order"], let order = doc.choice(value, at: [.key("order")], as: Template.Order.self) {
+            template.order = order
+        }
+        if let value = root["resize"] { template.resize = resize(value, doc: &doc) }
+        if let value = root["crops"] { template.crops = crops(value, doc: &doc) }
+        if let value = root["frame"] { template.frame = frame(value, doc: &doc) }
+        if let value = root["text"] { template.text = text(value, doc: &doc) }
+        if let value = root["logo"] { template.logo = logo(value, doc: &doc) }
+        if let value = root["tile"] { template.tile = tile(value, doc: &doc) }
+        if let value = root["stitch"] { template.stitch = stitch(value, doc: &doc) }
+        if let value = root["colorCard"], let on = doc.bool(value, at: [.key("colorCard")]) {
+            template.colorCard = on
+        }
+        if let value = root["output"], let output = output(value, doc: &doc) { template.output = output }
+        if let value = root["originals"],
+           let originals = doc.choice(value, at: [.key("originals")], as: Template.Originals.self) {
+            template.originals = originals
+        }
+    }
+
+    private func resize(_ value: JSONValue, doc: inout JSON5Document) -> Template.Resize? {
+        let path: Path = [.key("resize")]
+        let forms = ["longSide", "shortSide", "fit"]
+        guard let members = doc.object(value, at: path, allowed: forms) else { return nil }
+        let given = forms.filter { members[$0] != nil }
+        guard given.count == 1 else {
+            doc.fail(path, given.isEmpty
+                ? "needs one of longSide: N, shortSide: N or fit: [W, H] (leave resize out for no resizing)"
+                : "give only one of longSide, shortSide, fit; found \(given.joined(separator: " and "))")
+            return nil
+        }
+        let sizes = 1...Self.maxDimension
+        switch given[0] {
+        case "longSide":
+            return doc.integer(members["longSide"]!, at: path + [.key("longSide")], in: sizes).map { .longSide($0) }
+        case "shortSide":
+            return doc.integer(members["shortSide"]!, at: path + [.key("shortSide")], in: sizes).map { .shortSide($0) }
+        default:
+            let fitPath = path + [.key("fit")]
+            guard case .array(let pair) = members["fit"]!, pair.count == 2 else {
+                doc.fail(fitPath, "must be a list of two whole numbers [width, height], got \(members["fit"]!.shown)")
+                return nil
+            }
+            let width = doc.integer(pair[0], at: fitPath + [.index(0)], in: sizes)
+            let height = doc.integer(pair[1], at: fitPath + [.index(1)], in: sizes)
+            guard let width, let height else { return nil }
+            return .fit(width: width, height: height)
+        }
+    }
+
+    private func crops(_ value: JSONValue, doc: inout JSON5Document) -> [Template.Crop] {
+        let path: Path = [.key("crops")]
+        guard case .array(let entries) = value else {
+            doc.fail(path, "must be a list of ratios like [\"1:1\", \"4:5\"], got \(value.shown)")
+            return []
+        }
+        var crops: [Template.Crop] = []
+        var seen: [String: Int] = [:]  // reduced ratio → index, to catch "1:1" twice or "2:2"
+        for (index, entry) in entries.enumerated() {
+            let entryPath = path + [.index(index)]
+            var ratioValue = entry
+            var ratioPath = entryPath
+            var skip: Double?
+            if case .object = entry {
+                guard let members = doc.object(entry, at: entryPath, allowed: ["ratio", "skipIfCutOver"]) else { continue }
+                guard let ratio = members["ratio"] else {
+                    doc.fail(entryPath, "missing key 'ratio' (e.g. ratio: \"16:9\")")
+                    continue
+                }
+                ratioValue = ratio
+                ratioPath = entryPath + [.key("ratio")]
+                if let value = members["skipIfCutOver"] {
+                    skip = doc.number(value, at: entryPath + [.key("skipIfCutOver")], in: Self.fraction)
+                    if skip == nil { continue }
+                }
+            }
+            guard let crop = Self.ratio(ratioValue) else {
+                doc.fail(ratioPath, "must be a ratio \"W:H\" of two positive whole numbers (like \"4:5\") or { ratio, skipIfCutOver }, got \(ratioValue.shown)")
+                continue
+            }
+            let divisor = Self.gcd(crop.width, crop.height)
+            let reduced = "\(crop.width / divisor):\(crop.height / divisor)"
+            if let first = seen[reduced] {
+                doc.fail(ratioPath, "the same ratio as crops[\(first)] (\(crops.first { "\($0.width / Self.gcd($0.width, $0.height)):\($0.height / Self.gcd($0.width, $0.height))" == reduced }?.label ?? reduced)): each ratio once")
+                continue
+            }
+            seen[reduced] = index
+            crops.append(Template.Crop(label: crop.label, width: crop.width, height: crop.height, skipIfCutOver: skip))
+        }
+        return crops
+    }
+
+    private static func ratio(_ value: JSONValue) -> (label: String, width: Int, height: Int)? {
+        guard case .string(let label) = value else { return nil }
+        let parts = label.split(separator: ":", omittingEmptySubsequences: false)
+        guard parts.count == 2,
+              parts.allSatisfy({ !$0.isEmpty && $0.count <= 5 && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+              let width = Int(parts[0]), let height = Int(parts[1]), width > 0, height > 0 else { return nil }
+        return (label, width, height)
+    }
+
+    private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
+
+    private func frame(_ value: JSONValue, doc: inout JSON5Document) -> Template.Frame? {
+        let path: Path = [.key("frame")]
+        guard let members = doc.object(value, at: path, allowed: ["width", "color"]) else { return nil }
+        guard let widthValue = members["width"] else {
+            doc.fail(path, "missing key 'width' (the border as a fraction of the short side, e.g. 0.05)")
+            return nil
+        }
+        let width = doc.number(widthValue, at: path + [.key("width")], in: NumberRange(lower: 0, upper: 0.5))
+        var color = Template.Color.white
+        if let value = members["color"] {
+            guard let parsed = doc.color(value, at: path + [.key("color")]) else { return nil }
+            color = parsed
+        }
+        return width.map { Template.Frame(width: $0, color: color) }
+    }
+
+    /// Reads `position` into `target` when present and valid.
+    private func position(_ members: [String: JSONValue], _ path: Path, _ target: inout Template.Position,
+                          doc: inout JSON5Document) {
+        if let value = members["position"],
+           let position = doc.choice(value, at: path + [.key("position")], as: Template.Position.self) {
+            target = position
+        }
+    }
+
+    /// Reads the number at `key` into `target` when present and valid.
+    private func number(_ members: [String: JSONValue], _ key: String, _ path: Path, _ range: NumberRange,
+                        _ target: inout Double, doc: inout JSON5Document) {
+        if let value = members[key], let number = doc.number(value, at: path + [.key(key)], in: range) {
+            target = number
+        }
+    }
+
+    private func text(_ value: JSONValue, doc: inout JSON5Document) -> Template.TextMark? {
+        let path: Path = [.key("text")]
+        let keys = ["text", "font", "capHeight", "margin", "maxWidth", "position", "color", "opacity", "shadow"]
+        guard let members = doc.object(value, at: path, allowed: keys) else { return nil }
+        guard let textValue = members["text"] else {
+            doc.fail(path, "missing key 'text' (the words of the mark, e.g. text: \"© Studio\")")
+            return nil
+        }
+        guard let words = doc.string(textValue, at: path + [.key("text")]) else { return nil }
+        var mark = Template.TextMark(text: words)
+        if let value = members["font"], let font = doc.string(value, at: path + [.key("font")]) { mark.font = font }
+        number(members, "capHeight", path, NumberRange(lower: 0, lowerOpen: true, upper: 0.5), &mark.capHeight, doc: &doc)
+        number(members, "margin", path, NumberRange(lower: 0, upper: 0.5, upperOpen: true), &mark.margin, doc: &doc)
+        number(members, "maxWidth", path, Self.unitOpenBelow, &mark.maxWidth, doc: &doc)
+        position(members, path, &mark.position, doc: &doc)
+        if let value = members["color"], let color = doc.color(value, at: path + [.key("color")]) { mark.color = color }
+        number(members, "opacity", path, Self.fraction, &mark.opacity, doc: &doc)
+        if let value = members["shadow"] {
+            let shadowPath = path + [.key("shadow")]
+            if let shadow = doc.object(value, at: shadowPath, allowed: ["opacity", "blur", "offset"]) {
+                // Defaults as in SPEC §3's example: a soft, close shadow.
+                var opacity = 0.35, blur = 0.004, offset = 0.001
+                number(shadow, "opacity", shadowPath, Self.fraction, &opacity, doc: &doc)
+                number(shadow, "blur", shadowPath, NumberRange(lower: 0, upper: 0.1), &blur, doc: &doc)
+                number(shadow, "offset", shadowPath, NumberRange(lower: -0.1, upper: 0.1), &offset, doc: &doc)
+                mark.shadow = Template.Shadow(opacity: opacity, blur: blur, offset: offset)
+            }
+        }
+        return mark
+    }
+
+    private func logo(_ value: JSONValue, doc: inout JSON5Document) -> Template.LogoMark? {
+        let path: Path = [.key("logo")]
+        guard let members = doc.object(value, at: path, allowed: ["file", "width", "padding", "opacity", "position"])
+        else { return nil }
+        guard let fileValue = members["file"] else {
+            doc.fail(path, "missing key 'file' (a PNG relative to the template's folder, e.g. \"logos/studio.png\")")
+            return nil
+        }
+        guard let file = doc.string(fileValue, at: path + [.key("file")]) else { return nil }
+        var mark = Template.LogoMark(file: file)
+        number(members, "width", path, Self.unitOpenBelow, &mark.width, doc: &doc)
+        number(members, "padding", path, NumberRange(lower: 0, upper: 0.5, upperOpen: true), &mark.padding, doc: &doc)
+        number(members, "opacity", path, Self.fraction, &mark.opacity, doc: &doc)
+        position(members, path, &mark.position, doc: &doc)
+        if let problem = Self.logoProblem(file: file, directory: directory) {
+            doc.fail(path + [.key("file")], problem)
+        }
+        return mark
+    }
+
+    /// Why the logo file cannot be used, or `nil` when it exists and is a PNG (by its
+    /// first bytes, not its name).
+    static func logoProblem(file: String, directory: String) -> String? {
+        let resolved = file.hasPrefix("/") ? file : (directory as NSString).appendingPathComponent(file)
+        guard let handle = FileHandle(forReadingAtPath: resolved) else {
+            return FileManager.default.fileExists(atPath: resolved)
+                ? "\(resolved): cannot be read (check its permissions)"
+                : "\(resolved): not found (paths are relative to the template's folder)"
+        }
+        defer { try? handle.close() }  // read-only handle: closing cannot lose data
+        let magic: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
+        let head: [UInt8]
+        do {
+            head = [UInt8](try handle.read(upToCount: 8) ?? Data())
+        } catch {
+            return "\(resolved): cannot be read: \(error.localizedDescription)"
+        }
+        guard head == magic else { return "\(resolved): is not a PNG file (a logo must be a PNG, ideally with alpha)" }
+        return nil
+    }
+
+    private func tile(_ value: JSONValue, doc: inout JSON5Document) -> Template.TileMark? {
+        let path: Path = [.key("tile")]
+        guard let members = doc.object(value, at: path, allowed: ["text", "angle", "size", "opacity", "gap"])
+        else { return nil }
+        guard let textValue = members["text"] else {
+            doc.fail(path, "missing key 'text' (the repeated words, e.g. text: \"PREVIEW\")")
+            return nil
+        }
+        guard let words = doc.string(textValue, at: path + [.key("text")]) else { return nil }
+        var mark = Template.TileMark(text: words)
+        number(members, "angle", path, NumberRange(lower: -180, upper: 180), &mark.angle, doc: &doc)
+        number(members, "size", path, NumberRange(lower: 0, lowerOpen: true, upper: 0.5), &mark.size, doc: &doc)
+        number(members, "opacity", path, Self.fraction, &mark.opacity, doc: &doc)
+        number(members, "gap", path, NumberRange(lower: 0, upper: 100), &mark.gap, doc: &doc)
+        return mark
+    }
+
+    private func stitch(_ value: JSONValue, doc: inout JSON5Document) -> Template.Stitch? {
+        let path: Path = [.key("stitch")]
+        guard let members = doc.object(value, at: path,
+                                       allowed: ["width", "spacing", "maxHeight", "background", "split"])
+        else { return nil }
+        var stitch = Template.Stitch()
+        let sizes = 1...Self.maxDimension
+        if let value = members["width"], let width = doc.integer(value, at: path + [.key("width")], in: sizes) {
+            stitch.width = width
+        }
+        if let value = members["spacing"],
+           let spacing = doc.integer(value, at: path + [.key("spacing")], in: 0...Self.maxDimension) {
+            stitch.spacing = spacing
+        }
+        if let value = members["maxHeight"],
+           let height = doc.integer(value, at: path + [.key("maxHeight")], in: sizes) {
+            stitch.maxHeight = height
+        }
+        if let value = members["background"], let color = doc.color(value, at: path + [.key("background")]) {
+            stitch.background = color
+        }
+        if let value = members["split"], let split = doc.bool(value, at: path + [.key("split")]) {
+            stitch.split = split
+        }
+        return stitch
+    }
+
+    private enum FormatName: String, CaseIterable {
+        case jpeg, png, heic, avif, same
+    }
+
+    private func output(_ value: JSONValue, doc: inout JSON5Document) -> Template.Output? {
+        let path: Path = [.key("output")]
+        let keys = ["format", "quality", "progressive", "suffix", "metadata", "color"]
+        guard let members = doc.object(value, at: path, allowed: keys) else { return nil }
+        var output = Template.Output()
+        if let value = members["format"], let name = doc.choice(value, at: path + [.key("format")], as: FormatName.self) {
+            output.format = ImageFormat(rawValue: name.rawValue).map { .format($0) } ?? .same
+        }
+        if let value = members["quality"], let quality = doc.integer(value, at: path + [.key("quality")], in: 1...100) {
+            output.quality = quality
+        }
+        if let value = members["progressive"], let on = doc.bool(value, at: path + [.key("progressive")]) {
+            output.progressive = on
+        }
+        if let value = members["suffix"], let suffix = doc.string(value, at: path + [.key("suffix")], nonEmpty: false) {
+            if suffix.contains("/") || suffix.contains("\0") || suffix.hasPrefix(".")
+                || suffix.unicodeScalars.contains(where: { $0.value < 0x20 }) || suffix.utf8.count > 64 {
+                doc.fail(path + [.key("suffix")],
+                         "must be safe in a file name (no '/', no control characters, not starting with '.', at most 64 bytes), got \(value.shown)")
+            } else {
+                output.suffix = suffix
+            }
+        }
+        if let value = members["metadata"],
+           let metadata = doc.choice(value, at: path + [.key("metadata")], as: Template.Metadata.self) {
+            output.metadata = metadata
+        }
+        if let value = members["color"],
+           let color = doc.choice(value, at: path + [.key("color")], as: Template.ColorPolicy.self) {
+            output.color = color
+        }
+        return output
+    }
+}
