@@ -1,0 +1,271 @@
+import Foundation
+
+/// The daemon's configuration (SPEC §6), validated: every duration, size and path checked,
+/// defaults filled in.
+///
+/// Durations are written `"500ms"`, `"2s"`, `"5m"`, `"24h"`, also `"7d"` (a decimal number
+/// is allowed, `"1.5s"`; a bare number is not, its unit would be a guess). Sizes are a plain number of bytes (`1048576` or `"1048576"`), or a number
+/// with a unit: binary `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024) or decimal `kB`, `MB`,
+/// `GB`, `TB` (powers of 1000, as disk makers use them), or `B`.
+public struct Config: Sendable, Equatable {
+    /// One hot folder.
+    public struct Inbox: Sendable, Equatable {
+        /// The name used in logs, status and reports (unique).
+        public var name: String
+        /// The hot folder's absolute path.
+        public var root: String
+        /// The template's name: `<templatesDir>/<template>.json5`.
+        public var template: String
+
+        public init(name: String, root: String, template: String) {
+            self.name = name
+            self.root = root
+            self.template = template
+        }
+    }
+
+    /// How much decoded image data may be admitted at once.
+    public enum MemoryBudget: Sendable, Equatable {
+        /// Half the cgroup's `memory.max` (or of RAM); worked out by the service.
+        case auto
+        case bytes(Int)
+    }
+
+    public var templatesDir: String = "/etc/photofinish/templates"
+    public var inboxes: [Inbox] = []
+    /// A file joins the batch once its size and mtime are unchanged for this long.
+    public var settle: Duration = .seconds(2)
+    /// The batch closes when nothing new arrived for this long…
+    public var quiet: Duration = .seconds(5)
+    /// …or when it is this old…
+    public var maxWait: Duration = .seconds(120)
+    /// …or holds this many files.
+    public var maxBatch: Int = 500
+    /// A full rescan of `drop/` this often (inotify is blind to network writes).
+    public var rescanInterval: Duration = .seconds(300)
+    /// Temp folders and partial files older than this are swept at start-up.
+    public var staleAfter: Duration = .seconds(86_400)
+    /// Photos in flight at once; 0 = one per core.
+    public var workers: Int = 0
+    public var memoryBudget: MemoryBudget = .auto
+    /// Larger images are refused as `too-large` from their header.
+    public var maxPixels: Int = 150_000_000
+    /// Larger files are refused as `too-large`.
+    public var maxFileBytes: Int = 512 << 20
+    /// One photo taking longer fails as `timeout`.
+    public var itemTimeout: Duration = .seconds(120)
+
+    public init() {}
+
+    /// The SPEC §6 defaults, with no inboxes.
+    public static let defaults = Config()
+
+    /// The path of the template called `name`: `<templatesDir>/<name>.json5`.
+    public func templatePath(named name: String) -> String {
+        (templatesDir as NSString).appendingPathComponent(name + ".json5")
+    }
+
+    /// Reads and validates the config at `path`. A relative `templatesDir` is taken
+    /// relative to the config file's folder; each inbox's template file must exist.
+    /// - Throws: `TemplateErrors` with every problem found.
+    public static func load(path: String) throws(TemplateErrors) -> Config {
+        let bytes = try FileText.read(path)
+        var document = JSON5Document(text: String(decoding: bytes, as: UTF8.self), file: path)
+        var config = Config()
+        if let root = document.root {
+            ConfigRules.read(root, into: &config, &document)
+            if !config.templatesDir.hasPrefix("/") {
+                let folder = (path as NSString).deletingLastPathComponent
+                config.templatesDir = ((folder.isEmpty ? "." : folder) as NSString)
+                    .appendingPathComponent(config.templatesDir)
+            }
+            if document.errors.isEmpty {
+                for (index, inbox) in config.inboxes.enumerated() {
+                    let templatePath = config.templatePath(named: inbox.template)
+                    if !FileManager.default.fileExists(atPath: templatePath) {
+                        document.fail([.key("inboxes"), .index(index), .key("template")],
+                                      "no template '\(inbox.template)': \(templatePath) does not exist")
+                    }
+                }
+            }
+        }
+        guard document.errors.isEmpty else { throw TemplateErrors(errors: document.sortedErrors) }
+        return config
+    }
+
+    /// Validates config text already in memory; no file system checks, paths as written.
+    /// - Throws: `TemplateErrors` with every problem found.
+    public static func parse(text: String, file: String) throws(TemplateErrors) -> Config {
+        var document = JSON5Document(text: text, file: file)
+        var config = Config()
+        if let root = document.root { ConfigRules.read(root, into: &config, &document) }
+        guard document.errors.isEmpty else { throw TemplateErrors(errors: document.sortedErrors) }
+        return config
+    }
+
+    /// Parses a duration: `"500ms"`, `"2s"`, `"5m"`, `"24h"`, `"7d"`, decimals allowed (`"1.5s"`),
+    /// at most a year.
+    /// `nil` for anything else, including a bare number (its unit would be a guess).
+    public static func parseDuration(_ text: String) -> Duration? {
+        let units: [(String, Double)] = [("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
+        for (unit, seconds) in units where text.hasSuffix(unit) {
+            let number = text.dropLast(unit.count)
+            // "5ms" also ends in "s": only accept when the rest is a plain decimal number.
+            guard let value = plainDecimal(number), value.isFinite else { continue }
+            let total = value * seconds
+            guard total <= 365 * 86_400 else { return nil }
+            return .milliseconds(Int64((total * 1000).rounded()))
+        }
+        return nil
+    }
+
+    /// Parses a size in bytes: `"512KiB"`, `"1GiB"`, `"20MB"`, `"4096"`, `"100B"`.
+    /// `nil` for anything else (including fractions of a byte and sizes over 2⁶² bytes).
+    public static func parseSize(_ text: String) -> Int? {
+        let units: [(String, Double)] = [
+            ("KiB", 1024), ("MiB", 1_048_576), ("GiB", 1_073_741_824), ("TiB", 1_099_511_627_776),
+            ("kB", 1e3), ("KB", 1e3), ("MB", 1e6), ("GB", 1e9), ("TB", 1e12), ("B", 1), ("", 1),
+        ]
+        for (unit, factor) in units where text.hasSuffix(unit) {
+            let number = text.dropLast(unit.count).trimmingCharacters(in: .whitespaces)
+            guard let value = plainDecimal(Substring(number)) else { continue }
+            let bytes = value * factor
+            guard bytes == bytes.rounded(), bytes <= Double(1 << 62) else { return nil }
+            return Int(bytes)
+        }
+        return nil
+    }
+
+    /// A non-negative decimal like `12`, `1.5`, `.5`; nothing else (no sign, exponent, hex).
+    private static func plainDecimal(_ text: Substring) -> Double? {
+        guard !text.isEmpty, text.allSatisfy({ $0 == "." || ($0.isASCII && $0.isNumber) }),
+              text.filter({ $0 == "." }).count <= 1, text != "." else { return nil }
+        return Double(text.hasPrefix(".") ? "0" + text : String(text))
+    }
+}
+
+/// The rules of SPEC §6, key by key.
+private enum ConfigRules {
+    static let rootKeys = ["templatesDir", "inboxes", "settle", "quiet", "maxWait", "maxBatch",
+                           "rescanInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
+                           "maxFileBytes", "itemTimeout"]
+
+    static func read(_ root: [String: JSONValue], into config: inout Config, _ doc: inout JSON5Document) {
+        _ = doc.object(.object(root), at: [], allowed: rootKeys)
+        if let value = root["templatesDir"], let dir = doc.string(value, at: [.key("templatesDir")]) {
+            config.templatesDir = dir
+        }
+        if let value = root["inboxes"] { config.inboxes = inboxes(value, doc: &doc) }
+        duration(root, "settle", &config.settle, doc: &doc)
+        duration(root, "quiet", &config.quiet, doc: &doc)
+        duration(root, "maxWait", &config.maxWait, doc: &doc)
+        duration(root, "rescanInterval", &config.rescanInterval, doc: &doc)
+        duration(root, "staleAfter", &config.staleAfter, doc: &doc)
+        duration(root, "itemTimeout", &config.itemTimeout, doc: &doc)
+        if let value = root["maxBatch"], let n = doc.integer(value, at: [.key("maxBatch")], in: 1...1_000_000) {
+            config.maxBatch = n
+        }
+        if let value = root["workers"], let n = doc.integer(value, at: [.key("workers")], in: 0...1024) {
+            config.workers = n
+        }
+        if let value = root["maxPixels"], let n = doc.integer(value, at: [.key("maxPixels")], in: 1...Int(1 << 40)) {
+            config.maxPixels = n
+        }
+        if let value = root["maxFileBytes"], let n = size(value, at: [.key("maxFileBytes")], doc: &doc) {
+            config.maxFileBytes = n
+        }
+        if let value = root["memoryBudget"] {
+            if case .string("auto") = value {
+                config.memoryBudget = .auto
+            } else if let n = size(value, at: [.key("memoryBudget")], alsoAllowed: "\"auto\"", doc: &doc) {
+                config.memoryBudget = .bytes(n)
+            }
+        }
+        if config.quiet > config.maxWait {
+            doc.fail([.key("quiet")], "is longer than maxWait (\(config.maxWait)): a batch would never wait for quiet")
+        }
+    }
+
+    private static func duration(_ root: [String: JSONValue], _ key: String, _ target: inout Duration,
+                                 doc: inout JSON5Document) {
+        guard let value = root[key] else { return }
+        guard case .string(let text) = value, let duration = Config.parseDuration(text), duration > .zero else {
+            doc.fail([.key(key)], "must be a duration like \"500ms\", \"2s\", \"5m\" or \"24h\" (more than 0, at most a year), got \(value.shown)")
+            return
+        }
+        target = duration
+    }
+
+    private static func size(_ value: JSONValue, at path: [KeyPathComponent], alsoAllowed: String? = nil,
+                             doc: inout JSON5Document) -> Int? {
+        var bytes: Int?
+        switch value {
+        case .number(let n) where n == n.rounded() && n >= 0 && n <= Double(1 << 62): bytes = Int(n)
+        case .string(let text): bytes = Config.parseSize(text)
+        default: bytes = nil
+        }
+        guard let bytes, bytes > 0 else {
+            let also = alsoAllowed.map { ", or \($0)" } ?? ""
+            doc.fail(path, "must be a size like \"512KiB\", \"1GiB\", \"20MB\" or a number of bytes (more than 0)\(also), got \(value.shown)")
+            return nil
+        }
+        return bytes
+    }
+
+    private static func inboxes(_ value: JSONValue, doc: inout JSON5Document) -> [Config.Inbox] {
+        let path: [KeyPathComponent] = [.key("inboxes")]
+        guard case .array(let entries) = value else {
+            doc.fail(path, "must be a list of { name, root, template }, got \(value.shown)")
+            return []
+        }
+        var inboxes: [Config.Inbox] = []
+        var names: [String: Int] = [:]
+        var roots: [String: Int] = [:]
+        for (index, entry) in entries.enumerated() {
+            let entryPath = path + [.index(index)]
+            guard let members = doc.object(entry, at: entryPath, allowed: ["name", "root", "template"]) else { continue }
+            var fields: [String: String] = [:]
+            for key in ["name", "root", "template"] {
+                guard let value = members[key] else {
+                    doc.fail(entryPath, "missing key '\(key)' (each inbox needs name, root and template)")
+                    continue
+                }
+                fields[key] = doc.string(value, at: entryPath + [.key(key)])
+            }
+            guard let name = fields["name"], let root = fields["root"], let template = fields["template"] else { continue }
+            var ok = true
+            if !isSafeName(name) {
+                doc.fail(entryPath + [.key("name")], "must be letters, digits, '.', '_' or '-' (not starting with '.'), got \"\(name)\"")
+                ok = false
+            } else if let first = names[name] {
+                doc.fail(entryPath + [.key("name")], "\"\(name)\" is already the name of inboxes[\(first)]: names must be unique")
+                ok = false
+            }
+            let normalized = (root as NSString).standardizingPath
+            if !root.hasPrefix("/") {
+                doc.fail(entryPath + [.key("root")], "must be an absolute path (starting with '/'), got \"\(root)\"")
+                ok = false
+            } else if let first = roots[normalized] {
+                doc.fail(entryPath + [.key("root")], "\"\(root)\" is already the root of inboxes[\(first)]: one inbox per folder")
+                ok = false
+            }
+            if !isSafeName(template) {
+                doc.fail(entryPath + [.key("template")], "must be a template name (the file stem in templatesDir, no '/'), got \"\(template)\"")
+                ok = false
+            }
+            names[name] = names[name] ?? index
+            roots[normalized] = roots[normalized] ?? index
+            if ok { inboxes.append(Config.Inbox(name: name, root: root, template: template)) }
+        }
+        return inboxes
+    }
+
+    /// Names used in file names and logs: no path tricks, no hidden files, no spaces.
+    private static func isSafeName(_ name: String) -> Bool {
+        !name.isEmpty && !name.hasPrefix(".") && name.utf8.count <= 128
+            && name.unicodeScalars.allSatisfy {
+                ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)
+                    || $0 == "." || $0 == "_" || $0 == "-"
+            }
+    }
+}
