@@ -111,7 +111,9 @@ struct JSON5Document {
         let decoder = JSONDecoder()
         decoder.allowsJSON5 = true
         do {
-            let value = try decoder.decode(JSONValue.self, from: Data(text.utf8))
+            // A byte order mark (some Windows editors write one) is not JSON5 to Foundation.
+            let body = text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
+            let value = try decoder.decode(JSONValue.self, from: Data(body.utf8))
             guard case .object(let members) = value else {
                 errors.append(TemplateError(file: file, line: 1, keyPath: "",
                                             message: "must be an object in braces { … }, got \(value.shown)"))

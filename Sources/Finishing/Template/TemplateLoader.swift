@@ -61,15 +61,22 @@ enum FileText {
     static let maxBytes = 1 << 20
 
     static func read(_ path: String) throws(TemplateErrors) -> [UInt8] {
+        func failure(_ message: String) -> TemplateErrors {
+            TemplateErrors(errors: [TemplateError(file: path, line: nil, keyPath: "", message: message)])
+        }
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
+            throw failure("no such file")
+        }
+        if isFolder.boolValue { throw failure("is a folder, not a template or config file") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw failure("cannot be read by this user (check its permissions)")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            let reason = (error as NSError).localizedFailureReason ?? error.localizedDescription
-            let exists = FileManager.default.fileExists(atPath: path)
-            throw TemplateErrors(errors: [TemplateError(
-                file: path, line: nil, keyPath: "",
-                message: exists ? "cannot read the file: \(reason)" : "no such file")])
+            throw failure("cannot read the file: \(error.localizedDescription)")
         }
         guard data.count <= maxBytes else {
             throw TemplateErrors(errors: [TemplateError(
@@ -159,7 +166,7 @@ private struct TemplateRules {
             return []
         }
         var crops: [Template.Crop] = []
-        var seen: [String: Int] = [:]  // reduced ratio → index, to catch "1:1" twice or "2:2"
+        var seen: [String: (index: Int, label: String)] = [:]  // by reduced ratio: "2:2" repeats "1:1"
         for (index, entry) in entries.enumerated() {
             let entryPath = path + [.index(index)]
             var ratioValue = entry
@@ -185,10 +192,10 @@ private struct TemplateRules {
             let divisor = Self.gcd(crop.width, crop.height)
             let reduced = "\(crop.width / divisor):\(crop.height / divisor)"
             if let first = seen[reduced] {
-                doc.fail(ratioPath, "the same ratio as crops[\(first)] (\(crops.first { "\($0.width / Self.gcd($0.width, $0.height)):\($0.height / Self.gcd($0.width, $0.height))" == reduced }?.label ?? reduced)): each ratio once")
+                doc.fail(ratioPath, "the same ratio as crops[\(first.index)] (\(first.label)): each ratio once")
                 continue
             }
-            seen[reduced] = index
+            seen[reduced] = (index, crop.label)
             crops.append(Template.Crop(label: crop.label, width: crop.width, height: crop.height, skipIfCutOver: skip))
         }
         return crops
@@ -242,12 +249,15 @@ private struct TemplateRules {
         let path: Path = [.key("text")]
         let keys = ["text", "font", "capHeight", "margin", "maxWidth", "position", "color", "opacity", "shadow"]
         guard let members = doc.object(value, at: path, allowed: keys) else { return nil }
-        guard let textValue = members["text"] else {
+        // Without valid words there is no mark, but the other keys are still checked so
+        // that every problem shows at once.
+        var words: String?
+        if let textValue = members["text"] {
+            words = doc.string(textValue, at: path + [.key("text")])
+        } else {
             doc.fail(path, "missing key 'text' (the words of the mark, e.g. text: \"© Studio\")")
-            return nil
         }
-        guard let words = doc.string(textValue, at: path + [.key("text")]) else { return nil }
-        var mark = Template.TextMark(text: words)
+        var mark = Template.TextMark(text: words ?? "")
         if let value = members["font"], let font = doc.string(value, at: path + [.key("font")]) { mark.font = font }
         number(members, "capHeight", path, NumberRange(lower: 0, lowerOpen: true, upper: 0.5), &mark.capHeight, doc: &doc)
         number(members, "margin", path, NumberRange(lower: 0, upper: 0.5, upperOpen: true), &mark.margin, doc: &doc)
@@ -266,23 +276,25 @@ private struct TemplateRules {
                 mark.shadow = Template.Shadow(opacity: opacity, blur: blur, offset: offset)
             }
         }
-        return mark
+        return words == nil ? nil : mark
     }
 
     private func logo(_ value: JSONValue, doc: inout JSON5Document) -> Template.LogoMark? {
         let path: Path = [.key("logo")]
         guard let members = doc.object(value, at: path, allowed: ["file", "width", "padding", "opacity", "position"])
         else { return nil }
-        guard let fileValue = members["file"] else {
+        var file: String?
+        if let fileValue = members["file"] {
+            file = doc.string(fileValue, at: path + [.key("file")])
+        } else {
             doc.fail(path, "missing key 'file' (a PNG relative to the template's folder, e.g. \"logos/studio.png\")")
-            return nil
         }
-        guard let file = doc.string(fileValue, at: path + [.key("file")]) else { return nil }
-        var mark = Template.LogoMark(file: file)
+        var mark = Template.LogoMark(file: file ?? "")
         number(members, "width", path, Self.unitOpenBelow, &mark.width, doc: &doc)
         number(members, "padding", path, NumberRange(lower: 0, upper: 0.5, upperOpen: true), &mark.padding, doc: &doc)
         number(members, "opacity", path, Self.fraction, &mark.opacity, doc: &doc)
         position(members, path, &mark.position, doc: &doc)
+        guard let file else { return nil }
         if let problem = Self.logoProblem(file: file, directory: directory) {
             doc.fail(path + [.key("file")], problem)
         }
@@ -314,17 +326,18 @@ private struct TemplateRules {
         let path: Path = [.key("tile")]
         guard let members = doc.object(value, at: path, allowed: ["text", "angle", "size", "opacity", "gap"])
         else { return nil }
-        guard let textValue = members["text"] else {
+        var words: String?
+        if let textValue = members["text"] {
+            words = doc.string(textValue, at: path + [.key("text")])
+        } else {
             doc.fail(path, "missing key 'text' (the repeated words, e.g. text: \"PREVIEW\")")
-            return nil
         }
-        guard let words = doc.string(textValue, at: path + [.key("text")]) else { return nil }
-        var mark = Template.TileMark(text: words)
+        var mark = Template.TileMark(text: words ?? "")
         number(members, "angle", path, NumberRange(lower: -180, upper: 180), &mark.angle, doc: &doc)
         number(members, "size", path, NumberRange(lower: 0, lowerOpen: true, upper: 0.5), &mark.size, doc: &doc)
         number(members, "opacity", path, Self.fraction, &mark.opacity, doc: &doc)
         number(members, "gap", path, NumberRange(lower: 0, upper: 100), &mark.gap, doc: &doc)
-        return mark
+        return words == nil ? nil : mark
     }
 
     private func stitch(_ value: JSONValue, doc: inout JSON5Document) -> Template.Stitch? {

@@ -1,0 +1,135 @@
+import Foundation
+import Testing
+@testable import Finishing
+
+/// Parses `text` as a config, returning the errors (empty when valid).
+func configErrors(_ text: String) -> [TemplateError] {
+    do throws(TemplateErrors) {
+        _ = try Config.parse(text: text, file: "pf.json5")
+        return []
+    } catch {
+        return error.errors
+    }
+}
+
+@Suite struct ConfigTests {
+    @Test func exampleConfig() throws {
+        let config = try Config.parse(
+            text: String(contentsOfFile: examplesFolder + "/photofinish.json5", encoding: .utf8), file: "pf.json5")
+        #expect(config.templatesDir == "/etc/photofinish/templates")
+        #expect(config.inboxes == [Config.Inbox(name: "shop", root: "/srv/photofinish/shop", template: "shop")])
+        var expected = Config.defaults
+        expected.inboxes = config.inboxes
+        #expect(config == expected)
+        #expect(config.templatePath(named: "shop") == "/etc/photofinish/templates/shop.json5")
+    }
+
+    @Test func defaultsAreTheSpecs() {
+        let d = Config.defaults
+        #expect(d.settle == .seconds(2) && d.quiet == .seconds(5) && d.maxWait == .seconds(120))
+        #expect(d.maxBatch == 500 && d.workers == 0 && d.memoryBudget == .auto)
+        #expect(d.rescanInterval == .seconds(300) && d.staleAfter == .seconds(86_400))
+        #expect(d.maxPixels == 150_000_000 && d.maxFileBytes == 536_870_912 && d.itemTimeout == .seconds(120))
+    }
+
+    @Test func valuesAreRead() throws {
+        let config = try Config.parse(text: """
+            { settle: "500ms", quiet: "1.5s", maxWait: "2m", staleAfter: "7d", workers: 3,
+              memoryBudget: "2GiB", maxFileBytes: 1000000, maxPixels: 1000, maxBatch: 10, itemTimeout: "1h" }
+            """, file: "pf.json5")
+        #expect(config.settle == .milliseconds(500))
+        #expect(config.quiet == .milliseconds(1500))
+        #expect(config.maxWait == .seconds(120))
+        #expect(config.staleAfter == .seconds(7 * 86_400))
+        #expect(config.workers == 3)
+        #expect(config.memoryBudget == .bytes(2 << 30))
+        #expect(config.maxFileBytes == 1_000_000)
+        #expect(config.itemTimeout == .seconds(3600))
+    }
+
+    @Test(arguments: [
+        ("500ms", Duration.milliseconds(500)), ("2s", .seconds(2)), ("5m", .seconds(300)),
+        ("24h", .seconds(86_400)), ("1.5s", .milliseconds(1500)), (".5s", .milliseconds(500)),
+    ])
+    func durations(text: String, duration: Duration) {
+        #expect(Config.parseDuration(text) == duration)
+    }
+
+    @Test(arguments: ["", "2", "2 s", "-2s", "2sec", "s", "1e3s", "1..2s", "9999d"])
+    func badDurations(text: String) {
+        #expect(Config.parseDuration(text) == nil)
+    }
+
+    @Test(arguments: [
+        ("512KiB", 524_288), ("1GiB", 1_073_741_824), ("3MiB", 3_145_728), ("20MB", 20_000_000),
+        ("1kB", 1000), ("4096", 4096), ("100B", 100), ("1.5KiB", 1536), ("2 MiB", 2_097_152),
+    ])
+    func sizes(text: String, bytes: Int) {
+        #expect(Config.parseSize(text) == bytes)
+    }
+
+    @Test(arguments: ["", "1.5B", "12XB", "-1KiB", "1 GB GB", "KiB", "1e6"])
+    func badSizes(text: String) {
+        #expect(Config.parseSize(text) == nil)
+    }
+
+    @Test func errorsNameFileLineAndKey() {
+        let errors = configErrors("""
+            {
+              settle: 2,
+              quiet: "5s",
+              inboxes: [
+                { name: "shop", root: "/srv/a", template: "shop" },
+                { name: "shop", root: "relative", template: "../x" },
+                { name: "web", root: "/srv/a/", template: "web", extra: 1 },
+                { name: "print" },
+              ],
+              maxFileBytes: "lots",
+              memoryBudget: "half",
+              workers: -1,
+              maxWiat: "10s",
+            }
+            """)
+        let text = errors.map(\.description)
+        #expect(text.contains("pf.json5:2: settle: must be a duration like \"500ms\", \"2s\", \"5m\" or \"24h\" (more than 0, at most a year), got 2"))
+        #expect(text.contains("pf.json5:6: inboxes[1].name: \"shop\" is already the name of inboxes[0]: names must be unique"))
+        #expect(text.contains("pf.json5:6: inboxes[1].root: must be an absolute path (starting with '/'), got \"relative\""))
+        #expect(errors.contains { $0.keyPath == "inboxes[1].template" && $0.line == 6 })
+        #expect(errors.contains { $0.keyPath == "inboxes[2].root" && $0.message.contains("already the root of inboxes[0]") })
+        #expect(errors.contains { $0.keyPath == "inboxes[2].extra" && $0.line == 7 })
+        #expect(errors.contains { $0.keyPath == "inboxes[3]" && $0.message.contains("missing key 'root'") && $0.line == 8 })
+        #expect(errors.contains { $0.keyPath == "maxFileBytes" && $0.line == 10 })
+        #expect(errors.contains { $0.keyPath == "memoryBudget" && $0.message.contains("or \"auto\"") })
+        #expect(errors.contains { $0.keyPath == "workers" && $0.line == 12 })
+        #expect(text.contains("pf.json5:13: maxWiat: unknown key 'maxWiat' (did you mean 'maxWait'?)"))
+    }
+
+    @Test func quietLongerThanMaxWaitIsAnError() {
+        #expect(configErrors("{ quiet: \"3m\" }").first?.keyPath == "quiet")
+    }
+
+    @Test func loadResolvesTemplatesAndChecksThemExist() throws {
+        let folder = try TemporaryFolder()
+        let configPath = try folder.write("photofinish.json5", """
+            { templatesDir: "templates",
+              inboxes: [ { name: "shop", root: "/srv/shop", template: "shop" },
+                         { name: "web", root: "/srv/web", template: "web" } ] }
+            """)
+        try folder.write("templates/shop.json5", "{ version: 1 }")
+        #expect(throws: TemplateErrors.self) { try Config.load(path: configPath) }
+        let errors = ConfigurationCheck.check(configPath: configPath, templates: [])
+        #expect(errors.count == 1)
+        #expect(errors.first?.line == 3)
+        #expect(errors.first?.keyPath == "inboxes[1].template")
+        #expect(errors.first?.message.contains(folder.path + "/templates/web.json5 does not exist") == true)
+
+        try folder.write("templates/web.json5", "{ version: 1, resize: { longSide: 0 } }")
+        let config = try Config.load(path: configPath)
+        #expect(config.templatesDir == folder.path + "/templates")
+        // Now the config is fine, and the check goes on into its templates.
+        let templateErrors = ConfigurationCheck.check(configPath: configPath, templates: ["shop"])
+        #expect(templateErrors.map(\.description) == [
+            folder.path + "/templates/web.json5:1: resize.longSide: must be a whole number between 1 and 65535, got 0",
+        ])
+    }
+}
