@@ -38,6 +38,14 @@ import Testing
         #expect([KeyPathComponent.key("crops"), .index(2), .key("ratio")].rendered == "crops[2].ratio")
     }
 
+    @Test func escapedKeysAreDecoded() {
+        let locator = JSON5Locator(text: "{\n \"\\u0061b\": 1,\n '\\ud83d\\ude00': 2,\n \"tab\\there\": 3\n}")
+        #expect(locator.syntaxError == nil)
+        #expect(locator.lines[[.key("ab")]] == 2)
+        #expect(locator.lines[[.key("😀")]] == 3)
+        #expect(locator.lines[[.key("tab\there")]] == 4)
+    }
+
     @Test func duplicateKeysAreFound() {
         let locator = JSON5Locator(text: "{\n a: 1,\n b: { c: 1,\n c: 2 },\n a: 3\n}")
         #expect(locator.duplicates.map(\.path) == [[.key("b"), .key("c")], [.key("a")]])

@@ -34,6 +34,12 @@ import Testing
         #expect(hash.finalize() == Self.oneMiBHash)
     }
 
+    @Test func rawBufferUpdateMatches() {
+        var hash = SHA256()
+        Self.oneMiB.withUnsafeBytes { hash.update($0) }
+        #expect(hash.finalize() == Self.oneMiBHash)
+    }
+
     @Test func millionAs() {
         // FIPS 180-2 appendix B.3.
         let input = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)

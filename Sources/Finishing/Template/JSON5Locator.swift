@@ -1,9 +1,9 @@
 /// One step of a key path: an object key or an array index (0-based).
-public enum KeyPathComponent: Hashable, Sendable, CustomStringConvertible {
+enum KeyPathComponent: Hashable, Sendable, CustomStringConvertible {
     case key(String)
     case index(Int)
 
-    public var description: String {
+    var description: String {
         switch self {
         case .key(let key): key
         case .index(let index): "[\(index)]"
@@ -117,12 +117,11 @@ struct JSON5Locator {
     }
 
     private func describeHere() -> String {
-        guard let c = current else { return "end of file" }
+        guard current != nil else { return "end of file" }
         var end = position
         while end < bytes.count, end - position < 20, !Self.isDelimiter(bytes[end]) { end += 1 }
         if end == position { end += 1 }
         return "'\(String(decoding: bytes[position..<end], as: UTF8.self))'"
-            + (c == UInt8(ascii: "\n") ? " (end of line)" : "")
     }
 
     private static func isDelimiter(_ c: UInt8) -> Bool {
@@ -245,8 +244,20 @@ struct JSON5Locator {
                 switch escaped {
                 case UInt8(ascii: "n"): out.append(UInt8(ascii: "\n"))
                 case UInt8(ascii: "t"): out.append(UInt8(ascii: "\t"))
+                case UInt8(ascii: "r"): out.append(UInt8(ascii: "\r"))
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0c)
+                case UInt8(ascii: "v"): out.append(0x0b)
+                case UInt8(ascii: "0"): out.append(0)
                 case UInt8(ascii: "\r"), UInt8(ascii: "\n"): break  // line continuation
-                default: out.append(escaped)  // \uXXXX kept raw: keys with escapes are rare
+                case UInt8(ascii: "u"), UInt8(ascii: "x"):
+                    // Decoded so that a key written "\u0061" is found as "a", as Foundation reads it.
+                    advance()
+                    if let scalar = hexScalar(digits: escaped == UInt8(ascii: "u") ? 4 : 2) {
+                        out.append(contentsOf: Array(String(Character(scalar)).utf8))
+                    }
+                    continue
+                default: out.append(escaped)
                 }
                 advance()
                 continue
@@ -255,6 +266,30 @@ struct JSON5Locator {
             advance()
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Reads `digits` hex digits (and, for a UTF-16 high surrogate, the `\\uXXXX` low half
+    /// that follows). `nil` when they are not there; the scanner then goes on as if nothing
+    /// was escaped, and Foundation reports the real error.
+    private mutating func hexScalar(digits: Int) -> Unicode.Scalar? {
+        func read(_ count: Int) -> UInt32? {
+            guard position + count <= bytes.count,
+                  let value = UInt32(String(decoding: bytes[position..<position + count], as: UTF8.self), radix: 16)
+            else { return nil }
+            position += count
+            return value
+        }
+        guard let first = read(digits) else { return nil }
+        if (0xD800..<0xDC00).contains(first), position + 6 <= bytes.count,
+           bytes[position] == UInt8(ascii: "\\"), bytes[position + 1] == UInt8(ascii: "u") {
+            let saved = position
+            position += 2
+            if let second = read(4), (0xDC00..<0xE000).contains(second) {
+                return Unicode.Scalar(0x10000 + ((first - 0xD800) << 10) + (second - 0xDC00))
+            }
+            position = saved
+        }
+        return Unicode.Scalar(first)
     }
 
     /// A bare literal: a number (decimal, hex, leading/trailing dot, sign), `true`, `false`,

@@ -34,6 +34,11 @@ public struct SHA256: Sendable {
         bytes.withUnsafeBufferPointer { update($0) }
     }
 
+    /// Adds raw bytes to the message, e.g. from `Data.withUnsafeBytes` while reading a file.
+    public mutating func update(_ buffer: UnsafeRawBufferPointer) {
+        update(buffer.assumingMemoryBound(to: UInt8.self))
+    }
+
     /// Adds the bytes in `buffer` to the message (no copy of whole blocks).
     public mutating func update(_ buffer: UnsafeBufferPointer<UInt8>) {
         guard let base = buffer.baseAddress, !buffer.isEmpty else { return }
