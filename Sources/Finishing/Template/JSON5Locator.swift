@@ -268,7 +268,7 @@ struct JSON5Locator {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Reads `digits` hex digits (and, for a UTF-16 high surrogate, the `\\uXXXX` low half
+    /// Reads `digits` hex digits (and, for a UTF-16 high surrogate, the `\uXXXX` low half
     /// that follows). `nil` when they are not there; the scanner then goes on as if nothing
     /// was escaped, and Foundation reports the real error.
     private mutating func hexScalar(digits: Int) -> Unicode.Scalar? {
