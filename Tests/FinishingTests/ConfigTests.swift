@@ -3,7 +3,7 @@ import Testing
 @testable import Finishing
 
 /// Parses `text` as a config, returning the errors (empty when valid).
-func configErrors(_ text: String) -> [TemplateError] {
+func configTestErrors(_ text: String) -> [TemplateError] {
     do throws(TemplateErrors) {
         _ = try Config.parse(text: text, file: "pf.json5")
         return []
@@ -15,7 +15,7 @@ func configErrors(_ text: String) -> [TemplateError] {
 @Suite struct ConfigTests {
     @Test func exampleConfig() throws {
         let config = try Config.parse(
-            text: String(contentsOfFile: examplesFolder + "/photofinish.json5", encoding: .utf8), file: "pf.json5")
+            text: String(contentsOfFile: templateExamplesFolder + "/photofinish.json5", encoding: .utf8), file: "pf.json5")
         #expect(config.templatesDir == "/etc/photofinish/templates")
         #expect(config.inboxes == [Config.Inbox(name: "shop", root: "/srv/photofinish/shop", template: "shop")])
         var expected = Config.defaults
@@ -74,7 +74,7 @@ func configErrors(_ text: String) -> [TemplateError] {
     }
 
     @Test func errorsNameFileLineAndKey() {
-        let errors = configErrors("""
+        let errors = configTestErrors("""
             {
               settle: 2,
               quiet: "5s",
@@ -105,11 +105,11 @@ func configErrors(_ text: String) -> [TemplateError] {
     }
 
     @Test func quietLongerThanMaxWaitIsAnError() {
-        #expect(configErrors("{ quiet: \"3m\" }").first?.keyPath == "quiet")
+        #expect(configTestErrors("{ quiet: \"3m\" }").first?.keyPath == "quiet")
     }
 
     @Test func loadResolvesTemplatesAndChecksThemExist() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemplateTestFolder()
         let configPath = try folder.write("photofinish.json5", """
             { templatesDir: "templates",
               inboxes: [ { name: "shop", root: "/srv/shop", template: "shop" },

@@ -4,7 +4,7 @@ import Testing
 @testable import Finishing
 
 /// A temporary folder for one test, removed afterwards.
-final class TemporaryFolder {
+final class TemplateTestFolder {
     let path: String
 
     init() throws {
@@ -33,12 +33,12 @@ final class TemporaryFolder {
 }
 
 /// The checked-in examples, found from this file's place in the repository.
-let examplesFolder = URL(fileURLWithPath: #filePath)
+let templateExamplesFolder = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     .appendingPathComponent("etc/photofinish").path
 
 /// Parses `text` as template "t" in `directory`, returning the errors (empty when valid).
-func templateErrors(_ text: String, directory: String = "/nonexistent") -> [TemplateError] {
+func templateTestErrors(_ text: String, directory: String = "/nonexistent") -> [TemplateError] {
     do throws(TemplateErrors) {
         _ = try TemplateLoader.parse(text: text, file: "t.json5", name: "t", directory: directory)
         return []
@@ -50,10 +50,10 @@ func templateErrors(_ text: String, directory: String = "/nonexistent") -> [Temp
 @Suite struct TemplateLoaderTests {
     @Test func shopExample() throws {
         // The logo PNG is made by the integrator; give the example one in a copy of its folder.
-        let folder = try TemporaryFolder()
-        let text = try String(contentsOfFile: examplesFolder + "/templates/shop.json5", encoding: .utf8)
+        let folder = try TemplateTestFolder()
+        let text = try String(contentsOfFile: templateExamplesFolder + "/templates/shop.json5", encoding: .utf8)
         let path = try folder.write("shop.json5", text)
-        try folder.write("logos/studio.png", TemporaryFolder.pngHead)
+        try folder.write("logos/studio.png", TemplateTestFolder.pngHead)
         let template = try TemplateLoader.load(path: path)
         #expect(template.name == "shop")
         #expect(template.directory == folder.path)
@@ -70,13 +70,13 @@ func templateErrors(_ text: String, directory: String = "/nonexistent") -> [Temp
     }
 
     @Test func webSocialAndPrintExamples() throws {
-        let web = try TemplateLoader.load(path: examplesFolder + "/templates/web.json5")
+        let web = try TemplateLoader.load(path: templateExamplesFolder + "/templates/web.json5")
         #expect(web.name == "web")
         #expect(web.resize == .longSide(2048))
         #expect(web.text == nil && web.logo == nil && web.tile == nil)
         #expect(web.output.quality == 88 && web.output.progressive)
 
-        let social = try TemplateLoader.load(path: examplesFolder + "/templates/social.json5")
+        let social = try TemplateLoader.load(path: templateExamplesFolder + "/templates/social.json5")
         #expect(social.resize == .longSide(1080))
         #expect(social.crops == [
             Template.Crop(label: "1:1", width: 1, height: 1),
@@ -84,7 +84,7 @@ func templateErrors(_ text: String, directory: String = "/nonexistent") -> [Temp
             Template.Crop(label: "16:9", width: 16, height: 9, skipIfCutOver: 0.5),
         ])
 
-        let print = try TemplateLoader.load(path: examplesFolder + "/templates/print.json5")
+        let print = try TemplateLoader.load(path: templateExamplesFolder + "/templates/print.json5")
         #expect(print.resize == nil)
         #expect(print.frame == Template.Frame(width: 0.03, color: .white))
         #expect(print.output.metadata == .keep)
@@ -93,12 +93,12 @@ func templateErrors(_ text: String, directory: String = "/nonexistent") -> [Temp
     }
 
     @Test func everyExampleTemplatePassesTheCheckHelper() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemplateTestFolder()
         for name in ["shop", "web", "social", "print"] {
-            let text = try String(contentsOfFile: examplesFolder + "/templates/\(name).json5", encoding: .utf8)
+            let text = try String(contentsOfFile: templateExamplesFolder + "/templates/\(name).json5", encoding: .utf8)
             try folder.write("\(name).json5", text)
         }
-        try folder.write("logos/studio.png", TemporaryFolder.pngHead)
+        try folder.write("logos/studio.png", TemplateTestFolder.pngHead)
         let paths = ["shop", "web", "social", "print"].map { folder.path + "/\($0).json5" }
         #expect(TemplateLoader.check(paths: paths).isEmpty)
     }
@@ -136,7 +136,7 @@ func templateErrors(_ text: String, directory: String = "/nonexistent") -> [Temp
     }
 
     @Test func typoOnLineSevenIsNamedWithSuggestion() {
-        let errors = templateErrors("""
+        let errors = templateTestErrors("""
             {
               version: 1,
               text: {
@@ -153,12 +153,12 @@ func templateErrors(_ text: String, directory: String = "/nonexistent") -> [Temp
     }
 
     @Test func badValueNamesFileLineKeyAndRange() {
-        let errors = templateErrors("{\n version: 1,\n text: {\n  text: \"x\",\n  capHeight: 3,\n }\n}")
+        let errors = templateTestErrors("{\n version: 1,\n text: {\n  text: \"x\",\n  capHeight: 3,\n }\n}")
         #expect(errors.map(\.description) == ["t.json5:5: text.capHeight: must be a number greater than 0 and at most 0.5, got 3"])
     }
 
     @Test func allErrorsAreCollectedInLineOrder() {
-        let errors = templateErrors("""
+        let errors = templateTestErrors("""
             {
               version: 2,
               order: "nmae",
@@ -206,41 +206,41 @@ func templateErrors(_ text: String, directory: String = "/nonexistent") -> [Temp
         }
         #expect(try resize("{ shortSide: 1200 }") == .shortSide(1200))
         #expect(try resize("{ fit: [1600, 1200] }") == .fit(width: 1600, height: 1200))
-        #expect(templateErrors("{version: 1, resize: {}}").first?.message.contains("needs one of") == true)
-        #expect(templateErrors("{version: 1, resize: { fit: [1600] }}").first?.keyPath == "resize.fit")
-        #expect(templateErrors("{version: 1, resize: { fit: [1600, -2] }}").first?.keyPath == "resize.fit[1]")
+        #expect(templateTestErrors("{version: 1, resize: {}}").first?.message.contains("needs one of") == true)
+        #expect(templateTestErrors("{version: 1, resize: { fit: [1600] }}").first?.keyPath == "resize.fit")
+        #expect(templateTestErrors("{version: 1, resize: { fit: [1600, -2] }}").first?.keyPath == "resize.fit[1]")
     }
 
     @Test func missingVersionAndNonObjectDocument() {
-        #expect(templateErrors("{}").first?.message.contains("missing key 'version'") == true)
-        #expect(templateErrors("[1, 2]").first?.message.contains("must be an object") == true)
+        #expect(templateTestErrors("{}").first?.message.contains("missing key 'version'") == true)
+        #expect(templateTestErrors("[1, 2]").first?.message.contains("must be an object") == true)
     }
 
     @Test func syntaxErrorHasLine() {
-        let errors = templateErrors("{\n  version: 1,\n  order: \"name\"\n  colorCard: true,\n}")
+        let errors = templateTestErrors("{\n  version: 1,\n  order: \"name\"\n  colorCard: true,\n}")
         #expect(errors.count == 1)
         #expect(errors.first?.line == 4)
         #expect(errors.first?.message.hasPrefix("syntax error: expected ',' or '}' after the value of 'order'") == true)
     }
 
     @Test func duplicateKeyIsAnError() {
-        let errors = templateErrors("{\n version: 1,\n order: \"name\",\n order: \"arrival\",\n}")
+        let errors = templateTestErrors("{\n version: 1,\n order: \"name\",\n order: \"arrival\",\n}")
         #expect(errors.map(\.line) == [4])
         #expect(errors.first?.keyPath == "order")
     }
 
     @Test func logoFileMustExistAndBeAPNG() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemplateTestFolder()
         let text = "{\n version: 1,\n logo: {\n  file: \"logos/mark.png\",\n  position: \"top-right\" } }"
-        let missing = templateErrors(text, directory: folder.path)
+        let missing = templateTestErrors(text, directory: folder.path)
         #expect(missing.first?.line == 4)
         #expect(missing.first?.keyPath == "logo.file")
         #expect(missing.first?.message.contains(folder.path + "/logos/mark.png: not found") == true)
 
         try folder.write("logos/mark.png", Array("GIF89a not a png".utf8))
-        #expect(templateErrors(text, directory: folder.path).first?.message.contains("is not a PNG") == true)
+        #expect(templateTestErrors(text, directory: folder.path).first?.message.contains("is not a PNG") == true)
 
-        try folder.write("logos/mark.png", TemporaryFolder.pngHead)
+        try folder.write("logos/mark.png", TemplateTestFolder.pngHead)
         let template = try TemplateLoader.parse(text: text, file: "t", name: "t", directory: folder.path)
         #expect(template.logo?.position == .topRight)
         #expect(template.logo?.width == 0.16)
@@ -253,7 +253,7 @@ func templateErrors(_ text: String, directory: String = "/nonexistent") -> [Temp
     }
 
     @Test func aFolderIsNotATemplate() throws {
-        let folder = try TemporaryFolder()
+        let folder = try TemplateTestFolder()
         let errors = TemplateLoader.check(paths: [folder.path])
         #expect(errors.count == 1)
         #expect(errors.first?.file == folder.path)
