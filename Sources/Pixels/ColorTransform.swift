@@ -17,12 +17,17 @@ public final class ColorTransform: @unchecked Sendable {
     ///   - toICC: the destination profile.
     ///   - channels: 3 or 4, the layout of the buffers `apply` will see.
     /// - Returns: nil when a profile can't be opened, isn't RGB, or lcms2 can't link them.
-    public init?(fromICC: [UInt8], toICC: [UInt8], channels: Int) {
-        precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
+    public convenience init?(fromICC: [UInt8], toICC: [UInt8], channels: Int) {
         guard let source = ColorTransform.openRGB(fromICC) else { return nil }
         defer { cmsCloseProfile(source) }
         guard let destination = ColorTransform.openRGB(toICC) else { return nil }
         defer { cmsCloseProfile(destination) }
+        self.init(source: source, destination: destination, channels: channels)
+    }
+
+    /// Links two open RGB profiles (the caller keeps and closes them).
+    private init?(source: cmsHPROFILE, destination: cmsHPROFILE, channels: Int) {
+        precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
         // TYPE_RGB_8 / TYPE_RGBA_8 spelled out: the C macros are not imported into Swift.
         let format = ColorTransform.pixelFormat(channels: channels)
         var flags = UInt32(cmsFLAGS_NOCACHE)
@@ -41,13 +46,11 @@ public final class ColorTransform: @unchecked Sendable {
     ///   - channels: 3 or 4.
     /// - Returns: nil when the profile can't be used (not RGB, broken).
     public static func toSRGB(from icc: [UInt8], channels: Int) -> ColorTransform? {
+        guard let source = openRGB(icc) else { return nil }
+        defer { cmsCloseProfile(source) }
         guard let srgb = cmsCreate_sRGBProfile() else { return nil }
         defer { cmsCloseProfile(srgb) }
-        var length: UInt32 = 0
-        guard cmsSaveProfileToMem(srgb, nil, &length) != 0 else { return nil }
-        var bytes = [UInt8](repeating: 0, count: Int(length))
-        guard cmsSaveProfileToMem(srgb, &bytes, &length) != 0 else { return nil }
-        return ColorTransform(fromICC: icc, toICC: bytes, channels: channels)
+        return ColorTransform(source: source, destination: srgb, channels: channels)
     }
 
     /// Converts every pixel of `buffer` in place, row by row.

@@ -125,3 +125,30 @@ func exifWithOrientation(_ orientation: UInt8) -> [UInt8] {
         #expect(exifOrientation([1, 2, 3]) == nil)
     }
 }
+
+import Foundation
+
+/// TRAPS: some libheif 1.15 + aom 3.6 builds abort the process on AVIF 4:2:0/4:4:4. An abort
+/// can't be caught in-process, so the exact encoder settings are first proven in a child
+/// process (libheif's own `heif-enc`, when installed) on a PNG our encoder wrote.
+@Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/heif-enc")))
+func avifSettingsDoNotAbortInAChildProcess() throws {
+    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pf-avif-\(UInt32.random(in: 0...UInt32.max))")
+    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: dir) }
+    let png = try PNGEncoder.encode(smoothImage(width: 96, height: 64, channels: 3), options: EncodeOptions(format: .png))
+    let input = dir.appendingPathComponent("in.png"), output = dir.appendingPathComponent("out.avif")
+    try Data(png).write(to: input)
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: "/usr/bin/heif-enc")
+    child.arguments = ["-A", "-q", "88", "-p", "chroma=422", "-p", "speed=\(HEIFEncoder.avifSpeed)",
+                       "-o", output.path, input.path]
+    child.standardOutput = FileHandle.nullDevice
+    child.standardError = FileHandle.nullDevice
+    try child.run()
+    child.waitUntilExit()
+    #expect(child.terminationReason == .exit, "heif-enc was killed by signal \(child.terminationStatus)")
+    #expect(child.terminationStatus == 0)
+    let decoder = try HEIFDecoder(bytes: [UInt8](try Data(contentsOf: output)), limits: DecodeLimits())
+    #expect(decoder.info.format == .avif && decoder.info.width == 96)
+}

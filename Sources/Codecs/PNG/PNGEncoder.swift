@@ -4,9 +4,10 @@ import Pixels
 
 /// Writes 8-bit RGB or RGBA PNG files with libpng, in memory.
 public enum PNGEncoder {
-    /// zlib level 6 with the SUB and UP filters only: close to the size of libpng's
-    /// default (all five filters, adaptive) at a clearly lower cost — see the report.
-    static let compressionLevel: Int32 = 6
+    /// zlib level 3 with the SUB and UP filters only. Measured on a 2048×1536 photo: about
+    /// 3× faster than libpng's default (level 6, all five filters) for files about 10 %
+    /// larger; PNG output is for screenshots, cards and transparency, not for size.
+    static let compressionLevel: Int32 = 3
     static let filters: Int32 = Int32(PNG_FILTER_SUB | PNG_FILTER_UP)
 
     /// Encodes `image` as PNG (RGB for 3 channels, RGBA for 4; not interlaced).
