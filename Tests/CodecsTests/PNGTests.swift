@@ -143,6 +143,26 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
         #expect(decoder.info.orientation == 1)
     }
 
+    @Test func exifOrientationIsReadBeforeAndAfterImageData() throws {
+        let exif = exifWithOrientation(6)
+        let early = try PNGEncoder.encode(gradient(width: 4, height: 2, channels: 3),
+                                          options: EncodeOptions(format: .png, exif: exif))
+        let decoder = try PNGDecoder(bytes: early, limits: DecodeLimits())
+        #expect(decoder.info.exif == exif)
+        #expect(decoder.info.orientation == 6 && decoder.info.declaredOrientation == 6)
+
+        // eXIf after IDAT (allowed by the PNG spec; libpng only reports it after the pixels).
+        var late = try PNGEncoder.encode(gradient(width: 4, height: 2, channels: 3),
+                                         options: EncodeOptions(format: .png))
+        let chunk = Array("eXIf".utf8) + exifWithOrientation(8)
+        late.insert(contentsOf: bigEndian(UInt32(chunk.count - 4)) + chunk + bigEndian(crc32(chunk)),
+                    at: late.count - 12)
+        let lateDecoder = try PNGDecoder(bytes: late, limits: DecodeLimits())
+        #expect(lateDecoder.info.exif == exifWithOrientation(8))
+        #expect(lateDecoder.info.orientation == 8)
+        #expect(try decodeAll(lateDecoder, channels: 3).height == 2)
+    }
+
     @Test func headerBombIsTooLargeBeforeDecoding() throws {
         var png: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         let side: [UInt8] = [0x00, 0x01, 0x86, 0xA0]  // 100000

@@ -5,9 +5,9 @@ import Pixels
 /// interlaced or not, always delivered as 8-bit RGB or RGBA rows.
 ///
 /// The header is read in `init`; pixels only in `decode`. The `iCCP` profile and the `eXIf`
-/// block (when it comes before the image data, as libpng writes it) are exposed in `info`.
-/// EXIF orientation is not parsed here: `info.orientation` and `declaredOrientation` are 1,
-/// and the shared EXIF reader decides from `info.exif`.
+/// block (before or after the image data) are exposed in `info`; the EXIF Orientation tag,
+/// when present, becomes `info.orientation` (PNG has no other orientation, and browsers
+/// honour `eXIf`), so the pipeline applies it like a JPEG's.
 public final class PNGDecoder: PhotoDecoder {
     /// What the header says.
     public let info: SourceInfo
@@ -38,9 +38,12 @@ public final class PNGDecoder: PhotoDecoder {
             throw PhotoError(.tooLarge, PNGDecoder.tooLargeMessage(width, height, limits))
         }
         let icc = header.icc.map { [UInt8](UnsafeBufferPointer(start: $0, count: header.icc_length)) }
+        // libpng sees eXIf only before IDAT; other writers (exiftool) put it after.
         let exif = header.exif.map { [UInt8](UnsafeBufferPointer(start: $0, count: header.exif_length)) }
-        info = SourceInfo(format: .png, width: width, height: height, orientation: 1,
-                          declaredOrientation: 1, hasAlpha: header.has_alpha != 0,
+            ?? PNGDecoder.chunk("eXIf", in: bytes)
+        let orientation = exif.flatMap(exifOrientation) ?? 1
+        info = SourceInfo(format: .png, width: width, height: height, orientation: orientation,
+                          declaredOrientation: orientation, hasAlpha: header.has_alpha != 0,
                           icc: icc, exif: exif)
     }
 
@@ -73,6 +76,22 @@ public final class PNGDecoder: PhotoDecoder {
             try reader.check(pf_png_next_row(reader.handle, buffer))
             try row(buffer)
         }
+    }
+
+    /// The data of the first chunk of `type`, found by walking the chunk headers (no CRC
+    /// check: libpng checks the chunks it reads; this only finds a late `eXIf`).
+    static func chunk(_ type: String, in b: [UInt8]) -> [UInt8]? {
+        let wanted = Array(type.utf8)
+        var at = 8
+        while at + 12 <= b.count {
+            let length = Int(b[at]) << 24 | Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])
+            let end = at + 8 + length
+            guard length >= 0, end + 4 <= b.count else { return nil }
+            if b[(at + 4)..<(at + 8)].elementsEqual(wanted) { return Array(b[(at + 8)..<end]) }
+            if b[(at + 4)..<(at + 8)].elementsEqual("IEND".utf8) { return nil }
+            at = end + 4
+        }
+        return nil
     }
 
     /// Width and height from IHDR, when the file starts with the PNG signature and IHDR.
