@@ -175,6 +175,13 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
             return e?.code == .tooLarge
                 && e?.message == "PNG header says 100000×100000 = 10000 MP, over the limit of 150 MP"
         }
+        // The same header with a damaged CRC is a broken file, not a large one.
+        png[png.count - 1] ^= 0xFF
+        #expect {
+            _ = try PNGDecoder(bytes: png, limits: DecodeLimits())
+        } throws: { error in
+            (error as? PhotoError)?.code == .corruptImage
+        }
     }
 
     @Test func truncatedIsCorrupt() throws {

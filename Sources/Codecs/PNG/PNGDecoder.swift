@@ -94,12 +94,24 @@ public final class PNGDecoder: PhotoDecoder {
         return nil
     }
 
-    /// Width and height from IHDR, when the file starts with the PNG signature and IHDR.
+    /// Width and height from IHDR, when the file starts with the PNG signature and an IHDR
+    /// whose CRC matches (a damaged IHDR is libpng's to report as corrupt, not too large).
     static func ihdrSize(_ b: [UInt8]) -> (Int, Int)? {
-        guard b.count >= 24, b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
+        guard b.count >= 33, b.starts(with: [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
               b[12..<16].elementsEqual("IHDR".utf8) else { return nil }
         func u32(_ i: Int) -> Int { Int(b[i]) << 24 | Int(b[i + 1]) << 16 | Int(b[i + 2]) << 8 | Int(b[i + 3]) }
+        guard UInt32(u32(29)) == crc32(b[12..<29]) else { return nil }
         return (u32(16), u32(20))
+    }
+
+    /// CRC-32 as PNG uses it (bitwise: only ever run over IHDR's 17 bytes).
+    static func crc32(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (crc & 1 == 1 ? 0xEDB8_8320 : 0) }
+        }
+        return ~crc
     }
 
     static func tooLargeMessage(_ width: Int, _ height: Int, _ limits: DecodeLimits) -> String {
