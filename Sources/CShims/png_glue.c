@@ -41,7 +41,7 @@ static void pf_png_read_fn(png_structp png, png_bytep out, png_size_t count) {
     pf_png_reader *r = (pf_png_reader *)png_get_io_ptr(png);
     if (count > r->length - r->position) {
         char msg[128];
-        snprintf(msg, sizeof msg, "PNG data ends early at byte %zu", r->length);
+        snprintf(msg, sizeof msg, "data ends early at byte %zu", r->length);
         png_error(png, msg);
     }
     memcpy(out, r->data + r->position, count);
