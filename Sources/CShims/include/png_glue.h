@@ -1,0 +1,62 @@
+#pragma once
+/* libpng behind a wall: every function sets its own setjmp point, so libpng's longjmp
+   error exit never crosses a Swift frame. Failures return a negative status and leave
+   libpng's message in the reader/writer (pf_png_message). */
+#include <stddef.h>
+#include <stdint.h>
+
+/* An open PNG being read from memory. Opaque; one owner, freed by pf_png_close. */
+typedef struct pf_png_reader pf_png_reader;
+
+/* What IHDR and the chunks before the image data say. Pointers stay valid until
+   pf_png_close. */
+typedef struct pf_png_header {
+    uint32_t width, height;
+    int color_type;     /* PNG_COLOR_TYPE_* */
+    int bit_depth;      /* 1, 2, 4, 8, 16 */
+    int interlaced;     /* 1 when Adam7 */
+    int has_alpha;      /* alpha channel or tRNS */
+    const uint8_t *icc; size_t icc_length;
+    const uint8_t *exif; size_t exif_length;
+} pf_png_header;
+
+/* Status codes. */
+enum { PF_PNG_OK = 0, PF_PNG_ERROR = -1, PF_PNG_NOMEM = -2 };
+
+/* Opens `data` (not copied: it must outlive the reader) and reads the header. libpng
+   refuses widths/heights over the user limits by itself. Returns NULL only when out of
+   memory; otherwise check pf_png_status / pf_png_message. */
+pf_png_reader *pf_png_open(const uint8_t *data, size_t length,
+                           uint32_t max_width, uint32_t max_height);
+/* PF_PNG_OK once the header was read, else an error status. */
+int pf_png_status(const pf_png_reader *reader);
+/* The header (valid when pf_png_status is PF_PNG_OK). */
+const pf_png_header *pf_png_get_header(const pf_png_reader *reader);
+/* libpng's last error message ("" when none). */
+const char *pf_png_message(const pf_png_reader *reader);
+
+/* Sets up 8-bit RGB (channels 3) or RGBA (channels 4) output: palette and low-depth grey
+   expanded, tRNS to alpha, 16 bits stripped, grey to RGB. Asking 3 channels from an image
+   with alpha composites over white. Interlaced images are decoded whole into an internal
+   buffer here (the rows come from it). Call once. */
+int pf_png_start(pf_png_reader *reader, int channels);
+/* Writes the next row (width * channels bytes) into `out`. */
+int pf_png_next_row(pf_png_reader *reader, uint8_t *out);
+/* Frees everything. Safe with NULL. */
+void pf_png_close(pf_png_reader *reader);
+
+/* Encodes to PNG in memory. `pixels` are `height` rows `row_bytes` apart, in the layout
+   color_type/bit_depth call for (16-bit samples big-endian). `palette` holds `palette_count`
+   RGB triples and `trns` `trns_count` alpha values (both may be NULL/0). `icc`/`exif` may be
+   NULL. On success *out is a malloc'd buffer (free with pf_png_free) and *out_length its
+   size; on failure `message` (of `message_size` bytes) holds libpng's reason. */
+int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t row_bytes,
+                  int color_type, int bit_depth, int interlaced,
+                  const uint8_t *palette, int palette_count,
+                  const uint8_t *trns, int trns_count,
+                  const uint8_t *icc, size_t icc_length,
+                  const uint8_t *exif, size_t exif_length,
+                  int compression_level, int filters,
+                  uint8_t **out, size_t *out_length,
+                  char *message, size_t message_size);
+void pf_png_free(void *buffer);

@@ -1,0 +1,274 @@
+/* libpng glue: see include/png_glue.h. Every function that calls libpng sets its own
+   setjmp point; libpng's error callback copies the message and longjmps back here. */
+#include "png_glue.h"
+#include <png.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+
+struct pf_png_reader {
+    png_structp png;
+    png_infop info;
+    const uint8_t *data;
+    size_t length, position;
+    int status;
+    char message[256];
+    pf_png_header header;
+    /* Decoding state. */
+    int out_channels;   /* what the caller wants: 3 or 4 */
+    int lib_channels;   /* what libpng delivers after transforms: 3 or 4 */
+    uint32_t next_row;
+    size_t lib_row_bytes;
+    uint8_t *scratch;   /* one row, when compositing over white */
+    uint8_t *whole;     /* the whole image, when interlaced */
+    png_bytep *rows;    /* row pointers into `whole` */
+};
+
+/* Error exit: keep libpng's words, jump back to the C function that called libpng. */
+static void pf_png_error_fn(png_structp png, png_const_charp msg) {
+    char *buffer = (char *)png_get_error_ptr(png);
+    if (buffer) snprintf(buffer, 256, "%s", msg ? msg : "unknown libpng error");
+    png_longjmp(png, 1);
+}
+
+/* Warnings (ancillary CRC errors, odd profiles) don't stop a photo. */
+static void pf_png_warning_fn(png_structp png, png_const_charp msg) {
+    (void)png; (void)msg;
+}
+
+static void pf_png_read_fn(png_structp png, png_bytep out, png_size_t count) {
+    pf_png_reader *r = (pf_png_reader *)png_get_io_ptr(png);
+    if (count > r->length - r->position) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "data ends early at byte %zu", r->length);
+        png_error(png, msg);
+    }
+    memcpy(out, r->data + r->position, count);
+    r->position += count;
+}
+
+pf_png_reader *pf_png_open(const uint8_t *data, size_t length,
+                           uint32_t max_width, uint32_t max_height) {
+    pf_png_reader *r = calloc(1, sizeof *r);
+    if (!r) return NULL;
+    r->data = data;
+    r->length = length;
+    r->status = PF_PNG_ERROR;
+    r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r->message,
+                                    pf_png_error_fn, pf_png_warning_fn);
+    if (!r->png) { r->status = PF_PNG_NOMEM; snprintf(r->message, 256, "out of memory"); return r; }
+    r->info = png_create_info_struct(r->png);
+    if (!r->info) { r->status = PF_PNG_NOMEM; snprintf(r->message, 256, "out of memory"); return r; }
+    if (setjmp(png_jmpbuf(r->png))) {
+        r->status = PF_PNG_ERROR;
+        return r;
+    }
+    png_set_read_fn(r->png, r, pf_png_read_fn);
+    png_set_user_limits(r->png, max_width, max_height);
+    png_set_option(r->png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
+    png_read_info(r->png, r->info);
+
+    pf_png_header *h = &r->header;
+    h->width = png_get_image_width(r->png, r->info);
+    h->height = png_get_image_height(r->png, r->info);
+    h->color_type = png_get_color_type(r->png, r->info);
+    h->bit_depth = png_get_bit_depth(r->png, r->info);
+    h->interlaced = png_get_interlace_type(r->png, r->info) != PNG_INTERLACE_NONE;
+    h->has_alpha = (h->color_type & PNG_COLOR_MASK_ALPHA) != 0
+        || png_get_valid(r->png, r->info, PNG_INFO_tRNS) != 0;
+
+    png_charp name = NULL;
+    int compression = 0;
+    png_bytep profile = NULL;
+    png_uint_32 profile_length = 0;
+    if (png_get_iCCP(r->png, r->info, &name, &compression, &profile, &profile_length)
+        && profile && profile_length > 0) {
+        h->icc = profile;
+        h->icc_length = profile_length;
+    }
+    png_bytep exif = NULL;
+    png_uint_32 exif_length = 0;
+    if (png_get_eXIf_1(r->png, r->info, &exif_length, &exif) && exif && exif_length > 0) {
+        h->exif = exif;
+        h->exif_length = exif_length;
+    }
+    r->status = PF_PNG_OK;
+    return r;
+}
+
+int pf_png_status(const pf_png_reader *r) { return r->status; }
+const pf_png_header *pf_png_get_header(const pf_png_reader *r) { return &r->header; }
+const char *pf_png_message(const pf_png_reader *r) { return r->message; }
+
+int pf_png_start(pf_png_reader *r, int channels) {
+    if (r->status != PF_PNG_OK) return r->status;
+    if (setjmp(png_jmpbuf(r->png))) {
+        r->status = PF_PNG_ERROR;
+        return r->status;
+    }
+    png_structp png = r->png;
+    const pf_png_header *h = &r->header;
+    r->out_channels = channels;
+    png_set_expand(png);          /* palette -> RGB, grey < 8 -> 8, tRNS -> alpha */
+    png_set_strip_16(png);
+    png_set_gray_to_rgb(png);
+    if (channels == 4 && !h->has_alpha)
+        png_set_filler(png, 0xff, PNG_FILLER_AFTER);
+    int passes = png_set_interlace_handling(png);
+    png_read_update_info(png, r->info);
+    r->lib_channels = png_get_channels(png, r->info);
+    r->lib_row_bytes = png_get_rowbytes(png, r->info);
+    if (r->lib_channels != 3 && r->lib_channels != 4) {
+        snprintf(r->message, 256, "unexpected PNG layout: %d channels after expansion", r->lib_channels);
+        r->status = PF_PNG_ERROR;
+        return r->status;
+    }
+    if (r->lib_channels != channels) {
+        r->scratch = malloc(r->lib_row_bytes);
+        if (!r->scratch) goto nomem;
+    }
+    if (passes > 1) {
+        /* Adam7 spreads every row over seven passes: decode the whole image first. */
+        r->whole = malloc(r->lib_row_bytes * (size_t)h->height);
+        r->rows = malloc(sizeof(png_bytep) * (size_t)h->height);
+        if (!r->whole || !r->rows) goto nomem;
+        for (uint32_t y = 0; y < h->height; y++) r->rows[y] = r->whole + r->lib_row_bytes * y;
+        png_read_image(png, r->rows);
+    }
+    r->next_row = 0;
+    return PF_PNG_OK;
+nomem:
+    snprintf(r->message, 256, "out of memory for a %u×%u PNG", h->width, h->height);
+    r->status = PF_PNG_NOMEM;
+    return r->status;
+}
+
+/* RGBA over white, straight alpha, rounded. */
+static void pf_composite_over_white(const uint8_t *in, uint8_t *out, uint32_t width) {
+    for (uint32_t x = 0; x < width; x++) {
+        unsigned a = in[4 * x + 3], inv = 255 - a;
+        for (int c = 0; c < 3; c++)
+            out[3 * x + c] = (uint8_t)((in[4 * x + c] * a + 255 * inv + 127) / 255);
+    }
+}
+
+int pf_png_next_row(pf_png_reader *r, uint8_t *out) {
+    if (r->status != PF_PNG_OK) return r->status;
+    if (r->next_row >= r->header.height) {
+        snprintf(r->message, 256, "no more rows");
+        return PF_PNG_ERROR;
+    }
+    if (setjmp(png_jmpbuf(r->png))) {
+        r->status = PF_PNG_ERROR;
+        return r->status;
+    }
+    uint8_t *target = r->scratch ? r->scratch : out;
+    if (r->whole) {
+        memcpy(target, r->rows[r->next_row], r->lib_row_bytes);
+    } else {
+        png_read_row(r->png, target, NULL);
+    }
+    if (r->scratch) pf_composite_over_white(r->scratch, out, r->header.width);
+    r->next_row++;
+    return PF_PNG_OK;
+}
+
+void pf_png_close(pf_png_reader *r) {
+    if (!r) return;
+    if (r->png) png_destroy_read_struct(&r->png, r->info ? &r->info : NULL, NULL);
+    free(r->scratch);
+    free(r->whole);
+    free(r->rows);
+    free(r);
+}
+
+/* --- Writing ---------------------------------------------------------------- */
+
+typedef struct {
+    uint8_t *bytes;
+    size_t length, capacity;
+} pf_png_sink;
+
+static void pf_png_write_fn(png_structp png, png_bytep data, png_size_t count) {
+    pf_png_sink *sink = (pf_png_sink *)png_get_io_ptr(png);
+    if (sink->length + count > sink->capacity) {
+        size_t capacity = sink->capacity ? sink->capacity : 65536;
+        while (capacity < sink->length + count) capacity *= 2;
+        uint8_t *grown = realloc(sink->bytes, capacity);
+        if (!grown) png_error(png, "out of memory while writing PNG");
+        sink->bytes = grown;
+        sink->capacity = capacity;
+    }
+    memcpy(sink->bytes + sink->length, data, count);
+    sink->length += count;
+}
+
+static void pf_png_flush_fn(png_structp png) { (void)png; }
+
+int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t row_bytes,
+                  int color_type, int bit_depth, int interlaced,
+                  const uint8_t *palette, int palette_count,
+                  const uint8_t *trns, int trns_count,
+                  const uint8_t *icc, size_t icc_length,
+                  const uint8_t *exif, size_t exif_length,
+                  int compression_level, int filters,
+                  uint8_t **out, size_t *out_length,
+                  char *message, size_t message_size) {
+    char msg[256] = "";
+    *out = NULL;
+    *out_length = 0;
+    /* Touched after setjmp, so volatile: their values must survive the longjmp. */
+    pf_png_sink *volatile sink = calloc(1, sizeof(pf_png_sink));
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, msg,
+                                              pf_png_error_fn, pf_png_warning_fn);
+    png_infop info = png ? png_create_info_struct(png) : NULL;
+    if (!sink || !png || !info) {
+        if (png) png_destroy_write_struct(&png, info ? &info : NULL);
+        free(sink);
+        snprintf(message, message_size, "out of memory");
+        return PF_PNG_NOMEM;
+    }
+    if (setjmp(png_jmpbuf(png))) {
+        png_destroy_write_struct(&png, &info);
+        free(sink->bytes);
+        free(sink);
+        snprintf(message, message_size, "%s", msg);
+        return PF_PNG_ERROR;
+    }
+    png_set_write_fn(png, sink, pf_png_write_fn, pf_png_flush_fn);
+    png_set_IHDR(png, info, width, height, bit_depth, color_type,
+                 interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
+    png_set_compression_level(png, compression_level);
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, filters);
+    if (palette && palette_count > 0) {
+        png_color colors[256];
+        int n = palette_count > 256 ? 256 : palette_count;
+        for (int i = 0; i < n; i++) {
+            colors[i].red = palette[3 * i];
+            colors[i].green = palette[3 * i + 1];
+            colors[i].blue = palette[3 * i + 2];
+        }
+        png_set_PLTE(png, info, colors, n);
+    }
+    if (trns && trns_count > 0)
+        png_set_tRNS(png, info, trns, trns_count, NULL);
+    if (icc && icc_length > 0)
+        png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, (png_uint_32)icc_length);
+    if (exif && exif_length > 0)
+        png_set_eXIf_1(png, info, (png_uint_32)exif_length, (png_bytep)exif);
+    png_write_info(png, info);
+    int passes = png_set_interlace_handling(png);
+    for (int pass = 0; pass < passes; pass++)
+        for (uint32_t y = 0; y < height; y++)
+            png_write_row(png, pixels + row_bytes * y);
+    png_write_end(png, info);
+    png_destroy_write_struct(&png, &info);
+    *out = sink->bytes;
+    *out_length = sink->length;
+    free(sink);
+    return PF_PNG_OK;
+}
+
+void pf_png_free(void *buffer) { free(buffer); }

@@ -1,0 +1,136 @@
+import Foundation
+internal import CHeif
+
+/// Reads HEIF/HEIC and AVIF files with libheif (primary image only).
+///
+/// libheif applies the file's `irot`/`imir`/`clap` while decoding, so `info.width` and
+/// `info.height` are the upright size and `info.orientation` is 1; `declaredOrientation`
+/// repeats the EXIF Orientation tag when the file carries one (for the report only: it is
+/// already applied by the container transforms, as phones write both).
+public final class HEIFDecoder: PhotoDecoder {
+    /// What the header says.
+    public let info: SourceInfo
+    /// libheif decodes at full size only.
+    public let scaleDenominators: [Int] = [1]
+
+    private let context: HEIFContext
+    private let handle: HEIFHandle
+
+    /// Parses the container and the primary image's properties; no pixel is decoded.
+    /// - Parameters:
+    ///   - bytes: the whole file (libheif keeps its own copy).
+    ///   - limits: `maxPixels` is checked against the primary image's size before decoding.
+    /// - Throws: `PhotoError` `empty-file`, `too-large`, `corrupt-image` (libheif's message).
+    public init(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError) {
+        guard !bytes.isEmpty else { throw PhotoError(.emptyFile, "the HEIF file is empty") }
+        let context = try HEIFContext()
+        self.context = context
+        let error = bytes.withUnsafeBytes { heif_context_read_from_memory(context.pointer, $0.baseAddress, $0.count, nil) }
+        try heifCheck(error, "HEIF container could not be read")
+        // libheif decodes tiles (iPhone grids) on several threads.
+        heif_context_set_max_decoding_threads(context.pointer, Int32(max(1, ProcessInfo.processInfo.activeProcessorCount)))
+        var primary: OpaquePointer?
+        try heifCheck(heif_context_get_primary_image_handle(context.pointer, &primary), "HEIF has no primary image")
+        guard let primary else { throw PhotoError(.corruptImage, "HEIF has no primary image") }
+        handle = HEIFHandle(primary)
+
+        // The handle's size already has irot/clap applied: the size decode delivers.
+        let width = Int(heif_image_handle_get_width(primary))
+        let height = Int(heif_image_handle_get_height(primary))
+        guard width > 0, height > 0 else {
+            throw PhotoError(.corruptImage, "HEIF primary image has no size (\(width)×\(height))")
+        }
+        if width * height > limits.maxPixels {
+            let mp = (width * height + 500_000) / 1_000_000
+            let limitMP = (limits.maxPixels + 500_000) / 1_000_000
+            throw PhotoError(.tooLarge, "HEIF image is \(width)×\(height) = \(mp) MP, over the limit of \(limitMP) MP")
+        }
+        let mime = bytes.withUnsafeBufferPointer { heif_get_file_mime_type($0.baseAddress, Int32(min($0.count, 4096))) }
+        let format: ImageFormat = mime.map { String(cString: $0) } == "image/avif" ? .avif : .heic
+        let exif = try HEIFDecoder.exif(primary)
+        info = SourceInfo(format: format, width: width, height: height, orientation: 1,
+                          declaredOrientation: exif.flatMap(exifOrientation) ?? 1,
+                          hasAlpha: heif_image_handle_has_alpha_channel(primary) != 0,
+                          icc: try HEIFDecoder.icc(primary), exif: exif)
+    }
+
+    /// The size at `1/denominator`; HEIF only offers 1.
+    public func scaledSize(denominator: Int) -> (width: Int, height: Int) {
+        (info.width, info.height)
+    }
+
+    /// Decodes the primary image (transforms applied, HDR reduced to 8 bits), then hands
+    /// out its rows. Asking 3 channels from an image with alpha composites it over white.
+    /// - Parameters:
+    ///   - denominator: must be 1.
+    ///   - channels: 3 or 4.
+    ///   - limits: the deadline is checked before decoding and between rows.
+    ///   - row: receives `width * channels` bytes per row.
+    /// - Throws: `PhotoError` `corrupt-image` (libheif's message), `timeout`, or what `row` throws.
+    public func decode(denominator: Int, channels: Int, limits: DecodeLimits,
+                       row: (UnsafePointer<UInt8>) throws -> Void) throws {
+        precondition(denominator == 1, "HEIF decodes at full size only")
+        precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
+        try limits.checkDeadline()
+        let decodeRGBA = channels == 4 || info.hasAlpha
+        guard let options = heif_decoding_options_alloc() else {
+            throw PhotoError(.ioError, "libheif: out of memory for decoding options")
+        }
+        defer { heif_decoding_options_free(options) }
+        options.pointee.convert_hdr_to_8bit = 1
+        var decoded: OpaquePointer?
+        try heifCheck(heif_decode_image(handle.pointer, &decoded, heif_colorspace_RGB,
+                                        decodeRGBA ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB,
+                                        options), "HEIF image could not be decoded")
+        guard let decoded else { throw PhotoError(.corruptImage, "HEIF image could not be decoded") }
+        let image = HEIFImage(decoded)
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane_readonly(image.pointer, heif_channel_interleaved, &stride) else {
+            throw PhotoError(.corruptImage, "HEIF decoder returned no pixels")
+        }
+        let width = Int(heif_image_get_width(image.pointer, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(image.pointer, heif_channel_interleaved))
+        guard width == info.width, height == info.height else {
+            throw PhotoError(.corruptImage, "HEIF decoded to \(width)×\(height), header said \(info.width)×\(info.height)")
+        }
+        let composite: UnsafeMutablePointer<UInt8>? = (decodeRGBA && channels == 3) ? .allocate(capacity: width * 3) : nil
+        defer { composite?.deallocate() }
+        for y in 0..<height {
+            if y & 63 == 0 { try limits.checkDeadline() }
+            let source = plane + y * Int(stride)
+            if let composite {
+                compositeOverWhite(source, composite, width: width)
+                try row(composite)
+            } else {
+                try row(source)
+            }
+        }
+    }
+
+    /// The EXIF block from the TIFF header on: libheif's block starts with a 4-byte
+    /// big-endian offset to the TIFF header, which is skipped here.
+    private static func exif(_ handle: OpaquePointer) throws(PhotoError) -> [UInt8]? {
+        var id: heif_item_id = 0
+        guard heif_image_handle_get_list_of_metadata_block_IDs(handle, "Exif", &id, 1) > 0 else { return nil }
+        let size = heif_image_handle_get_metadata_size(handle, id)
+        guard size > 4 else { return nil }
+        var block = [UInt8](repeating: 0, count: size)
+        try heifCheck(block.withUnsafeMutableBytes { heif_image_handle_get_metadata(handle, id, $0.baseAddress) },
+                      "HEIF EXIF block could not be read")
+        let offset = Int(block[0]) << 24 | Int(block[1]) << 16 | Int(block[2]) << 8 | Int(block[3])
+        guard 4 + offset < size else { return nil }
+        return Array(block[(4 + offset)...])
+    }
+
+    /// The raw ICC profile (`prof` or `rICC`); nil for nclx-only files.
+    private static func icc(_ handle: OpaquePointer) throws(PhotoError) -> [UInt8]? {
+        let type = heif_image_handle_get_color_profile_type(handle)
+        guard type == heif_color_profile_type_prof || type == heif_color_profile_type_rICC else { return nil }
+        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        guard size > 0 else { return nil }
+        var profile = [UInt8](repeating: 0, count: size)
+        try heifCheck(profile.withUnsafeMutableBytes { heif_image_handle_get_raw_color_profile(handle, $0.baseAddress) },
+                      "HEIF colour profile could not be read")
+        return profile
+    }
+}

@@ -1,0 +1,85 @@
+internal import CLCMS
+
+/// Converts pixels from one ICC profile to another with lcms2 (perceptual intent), in place.
+///
+/// One instance owns one `cmsHTRANSFORM`. It is made with `cmsFLAGS_NOCACHE`, so `apply`
+/// keeps no state between calls and one transform may be used from several threads at once.
+public final class ColorTransform: @unchecked Sendable {
+    // @unchecked: the transform is immutable after init and lcms2 transforms made with
+    // cmsFLAGS_NOCACHE are safe to run concurrently.
+    private let transform: cmsHTRANSFORM
+    /// 3 (RGB) or 4 (RGBA; alpha is copied through untouched).
+    public let channels: Int
+
+    /// Builds a transform between two RGB profiles.
+    /// - Parameters:
+    ///   - fromICC: the source profile.
+    ///   - toICC: the destination profile.
+    ///   - channels: 3 or 4, the layout of the buffers `apply` will see.
+    /// - Returns: nil when a profile can't be opened, isn't RGB, or lcms2 can't link them.
+    public convenience init?(fromICC: [UInt8], toICC: [UInt8], channels: Int) {
+        guard let source = ColorTransform.openRGB(fromICC) else { return nil }
+        defer { cmsCloseProfile(source) }
+        guard let destination = ColorTransform.openRGB(toICC) else { return nil }
+        defer { cmsCloseProfile(destination) }
+        self.init(source: source, destination: destination, channels: channels)
+    }
+
+    /// Links two open RGB profiles (the caller keeps and closes them).
+    private init?(source: cmsHPROFILE, destination: cmsHPROFILE, channels: Int) {
+        precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
+        // TYPE_RGB_8 / TYPE_RGBA_8 spelled out: the C macros are not imported into Swift.
+        let format = ColorTransform.pixelFormat(channels: channels)
+        var flags = UInt32(cmsFLAGS_NOCACHE)
+        if channels == 4 { flags |= UInt32(cmsFLAGS_COPY_ALPHA) }
+        guard let transform = cmsCreateTransform(source, format, destination, format,
+                                                 UInt32(INTENT_PERCEPTUAL), flags) else { return nil }
+        self.transform = transform
+        self.channels = channels
+    }
+
+    deinit { cmsDeleteTransform(transform) }
+
+    /// A transform from `icc` to lcms2's built-in sRGB.
+    /// - Parameters:
+    ///   - icc: the source profile.
+    ///   - channels: 3 or 4.
+    /// - Returns: nil when the profile can't be used (not RGB, broken).
+    public static func toSRGB(from icc: [UInt8], channels: Int) -> ColorTransform? {
+        guard let source = openRGB(icc) else { return nil }
+        defer { cmsCloseProfile(source) }
+        guard let srgb = cmsCreate_sRGBProfile() else { return nil }
+        defer { cmsCloseProfile(srgb) }
+        return ColorTransform(source: source, destination: srgb, channels: channels)
+    }
+
+    /// Converts every pixel of `buffer` in place, row by row.
+    /// - Parameter buffer: must have `channels` channels.
+    public func apply(_ buffer: PixelBuffer) {
+        precondition(buffer.channels == channels, "buffer has \(buffer.channels) channels, transform \(channels)")
+        for y in 0..<buffer.height {
+            let row = buffer.row(y)
+            cmsDoTransform(transform, row, row, UInt32(buffer.width))
+        }
+    }
+
+    private static func openRGB(_ icc: [UInt8]) -> cmsHPROFILE? {
+        guard !icc.isEmpty else { return nil }
+        let profile = icc.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, UInt32($0.count)) }
+        guard let profile else { return nil }
+        guard cmsGetColorSpace(profile) == cmsSigRgbData else {
+            cmsCloseProfile(profile)
+            return nil
+        }
+        return profile
+    }
+
+    /// lcms2's TYPE_RGB_8 = COLORSPACE_SH(PT_RGB)|CHANNELS_SH(3)|BYTES_SH(1);
+    /// TYPE_RGBA_8 adds EXTRA_SH(1).
+    private static func pixelFormat(channels: Int) -> UInt32 {
+        let ptRGB: UInt32 = 4
+        var format = (ptRGB << 16) | (3 << 3) | 1
+        if channels == 4 { format |= (1 << 7) }
+        return format
+    }
+}
