@@ -181,6 +181,13 @@ final class ExifDocument {
         return value
     }
 
+    /// PixelXDimension and PixelYDimension from the EXIF IFD.
+    var pixelDimensions: (x: Int?, y: Int?) {
+        let ifd = content(EXIF_IFD_EXIF)
+        return (exif_content_get_entry(ifd, EXIF_TAG_PIXEL_X_DIMENSION).flatMap(integer),
+                exif_content_get_entry(ifd, EXIF_TAG_PIXEL_Y_DIMENSION).flatMap(integer))
+    }
+
     /// A SHORT or LONG entry's first value.
     func integer(_ entry: UnsafeMutablePointer<ExifEntry>) -> Int? {
         let e = entry.pointee
