@@ -32,7 +32,9 @@ struct pf_jpeg_decoder {
     int state;
 
     uint8_t *data;               /* our own copy of the file: libjpeg reads it in place */
-    size_t size;
+    size_t size;                 /* the file's size (what messages talk about) */
+    size_t source_size;          /* what libjpeg reads: size, or size + 2 with an EOI added */
+    int eoi_added;
     uint8_t *exif;
     size_t exif_size;
     JOCTET *icc;                 /* from jpeg_read_icc_profile (malloc) */
@@ -61,8 +63,18 @@ static int64_t pf_now_ns(void) {
 
 /* ---- error handling (shared by decoder and encoder) ---- */
 
+static int pf_truncated_segment(j_common_ptr cinfo);
+
 static void pf_error_exit(j_common_ptr cinfo) {
     pf_error_mgr *err = (pf_error_mgr *)cinfo->err;
+    if (err->decoder != NULL && err->status == PF_JPEG_OK && pf_truncated_segment(cinfo)) {
+        /* A marker segment cut off by the end of the file, parsed into the EOI we added:
+           the reason is the truncation, not the nonsense libjpeg then found. */
+        err->decoder->eof_offset = err->decoder->size;
+        snprintf(err->message, sizeof err->message, "JPEG data ends early at byte %zu", err->decoder->size);
+        err->status = PF_JPEG_EOF;
+        longjmp(err->jump, 1);
+    }
     char buffer[JMSG_LENGTH_MAX];
     (*cinfo->err->format_message)(cinfo, buffer);
     snprintf(err->message, sizeof err->message, "%s", buffer);
@@ -80,7 +92,11 @@ static void pf_emit_message(j_common_ptr cinfo, int msg_level) {
     err->pub.num_warnings++;
     struct pf_jpeg_decoder *d = err->decoder;
     if (d == NULL) return;
-    if (err->pub.msg_code == JWRN_JPEG_EOF) {
+    /* With an EOI of our own after the data, running out of entropy data shows up as
+       "premature end of data segment" at that EOI instead. */
+    int hit_added_eoi = err->pub.msg_code == JWRN_HIT_MARKER && d->eoi_added &&
+                        cinfo->is_decompressor && ((j_decompress_ptr)cinfo)->unread_marker == JPEG_EOI;
+    if (err->pub.msg_code == JWRN_JPEG_EOF || hit_added_eoi) {
         /* Premature end: libjpeg would go on with grey; for us the photo is broken. The
            memory source only asks for more once it has handed out every byte (the entropy
            decoder's own read position lags behind), so the data ended at its size. */
@@ -120,6 +136,30 @@ static void pf_progress(j_common_ptr cinfo) {
 }
 
 /* ---- decoder ---- */
+
+/* True when an EOI was added and the marker segment libjpeg was reading when it failed
+   runs past the end of the file. libjpeg only moves the source position after a whole
+   segment is read, so at an error it still points at the segment's length field. */
+static int pf_truncated_segment(j_common_ptr cinfo) {
+    struct pf_jpeg_decoder *d = ((pf_error_mgr *)cinfo->err)->decoder;
+    if (d == NULL || !d->eoi_added || !cinfo->is_decompressor) return 0;
+    struct jpeg_source_mgr *src = ((j_decompress_ptr)cinfo)->src;
+    if (src == NULL) return 0;
+    const JOCTET *p = src->next_input_byte;
+    const JOCTET *end = d->data + d->size;
+    if (p < d->data || p > d->data + d->source_size) return 1; /* libjpeg's own fake EOI */
+    if (p > end) return 1; /* a segment already read ran into the EOI we added */
+    if (p < d->data + 4 || p[-2] != 0xFF) return 0; /* not just after a marker: not a segment */
+    if (p >= end - 1) return 1;
+    size_t length = ((size_t)p[0] << 8) | p[1];
+    return length > (size_t)(end - p);
+}
+
+/* True when decoding consumed the EOI this glue added (the file has none of its own). */
+static int pf_used_added_eoi(const pf_jpeg_decoder *d) {
+    return d->eoi_added && d->cinfo.src != NULL &&
+           d->cinfo.src->next_input_byte == d->data + d->source_size;
+}
 
 static void pf_reset_status(pf_jpeg_decoder *d) {
     d->err.status = PF_JPEG_OK;
@@ -168,7 +208,7 @@ void pf_jpeg_decoder_destroy(pf_jpeg_decoder *d) {
 
 /* Points libjpeg at our copy and reads the header (again). Caller holds the jump point. */
 static void pf_begin(pf_jpeg_decoder *d, int save_markers) {
-    jpeg_mem_src(&d->cinfo, d->data, (unsigned long)d->size);
+    jpeg_mem_src(&d->cinfo, d->data, (unsigned long)d->source_size);
     if (save_markers) {
         jpeg_save_markers(&d->cinfo, JPEG_APP0 + 1, 0xFFFF);
         jpeg_save_markers(&d->cinfo, JPEG_APP0 + 2, 0xFFFF);
@@ -183,10 +223,20 @@ int pf_jpeg_decoder_read_header(pf_jpeg_decoder *d, const uint8_t *data, size_t 
         snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte 0");
         return PF_JPEG_EOF;
     }
-    d->data = malloc(size);
+    d->data = malloc(size + 2);
     if (d->data == NULL) return PF_JPEG_NO_MEMORY;
     memcpy(d->data, data, size);
     d->size = size;
+    d->source_size = size;
+    /* Some writers leave out the final EOI marker. Without it the entropy decoder runs off
+       the end of complete data and libjpeg reports a premature end; with an EOI of ours
+       appended it only complains when image data is really missing (see emit_message). */
+    if (size < 2 || data[size - 2] != 0xFF || data[size - 1] != 0xD9) {
+        d->data[size] = 0xFF;
+        d->data[size + 1] = 0xD9;
+        d->source_size = size + 2;
+        d->eoi_added = 1;
+    }
     if (setjmp(d->err.jump)) return pf_failed(d);
     pf_begin(d, 1);
     for (jpeg_saved_marker_ptr m = d->cinfo.marker_list; m != NULL; m = m->next) {
@@ -255,6 +305,14 @@ int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
         d->cinfo.out_color_space = channels == 4 ? JCS_EXT_RGBA : JCS_RGB;
     }
     jpeg_start_decompress(&d->cinfo);
+    /* Multi-scan files are read whole by now. One that stops at the EOI we added, at a scan
+       boundary, would pass as a complete but blurred image: it is a truncated file. */
+    if ((d->cinfo.progressive_mode || d->cinfo.input_scan_number > 1) && pf_used_added_eoi(d)) {
+        d->eof_offset = d->size;
+        snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte %zu", d->size);
+        d->err.status = PF_JPEG_EOF;
+        return pf_failed(d);
+    }
     if (d->cmyk) {
         size_t need = (size_t)d->cinfo.output_width * 4;
         if (d->scratch_size < need) {

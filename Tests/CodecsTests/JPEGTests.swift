@@ -194,6 +194,44 @@ struct JPEGTests {
         }
     }
 
+    @Test("a JPEG cut anywhere is corrupt-image: data ends early, never a partial picture",
+          arguments: [false, true])
+    func everyCut(progressive: Bool) throws {
+        let bytes = try JPEGEncoder.encode(gradient(width: 40, height: 24),
+                                           options: EncodeOptions(format: .jpeg, progressive: progressive))
+        // Up to the file without its EOI marker (that case is below).
+        for cut in 3..<(bytes.count - 2) {
+            let error = #expect(throws: PhotoError.self, "cut at \(cut)") {
+                let decoder = try JPEGDecoder(bytes: Array(bytes.prefix(cut)), limits: DecodeLimits())
+                try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { _ in }
+            }
+            #expect(error == PhotoError(.corruptImage, "JPEG data ends early at byte \(cut)"))
+        }
+    }
+
+    @Test("a baseline JPEG missing only its EOI marker decodes in full")
+    func missingEOI() throws {
+        let image = gradient(width: 203, height: 117)
+        let bytes = try JPEGEncoder.encode(image, options: EncodeOptions(format: .jpeg, quality: 95))
+        let complete = try decodeAll(try JPEGDecoder(bytes: bytes, limits: DecodeLimits()))
+        let decoder = try JPEGDecoder(bytes: Array(bytes.dropLast(2)), limits: DecodeLimits())
+        let decoded = try decodeAll(decoder)
+        #expect(maxDifference(complete, decoded) == 0)
+        // Without one more byte, data really is missing.
+        let error = #expect(throws: PhotoError.self) {
+            _ = try decodeAll(try JPEGDecoder(bytes: Array(bytes.dropLast(3)), limits: DecodeLimits()))
+        }
+        #expect(error?.message == "JPEG data ends early at byte \(bytes.count - 3)")
+    }
+
+    @Test("trailing bytes after EOI are ignored")
+    func trailingData() throws {
+        let bytes = try JPEGEncoder.encode(gradient(width: 64, height: 48), options: EncodeOptions(format: .jpeg))
+        let decoder = try JPEGDecoder(bytes: bytes + Array(repeating: 0, count: 100) + [1, 2, 3], limits: DecodeLimits())
+        _ = try decodeAll(decoder)
+        #expect(decoder.warnings.isEmpty)
+    }
+
     @Test("a header cut short is corrupt-image")
     func truncatedHeader() throws {
         let bytes = try JPEGEncoder.encode(gradient(width: 16, height: 16), options: EncodeOptions(format: .jpeg))
