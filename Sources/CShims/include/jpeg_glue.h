@@ -27,7 +27,10 @@ pf_jpeg_decoder *pf_jpeg_decoder_create(void);
 void pf_jpeg_decoder_destroy(pf_jpeg_decoder *d);
 
 /* Copies the bytes (the decoder owns the copy) and reads the header, saving the EXIF
-   (APP1) and ICC (APP2) markers. */
+   (APP1) and ICC (APP2) markers. A file that does not end in an EOI marker gets one
+   appended to the copy: a single-scan file missing only its EOI then decodes, while
+   missing image data, a cut inside a marker segment, or a multi-scan file stopping at
+   the added EOI is still PF_JPEG_EOF. */
 int pf_jpeg_decoder_read_header(pf_jpeg_decoder *d, const uint8_t *data, size_t size);
 
 /* Header facts, valid after a successful read_header. */
