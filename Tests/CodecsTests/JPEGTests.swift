@@ -172,6 +172,18 @@ struct JPEGTests {
         #expect(Exif.summary(decoder.info.exif ?? []).dateTimeOriginal == "2026:11:29 15:04:05")
     }
 
+    @Test("a CMYK colour profile is not passed on with RGB pixels")
+    func cmykProfile() throws {
+        var icc = [UInt8](repeating: 0, count: 400)
+        icc.replaceSubrange(16..<20, with: Array("CMYK".utf8))
+        icc.replaceSubrange(36..<40, with: Array("acsp".utf8))
+        let bytes = try JPEGEncoder.encode(gradient(width: 16, height: 16),
+                                           options: EncodeOptions(format: .jpeg, icc: icc))
+        let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
+        #expect(decoder.info.icc == nil)
+        #expect(decoder.warnings.contains { $0.contains("CMYK colour profile") })
+    }
+
     @Test("an invalid EXIF orientation counts as 1")
     func invalidOrientation() throws {
         let exif = try #require(Exif.make(orientation: 9))

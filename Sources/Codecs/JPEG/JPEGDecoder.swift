@@ -16,6 +16,9 @@ public final class JPEGDecoder: PhotoDecoder {
     /// libjpeg's cheap scales: 1/1, 1/2, 1/4, 1/8.
     public let scaleDenominators: [Int] = [1, 2, 4, 8]
 
+    /// Warnings found in Swift (added to libjpeg's).
+    private let notes: [String]
+
     /// The C decoder (`pf_jpeg_decoder *`); this object is its only owner.
     private let handle: OpaquePointer
 
@@ -60,9 +63,17 @@ public final class JPEGDecoder: PhotoDecoder {
         var exifCount = 0
         let exif = pf_jpeg_decoder_exif(handle, &exifCount).map { Array(UnsafeBufferPointer(start: $0, count: exifCount)) }
         var iccCount = 0
-        let icc = pf_jpeg_decoder_icc(handle, &iccCount).map { Array(UnsafeBufferPointer(start: $0, count: iccCount)) }
+        var icc = pf_jpeg_decoder_icc(handle, &iccCount).map { Array(UnsafeBufferPointer(start: $0, count: iccCount)) }
+        // CMYK sources come out as (naively converted) RGB; their CMYK profile does not
+        // describe those pixels, so it must not travel on as if it did.
+        var notes: [String] = []
+        if let profile = icc, profile.count >= 20, profile[16..<20].elementsEqual("CMYK".utf8) {
+            icc = nil
+            notes.append("CMYK colour profile not applied: colours converted to RGB without it")
+        }
         let orientation = exif.flatMap { Exif.orientation($0) } ?? 1
         self.handle = handle
+        self.notes = notes
         self.info = SourceInfo(format: .jpeg, width: width, height: height,
                                orientation: orientation, declaredOrientation: orientation,
                                hasAlpha: false, icc: icc, exif: exif)
@@ -73,7 +84,7 @@ public final class JPEGDecoder: PhotoDecoder {
     /// Non-fatal problems libjpeg reported so far, in words (for example "Corrupt JPEG
     /// data: 2 extraneous bytes before marker 0xd9"); worth a warning in the report.
     public var warnings: [String] {
-        var result = (0..<pf_jpeg_decoder_warning_count(handle)).map {
+        var result = notes + (0..<pf_jpeg_decoder_warning_count(handle)).map {
             String(cString: pf_jpeg_decoder_warning(handle, $0))
         }
         let dropped = Int(pf_jpeg_decoder_warnings_dropped(handle))
