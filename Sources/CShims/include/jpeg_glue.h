@@ -1,0 +1,87 @@
+#pragma once
+/* JPEG through the libjpeg API, with libjpeg's longjmp error exits caught here in C.
+   Every function that calls libjpeg sets its own jump point and returns a status code,
+   so no longjmp ever crosses a Swift frame. libjpeg types stay out of this header. */
+#include <stddef.h>
+#include <stdint.h>
+
+/* Status codes returned by every call below. */
+enum {
+    PF_JPEG_OK = 0,
+    PF_JPEG_CORRUPT = 1,     /* libjpeg reported an error; message in pf_jpeg_decoder_message */
+    PF_JPEG_EOF = 2,         /* the data ends early (JWRN_JPEG_EOF); offset in pf_jpeg_decoder_eof_offset */
+    PF_JPEG_TOO_MANY_SCANS = 3, /* a progressive file with more scans than the cap */
+    PF_JPEG_STOPPED = 4,     /* the deadline passed or a stop was requested */
+    PF_JPEG_NO_MEMORY = 5,   /* malloc failed in the glue */
+    PF_JPEG_BAD_STATE = 6    /* a call out of order (a programmer's mistake) */
+};
+
+/* The most scans a progressive file may have (what libjpeg-turbo's fuzzers use). */
+#define PF_JPEG_MAX_SCANS 500
+
+typedef struct pf_jpeg_decoder pf_jpeg_decoder;
+
+/* Creates a decoder; NULL when out of memory. */
+pf_jpeg_decoder *pf_jpeg_decoder_create(void);
+/* Frees everything the decoder owns. Safe on NULL. */
+void pf_jpeg_decoder_destroy(pf_jpeg_decoder *d);
+
+/* Copies the bytes (the decoder owns the copy) and reads the header, saving the EXIF
+   (APP1) and ICC (APP2) markers. A file that does not end in an EOI marker gets one
+   appended to the copy: a single-scan file missing only its EOI then decodes, while
+   missing image data, a cut inside a marker segment, or a multi-scan file stopping at
+   the added EOI is still PF_JPEG_EOF. */
+int pf_jpeg_decoder_read_header(pf_jpeg_decoder *d, const uint8_t *data, size_t size);
+
+/* Header facts, valid after a successful read_header. */
+int pf_jpeg_decoder_width(const pf_jpeg_decoder *d);
+int pf_jpeg_decoder_height(const pf_jpeg_decoder *d);
+int pf_jpeg_decoder_components(const pf_jpeg_decoder *d);
+int pf_jpeg_decoder_is_progressive(const pf_jpeg_decoder *d);
+/* The EXIF block after "Exif\0\0" (TIFF header onwards), or NULL. */
+const uint8_t *pf_jpeg_decoder_exif(const pf_jpeg_decoder *d, size_t *size);
+/* The ICC profile (reassembled from its APP2 chunks), or NULL. */
+const uint8_t *pf_jpeg_decoder_icc(const pf_jpeg_decoder *d, size_t *size);
+
+/* Stops the decode with PF_JPEG_STOPPED once `nanoseconds` (CLOCK_MONOTONIC) have
+   passed from now; a negative value means no deadline. Checked in libjpeg's progress
+   monitor, i.e. inside long scans too. */
+void pf_jpeg_decoder_set_timeout(pf_jpeg_decoder *d, int64_t nanoseconds);
+/* Asks a running decode to stop (any thread). */
+void pf_jpeg_decoder_request_stop(pf_jpeg_decoder *d);
+
+/* Starts decompression at scale 1/denom (1, 2, 4, 8) into `channels` (3 = RGB, 4 = RGBA
+   with alpha 255) whatever the source colour space (grey, YCbCr, CMYK, YCCK). Can be
+   called again after a finished or failed decode: the header is read again. Progressive
+   files are read in full here (that is where the scan cap and deadline matter most). */
+int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
+                          int *out_width, int *out_height);
+/* Reads up to `max_rows` rows into `buffer` (rows `stride` bytes apart); `rows_read`
+   says how many came (0 only at the end). */
+int pf_jpeg_decoder_read_rows(pf_jpeg_decoder *d, uint8_t *buffer, size_t stride,
+                              int max_rows, int *rows_read);
+/* Finishes the decode (reads to EOI: a truncated tail is still reported). */
+int pf_jpeg_decoder_finish(pf_jpeg_decoder *d);
+
+/* The last error in words ("" when none). Owned by the decoder. */
+const char *pf_jpeg_decoder_message(const pf_jpeg_decoder *d);
+/* How far the source got when the data ended early (bytes from the start). */
+size_t pf_jpeg_decoder_eof_offset(const pf_jpeg_decoder *d);
+/* Non-fatal warnings, in words, in the order libjpeg emitted them (capped). */
+int pf_jpeg_decoder_warning_count(const pf_jpeg_decoder *d);
+const char *pf_jpeg_decoder_warning(const pf_jpeg_decoder *d, int index);
+/* Warnings emitted beyond the cap (counted, not kept). */
+int pf_jpeg_decoder_warnings_dropped(const pf_jpeg_decoder *d);
+
+/* Encodes interleaved 8-bit RGB rows (`stride` bytes apart) as baseline or progressive
+   JPEG with 4:2:0 chroma, writing an ICC profile and an EXIF APP1 (given without the
+   "Exif\0\0" prefix; the glue adds it) before the scanlines. On success `*out` is a
+   malloc'd buffer of `*out_size` bytes the caller frees with pf_jpeg_free; on failure
+   `message` (at least 200 bytes) says why. */
+int pf_jpeg_encode_rgb(const uint8_t *pixels, int width, int height, size_t stride,
+                       int quality, int progressive, int optimize_coding,
+                       const uint8_t *icc, size_t icc_size,
+                       const uint8_t *exif, size_t exif_size,
+                       uint8_t **out, size_t *out_size, char *message, size_t message_size);
+/* Frees a buffer returned by pf_jpeg_encode_rgb. Safe on NULL. */
+void pf_jpeg_free(void *p);

@@ -1,0 +1,491 @@
+/* JPEG through the libjpeg API. libjpeg reports errors by longjmp from deep inside its
+   calls; every function here that calls libjpeg sets its own jump point first, so the
+   jump lands in this file and the caller (Swift) only ever sees a status code. */
+#include "jpeg_glue.h"
+
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jpeglib.h>
+#include <jerror.h>
+
+#define PF_MAX_WARNINGS 32
+
+typedef struct pf_error_mgr {
+    struct jpeg_error_mgr pub;   /* first: libjpeg sees only this part */
+    jmp_buf jump;
+    int status;                  /* the status the jump reports */
+    char message[JMSG_LENGTH_MAX + 64];
+    struct pf_jpeg_decoder *decoder; /* NULL while encoding */
+} pf_error_mgr;
+
+enum { ST_EMPTY, ST_HEADER, ST_STARTED, ST_DONE, ST_FAILED };
+
+struct pf_jpeg_decoder {
+    struct jpeg_decompress_struct cinfo;
+    pf_error_mgr err;
+    struct jpeg_progress_mgr progress;
+    int created;
+    int state;
+
+    uint8_t *data;               /* our own copy of the file: libjpeg reads it in place */
+    size_t size;                 /* the file's size (what messages talk about) */
+    size_t source_size;          /* what libjpeg reads: size, or size + 2 with an EOI added */
+    int eoi_added;
+    uint8_t *exif;
+    size_t exif_size;
+    JOCTET *icc;                 /* from jpeg_read_icc_profile (malloc) */
+    unsigned int icc_size;
+
+    int channels;
+    int cmyk;                    /* decoding CMYK, converting to RGB here */
+    int adobe_inverted;          /* Adobe CMYK stores inverted ink values */
+    uint8_t *scratch;            /* one CMYK row */
+    size_t scratch_size;
+
+    int64_t deadline_ns;         /* CLOCK_MONOTONIC, or -1 */
+    atomic_int stop;
+    size_t eof_offset;
+
+    char *warnings[PF_MAX_WARNINGS];
+    int warning_count;
+    int warnings_dropped;
+};
+
+static int64_t pf_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- error handling (shared by decoder and encoder) ---- */
+
+static int pf_truncated_segment(j_common_ptr cinfo);
+
+static void pf_error_exit(j_common_ptr cinfo) {
+    pf_error_mgr *err = (pf_error_mgr *)cinfo->err;
+    if (err->decoder != NULL && err->status == PF_JPEG_OK && pf_truncated_segment(cinfo)) {
+        /* A marker segment cut off by the end of the file, parsed into the EOI we added:
+           the reason is the truncation, not the nonsense libjpeg then found. */
+        err->decoder->eof_offset = err->decoder->size;
+        snprintf(err->message, sizeof err->message, "JPEG data ends early at byte %zu", err->decoder->size);
+        err->status = PF_JPEG_EOF;
+        longjmp(err->jump, 1);
+    }
+    char buffer[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, buffer);
+    snprintf(err->message, sizeof err->message, "%s", buffer);
+    if (err->status == PF_JPEG_OK) err->status = PF_JPEG_CORRUPT;
+    longjmp(err->jump, 1);
+}
+
+static void pf_output_message(j_common_ptr cinfo) {
+    (void)cinfo; /* never print: the caller decides what a person sees */
+}
+
+static void pf_emit_message(j_common_ptr cinfo, int msg_level) {
+    if (msg_level >= 0) return; /* trace messages: not wanted */
+    pf_error_mgr *err = (pf_error_mgr *)cinfo->err;
+    err->pub.num_warnings++;
+    struct pf_jpeg_decoder *d = err->decoder;
+    if (d == NULL) return;
+    /* With an EOI of our own after the data, running out of entropy data shows up as
+       "premature end of data segment" at that EOI instead. */
+    int hit_added_eoi = err->pub.msg_code == JWRN_HIT_MARKER && d->eoi_added &&
+                        cinfo->is_decompressor && ((j_decompress_ptr)cinfo)->unread_marker == JPEG_EOI;
+    if (err->pub.msg_code == JWRN_JPEG_EOF || hit_added_eoi) {
+        /* Premature end: libjpeg would go on with grey; for us the photo is broken. The
+           memory source only asks for more once it has handed out every byte (the entropy
+           decoder's own read position lags behind), so the data ended at its size. */
+        size_t offset = d->size;
+        d->eof_offset = offset;
+        snprintf(err->message, sizeof err->message, "JPEG data ends early at byte %zu", offset);
+        err->status = PF_JPEG_EOF;
+        longjmp(err->jump, 1);
+    }
+    if (d->warning_count >= PF_MAX_WARNINGS) {
+        d->warnings_dropped++;
+        return;
+    }
+    char buffer[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, buffer);
+    char *copy = strdup(buffer);
+    if (copy == NULL) { d->warnings_dropped++; return; }
+    d->warnings[d->warning_count++] = copy;
+}
+
+static void pf_progress(j_common_ptr cinfo) {
+    struct pf_jpeg_decoder *d = (struct pf_jpeg_decoder *)cinfo->client_data;
+    pf_error_mgr *err = &d->err;
+    if (d->cinfo.input_scan_number > PF_JPEG_MAX_SCANS) {
+        snprintf(err->message, sizeof err->message,
+                 "progressive JPEG has more than %d scans (a damaged or hostile file)",
+                 PF_JPEG_MAX_SCANS);
+        err->status = PF_JPEG_TOO_MANY_SCANS;
+        longjmp(err->jump, 1);
+    }
+    if (atomic_load_explicit(&d->stop, memory_order_relaxed) ||
+        (d->deadline_ns >= 0 && pf_now_ns() > d->deadline_ns)) {
+        snprintf(err->message, sizeof err->message, "stopped: the photo took longer than the item timeout");
+        err->status = PF_JPEG_STOPPED;
+        longjmp(err->jump, 1);
+    }
+}
+
+/* ---- decoder ---- */
+
+/* True when an EOI was added and the marker segment libjpeg was reading when it failed
+   runs past the end of the file. libjpeg only moves the source position after a whole
+   segment is read, so at an error it still points at the segment's length field. */
+static int pf_truncated_segment(j_common_ptr cinfo) {
+    struct pf_jpeg_decoder *d = ((pf_error_mgr *)cinfo->err)->decoder;
+    if (d == NULL || !d->eoi_added || !cinfo->is_decompressor) return 0;
+    struct jpeg_source_mgr *src = ((j_decompress_ptr)cinfo)->src;
+    if (src == NULL) return 0;
+    const JOCTET *p = src->next_input_byte;
+    const JOCTET *end = d->data + d->size;
+    if (p < d->data || p > d->data + d->source_size) return 1; /* libjpeg's own fake EOI */
+    if (p > end) return 1; /* a segment already read ran into the EOI we added */
+    if (p < d->data + 4 || p[-2] != 0xFF) return 0; /* not just after a marker: not a segment */
+    if (p >= end - 1) return 1;
+    size_t length = ((size_t)p[0] << 8) | p[1];
+    return length > (size_t)(end - p);
+}
+
+/* True when decoding consumed the EOI this glue added (the file has none of its own). */
+static int pf_used_added_eoi(const pf_jpeg_decoder *d) {
+    return d->eoi_added && d->cinfo.src != NULL &&
+           d->cinfo.src->next_input_byte == d->data + d->source_size;
+}
+
+static void pf_reset_status(pf_jpeg_decoder *d) {
+    d->err.status = PF_JPEG_OK;
+    d->err.message[0] = '\0';
+}
+
+/* After a jump: drop the image state so the decoder can be started again. */
+static int pf_failed(pf_jpeg_decoder *d) {
+    if (d->created) jpeg_abort_decompress(&d->cinfo);
+    d->state = ST_FAILED;
+    return d->err.status == PF_JPEG_OK ? PF_JPEG_CORRUPT : d->err.status;
+}
+
+pf_jpeg_decoder *pf_jpeg_decoder_create(void) {
+    pf_jpeg_decoder *d = calloc(1, sizeof *d);
+    if (d == NULL) return NULL;
+    d->deadline_ns = -1;
+    atomic_init(&d->stop, 0);
+    d->cinfo.err = jpeg_std_error(&d->err.pub);
+    d->err.pub.error_exit = pf_error_exit;
+    d->err.pub.output_message = pf_output_message;
+    d->err.pub.emit_message = pf_emit_message;
+    d->err.decoder = d;
+    if (setjmp(d->err.jump)) {
+        free(d);
+        return NULL;
+    }
+    jpeg_create_decompress(&d->cinfo);
+    d->created = 1;
+    d->cinfo.client_data = d;
+    d->progress.progress_monitor = pf_progress;
+    d->cinfo.progress = &d->progress;
+    return d;
+}
+
+void pf_jpeg_decoder_destroy(pf_jpeg_decoder *d) {
+    if (d == NULL) return;
+    if (d->created) jpeg_destroy_decompress(&d->cinfo);
+    free(d->data);
+    free(d->exif);
+    free(d->icc);
+    free(d->scratch);
+    for (int i = 0; i < d->warning_count; i++) free(d->warnings[i]);
+    free(d);
+}
+
+/* Points libjpeg at our copy and reads the header (again). Caller holds the jump point. */
+static void pf_begin(pf_jpeg_decoder *d, int save_markers) {
+    jpeg_mem_src(&d->cinfo, d->data, (unsigned long)d->source_size);
+    if (save_markers) {
+        jpeg_save_markers(&d->cinfo, JPEG_APP0 + 1, 0xFFFF);
+        jpeg_save_markers(&d->cinfo, JPEG_APP0 + 2, 0xFFFF);
+    }
+    jpeg_read_header(&d->cinfo, TRUE);
+}
+
+int pf_jpeg_decoder_read_header(pf_jpeg_decoder *d, const uint8_t *data, size_t size) {
+    if (d == NULL || d->state != ST_EMPTY) return PF_JPEG_BAD_STATE;
+    pf_reset_status(d);
+    if (size == 0) {
+        snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte 0");
+        return PF_JPEG_EOF;
+    }
+    d->data = malloc(size + 2);
+    if (d->data == NULL) return PF_JPEG_NO_MEMORY;
+    memcpy(d->data, data, size);
+    d->size = size;
+    d->source_size = size;
+    /* Some writers leave out the final EOI marker. Without it the entropy decoder runs off
+       the end of complete data and libjpeg reports a premature end; with an EOI of ours
+       appended it only complains when image data is really missing (see emit_message). */
+    if (size < 2 || data[size - 2] != 0xFF || data[size - 1] != 0xD9) {
+        d->data[size] = 0xFF;
+        d->data[size + 1] = 0xD9;
+        d->source_size = size + 2;
+        d->eoi_added = 1;
+    }
+    if (setjmp(d->err.jump)) return pf_failed(d);
+    pf_begin(d, 1);
+    for (jpeg_saved_marker_ptr m = d->cinfo.marker_list; m != NULL; m = m->next) {
+        if (m->marker == JPEG_APP0 + 1 && m->data_length > 6 && d->exif == NULL &&
+            memcmp(m->data, "Exif\0", 5) == 0) {
+            /* The marker memory belongs to the image pool: keep our own copy. */
+            d->exif = malloc(m->data_length - 6);
+            if (d->exif != NULL) {
+                memcpy(d->exif, m->data + 6, m->data_length - 6);
+                d->exif_size = m->data_length - 6;
+            }
+        }
+    }
+    if (!jpeg_read_icc_profile(&d->cinfo, &d->icc, &d->icc_size)) {
+        d->icc = NULL;
+        d->icc_size = 0;
+    }
+    d->state = ST_HEADER;
+    return PF_JPEG_OK;
+}
+
+int pf_jpeg_decoder_width(const pf_jpeg_decoder *d) { return (int)d->cinfo.image_width; }
+int pf_jpeg_decoder_height(const pf_jpeg_decoder *d) { return (int)d->cinfo.image_height; }
+int pf_jpeg_decoder_components(const pf_jpeg_decoder *d) { return d->cinfo.num_components; }
+int pf_jpeg_decoder_is_progressive(const pf_jpeg_decoder *d) { return d->cinfo.progressive_mode ? 1 : 0; }
+
+const uint8_t *pf_jpeg_decoder_exif(const pf_jpeg_decoder *d, size_t *size) {
+    *size = d->exif_size;
+    return d->exif;
+}
+
+const uint8_t *pf_jpeg_decoder_icc(const pf_jpeg_decoder *d, size_t *size) {
+    *size = d->icc_size;
+    return d->icc;
+}
+
+void pf_jpeg_decoder_set_timeout(pf_jpeg_decoder *d, int64_t nanoseconds) {
+    d->deadline_ns = nanoseconds < 0 ? -1 : pf_now_ns() + nanoseconds;
+}
+
+void pf_jpeg_decoder_request_stop(pf_jpeg_decoder *d) {
+    atomic_store_explicit(&d->stop, 1, memory_order_relaxed);
+}
+
+int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
+                          int *out_width, int *out_height) {
+    if (d == NULL || d->state == ST_EMPTY) return PF_JPEG_BAD_STATE;
+    if (!(denom == 1 || denom == 2 || denom == 4 || denom == 8) || !(channels == 3 || channels == 4))
+        return PF_JPEG_BAD_STATE;
+    pf_reset_status(d);
+    if (setjmp(d->err.jump)) return pf_failed(d);
+    if (d->state != ST_HEADER) {
+        jpeg_abort_decompress(&d->cinfo);
+        pf_begin(d, 0);
+        d->state = ST_HEADER;
+    }
+    d->cinfo.scale_num = 1;
+    d->cinfo.scale_denom = (unsigned int)denom;
+    d->channels = channels;
+    d->cmyk = d->cinfo.jpeg_color_space == JCS_CMYK || d->cinfo.jpeg_color_space == JCS_YCCK;
+    d->adobe_inverted = d->cmyk && d->cinfo.saw_Adobe_marker;
+    if (d->cmyk) {
+        d->cinfo.out_color_space = JCS_CMYK;
+    } else {
+        /* libjpeg-turbo expands grey to RGB and fills RGBA's alpha with 255 itself. */
+        d->cinfo.out_color_space = channels == 4 ? JCS_EXT_RGBA : JCS_RGB;
+    }
+    jpeg_start_decompress(&d->cinfo);
+    /* Multi-scan files are read whole by now. One that stops at the EOI we added, at a scan
+       boundary, would pass as a complete but blurred image: it is a truncated file. */
+    if ((d->cinfo.progressive_mode || d->cinfo.input_scan_number > 1) && pf_used_added_eoi(d)) {
+        d->eof_offset = d->size;
+        snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte %zu", d->size);
+        d->err.status = PF_JPEG_EOF;
+        return pf_failed(d);
+    }
+    if (d->cmyk) {
+        size_t need = (size_t)d->cinfo.output_width * 4;
+        if (d->scratch_size < need) {
+            free(d->scratch);
+            d->scratch = malloc(need);
+            d->scratch_size = d->scratch ? need : 0;
+            if (d->scratch == NULL) {
+                jpeg_abort_decompress(&d->cinfo);
+                d->state = ST_FAILED;
+                return PF_JPEG_NO_MEMORY;
+            }
+        }
+    }
+    *out_width = (int)d->cinfo.output_width;
+    *out_height = (int)d->cinfo.output_height;
+    d->state = ST_STARTED;
+    return PF_JPEG_OK;
+}
+
+static inline uint8_t pf_mul255(unsigned a, unsigned b) {
+    unsigned t = a * b + 128;
+    return (uint8_t)((t + (t >> 8)) >> 8);
+}
+
+static void pf_cmyk_to_rgb(const uint8_t *src, uint8_t *dst, int width, int channels, int inverted) {
+    for (int x = 0; x < width; x++, src += 4, dst += channels) {
+        unsigned c = src[0], m = src[1], y = src[2], k = src[3];
+        if (!inverted) { c = 255 - c; m = 255 - m; y = 255 - y; k = 255 - k; }
+        /* Now 255 means "no ink": the plain naive conversion (no CMYK profile applied). */
+        dst[0] = pf_mul255(c, k);
+        dst[1] = pf_mul255(m, k);
+        dst[2] = pf_mul255(y, k);
+        if (channels == 4) dst[3] = 255;
+    }
+}
+
+int pf_jpeg_decoder_read_rows(pf_jpeg_decoder *d, uint8_t *buffer, size_t stride,
+                              int max_rows, int *rows_read) {
+    *rows_read = 0;
+    if (d == NULL || d->state != ST_STARTED) return PF_JPEG_BAD_STATE;
+    pf_reset_status(d);
+    if (setjmp(d->err.jump)) return pf_failed(d);
+    int n = 0;
+    while (n < max_rows && d->cinfo.output_scanline < d->cinfo.output_height) {
+        if (d->cmyk) {
+            JSAMPROW row = d->scratch;
+            JDIMENSION got = jpeg_read_scanlines(&d->cinfo, &row, 1);
+            if (got == 0) break;
+            pf_cmyk_to_rgb(d->scratch, buffer + (size_t)n * stride, (int)d->cinfo.output_width,
+                           d->channels, d->adobe_inverted);
+            n++;
+        } else {
+            JSAMPROW rows[16];
+            int want = max_rows - n;
+            if (want > 16) want = 16;
+            for (int i = 0; i < want; i++) rows[i] = buffer + (size_t)(n + i) * stride;
+            JDIMENSION got = jpeg_read_scanlines(&d->cinfo, rows, (JDIMENSION)want);
+            if (got == 0) break;
+            n += (int)got;
+        }
+        *rows_read = n; /* kept in memory the caller owns: valid after a jump too */
+    }
+    *rows_read = n;
+    return PF_JPEG_OK;
+}
+
+int pf_jpeg_decoder_finish(pf_jpeg_decoder *d) {
+    if (d == NULL || d->state != ST_STARTED) return PF_JPEG_BAD_STATE;
+    pf_reset_status(d);
+    if (setjmp(d->err.jump)) return pf_failed(d);
+    jpeg_finish_decompress(&d->cinfo);
+    d->state = ST_DONE;
+    return PF_JPEG_OK;
+}
+
+const char *pf_jpeg_decoder_message(const pf_jpeg_decoder *d) { return d->err.message; }
+size_t pf_jpeg_decoder_eof_offset(const pf_jpeg_decoder *d) { return d->eof_offset; }
+int pf_jpeg_decoder_warning_count(const pf_jpeg_decoder *d) { return d->warning_count; }
+const char *pf_jpeg_decoder_warning(const pf_jpeg_decoder *d, int index) {
+    return index >= 0 && index < d->warning_count ? d->warnings[index] : "";
+}
+int pf_jpeg_decoder_warnings_dropped(const pf_jpeg_decoder *d) { return d->warnings_dropped; }
+
+/* ---- encoder ---- */
+
+/* Everything the encoder touches after setjmp lives here, on the heap, so its values are
+   well defined after a jump (no non-volatile locals change between setjmp and longjmp). */
+typedef struct pf_encoder {
+    struct jpeg_compress_struct cinfo;
+    pf_error_mgr err;
+    int created;
+    unsigned char *buffer;       /* jpeg_mem_dest's output (malloc, grown by libjpeg) */
+    unsigned long size;
+    JOCTET *exif_marker;
+} pf_encoder;
+
+static void pf_encoder_free(pf_encoder *s, int keep_buffer) {
+    if (s->created) jpeg_destroy_compress(&s->cinfo);
+    if (!keep_buffer) free(s->buffer);
+    free(s->exif_marker);
+    free(s);
+}
+
+int pf_jpeg_encode_rgb(const uint8_t *pixels, int width, int height, size_t stride,
+                       int quality, int progressive, int optimize_coding,
+                       const uint8_t *icc, size_t icc_size,
+                       const uint8_t *exif, size_t exif_size,
+                       uint8_t **out, size_t *out_size, char *message, size_t message_size) {
+    *out = NULL;
+    *out_size = 0;
+    if (message_size > 0) message[0] = '\0';
+    if (exif != NULL && exif_size > 65533 - 6) {
+        snprintf(message, message_size, "EXIF block of %zu bytes does not fit a JPEG APP1 marker (at most 65527)", exif_size);
+        return PF_JPEG_BAD_STATE;
+    }
+    pf_encoder *s = calloc(1, sizeof *s);
+    if (s == NULL) {
+        snprintf(message, message_size, "out of memory");
+        return PF_JPEG_NO_MEMORY;
+    }
+    s->cinfo.err = jpeg_std_error(&s->err.pub);
+    s->err.pub.error_exit = pf_error_exit;
+    s->err.pub.output_message = pf_output_message;
+    s->err.pub.emit_message = pf_emit_message;
+    if (setjmp(s->err.jump)) {
+        snprintf(message, message_size, "%s", s->err.message);
+        int status = s->err.status == PF_JPEG_OK ? PF_JPEG_CORRUPT : s->err.status;
+        pf_encoder_free(s, 0);
+        return status;
+    }
+    jpeg_create_compress(&s->cinfo);
+    s->created = 1;
+    jpeg_mem_dest(&s->cinfo, &s->buffer, &s->size);
+    s->cinfo.image_width = (JDIMENSION)width;
+    s->cinfo.image_height = (JDIMENSION)height;
+    s->cinfo.input_components = 3;
+    s->cinfo.in_color_space = JCS_RGB;
+    jpeg_set_defaults(&s->cinfo);
+    jpeg_set_quality(&s->cinfo, quality < 1 ? 1 : quality > 100 ? 100 : quality, TRUE);
+    /* 4:2:0: luma at full resolution, chroma halved both ways. */
+    s->cinfo.comp_info[0].h_samp_factor = 2;
+    s->cinfo.comp_info[0].v_samp_factor = 2;
+    s->cinfo.comp_info[1].h_samp_factor = 1;
+    s->cinfo.comp_info[1].v_samp_factor = 1;
+    s->cinfo.comp_info[2].h_samp_factor = 1;
+    s->cinfo.comp_info[2].v_samp_factor = 1;
+    s->cinfo.optimize_coding = optimize_coding ? TRUE : FALSE;
+    /* An EXIF file carries its own resolution; APP1 should follow SOI directly. */
+    if (exif != NULL && exif_size > 0) s->cinfo.write_JFIF_header = FALSE;
+    if (progressive) jpeg_simple_progression(&s->cinfo);
+    jpeg_start_compress(&s->cinfo, TRUE);
+    if (exif != NULL && exif_size > 0) {
+        s->exif_marker = malloc(exif_size + 6);
+        if (s->exif_marker == NULL) ERREXIT1(&s->cinfo, JERR_OUT_OF_MEMORY, 0);
+        memcpy(s->exif_marker, "Exif\0\0", 6);
+        memcpy(s->exif_marker + 6, exif, exif_size);
+        jpeg_write_marker(&s->cinfo, JPEG_APP0 + 1, s->exif_marker, (unsigned int)(exif_size + 6));
+    }
+    if (icc != NULL && icc_size > 0)
+        jpeg_write_icc_profile(&s->cinfo, icc, (unsigned int)icc_size);
+    while (s->cinfo.next_scanline < s->cinfo.image_height) {
+        JSAMPROW rows[16];
+        JDIMENSION want = s->cinfo.image_height - s->cinfo.next_scanline;
+        if (want > 16) want = 16;
+        for (JDIMENSION i = 0; i < want; i++)
+            rows[i] = (JSAMPROW)(pixels + (size_t)(s->cinfo.next_scanline + i) * stride);
+        jpeg_write_scanlines(&s->cinfo, rows, want);
+    }
+    jpeg_finish_compress(&s->cinfo);
+    *out = s->buffer;
+    *out_size = s->size;
+    pf_encoder_free(s, 1);
+    return PF_JPEG_OK;
+}
+
+void pf_jpeg_free(void *p) { free(p); }

@@ -1,0 +1,171 @@
+internal import CShims
+
+/// Reads JPEG files through libjpeg-turbo: header first (size, EXIF, ICC), then rows at
+/// 1/1, 1/2, 1/4 or 1/8 scale (libjpeg's DCT scaling, so a small output never costs a
+/// full-size decode).
+///
+/// Hostile files are bounded: the pixel count is checked from the header before any pixel
+/// is decoded, progressive files with more than 500 scans are refused, the deadline is
+/// checked inside libjpeg (between scans and MCU rows) as well as between batches of rows,
+/// and data that ends early is an error (`corrupt-image`), never a half-grey photo.
+///
+/// One decoder belongs to one thread at a time (it is not `Sendable`).
+public final class JPEGDecoder: PhotoDecoder {
+    /// What the header says; `orientation` comes from the EXIF block (1 when absent or invalid).
+    public let info: SourceInfo
+    /// libjpeg's cheap scales: 1/1, 1/2, 1/4, 1/8.
+    public let scaleDenominators: [Int] = [1, 2, 4, 8]
+
+    /// Warnings found in Swift (added to libjpeg's).
+    private let notes: [String]
+
+    /// The C decoder (`pf_jpeg_decoder *`); this object is its only owner.
+    private let handle: OpaquePointer
+
+    /// Rows fetched from C per call: enough to amortise the call and the jump point,
+    /// small enough to stay in cache.
+    private static let rowBatch = 16
+
+    /// Opens a JPEG and reads its header; no pixel is decoded yet.
+    /// - Parameters:
+    ///   - bytes: the whole file (the decoder keeps its own copy).
+    ///   - limits: `maxFileBytes` and `maxPixels` are checked here.
+    /// - Throws: `PhotoError`: `empty-file`, `too-large` (naming the size and the limit),
+    ///   `corrupt-image` (with libjpeg's reason, or where the data ends early).
+    public init(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError) {
+        guard !bytes.isEmpty else {
+            throw PhotoError(.emptyFile, "the file is empty (0 bytes)")
+        }
+        guard bytes.count <= limits.maxFileBytes else {
+            throw PhotoError(.tooLarge, "file of \(bytes.count) bytes is over the limit of \(limits.maxFileBytes) bytes (maxFileBytes)")
+        }
+        guard let handle = pf_jpeg_decoder_create() else {
+            throw PhotoError(.ioError, "out of memory while opening the JPEG decoder")
+        }
+        let status = bytes.withUnsafeBufferPointer {
+            pf_jpeg_decoder_read_header(handle, $0.baseAddress, $0.count)
+        }
+        if status != Int32(PF_JPEG_OK) {
+            let error = JPEGDecoder.error(handle, status)
+            pf_jpeg_decoder_destroy(handle)
+            throw error
+        }
+        let width = Int(pf_jpeg_decoder_width(handle))
+        let height = Int(pf_jpeg_decoder_height(handle))
+        guard width > 0, height > 0 else {
+            pf_jpeg_decoder_destroy(handle)
+            throw PhotoError(.corruptImage, "JPEG header declares an empty image (\(width)×\(height))")
+        }
+        guard width * height <= limits.maxPixels else {
+            pf_jpeg_decoder_destroy(handle)
+            throw PhotoError(.tooLarge, "image of \(width)×\(height) pixels (\(width * height)) is over the limit of \(limits.maxPixels) pixels (maxPixels)")
+        }
+        var exifCount = 0
+        let exif = pf_jpeg_decoder_exif(handle, &exifCount).map { Array(UnsafeBufferPointer(start: $0, count: exifCount)) }
+        var iccCount = 0
+        var icc = pf_jpeg_decoder_icc(handle, &iccCount).map { Array(UnsafeBufferPointer(start: $0, count: iccCount)) }
+        // CMYK sources come out as (naively converted) RGB; their CMYK profile does not
+        // describe those pixels, so it must not travel on as if it did.
+        var notes: [String] = []
+        if let profile = icc, profile.count >= 20, profile[16..<20].elementsEqual("CMYK".utf8) {
+            icc = nil
+            notes.append("CMYK colour profile not applied: colours converted to RGB without it")
+        }
+        let orientation = exif.flatMap { Exif.orientation($0) } ?? 1
+        self.handle = handle
+        self.notes = notes
+        self.info = SourceInfo(format: .jpeg, width: width, height: height,
+                               orientation: orientation, declaredOrientation: orientation,
+                               hasAlpha: false, icc: icc, exif: exif)
+    }
+
+    deinit { pf_jpeg_decoder_destroy(handle) }
+
+    /// Non-fatal problems libjpeg reported so far, in words (for example "Corrupt JPEG
+    /// data: 2 extraneous bytes before marker 0xd9"); worth a warning in the report.
+    public var warnings: [String] {
+        var result = notes + (0..<pf_jpeg_decoder_warning_count(handle)).map {
+            String(cString: pf_jpeg_decoder_warning(handle, $0))
+        }
+        let dropped = Int(pf_jpeg_decoder_warnings_dropped(handle))
+        if dropped > 0 { result.append("… and \(dropped) more JPEG warnings") }
+        return result
+    }
+
+    /// The size libjpeg delivers at scale `1/denominator` (it rounds up).
+    public func scaledSize(denominator: Int) -> (width: Int, height: Int) {
+        precondition(scaleDenominators.contains(denominator), "JPEG scale 1/\(denominator) is not one of 1, 2, 4, 8")
+        return ((info.width + denominator - 1) / denominator, (info.height + denominator - 1) / denominator)
+    }
+
+    /// Decodes every row, top to bottom, in stored orientation. Can be called again (the
+    /// header is read again from the kept bytes).
+    /// - Parameters:
+    ///   - denominator: 1, 2, 4 or 8.
+    ///   - channels: 3 (RGB) or 4 (RGBA, alpha 255). Grey and CMYK sources come out as RGB.
+    ///   - limits: the deadline is checked inside libjpeg and between batches of rows.
+    ///   - row: called once per row with `width * channels` bytes, valid only during the call.
+    /// - Throws: `PhotoError` (`corrupt-image`, `timeout`), or whatever `row` throws.
+    public func decode(denominator: Int, channels: Int, limits: DecodeLimits,
+                       row: (UnsafePointer<UInt8>) throws -> Void) throws {
+        precondition(scaleDenominators.contains(denominator), "JPEG scale 1/\(denominator) is not one of 1, 2, 4, 8")
+        precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
+        try limits.checkDeadline()
+        pf_jpeg_decoder_set_timeout(handle, JPEGDecoder.nanosecondsLeft(limits.deadline))
+
+        var width: Int32 = 0
+        var height: Int32 = 0
+        try check(pf_jpeg_decoder_start(handle, Int32(denominator), Int32(channels), &width, &height))
+        let stride = Int(width) * channels
+        let batch = JPEGDecoder.rowBatch
+        // One buffer for the whole decode: no allocation per row.
+        let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: stride * batch)
+        defer { buffer.deallocate() }
+        var y = 0
+        while y < Int(height) {
+            var got: Int32 = 0
+            try check(pf_jpeg_decoder_read_rows(handle, buffer, stride, Int32(batch), &got))
+            guard got > 0 else {
+                throw PhotoError(.corruptImage, "JPEG decoder delivered only \(y) of \(height) rows")
+            }
+            for i in 0..<Int(got) {
+                try row(UnsafePointer(buffer + i * stride))
+            }
+            y += Int(got)
+            try limits.checkDeadline()
+        }
+        try check(pf_jpeg_decoder_finish(handle))
+    }
+
+    /// Throws the `PhotoError` for a C status other than OK.
+    private func check(_ status: Int32) throws(PhotoError) {
+        if status != Int32(PF_JPEG_OK) { throw JPEGDecoder.error(handle, status) }
+    }
+
+    /// The error a person reads for a C status.
+    private static func error(_ handle: OpaquePointer, _ status: Int32) -> PhotoError {
+        let message = String(cString: pf_jpeg_decoder_message(handle))
+        switch status {
+        case Int32(PF_JPEG_EOF), Int32(PF_JPEG_TOO_MANY_SCANS):
+            return PhotoError(.corruptImage, message)
+        case Int32(PF_JPEG_STOPPED):
+            return PhotoError(.timeout, message)
+        case Int32(PF_JPEG_NO_MEMORY):
+            return PhotoError(.ioError, "out of memory while decoding the JPEG")
+        case Int32(PF_JPEG_BAD_STATE):
+            preconditionFailure("JPEG decoder called out of order")
+        default:
+            return PhotoError(.corruptImage, "JPEG data is broken: \(message)")
+        }
+    }
+
+    /// Time left before `deadline`, for the C side's own clock; -1 for none.
+    private static func nanosecondsLeft(_ deadline: ContinuousClock.Instant?) -> Int64 {
+        guard let deadline else { return -1 }
+        let left = deadline - ContinuousClock.now
+        let (seconds, attoseconds) = left.components
+        if seconds < 0 { return 0 }
+        if seconds > 1_000_000_000 { return -1 }
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,41 @@
+internal import CShims
+import Pixels
+
+/// Writes JPEG files through libjpeg-turbo: 8-bit RGB, 4:2:0 chroma, baseline or
+/// progressive, with the ICC profile and EXIF block of `EncodeOptions` embedded.
+public enum JPEGEncoder {
+    /// Encodes an RGB image.
+    /// - Parameters:
+    ///   - image: 3 channels (flatten alpha first: passing RGBA is a programmer's mistake).
+    ///   - options: `quality` (1–100), `progressive`, `icc`, `exif` (TIFF header onwards,
+    ///     without "Exif\0\0"; at most 65527 bytes, the room in one APP1 marker).
+    /// - Returns: the JPEG file's bytes.
+    /// - Throws: `PhotoError` with code `io-error` when libjpeg fails or the EXIF block
+    ///   does not fit.
+    public static func encode(_ image: PixelBuffer, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
+        precondition(image.channels == 3, "JPEGEncoder takes RGB; flatten the alpha channel first")
+        var out: UnsafeMutablePointer<UInt8>?
+        var size = 0
+        let messageSize = 256
+        var message = [CChar](repeating: 0, count: messageSize)
+        let status = withOptionalBytes(options.icc) { icc, iccCount in
+            withOptionalBytes(options.exif) { exif, exifCount in
+                pf_jpeg_encode_rgb(image.base, Int32(image.width), Int32(image.height), image.rowBytes,
+                                   Int32(options.quality), options.progressive ? 1 : 0, 0,
+                                   icc, iccCount, exif, exifCount, &out, &size, &message, messageSize)
+            }
+        }
+        defer { pf_jpeg_free(out) }
+        guard status == Int32(PF_JPEG_OK), let out else {
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw PhotoError(.ioError, "JPEG encoding failed: \(reason)")
+        }
+        return Array(UnsafeBufferPointer(start: out, count: size))
+    }
+
+    private static func withOptionalBytes<R>(_ bytes: [UInt8]?,
+                                             _ body: (UnsafePointer<UInt8>?, Int) -> R) -> R {
+        guard let bytes, !bytes.isEmpty else { return body(nil, 0) }
+        return bytes.withUnsafeBufferPointer { body($0.baseAddress, $0.count) }
+    }
+}
