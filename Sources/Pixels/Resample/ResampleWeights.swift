@@ -28,7 +28,9 @@ final class AxisWeights {
     /// - Parameters:
     ///   - inSize: source pixels along the axis (the crop's extent).
     ///   - outSize: output pixels along the axis.
-    init(inSize: Int, outSize: Int) {
+    ///   - evenTaps: round the tap count up to an even number when the source is wide
+    ///     enough, so the pixel loop can take taps two at a time.
+    init(inSize: Int, outSize: Int, evenTaps: Bool = false) {
         precondition(inSize > 0 && outSize > 0)
         count = outSize
         if inSize == outSize {
@@ -75,6 +77,7 @@ final class AxisWeights {
             windows.append((clampedLo + first, trimmed))
             widest = max(widest, trimmed.count)
         }
+        if evenTaps && widest % 2 == 1 && widest < inSize { widest += 1 }
         taps = widest
         starts = .allocate(capacity: outSize)
         weights = .allocate(capacity: outSize * widest)

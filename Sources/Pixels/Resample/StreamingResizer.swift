@@ -31,17 +31,27 @@ public final class StreamingResizer {
     /// copy (no filtering, so no mixing of pixels).
     private let premultiplies: Bool
 
-    /// `ringRows` horizontally resampled rows of `targetWidth * channels` bytes; source
-    /// row `r` (crop-relative) lives in slot `r % ringRows`.
+    /// `ringRows` horizontally resampled rows of `targetWidth * channels` bytes, `ringStride`
+    /// apart; source row `r` (crop-relative) lives in slot `r % ringRows`.
     private let ring: UnsafeMutablePointer<UInt8>
     private let ringRows: Int
     private let ringRowBytes: Int
-    /// One premultiplied crop row (RGBA only).
+    /// Row bytes plus 4 bytes of slack: the RGB loop stores whole 4-byte pixels.
+    private let ringStride: Int
+    /// One crop row as 4-byte pixels (RGB widened to RGBx, or RGBA premultiplied), so
+    /// one vector loop serves both; nil when there is no horizontal filtering.
     private let scratch: UnsafeMutablePointer<UInt8>?
-    /// Vertical accumulators for one output row.
-    private let sums: UnsafeMutablePointer<Int32>
-    /// Row pointers of the current vertical window.
+    /// The crop row as overlapping pixel pairs with their channels side by side: entry
+    /// `j` is 8 bytes `r[j] r[j+1] g[j] g[j+1] b[j] b[j+1] x[j] x[j+1]`. Built once per
+    /// row, it turns every two filter taps into one load and one 16-bit multiply-add.
+    /// Nil when the tap count is odd (sources narrower than the kernel).
+    private let pairRow: UnsafeMutablePointer<UInt8>?
+    /// Row pointers of the current vertical window, padded to an even count.
     private let windowRows: UnsafeMutablePointer<UnsafePointer<UInt8>>
+    /// The window's weights two by two (the second is 0 for the padding row).
+    private let windowWeights: UnsafeMutablePointer<SIMD2<Int16>>
+    /// Zeros, standing in for the missing row of an odd vertical window.
+    private let zeroRow: UnsafeMutablePointer<UInt8>
 
     /// Source rows pushed so far.
     private var rowsPushed = 0
@@ -69,23 +79,31 @@ public final class StreamingResizer {
         self.targetWidth = targetWidth
         self.targetHeight = targetHeight
         self.channels = channels
-        horizontal = AxisWeights(inSize: crop.width, outSize: targetWidth)
+        horizontal = AxisWeights(inSize: crop.width, outSize: targetWidth, evenTaps: true)
         vertical = AxisWeights(inSize: crop.height, outSize: targetHeight)
         output = PixelBuffer(width: targetWidth, height: targetHeight, channels: channels)
         premultiplies = channels == 4 && !(horizontal.isIdentity && vertical.isIdentity)
         ringRows = vertical.taps
         ringRowBytes = targetWidth * channels
-        ring = .allocate(capacity: ringRows * ringRowBytes)
-        scratch = premultiplies ? .allocate(capacity: crop.width * 4) : nil
-        sums = .allocate(capacity: ringRowBytes)
-        windowRows = .allocate(capacity: ringRows)
+        ringStride = ringRowBytes + 4
+        ring = .allocate(capacity: ringRows * ringStride)
+        scratch = horizontal.isIdentity ? nil : .allocate(capacity: crop.width * 4)
+        pairRow = !horizontal.isIdentity && horizontal.taps % 2 == 0
+            ? .allocate(capacity: crop.width * 8) : nil
+        let pairs = (ringRows + 1) / 2
+        windowRows = .allocate(capacity: 2 * pairs)
+        windowWeights = .allocate(capacity: pairs)
+        zeroRow = .allocate(capacity: ringRowBytes)
+        zeroRow.initialize(repeating: 0, count: ringRowBytes)
     }
 
     deinit {
         ring.deallocate()
         scratch?.deallocate()
-        sums.deallocate()
+        pairRow?.deallocate()
         windowRows.deallocate()
+        windowWeights.deallocate()
+        zeroRow.deallocate()
     }
 
     /// True once every output row is written; later rows may be skipped (or pushed:
@@ -104,18 +122,24 @@ public final class StreamingResizer {
         // before the first window starts).
         guard r >= 0, r < crop.height, r >= Int(vertical.starts[nextOutputRow]) else { return }
 
-        var source = row + crop.x * channels
+        let source = row + crop.x * channels
+        let slot = ring + (r % ringRows) * ringStride
         if let scratch {
-            premultiply(source, into: scratch, pixels: crop.width)
-            source = UnsafePointer(scratch)
-        }
-        let slot = ring + (r % ringRows) * ringRowBytes
-        if horizontal.isIdentity {
-            slot.update(from: source, count: ringRowBytes)
-        } else if channels == 3 {
-            resampleRow3(source, into: slot)
+            if channels == 3 {
+                widen(source, into: scratch, pixels: crop.width)
+            } else {
+                premultiply(source, into: scratch, pixels: crop.width)
+            }
+            if let pairRow {
+                makePairs(scratch, into: pairRow, pixels: crop.width)
+                resampleRowInPairs(pairRow, into: slot)
+            } else {
+                resampleRow(scratch, into: slot)
+            }
+        } else if premultiplies {
+            premultiply(source, into: slot, pixels: crop.width)
         } else {
-            resampleRow4(source, into: slot)
+            slot.update(from: source, count: ringRowBytes)
         }
         // Every output row whose window ends at this source row can be written now
         // (several of them when upscaling).
@@ -136,46 +160,89 @@ public final class StreamingResizer {
 
     // MARK: - Horizontal pass
 
-    private func resampleRow3(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>) {
-        let taps = horizontal.taps
-        let starts = horizontal.starts
-        var weight = UnsafePointer(horizontal.weights)
-        for x in 0..<targetWidth {
-            var s = source + Int(starts[x]) * 3
-            var a0 = weightHalf, a1 = weightHalf, a2 = weightHalf
-            for _ in 0..<taps {
-                let w = Int32(weight.pointee)
-                a0 &+= w &* Int32(s[0])
-                a1 &+= w &* Int32(s[1])
-                a2 &+= w &* Int32(s[2])
-                s += 3
-                weight += 1
-            }
-            let d = destination + x * 3
-            d[0] = clamp8(a0 &>> weightBits)
-            d[1] = clamp8(a1 &>> weightBits)
-            d[2] = clamp8(a2 &>> weightBits)
+    /// RGB → RGBx (the fourth byte is whatever follows; it is computed and dropped).
+    private func widen(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>,
+                       pixels: Int) {
+        let s = UnsafeRawPointer(source)
+        let d = UnsafeMutableRawPointer(destination)
+        // 4-byte loads read one byte past each pixel: stop before the last one.
+        for i in 0..<(pixels - 1) {
+            d.storeBytes(of: s.loadUnaligned(fromByteOffset: i * 3, as: UInt32.self),
+                         toByteOffset: i * 4, as: UInt32.self)
+        }
+        let last = pixels - 1
+        destination[last * 4] = source[last * 3]
+        destination[last * 4 + 1] = source[last * 3 + 1]
+        destination[last * 4 + 2] = source[last * 3 + 2]
+    }
+
+    /// Stores one filtered pixel: 4 bytes (for RGB the fourth lands in the next pixel's
+    /// place, or in the slack at the row's end, and is overwritten).
+    @inline(__always)
+    private func store(_ sum: SIMD4<Int32>, _ destination: UnsafeMutableRawPointer) {
+        var v = sum &>> SIMD4(repeating: weightBits)
+        v.clamp(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+        destination.storeBytes(of: SIMD4<UInt8>(truncatingIfNeeded: v), as: SIMD4<UInt8>.self)
+    }
+
+    /// Builds the pair row from 4-byte pixels (see `pairRow`).
+    private func makePairs(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>,
+                           pixels: Int) {
+        let s = UnsafeRawPointer(source)
+        let d = UnsafeMutableRawPointer(destination)
+        for j in 0..<(pixels - 1) {
+            let b = s.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<UInt8>.self)
+            d.storeBytes(of: SIMD8<UInt8>(b[0], b[4], b[1], b[5], b[2], b[6], b[3], b[7]),
+                         toByteOffset: j * 8, as: SIMD8<UInt8>.self)
+        }
+        // The last pixel has no right neighbour; no window starts a pair there.
+        let last = pixels - 1
+        for c in 0..<4 {
+            destination[last * 8 + 2 * c] = source[last * 4 + c]
+            destination[last * 8 + 2 * c + 1] = source[last * 4 + c]
         }
     }
 
-    private func resampleRow4(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>) {
+    /// The horizontal filter, two taps per step: one 8-byte load from the pair row and a
+    /// 16-bit multiply with 32-bit pair sums (the shape of SSE2 `pmaddwd`).
+    private func resampleRowInPairs(_ pairs: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>) {
+        let steps = horizontal.taps / 2
+        let starts = horizontal.starts
+        let channels = self.channels
+        var weight = UnsafeRawPointer(horizontal.weights)
+        let d = UnsafeMutableRawPointer(destination)
+        for x in 0..<targetWidth {
+            var p = UnsafeRawPointer(pairs + Int(starts[x]) * 8)
+            var sum = SIMD4<Int32>(repeating: weightHalf)
+            for _ in 0..<steps {
+                let paired = SIMD8<Int16>(truncatingIfNeeded: p.loadUnaligned(as: SIMD8<UInt8>.self))
+                let w = weight.loadUnaligned(as: SIMD2<Int16>.self)
+                let weights = SIMD8<Int16>(w[0], w[1], w[0], w[1], w[0], w[1], w[0], w[1])
+                let product = SIMD8<Int32>(truncatingIfNeeded: paired) &* SIMD8<Int32>(truncatingIfNeeded: weights)
+                sum &+= product.evenHalf &+ product.oddHalf
+                p += 16  // two pixels on
+                weight += 4
+            }
+            store(sum, d + x * channels)
+        }
+    }
+
+    /// The horizontal filter one tap at a time (an odd tap count: only tiny sources).
+    private func resampleRow(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>) {
         let taps = horizontal.taps
         let starts = horizontal.starts
         var weight = UnsafePointer(horizontal.weights)
-        let half = SIMD4<Int32>(repeating: weightHalf)
+        let d = UnsafeMutableRawPointer(destination)
         for x in 0..<targetWidth {
-            var s = source + Int(starts[x]) * 4
-            var sum = half
+            var s = UnsafeRawPointer(source + Int(starts[x]) * 4)
+            var sum = SIMD4<Int32>(repeating: weightHalf)
             for _ in 0..<taps {
-                let pixel = SIMD4<Int32>(truncatingIfNeeded: UnsafeRawPointer(s).loadUnaligned(as: SIMD4<UInt8>.self))
+                let pixel = SIMD4<Int32>(truncatingIfNeeded: s.loadUnaligned(as: SIMD4<UInt8>.self))
                 sum &+= pixel &* Int32(weight.pointee)
                 s += 4
                 weight += 1
             }
-            sum &>>= SIMD4(repeating: weightBits)
-            sum.clamp(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
-            UnsafeMutableRawPointer(destination + x * 4)
-                .storeBytes(of: SIMD4<UInt8>(truncatingIfNeeded: sum), as: SIMD4<UInt8>.self)
+            store(sum, d + x * channels)
         }
     }
 
@@ -186,24 +253,72 @@ public final class StreamingResizer {
         let start = Int(vertical.starts[y])
         let count = ringRowBytes
         if vertical.isIdentity {
-            out.update(from: ring + (start % ringRows) * ringRowBytes, count: count)
+            out.update(from: ring + (start % ringRows) * ringStride, count: count)
         } else {
-            // Accumulate tap by tap over the whole row: simple loops the compiler
-            // vectorises, with the sums staying in L1.
-            let weights = vertical.weights + y * vertical.taps
-            let sums = self.sums
-            for k in 0..<vertical.taps {
-                let source = UnsafePointer(ring + ((start + k) % ringRows) * ringRowBytes)
-                let w = Int32(weights[k])
-                if k == 0 {
-                    for i in 0..<count { sums[i] = weightHalf &+ w &* Int32(source[i]) }
-                } else if w != 0 {
-                    for i in 0..<count { sums[i] &+= w &* Int32(source[i]) }
+            let taps = vertical.taps
+            let weights = vertical.weights + y * taps
+            let pairs = (taps + 1) / 2
+            for k in 0..<(2 * pairs) {
+                windowRows[k] = k < taps ? UnsafePointer(ring + ((start + k) % ringRows) * ringStride)
+                                         : UnsafePointer(zeroRow)
+            }
+            for p in 0..<pairs {
+                windowWeights[p] = SIMD2(weights[2 * p], 2 * p + 1 < taps ? weights[2 * p + 1] : 0)
+            }
+            if count >= 16 {
+                filterColumns(into: out, count: count, pairs: pairs)
+            } else {
+                for i in 0..<count {
+                    var sum = weightHalf
+                    for k in 0..<taps { sum &+= Int32(weights[k]) &* Int32(windowRows[k][i]) }
+                    out[i] = clamp8(sum &>> weightBits)
                 }
             }
-            for i in 0..<count { out[i] = clamp8(sums[i] &>> weightBits) }
         }
         if premultiplies { unpremultiply(out, pixels: targetWidth) }
+    }
+
+    /// The vertical filter, 16 bytes of the row at a time with the sums in registers,
+    /// two rows per step: their bytes are interleaved so each step is a 16-bit
+    /// multiply with 32-bit pair sums (SSE2 `pmaddwd`).
+    private func filterColumns(into out: UnsafeMutablePointer<UInt8>, count: Int, pairs: Int) {
+        let rows = windowRows
+        let weights = windowWeights
+        let o = UnsafeMutableRawPointer(out)
+        var i = 0
+        while true {
+            // The last block overlaps the one before rather than running past the row.
+            let at = min(i, count - 16)
+            // Four blocks of 4 bytes; written as 8-lane pieces, the shape LLVM turns into
+            // `pmaddwd` (it does not for 16 lanes).
+            var s0 = SIMD4<Int32>(repeating: weightHalf), s1 = s0, s2 = s0, s3 = s0
+            for p in 0..<pairs {
+                let a = UnsafeRawPointer(rows[2 * p]).loadUnaligned(fromByteOffset: at, as: SIMD16<UInt8>.self)
+                let b = UnsafeRawPointer(rows[2 * p + 1]).loadUnaligned(fromByteOffset: at, as: SIMD16<UInt8>.self)
+                let w = weights[p]
+                let w32 = SIMD8<Int32>(truncatingIfNeeded: SIMD8<Int16>(
+                    w[0], w[1], w[0], w[1], w[0], w[1], w[0], w[1]))
+                @inline(__always) func step(_ q: Int) -> SIMD4<Int32> {
+                    let paired = SIMD8<UInt8>(a[q], b[q], a[q + 1], b[q + 1], a[q + 2], b[q + 2], a[q + 3], b[q + 3])
+                    let product = SIMD8<Int32>(truncatingIfNeeded: SIMD8<Int16>(truncatingIfNeeded: paired)) &* w32
+                    return product.evenHalf &+ product.oddHalf
+                }
+                s0 &+= step(0)
+                s1 &+= step(4)
+                s2 &+= step(8)
+                s3 &+= step(12)
+            }
+            @inline(__always) func bytes(_ v: SIMD4<Int32>) -> SIMD4<UInt8> {
+                var v = v &>> SIMD4(repeating: weightBits)
+                v.clamp(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
+                return SIMD4<UInt8>(truncatingIfNeeded: v)
+            }
+            o.storeBytes(of: SIMD16<UInt8>(lowHalf: SIMD8(lowHalf: bytes(s0), highHalf: bytes(s1)),
+                                           highHalf: SIMD8(lowHalf: bytes(s2), highHalf: bytes(s3))),
+                         toByteOffset: at, as: SIMD16<UInt8>.self)
+            if at == count - 16 { break }
+            i += 16
+        }
     }
 }
 
