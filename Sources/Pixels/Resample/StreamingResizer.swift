@@ -42,10 +42,13 @@ public final class StreamingResizer {
     /// one vector loop serves both; nil when there is no horizontal filtering.
     private let scratch: UnsafeMutablePointer<UInt8>?
     /// The crop row as overlapping pixel pairs with their channels side by side: entry
-    /// `j` is 8 bytes `r[j] r[j+1] g[j] g[j+1] b[j] b[j+1] x[j] x[j+1]`. Built once per
+    /// `j` is 8 Int16 `r[j] r[j+1] g[j] g[j+1] b[j] b[j+1] x[j] x[j+1]`. Built once per
     /// row, it turns every two filter taps into one load and one 16-bit multiply-add.
     /// Nil when the tap count is odd (sources narrower than the kernel).
-    private let pairRow: UnsafeMutablePointer<UInt8>?
+    private let pairRow: UnsafeMutablePointer<SIMD8<Int16>>?
+    /// The horizontal weights two by two, each pair repeated for the 4 channels
+    /// (`w0 w1 w0 w1 w0 w1 w0 w1`), ready to multiply with a `pairRow` entry.
+    private let pairWeights: UnsafeMutablePointer<SIMD8<Int16>>?
     /// Row pointers of the current vertical window, padded to an even count.
     private let windowRows: UnsafeMutablePointer<UnsafePointer<UInt8>>
     /// The window's weights two by two (the second is 0 for the padding row).
@@ -88,8 +91,19 @@ public final class StreamingResizer {
         ringStride = ringRowBytes + 4
         ring = .allocate(capacity: ringRows * ringStride)
         scratch = horizontal.isIdentity ? nil : .allocate(capacity: crop.width * 4)
-        pairRow = !horizontal.isIdentity && horizontal.taps % 2 == 0
-            ? .allocate(capacity: crop.width * 8) : nil
+        if !horizontal.isIdentity && horizontal.taps % 2 == 0 {
+            pairRow = .allocate(capacity: crop.width)
+            let steps = horizontal.taps / 2
+            let expanded = UnsafeMutablePointer<SIMD8<Int16>>.allocate(capacity: targetWidth * steps)
+            for i in 0..<(targetWidth * steps) {
+                let w0 = horizontal.weights[2 * i], w1 = horizontal.weights[2 * i + 1]
+                expanded[i] = SIMD8(w0, w1, w0, w1, w0, w1, w0, w1)
+            }
+            pairWeights = expanded
+        } else {
+            pairRow = nil
+            pairWeights = nil
+        }
         let pairs = (ringRows + 1) / 2
         windowRows = .allocate(capacity: 2 * pairs)
         windowWeights = .allocate(capacity: pairs)
@@ -101,6 +115,7 @@ public final class StreamingResizer {
         ring.deallocate()
         scratch?.deallocate()
         pairRow?.deallocate()
+        pairWeights?.deallocate()
         windowRows.deallocate()
         windowWeights.deallocate()
         zeroRow.deallocate()
@@ -125,16 +140,21 @@ public final class StreamingResizer {
         let source = row + crop.x * channels
         let slot = ring + (r % ringRows) * ringStride
         if let scratch {
-            if channels == 3 {
-                widen(source, into: scratch, pixels: crop.width)
-            } else {
-                premultiply(source, into: scratch, pixels: crop.width)
-            }
-            if let pairRow {
-                makePairs(scratch, into: pairRow, pixels: crop.width)
+            if let pairRow, channels == 3 {
+                makePairsRGB(source, into: pairRow, pixels: crop.width)
                 resampleRowInPairs(pairRow, into: slot)
             } else {
-                resampleRow(scratch, into: slot)
+                if channels == 3 {
+                    widen(source, into: scratch, pixels: crop.width)
+                } else {
+                    premultiply(source, into: scratch, pixels: crop.width)
+                }
+                if let pairRow {
+                    makePairs(scratch, into: pairRow, pixels: crop.width)
+                    resampleRowInPairs(pairRow, into: slot)
+                } else {
+                    resampleRow(scratch, into: slot)
+                }
             }
         } else if premultiplies {
             premultiply(source, into: slot, pixels: crop.width)
@@ -186,44 +206,68 @@ public final class StreamingResizer {
     }
 
     /// Builds the pair row from 4-byte pixels (see `pairRow`).
-    private func makePairs(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>,
+    private func makePairs(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<SIMD8<Int16>>,
                            pixels: Int) {
         let s = UnsafeRawPointer(source)
-        let d = UnsafeMutableRawPointer(destination)
         for j in 0..<(pixels - 1) {
             let b = s.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<UInt8>.self)
-            d.storeBytes(of: SIMD8<UInt8>(b[0], b[4], b[1], b[5], b[2], b[6], b[3], b[7]),
-                         toByteOffset: j * 8, as: SIMD8<UInt8>.self)
+            destination[j] = SIMD8<Int16>(truncatingIfNeeded: SIMD8<UInt8>(
+                b[0], b[4], b[1], b[5], b[2], b[6], b[3], b[7]))
         }
         // The last pixel has no right neighbour; no window starts a pair there.
-        let last = pixels - 1
-        for c in 0..<4 {
-            destination[last * 8 + 2 * c] = source[last * 4 + c]
-            destination[last * 8 + 2 * c + 1] = source[last * 4 + c]
+        let last = SIMD4<Int16>(truncatingIfNeeded: s.loadUnaligned(fromByteOffset: (pixels - 1) * 4,
+                                                                   as: SIMD4<UInt8>.self))
+        destination[pixels - 1] = SIMD8(last[0], last[0], last[1], last[1], last[2], last[2], last[3], last[3])
+    }
+
+    /// Builds the pair row straight from RGB pixels (the fourth lane repeats blue).
+    private func makePairsRGB(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<SIMD8<Int16>>,
+                              pixels: Int) {
+        let s = UnsafeRawPointer(source)
+        // 8-byte loads reach 2 bytes past pixel j + 1: the last two pixels go one by one.
+        let loaded = max(pixels - 2, 0)
+        for j in 0..<loaded {
+            let b = s.loadUnaligned(fromByteOffset: j * 3, as: SIMD8<UInt8>.self)
+            destination[j] = SIMD8<Int16>(truncatingIfNeeded: SIMD8<UInt8>(
+                b[0], b[3], b[1], b[4], b[2], b[5], b[2], b[5]))
+        }
+        for j in loaded..<pixels {
+            let k = min(j + 1, pixels - 1)
+            let p = source + j * 3, q = source + k * 3
+            destination[j] = SIMD8<Int16>(truncatingIfNeeded: SIMD8<UInt8>(
+                p[0], q[0], p[1], q[1], p[2], q[2], p[2], q[2]))
         }
     }
 
-    /// The horizontal filter, two taps per step: one 8-byte load from the pair row and a
-    /// 16-bit multiply with 32-bit pair sums (the shape of SSE2 `pmaddwd`).
-    private func resampleRowInPairs(_ pairs: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<UInt8>) {
+    /// The horizontal filter, two taps per multiply: a `pairRow` entry times its
+    /// expanded weights, 16-bit products summed in pairs into 32 bits (the shape LLVM
+    /// turns into SSE2 `pmaddwd`). Unrolled by two with two sums to keep the adds apart.
+    private func resampleRowInPairs(_ pairs: UnsafePointer<SIMD8<Int16>>, into destination: UnsafeMutablePointer<UInt8>) {
         let steps = horizontal.taps / 2
         let starts = horizontal.starts
         let channels = self.channels
-        var weight = UnsafeRawPointer(horizontal.weights)
+        var weight = UnsafePointer(pairWeights!)
         let d = UnsafeMutableRawPointer(destination)
+        @inline(__always) func madd(_ a: SIMD8<Int16>, _ b: SIMD8<Int16>) -> SIMD4<Int32> {
+            let product = SIMD8<Int32>(truncatingIfNeeded: a) &* SIMD8<Int32>(truncatingIfNeeded: b)
+            return product.evenHalf &+ product.oddHalf
+        }
         for x in 0..<targetWidth {
-            var p = UnsafeRawPointer(pairs + Int(starts[x]) * 8)
+            // Entries two pixels apart: the next pair of taps.
+            var p = pairs + Int(starts[x])
             var sum = SIMD4<Int32>(repeating: weightHalf)
-            for _ in 0..<steps {
-                let paired = SIMD8<Int16>(truncatingIfNeeded: p.loadUnaligned(as: SIMD8<UInt8>.self))
-                let w = weight.loadUnaligned(as: SIMD2<Int16>.self)
-                let weights = SIMD8<Int16>(w[0], w[1], w[0], w[1], w[0], w[1], w[0], w[1])
-                let product = SIMD8<Int32>(truncatingIfNeeded: paired) &* SIMD8<Int32>(truncatingIfNeeded: weights)
-                sum &+= product.evenHalf &+ product.oddHalf
-                p += 16  // two pixels on
-                weight += 4
+            var other = SIMD4<Int32>.zero
+            for _ in 0..<(steps / 2) {
+                sum &+= madd(p[0], weight[0])
+                other &+= madd(p[2], weight[1])
+                p += 4
+                weight += 2
             }
-            store(sum, d + x * channels)
+            if steps % 2 == 1 {
+                sum &+= madd(p[0], weight[0])
+                weight += 1
+            }
+            store(sum &+ other, d + x * channels)
         }
     }
 
