@@ -1,3 +1,4 @@
+import Foundation
 import Pixels
 import Testing
 
@@ -114,4 +115,60 @@ import Testing
         #expect(completedAt == 45, "complete right after the crop's last row")
         #expect(pixels(resizer.finish()) == pixels(resized(cropped(image, crop), width: 30, height: 20)))
     }
+}
+
+/// A plain double-precision Lanczos-3 resize with the same conventions (centres at
+/// (x + 0.5) · scale − 0.5, kernel stretched when shrinking, edges clamped), to check the
+/// fixed-point, vectorised one against.
+func referenceResize(_ image: PixelBuffer, width: Int, height: Int) -> [[[Double]]] {
+    func lanczos(_ x: Double) -> Double {
+        if x == 0 { return 1 }
+        if abs(x) >= 3 { return 0 }
+        let px = Double.pi * x
+        return 3 * sin(px) * sin(px / 3) / (px * px)
+    }
+    func weights(_ n: Int, _ m: Int) -> [[(Int, Double)]] {
+        let scale = Double(n) / Double(m)
+        let fs = max(scale, 1)
+        return (0..<m).map { i in
+            let c = (Double(i) + 0.5) * scale - 0.5
+            var taps: [(Int, Double)] = []
+            for j in Int((c - 3 * fs).rounded(.down))...Int((c + 3 * fs).rounded(.up)) {
+                taps.append((min(max(j, 0), n - 1), lanczos((Double(j) - c) / fs)))
+            }
+            let sum = taps.reduce(0) { $0 + $1.1 }
+            return taps.map { ($0.0, $0.1 / sum) }
+        }
+    }
+    let ch = image.channels
+    let h = weights(image.width, width), v = weights(image.height, height)
+    let rows: [[[Double]]] = (0..<image.height).map { y in
+        (0..<width).map { x in
+            (0..<ch).map { c in h[x].reduce(0) { $0 + $1.1 * Double(image.row(y)[$1.0 * ch + c]) } }
+        }
+    }
+    return (0..<height).map { y in
+        (0..<width).map { x in
+            (0..<ch).map { c in v[y].reduce(0) { $0 + $1.1 * rows[$1.0][x][c] } }
+        }
+    }
+}
+
+@Test(arguments: [(3, 120, 90, 61, 47), (3, 120, 90, 30, 22), (3, 40, 30, 97, 70),
+                  (4, 120, 90, 59, 44), (3, 3, 2, 2, 1), (4, 5, 4, 2, 3), (3, 9, 7, 40, 3)])
+func matchesADoublePrecisionReference(channels: Int, w: Int, h: Int, tw: Int, th: Int) {
+    let image = naturalImage(width: w, height: h, channels: channels)
+    let out = resized(image, width: tw, height: th)
+    let reference = referenceResize(image, width: tw, height: th)
+    var worst = 0.0
+    for y in 0..<th {
+        for x in 0..<tw {
+            for c in 0..<channels {
+                let want = min(max(reference[y][x][c], 0), 255)
+                worst = max(worst, abs(Double(out.row(y)[x * channels + c]) - want))
+            }
+        }
+    }
+    // Fixed-point weights and the 8-bit intermediate rows cost at most about one level.
+    #expect(worst < 1.6, "largest difference \(worst)")
 }
