@@ -73,3 +73,17 @@ for _ in 0..<runs {
 }
 print("\(input.width)x\(input.height)x\(input.channels) -> \(width)x\(height): best of \(runs): \(String(format: "%.1f", best)) ms wall, \(String(format: "%.1f", bestCPU)) ms CPU")
 writePPM(result!, args[2])
+
+// Orientation of the source (rotations walk the source by columns: tiled).
+if args.count > 7 && args[7] == "orient" {
+    for exif in [3, 6, 8] {
+        var bestOrient = Double.infinity
+        for _ in 0..<runs {
+            let start = threadCPUms()
+            let upright = Orientation.apply(input, exif: exif)
+            bestOrient = min(bestOrient, threadCPUms() - start)
+            precondition(upright.width * upright.height == input.width * input.height)
+        }
+        print("orient \(exif) of \(input.width)x\(input.height)x\(input.channels): best of \(runs): \(String(format: "%.1f", bestOrient)) ms CPU")
+    }
+}

@@ -17,7 +17,7 @@ swiftc -O -wmo -enforce-exclusivity=unchecked -module-name ResampleBench $srcs b
 "$tmp/bench" "$tmp/48mp.ppm" "$tmp/48-2048.ppm" 2048 1536 3
 "$tmp/bench" "$tmp/12mp.ppm" "$tmp/12-2016.ppm" 2016 1512
 "$tmp/bench" "$tmp/12mp.ppm" "$tmp/12-2048-rgba.ppm" 2048 1536 5 rgba
-"$tmp/bench" "$tmp/12mp.ppm" "$tmp/12-4032.ppm" 4032 3024 3
+"$tmp/bench" "$tmp/12mp.ppm" "$tmp/12-4032.ppm" 4032 3024 3 rgb orient
 convert "$tmp/12mp.ppm" -filter Lanczos -resize 2048x1536! -depth 8 "$tmp/im-2048.ppm"
 convert "$tmp/12mp.ppm" -filter Lanczos -resize 2016x1512! -depth 8 "$tmp/im-2016.ppm"
 printf 'PSNR vs ImageMagick Lanczos, 2048x1536: '; compare -metric PSNR "$tmp/12-2048.ppm" "$tmp/im-2048.ppm" null: 2>&1 || true; echo
