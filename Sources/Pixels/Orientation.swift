@@ -1,0 +1,116 @@
+/// EXIF orientation (tag 0x0112, values 1–8): how stored pixels become the upright
+/// picture a person sees.
+///
+/// | value | to display            | upright size |
+/// |-------|-----------------------|--------------|
+/// | 1     | as stored             | W × H        |
+/// | 2     | mirror horizontally   | W × H        |
+/// | 3     | rotate 180°           | W × H        |
+/// | 4     | mirror vertically     | W × H        |
+/// | 5     | transpose (mirror across the main diagonal)  | H × W |
+/// | 6     | rotate 90° clockwise  | H × W        |
+/// | 7     | transverse (mirror across the anti-diagonal) | H × W |
+/// | 8     | rotate 90° counter-clockwise | H × W |
+///
+/// Values outside 1–8 are treated as 1 (the EXIF default), which is what viewers do.
+public enum Orientation {
+    /// The size of the upright picture.
+    /// - Parameters:
+    ///   - width: stored width.
+    ///   - height: stored height.
+    ///   - exif: orientation value 1–8.
+    public static func uprightSize(width: Int, height: Int, exif: Int) -> (width: Int, height: Int) {
+        swapsAxes(exif) ? (height, width) : (width, height)
+    }
+
+    /// Turns stored pixels upright.
+    /// - Parameters:
+    ///   - image: the pixels as stored.
+    ///   - exif: orientation value 1–8.
+    /// - Returns: `image` itself for 1; otherwise a new upright buffer.
+    public static func apply(_ image: PixelBuffer, exif: Int) -> PixelBuffer {
+        let map = StoredMap(exif: exif, storedWidth: image.width, storedHeight: image.height)
+        if map.isIdentity { return image }
+        let size = uprightSize(width: image.width, height: image.height, exif: exif)
+        let channels = image.channels
+        let result = PixelBuffer(width: size.width, height: size.height, channels: channels)
+        // Byte steps in the source for one step right / down in the result.
+        let stepX = map.xx * channels + map.xy * image.rowBytes
+        let stepY = map.yx * channels + map.yy * image.rowBytes
+        let origin = UnsafePointer(image.base) + map.x0 * channels + map.y0 * image.rowBytes
+        // Square tiles keep both the rows read and the rows written in cache when the
+        // walk goes down source columns (rotations by 90°).
+        let tile = 64
+        for tileY in stride(from: 0, to: size.height, by: tile) {
+            let endY = min(tileY + tile, size.height)
+            for tileX in stride(from: 0, to: size.width, by: tile) {
+                let endX = min(tileX + tile, size.width)
+                for y in tileY..<endY {
+                    var d = result.row(y) + tileX * channels
+                    var s = origin + tileX * stepX + y * stepY
+                    if channels == 3 {
+                        for _ in tileX..<endX {
+                            d[0] = s[0]; d[1] = s[1]; d[2] = s[2]
+                            d += 3
+                            s += stepX
+                        }
+                    } else {
+                        for _ in tileX..<endX {
+                            UnsafeMutableRawPointer(d).storeBytes(
+                                of: UnsafeRawPointer(s).loadUnaligned(as: UInt32.self), as: UInt32.self)
+                            d += 4
+                            s += stepX
+                        }
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    /// Maps a rectangle chosen on the upright picture to the stored pixels that show in
+    /// it, so a crop can be taken from the decoder's stream before rotating.
+    /// - Parameters:
+    ///   - rect: a rectangle in upright coordinates.
+    ///   - storedWidth: stored width.
+    ///   - storedHeight: stored height.
+    ///   - exif: orientation value 1–8.
+    /// - Returns: the same pixels' rectangle in stored coordinates.
+    public static func storedRect(forUpright rect: PixelRect, storedWidth: Int, storedHeight: Int,
+                                  exif: Int) -> PixelRect {
+        precondition(rect.width > 0 && rect.height > 0, "empty rectangle \(rect)")
+        let map = StoredMap(exif: exif, storedWidth: storedWidth, storedHeight: storedHeight)
+        let a = map.stored(rect.x, rect.y)
+        let b = map.stored(rect.x + rect.width - 1, rect.y + rect.height - 1)
+        let x = min(a.x, b.x), y = min(a.y, b.y)
+        return PixelRect(x: x, y: y, width: max(a.x, b.x) - x + 1, height: max(a.y, b.y) - y + 1)
+    }
+
+    private static func swapsAxes(_ exif: Int) -> Bool { (5...8).contains(exif) }
+}
+
+/// Where upright pixel (x, y) is stored: stored = (x0 + xx·x + yx·y, y0 + xy·x + yy·y).
+private struct StoredMap {
+    var x0 = 0, y0 = 0
+    var xx = 1, yx = 0
+    var xy = 0, yy = 1
+
+    init(exif: Int, storedWidth w: Int, storedHeight h: Int) {
+        switch exif {
+        case 2: (x0, xx) = (w - 1, -1)                               // mirror horizontal
+        case 3: (x0, xx, y0, yy) = (w - 1, -1, h - 1, -1)            // rotate 180
+        case 4: (y0, yy) = (h - 1, -1)                               // mirror vertical
+        case 5: (xx, yx, xy, yy) = (0, 1, 1, 0)                      // transpose
+        case 6: (xx, yx, xy, yy, y0) = (0, 1, -1, 0, h - 1)          // rotate 90 CW
+        case 7: (xx, yx, xy, yy, x0, y0) = (0, -1, -1, 0, w - 1, h - 1) // transverse
+        case 8: (xx, yx, xy, yy, x0) = (0, -1, 1, 0, w - 1)          // rotate 90 CCW
+        default: break
+        }
+    }
+
+    var isIdentity: Bool { x0 == 0 && y0 == 0 && xx == 1 && yy == 1 && yx == 0 && xy == 0 }
+
+    func stored(_ x: Int, _ y: Int) -> (x: Int, y: Int) {
+        (x0 + xx * x + yx * y, y0 + xy * x + yy * y)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+
+/// Fixed-point precision of filter weights: they sum to `1 << weightBits` per output
+/// pixel. 14 bits keep the largest Lanczos weight (≈ 1.0 when upscaling) inside Int16
+/// and an 8-bit pixel times the absolute sum of weights inside Int32.
+let weightBits: Int32 = 14
+let weightOne: Int32 = 1 << weightBits
+let weightHalf: Int32 = 1 << (weightBits - 1)
+
+/// Lanczos-3 weights for one axis, computed once per resize.
+///
+/// Every output pixel uses the same number of taps (`taps`) starting at `starts[i]`,
+/// so the pixel loops have a fixed trip count; windows near the edges are shifted
+/// inwards and padded with zero weights. Taps that would fall outside the source are
+/// folded onto the edge pixel (edge clamping), so a constant image stays constant.
+final class AxisWeights {
+    /// Taps per output pixel.
+    let taps: Int
+    /// Output pixels.
+    let count: Int
+    /// First source index (relative to the crop) of each output pixel's window.
+    let starts: UnsafeMutablePointer<Int32>
+    /// `count × taps` weights, each row summing exactly to `weightOne`.
+    let weights: UnsafeMutablePointer<Int16>
+    /// Input and output sizes are equal: output pixel `i` is input pixel `i`.
+    let isIdentity: Bool
+
+    /// - Parameters:
+    ///   - inSize: source pixels along the axis (the crop's extent).
+    ///   - outSize: output pixels along the axis.
+    ///   - evenTaps: round the tap count up to an even number when the source is wide
+    ///     enough, so the pixel loop can take taps two at a time.
+    init(inSize: Int, outSize: Int, evenTaps: Bool = false) {
+        precondition(inSize > 0 && outSize > 0)
+        count = outSize
+        if inSize == outSize {
+            isIdentity = true
+            taps = 1
+            starts = .allocate(capacity: outSize)
+            weights = .allocate(capacity: outSize)
+            for i in 0..<outSize {
+                starts[i] = Int32(i)
+                weights[i] = Int16(weightOne)
+            }
+            return
+        }
+        isIdentity = false
+        // Pixel centres: output i sits at input (i + 0.5) * scale - 0.5. When shrinking,
+        // the kernel is stretched by the scale so every source pixel contributes
+        // (an area-aware filter, as Pillow and libvips reduce do).
+        let scale = Double(inSize) / Double(outSize)
+        let filterScale = max(scale, 1)
+        let support = 3 * filterScale
+
+        // First pass: folded float weights per output pixel, and the widest window.
+        var windows: [(lo: Int, weights: [Double])] = []
+        windows.reserveCapacity(outSize)
+        var widest = 1
+        for i in 0..<outSize {
+            let centre = (Double(i) + 0.5) * scale - 0.5
+            let lo = Int((centre - support).rounded(.down))
+            let hi = Int((centre + support).rounded(.up))
+            let clampedLo = min(max(lo, 0), inSize - 1)
+            let clampedHi = min(max(hi, 0), inSize - 1)
+            var folded = [Double](repeating: 0, count: clampedHi - clampedLo + 1)
+            for j in lo...hi {
+                let w = lanczos3((Double(j) - centre) / filterScale)
+                if w == 0 { continue }
+                folded[min(max(j, 0), inSize - 1) - clampedLo] += w
+            }
+            // Trim zero weights at both ends so the windows stay as narrow as possible.
+            var first = 0
+            var last = folded.count - 1
+            while first < last && folded[first] == 0 { first += 1 }
+            while last > first && folded[last] == 0 { last -= 1 }
+            let trimmed = Array(folded[first...last])
+            windows.append((clampedLo + first, trimmed))
+            widest = max(widest, trimmed.count)
+        }
+        if evenTaps && widest % 2 == 1 && widest < inSize { widest += 1 }
+        taps = widest
+        starts = .allocate(capacity: outSize)
+        weights = .allocate(capacity: outSize * widest)
+        weights.initialize(repeating: 0, count: outSize * widest)
+
+        // Second pass: place each window in a fixed-width slot, normalise, quantise.
+        for (i, window) in windows.enumerated() {
+            let start = min(window.lo, inSize - widest)
+            starts[i] = Int32(start)
+            let offset = window.lo - start
+            let sum = window.weights.reduce(0, +)
+            let slot = weights + i * widest
+            var total: Int32 = 0
+            var largest = offset
+            for (k, w) in window.weights.enumerated() {
+                let q = Int32((w / sum * Double(weightOne)).rounded())
+                slot[offset + k] = Int16(q)
+                total += q
+                if abs(w) > abs(window.weights[largest - offset]) { largest = offset + k }
+            }
+            // Rounding must not change the sum: a flat colour has to come out exact.
+            slot[largest] = Int16(Int32(slot[largest]) + weightOne - total)
+        }
+    }
+
+    deinit {
+        starts.deallocate()
+        weights.deallocate()
+    }
+}
+
+/// The Lanczos kernel with a = 3: sinc(x) · sinc(x / 3) on |x| < 3.
+@inline(__always)
+func lanczos3(_ x: Double) -> Double {
+    if x == 0 { return 1 }
+    if abs(x) >= 3 { return 0 }
+    let px = Double.pi * x
+    return 3 * sin(px) * sin(px / 3) / (px * px)
+}

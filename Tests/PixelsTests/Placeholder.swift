@@ -1,3 +1,0 @@
-import Testing
-
-@Test func PixelsBuilds() { #expect(Bool(true)) }

@@ -1,0 +1,174 @@
+import Foundation
+import Pixels
+import Testing
+
+@Suite struct StreamingResizerTests {
+    @Test(arguments: [
+        (3, 97, 61, 40, 25), (3, 40, 25, 97, 61), (4, 97, 61, 40, 25), (4, 40, 25, 131, 77),
+        (3, 300, 200, 31, 17), (4, 7, 5, 3, 2), (3, 5, 5, 1, 1), (3, 1, 1, 9, 4),
+    ])
+    func constantColourStaysExact(channels: Int, w: Int, h: Int, tw: Int, th: Int) {
+        let colour: [UInt8] = channels == 3 ? [201, 17, 99] : [201, 17, 99, 180]
+        let image = PixelBuffer(width: w, height: h, channels: channels, fill: colour)
+        let out = resized(image, width: tw, height: th)
+        #expect(out.width == tw && out.height == th && out.channels == channels)
+        for y in 0..<th {
+            for x in 0..<tw where out.pixel(x, y) != colour {
+                Issue.record("pixel (\(x), \(y)) is \(out.pixel(x, y)), expected \(colour)")
+                return
+            }
+        }
+    }
+
+    @Test func downscaledGradientIsMonotonic() {
+        let image = makeImage(width: 256, height: 64, channels: 3) { x, y in
+            [UInt8(x), UInt8(y * 4), UInt8(255 - x)]
+        }
+        let out = resized(image, width: 128, height: 32)
+        for y in 0..<32 {
+            for x in 1..<128 {
+                #expect(out.pixel(x, y)[0] >= out.pixel(x - 1, y)[0])
+                #expect(out.pixel(x, y)[2] <= out.pixel(x - 1, y)[2])
+            }
+        }
+        for x in 0..<128 {
+            for y in 1..<32 { #expect(out.pixel(x, y)[1] >= out.pixel(x, y - 1)[1]) }
+        }
+        // Halving a ramp: output pixel x covers source pixels 2x and 2x + 1.
+        #expect(abs(Int(out.pixel(64, 10)[0]) - 128) <= 1)
+    }
+
+    @Test(arguments: [(1000, 750, 333, 250), (640, 480, 640, 480), (10, 10, 3, 29)])
+    func outputSizeIsExact(w: Int, h: Int, tw: Int, th: Int) {
+        let out = resized(naturalImage(width: w, height: h, channels: 3), width: tw, height: th)
+        #expect(out.width == tw)
+        #expect(out.height == th)
+    }
+
+    @Test(arguments: [3, 4])
+    func cropIsHonoured(channels: Int) {
+        let colours: [[UInt8]] = [[255, 0, 0], [0, 255, 0], [0, 0, 255], [250, 250, 0]]
+        let image = makeImage(width: 80, height: 60, channels: channels) { x, y in
+            let c = colours[(x < 40 ? 0 : 1) + (y < 30 ? 0 : 2)]
+            return channels == 3 ? c : c + [255]
+        }
+        for (index, crop) in [PixelRect(x: 0, y: 0, width: 40, height: 30),
+                              PixelRect(x: 40, y: 0, width: 40, height: 30),
+                              PixelRect(x: 0, y: 30, width: 40, height: 30),
+                              PixelRect(x: 40, y: 30, width: 40, height: 30)].enumerated() {
+            for (tw, th) in [(13, 9), (40, 30), (57, 41)] {
+                let out = stream(image, crop: crop, width: tw, height: th)
+                let expected = channels == 3 ? colours[index] : colours[index] + [255]
+                #expect(pixels(out).joined().allSatisfy { $0 == expected }, "crop \(crop) → \(tw)×\(th)")
+            }
+        }
+    }
+
+    @Test(arguments: [3, 4])
+    func streamingEqualsWholeBuffer(channels: Int) {
+        let image = naturalImage(width: 150, height: 110, channels: channels)
+        let crop = PixelRect(x: 17, y: 23, width: 101, height: 64)
+        let expected = resized(cropped(image, crop), width: 45, height: 29)
+        let streamed = stream(image, crop: crop, width: 45, height: 29, stopEarly: true)
+        #expect(pixels(streamed) == pixels(expected))
+        let upscaled = resized(cropped(image, crop), width: 160, height: 90)
+        #expect(pixels(stream(image, crop: crop, width: 160, height: 90)) == pixels(upscaled))
+    }
+
+    @Test func sameSizeIsACopy() {
+        let image = naturalImage(width: 64, height: 48, channels: 4)
+        for y in 0..<48 { for x in 0..<64 { image.row(y)[x * 4 + 3] = UInt8((x * 7 + y) % 256) } }
+        let crop = PixelRect(x: 5, y: 6, width: 30, height: 20)
+        #expect(pixels(stream(image, crop: crop, width: 30, height: 20)) == pixels(cropped(image, crop)))
+    }
+
+    @Test(arguments: [(60, 40, 23, 17), (60, 40, 150, 90)])
+    func transparentColourDoesNotFringe(w: Int, h: Int, tw: Int, th: Int) {
+        // Left half: fully transparent red. Right half: opaque blue.
+        let image = makeImage(width: w, height: h, channels: 4) { x, _ in
+            x < w / 2 ? [255, 0, 0, 0] : [0, 0, 255, 255]
+        }
+        let out = resized(image, width: tw, height: th)
+        for p in pixels(out).joined() where p[3] > 0 {
+            // Visible pixels are blue: no red mixed in, no darkening.
+            #expect(p[0] == 0 && p[1] == 0 && p[2] >= 250, "fringe pixel \(p)")
+        }
+        #expect(out.pixel(0, 0)[3] == 0)
+        #expect(out.pixel(tw - 1, th - 1) == [0, 0, 255, 255])
+    }
+
+    @Test func rowsAfterCompletionAreIgnored() {
+        let image = naturalImage(width: 90, height: 120, channels: 3)
+        let crop = PixelRect(x: 10, y: 5, width: 60, height: 40)
+        let resizer = StreamingResizer(sourceWidth: 90, sourceHeight: 120, crop: crop,
+                                       targetWidth: 30, targetHeight: 20, channels: 3)
+        var completedAt = -1
+        let junk = [UInt8](repeating: 255, count: 90 * 3)
+        for y in 0..<120 {
+            if resizer.isComplete {
+                if completedAt < 0 { completedAt = y }
+                junk.withUnsafeBufferPointer { resizer.push($0.baseAddress!) }
+            } else {
+                resizer.push(image.row(y))
+            }
+        }
+        #expect(completedAt == 45, "complete right after the crop's last row")
+        #expect(pixels(resizer.finish()) == pixels(resized(cropped(image, crop), width: 30, height: 20)))
+    }
+}
+
+/// A plain double-precision Lanczos-3 resize with the same conventions (centres at
+/// (x + 0.5) · scale − 0.5, kernel stretched when shrinking, edges clamped), to check the
+/// fixed-point, vectorised one against.
+func referenceResize(_ image: PixelBuffer, width: Int, height: Int) -> [[[Double]]] {
+    func lanczos(_ x: Double) -> Double {
+        if x == 0 { return 1 }
+        if abs(x) >= 3 { return 0 }
+        let px = Double.pi * x
+        return 3 * sin(px) * sin(px / 3) / (px * px)
+    }
+    func weights(_ n: Int, _ m: Int) -> [[(Int, Double)]] {
+        let scale = Double(n) / Double(m)
+        let fs = max(scale, 1)
+        return (0..<m).map { i in
+            let c = (Double(i) + 0.5) * scale - 0.5
+            var taps: [(Int, Double)] = []
+            for j in Int((c - 3 * fs).rounded(.down))...Int((c + 3 * fs).rounded(.up)) {
+                taps.append((min(max(j, 0), n - 1), lanczos((Double(j) - c) / fs)))
+            }
+            let sum = taps.reduce(0) { $0 + $1.1 }
+            return taps.map { ($0.0, $0.1 / sum) }
+        }
+    }
+    let ch = image.channels
+    let h = weights(image.width, width), v = weights(image.height, height)
+    let rows: [[[Double]]] = (0..<image.height).map { y in
+        (0..<width).map { x in
+            (0..<ch).map { c in h[x].reduce(0) { $0 + $1.1 * Double(image.row(y)[$1.0 * ch + c]) } }
+        }
+    }
+    return (0..<height).map { y in
+        (0..<width).map { x in
+            (0..<ch).map { c in v[y].reduce(0) { $0 + $1.1 * rows[$1.0][x][c] } }
+        }
+    }
+}
+
+@Test(arguments: [(3, 120, 90, 61, 47), (3, 120, 90, 30, 22), (3, 40, 30, 97, 70),
+                  (4, 120, 90, 59, 44), (3, 3, 2, 2, 1), (4, 5, 4, 2, 3), (3, 9, 7, 40, 3)])
+func matchesADoublePrecisionReference(channels: Int, w: Int, h: Int, tw: Int, th: Int) {
+    let image = naturalImage(width: w, height: h, channels: channels)
+    let out = resized(image, width: tw, height: th)
+    let reference = referenceResize(image, width: tw, height: th)
+    var worst = 0.0
+    for y in 0..<th {
+        for x in 0..<tw {
+            for c in 0..<channels {
+                let want = min(max(reference[y][x][c], 0), 255)
+                worst = max(worst, abs(Double(out.row(y)[x * channels + c]) - want))
+            }
+        }
+    }
+    // Fixed-point weights and the 8-bit intermediate rows cost at most about one level.
+    #expect(worst < 1.6, "largest difference \(worst)")
+}
