@@ -1,2 +1,43 @@
-// photofinish: the command line (see README).
-print("photofinish: under construction")
+// photofinish: the command line (SPEC §5). Each command lives in its own file; this one
+// only dispatches and turns errors into exit codes (0 ok, 1 some items failed, 2 usage or
+// configuration error).
+import Foundation
+
+let usage = """
+    usage: photofinish COMMAND [OPTIONS]
+
+    commands:
+      run --template F [--out DIR] [--workers N] [--config FILE] FILE|DIR…
+                                    finish these photos now, as one batch
+      check [--config FILE] [TEMPLATE…]
+                                    validate a config and templates
+      report PATH                   print a batch's report (a batch folder or its report.json)
+      demo [DIR]                    make sample photos in DIR (default ./demo) and finish them
+      help                          this text
+
+    Exit codes: 0 ok, 1 some photos failed, 2 usage or configuration error.
+    """
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let command = arguments.first ?? "help"
+let rest = Array(arguments.dropFirst())
+
+let code: Int32
+do {
+    switch command {
+    case "run": code = try await RunCommand.main(rest)
+    case "check": code = try CheckCommand.main(rest)
+    case "report": code = try ReportCommand.main(rest)
+    case "demo": code = try await DemoCommand.main(rest)
+    case "help", "--help", "-h":
+        print(usage)
+        code = 0
+    default:
+        throw UsageError("unknown command '\(command)'")
+    }
+} catch let error as UsageError {
+    Terminal.error(error.message)
+    Terminal.note("run 'photofinish help' for the commands")
+    code = 2
+}
+exit(code)

@@ -1,0 +1,35 @@
+import Foundation
+
+/// Batch identifiers (SPEC §1): `YYYYMMDD-HHMMSS-xxxx`, UTC time then 4 random hex digits,
+/// so they sort by time and two batches in one second still differ.
+public enum BatchID {
+    /// A new identifier for `date`.
+    public static func make(at date: Date = Date()) -> String {
+        var t = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&t, &parts)
+        let stamp = String(format: "%04d%02d%02d-%02d%02d%02d", parts.tm_year + 1900, parts.tm_mon + 1,
+                           parts.tm_mday, parts.tm_hour, parts.tm_min, parts.tm_sec)
+        return stamp + "-" + String(format: "%04x", UInt16.random(in: 0...UInt16.max))
+    }
+
+    /// True when `s` has the shape of a batch identifier.
+    public static func isValid(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        guard u.count == 20, u[8] == UInt8(ascii: "-"), u[15] == UInt8(ascii: "-") else { return false }
+        let digits = u[0..<8] + u[9..<15]
+        let hex = u[16..<20]
+        return digits.allSatisfy { $0 >= 48 && $0 <= 57 }
+            && hex.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
+    }
+
+    /// An ISO 8601 UTC time with milliseconds, as the report writes it.
+    public static func timestamp(_ date: Date) -> String {
+        let ms = Int((date.timeIntervalSince1970 * 1000).rounded(.down))
+        var t = time_t(ms / 1000)
+        var p = tm()
+        gmtime_r(&t, &p)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", p.tm_year + 1900, p.tm_mon + 1, p.tm_mday,
+                      p.tm_hour, p.tm_min, p.tm_sec, ms % 1000)
+    }
+}

@@ -1,0 +1,191 @@
+import Codecs
+import Finishing
+import Foundation
+import Synchronization
+
+/// The limits one batch runs under (SPEC §6).
+public struct BatchLimits: Sendable {
+    public var maxPixels: Int = 150_000_000
+    public var maxFileBytes: Int = 512 << 20
+    public var itemTimeout: Duration = .seconds(120)
+    /// Photos in flight at once; 0 = one per core.
+    public var workers: Int = 0
+
+    public init() {}
+
+    /// `workers` with 0 resolved to the core count.
+    public var effectiveWorkers: Int {
+        workers > 0 ? workers : max(1, ProcessInfo.processInfo.activeProcessorCount)
+    }
+}
+
+/// A flag that asks a running batch to stop claiming new photos (SIGINT, SIGTERM).
+public final class StopRequest: Sendable {
+    private let flag = Mutex(false)
+    public init() {}
+    public func request() { flag.withLock { $0 = true } }
+    public var isRequested: Bool { flag.withLock { $0 } }
+}
+
+/// Runs one batch: every source in order through the template, `workers` photos in flight
+/// at once (a sliding window), results written back by index so the report keeps the order.
+/// One failing photo never stops the rest.
+public struct BatchRunner: Sendable {
+    public var template: Template
+    public var limits: BatchLimits
+    /// The hot folder's name for the report (nil for `run`).
+    public var inbox: String?
+
+    public init(template: Template, limits: BatchLimits, inbox: String? = nil) {
+        self.template = template
+        self.limits = limits
+        self.inbox = inbox
+    }
+
+    /// One source to finish.
+    public struct Source: Sendable {
+        /// Where to read it.
+        public var path: String
+        /// The name shown in the report (the file name as dropped).
+        public var name: String
+        /// What the report's `original` says (where the source is kept afterwards).
+        public var original: String?
+        public init(path: String, name: String? = nil, original: String? = nil) {
+            self.path = path
+            self.name = name ?? URL(fileURLWithPath: path).lastPathComponent
+            self.original = original
+        }
+    }
+
+    /// Finishes `sources` into `folder` (which must exist) and returns the report, without
+    /// writing it: the caller writes it last, after filing the originals.
+    /// - Parameters:
+    ///   - progress: called after each photo with (done, total).
+    ///   - stop: once requested, no new photo starts; the rest are reported `interrupted`.
+    public func run(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
+                    progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async -> Report {
+        let started = Date()
+        let stems = OutputNames.uniqueStems(sources.map(\.name))
+        let finisher = PhotoFinisher(template: template)
+        var items: [Report.Item?] = Array(repeating: nil, count: sources.count)
+        let window = limits.effectiveWorkers
+        await withTaskGroup(of: (Int, Report.Item).self) { group in
+            var next = 0
+            var done = 0
+            func admit() -> Bool {
+                guard next < sources.count, !stop.isRequested else { return false }
+                let index = next
+                next += 1
+                let source = sources[index], stem = stems[index]
+                group.addTask {
+                    (index, finishOne(source, index: index, stem: stem, folder: folder, finisher: finisher))
+                }
+                return true
+            }
+            for _ in 0..<window { if !admit() { break } }
+            for await (index, item) in group {
+                items[index] = item
+                done += 1
+                progress(done, sources.count)
+                _ = admit()
+            }
+        }
+        let finished = items.enumerated().map { index, item in
+            item ?? {
+                var skipped = Report.Item(index: index + 1, source: sources[index].name, status: .interrupted)
+                skipped.original = sources[index].original
+                return skipped
+            }()
+        }
+        return Report(batch: batch, inbox: inbox, template: .init(name: template.name, sha256: template.sha256),
+                      started: BatchID.timestamp(started), finished: BatchID.timestamp(Date()),
+                      items: finished, interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })
+    }
+
+    /// Reads, finishes and writes one photo; every failure becomes a failed item.
+    private func finishOne(_ source: Source, index: Int, stem: String, folder: String,
+                           finisher: PhotoFinisher) -> Report.Item {
+        let clock = ContinuousClock()
+        let start = clock.now
+        var item = Report.Item(index: index + 1, source: source.name, status: .failed)
+        item.original = source.original
+        do throws(PhotoError) {
+            let bytes = try SourceFile.read(source.path, maxBytes: limits.maxFileBytes)
+            item.bytes = bytes.count
+            item.sha256 = SHA256.hex(of: bytes)
+            var decodeLimits = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)
+            decodeLimits.deadline = start + limits.itemTimeout
+            let photo = try finisher.finish(bytes: bytes, limits: decodeLimits)
+            item.format = photo.format
+            item.size = [photo.uprightSize.width, photo.uprightSize.height]
+            item.orientation = photo.orientation
+            var outputs: [Report.Output] = []
+            for output in photo.outputs {
+                let name = OutputNames.file(stem: stem, suffix: template.output.suffix, crop: output.cropLabel,
+                                            extension: output.format)
+                do {
+                    try AtomicFile.write(output.bytes, to: folder + "/" + name)
+                } catch {
+                    throw PhotoError(.ioError, error.description)
+                }
+                let a = output.applied
+                outputs.append(Report.Output(
+                    file: name, size: [output.size.width, output.size.height], bytes: output.bytes.count,
+                    applied: .init(decodeScale: a.decodeScale, crop: a.crop.map { .init(ratio: $0.ratio, box: $0.box) },
+                                   resizedTo: [a.resizedTo.width, a.resizedTo.height], frame: a.framePx,
+                                   icc: a.icc, removed: a.removed)))
+            }
+            item.outputs = outputs
+            item.skipped = photo.skipped.map {
+                Report.Skipped(ratio: $0.crop.label, cut: $0.cutFraction,
+                               reason: String(format: "the %@ crop would cut away %.0f%% of the photo (limit %.0f%%)",
+                                              $0.crop.label, $0.cutFraction * 100, ($0.crop.skipIfCutOver ?? 1) * 100))
+            }
+            item.warnings = photo.warnings
+            item.status = .ok
+        } catch {
+            item.error = .init(code: error.code.rawValue, message: error.message)
+        }
+        item.ms = Int((clock.now - start) / .milliseconds(1))
+        return item
+    }
+}
+
+/// Reading a source file: size checked from `fstat` before a byte is read (SPEC §6 `maxFileBytes`).
+enum SourceFile {
+    static func read(_ path: String, maxBytes: Int) throws(PhotoError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw PhotoError(.ioError, "cannot open: \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw PhotoError(.ioError, "cannot stat: \(String(cString: strerror(errno)))") }
+        guard (st.st_mode & S_IFMT) == S_IFREG else { throw PhotoError(.ioError, "not a regular file") }
+        let size = Int(st.st_size)
+        if size > maxBytes {
+            throw PhotoError(.tooLarge, "the file is \(ByteCount.words(size)), over the limit of \(ByteCount.words(maxBytes))")
+        }
+        var bytes = [UInt8](repeating: 0, count: size)
+        var got = 0
+        while got < size {
+            let n = bytes.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress! + got, size - got) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw PhotoError(.ioError, "cannot read: \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            got += n
+        }
+        if got < size { bytes.removeLast(size - got) }
+        return bytes
+    }
+}
+
+/// Byte counts in words ("12.3 MiB").
+public enum ByteCount {
+    public static func words(_ n: Int) -> String {
+        let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+        var v = Double(n), u = 0
+        while v >= 1024 && u < units.count - 1 { v /= 1024; u += 1 }
+        return u == 0 ? "\(n) bytes" : String(format: "%.1f %@", v, units[u])
+    }
+}

@@ -1,1 +1,0 @@
-// Batches: running a batch in order, the report and its writers.

@@ -1,0 +1,133 @@
+/// A batch's report (`report.json`, SPEC §4). Written by `ReportWriter` in the order of the
+/// spec; read back with `JSONDecoder` (for `photofinish report`, tests and the daemon).
+public struct Report: Codable, Sendable {
+    public var schema: Int = 1
+    public var batch: String
+    /// The hot folder's name; nil for `photofinish run`.
+    public var inbox: String?
+    public var template: TemplateRef
+    /// ISO 8601 UTC with milliseconds.
+    public var started: String
+    public var finished: String
+    public var status: Status
+    public var counts: Counts
+    public var items: [Item]
+    /// Batch-level outputs (stitched parts, colour card).
+    public var outputs: [BatchOutput]
+
+    public init(batch: String, inbox: String?, template: TemplateRef, started: String, finished: String,
+                items: [Item], outputs: [BatchOutput] = [], interrupted: Bool = false) {
+        self.batch = batch
+        self.inbox = inbox
+        self.template = template
+        self.started = started
+        self.finished = finished
+        self.items = items
+        self.outputs = outputs
+        let ok = items.filter { $0.status == .ok }.count
+        let failed = items.filter { $0.status == .failed }.count
+        counts = Counts(items: items.count, ok: ok, failed: failed,
+                        skippedOutputs: items.reduce(0) { $0 + ($1.skipped?.count ?? 0) })
+        if interrupted || items.contains(where: { $0.status == .interrupted }) {
+            status = .interrupted
+        } else if failed == 0 {
+            status = .complete
+        } else {
+            status = ok == 0 ? .failed : .partial
+        }
+    }
+
+    public struct TemplateRef: Codable, Sendable, Equatable {
+        public var name: String
+        public var sha256: String
+        public init(name: String, sha256: String) { self.name = name; self.sha256 = sha256 }
+    }
+
+    /// complete | partial (some failed) | failed (none ok) | interrupted (stopped before the end).
+    public enum Status: String, Codable, Sendable {
+        case complete, partial, failed, interrupted
+    }
+
+    public struct Counts: Codable, Sendable, Equatable {
+        public var items: Int
+        public var ok: Int
+        public var failed: Int
+        public var skippedOutputs: Int
+    }
+
+    /// One source file and what became of it.
+    public struct Item: Codable, Sendable {
+        /// 1-based position in the batch.
+        public var index: Int
+        /// The file name as dropped (or as given to `run`).
+        public var source: String
+        public var bytes: Int?
+        public var sha256: String?
+        public var format: String?
+        /// Upright size, full scale: the source as a person sees it.
+        public var size: [Int]?
+        public var orientation: Int?
+        public var status: ItemStatus
+        /// Milliseconds spent on this photo.
+        public var ms: Int?
+        public var outputs: [Output]?
+        /// Crops the skip rule ruled out.
+        public var skipped: [Skipped]?
+        public var warnings: [String]?
+        public var color: String?
+        public var error: ErrorInfo?
+        /// Where the source is now, relative to the hot folder (or the path given to `run`).
+        public var original: String?
+
+        public init(index: Int, source: String, status: ItemStatus) {
+            self.index = index
+            self.source = source
+            self.status = status
+        }
+    }
+
+    /// ok | failed | interrupted (not processed because the batch was stopped).
+    public enum ItemStatus: String, Codable, Sendable {
+        case ok, failed, interrupted
+    }
+
+    public struct ErrorInfo: Codable, Sendable, Equatable {
+        public var code: String
+        public var message: String
+        public init(code: String, message: String) { self.code = code; self.message = message }
+    }
+
+    public struct Output: Codable, Sendable {
+        public var file: String
+        public var size: [Int]
+        public var bytes: Int
+        public var applied: AppliedRecord
+    }
+
+    public struct AppliedRecord: Codable, Sendable, Equatable {
+        public var decodeScale: String
+        public var crop: CropBox?
+        public var resizedTo: [Int]
+        public var frame: Int?
+        public var icc: String?
+        public var removed: [String]
+    }
+
+    public struct CropBox: Codable, Sendable, Equatable {
+        public var ratio: String
+        public var box: [Int]
+    }
+
+    public struct Skipped: Codable, Sendable, Equatable {
+        public var ratio: String
+        /// The fraction of the photo the crop would have cut away.
+        public var cut: Double
+        public var reason: String
+    }
+
+    public struct BatchOutput: Codable, Sendable {
+        public var file: String
+        public var size: [Int]
+        public var items: [Int]?
+    }
+}

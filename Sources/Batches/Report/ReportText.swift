@@ -1,0 +1,79 @@
+import Foundation
+
+/// A report in words, for a person (`photofinish report PATH`).
+public enum ReportText {
+    /// Loads a report from a batch folder or a `report.json` path.
+    /// - Throws: a message naming the path and what is wrong.
+    public static func load(_ path: String) throws -> Report {
+        var isDir: ObjCBool = false
+        var file = path
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
+            file = path + "/report.json"
+        }
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw ReportError("\(file): no report there (a batch folder has one once it is finished)")
+        }
+        do {
+            return try JSONDecoder().decode(Report.self, from: data)
+        } catch {
+            throw ReportError("\(file): not a PhotoFinish report (\(error))")
+        }
+    }
+
+    /// The whole report as lines of text.
+    public static func render(_ r: Report) -> String {
+        var lines: [String] = []
+        let c = r.counts
+        lines.append("Batch \(r.batch)" + (r.inbox.map { " from \($0)" } ?? "") + " · template \(r.template.name)")
+        lines.append("Started \(r.started), finished \(r.finished)")
+        var summary = "\(statusWords(r.status)): \(c.items) photo\(c.items == 1 ? "" : "s"), \(c.ok) finished, \(c.failed) failed"
+        let interrupted = r.items.filter { $0.status == .interrupted }.count
+        if interrupted > 0 { summary += ", \(interrupted) not done" }
+        if c.skippedOutputs > 0 { summary += ", \(c.skippedOutputs) crop\(c.skippedOutputs == 1 ? "" : "s") skipped" }
+        lines.append(summary)
+        lines.append("")
+        let width = String(r.items.count).count
+        for item in r.items {
+            let n = String(repeating: " ", count: max(0, width - String(item.index).count)) + String(item.index)
+            switch item.status {
+            case .ok:
+                var line = "\(n). \(item.source) ✓"
+                if let size = item.size, size.count == 2 { line += " \(size[0])×\(size[1])" }
+                if let f = item.format { line += " \(f)" }
+                if let ms = item.ms { line += " · \(ms) ms" }
+                lines.append(line)
+                for o in item.outputs ?? [] {
+                    lines.append("     → \(o.file) \(o.size.map(String.init).joined(separator: "×")), \(ByteCount.words(o.bytes))")
+                }
+                for s in item.skipped ?? [] { lines.append("     skipped \(s.ratio): \(s.reason)") }
+            case .failed:
+                let e = item.error
+                lines.append("\(n). \(item.source) ✗ \(e.map { "\($0.code): \($0.message)" } ?? "failed")")
+            case .interrupted:
+                lines.append("\(n). \(item.source) – not done (the batch was stopped)")
+            }
+            for w in item.warnings ?? [] { lines.append("     warning: \(w)") }
+            if let o = item.original { lines.append("     original: \(o)") }
+        }
+        if !r.outputs.isEmpty {
+            lines.append("")
+            for o in r.outputs { lines.append("Batch output: \(o.file) \(o.size.map(String.init).joined(separator: "×"))") }
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func statusWords(_ s: Report.Status) -> String {
+        switch s {
+        case .complete: "Complete"
+        case .partial: "Partly done (some photos failed)"
+        case .failed: "Failed (no photo could be finished)"
+        case .interrupted: "Interrupted"
+        }
+    }
+}
+
+/// A report that could not be read.
+public struct ReportError: Error, CustomStringConvertible {
+    public var description: String
+    init(_ d: String) { description = d }
+}

@@ -1,0 +1,36 @@
+import Pixels
+
+/// Opens the right decoder for a file's bytes, chosen by content (magic bytes), never by
+/// extension. Only the header is read: limits are checked before any pixel is decoded.
+/// - Parameters:
+///   - bytes: the whole file.
+///   - limits: `maxPixels` and the deadline.
+/// - Throws: `PhotoError`: `empty-file`, `camera-raw`, `unsupported-format` (naming what was
+///   found), `too-large`, `corrupt-image`.
+public func openDecoder(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError) -> any PhotoDecoder {
+    switch sniff(bytes) {
+    case .empty:
+        throw PhotoError(.emptyFile, "the file is empty (0 bytes)")
+    case .cameraRaw(let kind):
+        throw PhotoError(.cameraRaw, "\(kind) camera raw file: PhotoFinish does not develop raw files; "
+                         + "drop the camera's JPEG or HEIC instead")
+    case .unsupported(let kind):
+        throw PhotoError(.unsupportedFormat, "\(kind): not a format PhotoFinish reads (JPEG, PNG, HEIC/HEIF, AVIF)")
+    case .image(.jpeg):
+        return try JPEGDecoder(bytes: bytes, limits: limits)
+    case .image(.png):
+        return try PNGDecoder(bytes: bytes, limits: limits)
+    case .image(.heic), .image(.avif):
+        return try HEIFDecoder(bytes: bytes, limits: limits)
+    }
+}
+
+/// Encodes a finished image in the format `options` names.
+/// - Throws: `PhotoError` (`io-error`) when the library refuses.
+public func encodeImage(_ image: PixelBuffer, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
+    switch options.format {
+    case .jpeg: try JPEGEncoder.encode(image, options: options)
+    case .png: try PNGEncoder.encode(image, options: options)
+    case .heic, .avif: try HEIFEncoder.encode(image, options: options)
+    }
+}

@@ -1,0 +1,133 @@
+import Pixels
+
+/// Where one output comes from and how big it ends up: pure geometry, decided from the
+/// header alone (SPEC §3, "Order of operations": orient → crop → resize).
+public struct OutputPlan: Sendable, Equatable {
+    /// The crop this output is for, or nil for the whole photo.
+    public var crop: Template.Crop?
+    /// The crop rectangle in upright source pixels (the whole photo when `crop` is nil).
+    public var uprightCrop: PixelRect
+    /// The same rectangle in stored source pixels (before orientation).
+    public var storedCrop: PixelRect
+    /// The finished size, upright, before any frame.
+    public var upright: Size
+    /// The size the resampler produces, in stored orientation (upright turned back).
+    public var stored: Size
+
+    /// A width and a height in pixels.
+    public struct Size: Sendable, Equatable, CustomStringConvertible {
+        public var width: Int
+        public var height: Int
+        public init(_ width: Int, _ height: Int) { self.width = width; self.height = height }
+        public var description: String { "\(width)×\(height)" }
+        public var swapped: Size { Size(height, width) }
+    }
+}
+
+/// A crop that `skipIfCutOver` ruled out.
+public struct SkippedCrop: Sendable, Equatable {
+    public var crop: Template.Crop
+    /// The fraction of the photo the crop would have cut away.
+    public var cutFraction: Double
+}
+
+/// The geometry of every output of one photo.
+public enum Layout {
+    /// True when an EXIF orientation swaps width and height.
+    public static func swapsAxes(_ orientation: Int) -> Bool { (5...8).contains(orientation) }
+
+    /// The centred aspect-fill crop of `ratio` inside a `size` photo, and the fraction of the
+    /// photo it cuts away.
+    public static func centredCrop(of size: OutputPlan.Size, ratioWidth rw: Int, ratioHeight rh: Int)
+        -> (rect: PixelRect, cut: Double) {
+        precondition(rw > 0 && rh > 0)
+        var w = size.width, h = size.height
+        // Compare w/h with rw/rh in integers to avoid rounding a perfect fit away.
+        if w * rh > h * rw {
+            w = max(1, min(size.width, Int((Double(h) * Double(rw) / Double(rh)).rounded())))
+        } else if w * rh < h * rw {
+            h = max(1, min(size.height, Int((Double(w) * Double(rh) / Double(rw)).rounded())))
+        }
+        let rect = PixelRect(x: (size.width - w) / 2, y: (size.height - h) / 2, width: w, height: h)
+        let cut = 1 - Double(w * h) / Double(size.width * size.height)
+        return (rect, cut)
+    }
+
+    /// The size `resize` asks for, from a `size` source. Never upscales; keeps the aspect
+    /// ratio (each side rounded from one common factor).
+    public static func resized(_ size: OutputPlan.Size, by resize: Template.Resize?) -> OutputPlan.Size {
+        guard let resize else { return size }
+        let factor: Double
+        switch resize {
+        case .longSide(let n): factor = Double(n) / Double(max(size.width, size.height))
+        case .shortSide(let n): factor = Double(n) / Double(min(size.width, size.height))
+        case .fit(let w, let h): factor = min(Double(w) / Double(size.width), Double(h) / Double(size.height))
+        }
+        guard factor < 1 else { return size }
+        return OutputPlan.Size(max(1, Int((Double(size.width) * factor).rounded())),
+                               max(1, Int((Double(size.height) * factor).rounded())))
+    }
+
+    /// Plans every output of a photo: one per crop ratio (or one of the whole photo when the
+    /// template has no crops), with the crops that the skip rule rules out.
+    /// - Parameters:
+    ///   - stored: the source size as stored (full scale).
+    ///   - orientation: the EXIF orientation still to apply (1–8).
+    ///   - template: the resize and crops.
+    public static func plan(stored: OutputPlan.Size, orientation: Int, template: Template)
+        -> (outputs: [OutputPlan], skipped: [SkippedCrop]) {
+        let upright = swapsAxes(orientation) ? stored.swapped : stored
+        var outputs: [OutputPlan] = []
+        var skipped: [SkippedCrop] = []
+        let crops: [Template.Crop?] = template.crops.isEmpty ? [nil] : template.crops
+        for crop in crops {
+            var rect = PixelRect(x: 0, y: 0, width: upright.width, height: upright.height)
+            if let crop {
+                let (r, cut) = centredCrop(of: upright, ratioWidth: crop.width, ratioHeight: crop.height)
+                if let limit = crop.skipIfCutOver, cut > limit {
+                    skipped.append(SkippedCrop(crop: crop, cutFraction: cut))
+                    continue
+                }
+                rect = r
+            }
+            let target = resized(OutputPlan.Size(rect.width, rect.height), by: template.resize)
+            let storedRect = Orientation.storedRect(forUpright: rect, storedWidth: stored.width,
+                                                    storedHeight: stored.height, exif: orientation)
+            outputs.append(OutputPlan(crop: crop, uprightCrop: rect, storedCrop: storedRect, upright: target,
+                                      stored: swapsAxes(orientation) ? target.swapped : target))
+        }
+        return (outputs, skipped)
+    }
+
+    /// The largest DCT scale denominator whose decoded image still covers every output at
+    /// its target size (so the resampler only ever shrinks), or 1.
+    /// - Parameters:
+    ///   - stored: full-scale stored size.
+    ///   - outputs: the planned outputs.
+    ///   - denominators: what the decoder offers, e.g. [1, 2, 4, 8].
+    ///   - scaledSize: the decoder's size at a denominator.
+    public static func decodeDenominator(stored: OutputPlan.Size, outputs: [OutputPlan], denominators: [Int],
+                                         scaledSize: (Int) -> OutputPlan.Size) -> Int {
+        var best = 1
+        for d in denominators.sorted() where d > best {
+            let scaled = scaledSize(d)
+            let fits = outputs.allSatisfy { plan in
+                let r = scaledCrop(plan.storedCrop, from: stored, to: scaled)
+                return r.width >= plan.stored.width && r.height >= plan.stored.height
+            }
+            if fits { best = d }
+        }
+        return best
+    }
+
+    /// A rectangle in full-scale stored pixels mapped onto a scaled decode, clamped to it.
+    public static func scaledCrop(_ rect: PixelRect, from full: OutputPlan.Size, to scaled: OutputPlan.Size) -> PixelRect {
+        if full == scaled { return rect }
+        let sx = Double(scaled.width) / Double(full.width)
+        let sy = Double(scaled.height) / Double(full.height)
+        let x0 = Int((Double(rect.x) * sx).rounded()), y0 = Int((Double(rect.y) * sy).rounded())
+        let x1 = min(scaled.width, Int((Double(rect.x + rect.width) * sx).rounded()))
+        let y1 = min(scaled.height, Int((Double(rect.y + rect.height) * sy).rounded()))
+        return PixelRect(x: x0, y: y0, width: max(1, x1 - x0), height: max(1, y1 - y0))
+    }
+}

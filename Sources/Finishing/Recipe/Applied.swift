@@ -1,0 +1,50 @@
+/// What was actually done to make one output, in pixels (the report's `applied`), so a
+/// person or a test can audit the result without opening the image.
+public struct Applied: Sendable, Equatable {
+    /// The JPEG DCT scale the source was decoded at ("1/1", "1/2", …).
+    public var decodeScale: String
+    /// The crop ratio and its rectangle in upright source pixels, or nil.
+    public var crop: CropRecord?
+    /// The size the photo was resampled to (upright), before any frame.
+    public var resizedTo: OutputPlan.Size
+    /// The frame border in pixels, when there is one.
+    public var framePx: Int?
+    /// What happened to the colour profile, in words ("Display P3 (kept)", "Display P3 → sRGB").
+    public var icc: String?
+    /// Metadata taken out ("GPS", "EXIF").
+    public var removed: [String]
+
+    public struct CropRecord: Sendable, Equatable {
+        public var ratio: String
+        /// x, y, width, height in upright source pixels.
+        public var box: [Int]
+    }
+}
+
+/// One finished output, encoded and ready to write.
+public struct FinishedOutput: Sendable {
+    /// The crop label ("4:5"), or nil for the whole photo.
+    public var cropLabel: String?
+    /// The encoded file.
+    public var bytes: [UInt8]
+    public var format: ImageFormatName
+    /// The final size, frame included.
+    public var size: OutputPlan.Size
+    public var applied: Applied
+}
+
+/// The format of an output, named as in the report.
+public typealias ImageFormatName = String
+
+/// Everything one photo produced.
+public struct FinishedPhoto: Sendable {
+    /// The source format found by content ("jpeg", "png", "heic", "avif").
+    public var format: String
+    /// The source as a person sees it (upright), full scale.
+    public var uprightSize: OutputPlan.Size
+    /// The orientation the file declared (EXIF value).
+    public var orientation: Int
+    public var outputs: [FinishedOutput]
+    public var skipped: [SkippedCrop]
+    public var warnings: [String]
+}

@@ -1,0 +1,145 @@
+import Codecs
+import Pixels
+
+/// One photo's recipe (SPEC §3, "Order of operations"): orient → crop (per ratio) →
+/// resize → marks → frame → encode. The source is decoded once, at the smallest DCT scale
+/// that still serves every output, and its rows flow straight into one streaming resampler
+/// per output: only the outputs are ever whole in memory.
+public struct PhotoFinisher: Sendable {
+    public let template: Template
+
+    public init(template: Template) {
+        self.template = template
+    }
+
+    /// Finishes one photo.
+    /// - Parameters:
+    ///   - bytes: the whole source file.
+    ///   - limits: `maxPixels` (checked from the header) and the item deadline.
+    /// - Returns: the encoded outputs and what was done.
+    /// - Throws: `PhotoError` with the report's code.
+    public func finish(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError) -> FinishedPhoto {
+        let decoder = try openDecoder(bytes: bytes, limits: limits)
+        let info = decoder.info
+        let orientation = Self.orientationToApply(info)
+        let stored = OutputPlan.Size(info.width, info.height)
+        let (plans, skipped) = Layout.plan(stored: stored, orientation: orientation, template: template)
+        let upright = Layout.swapsAxes(orientation) ? stored.swapped : stored
+        var warnings: [String] = []
+        var outputs: [FinishedOutput] = []
+
+        if !plans.isEmpty {
+            let denominator = Layout.decodeDenominator(
+                stored: stored, outputs: plans, denominators: decoder.scaleDenominators,
+                scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
+            let scaledTuple = decoder.scaledSize(denominator: denominator)
+            let scaled = OutputPlan.Size(scaledTuple.width, scaledTuple.height)
+            let channels = info.hasAlpha ? 4 : 3
+            let resizers = plans.map { plan in
+                StreamingResizer(sourceWidth: scaled.width, sourceHeight: scaled.height,
+                                 crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
+                                 targetWidth: plan.stored.width, targetHeight: plan.stored.height,
+                                 channels: channels)
+            }
+            do {
+                try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
+                    for resizer in resizers where !resizer.isComplete { resizer.push(row) }
+                }
+            } catch let error as PhotoError {
+                throw error
+            } catch {
+                throw PhotoError(.corruptImage, "\(error)")
+            }
+            if let jpeg = decoder as? JPEGDecoder { warnings += jpeg.warnings }
+            for (plan, resizer) in zip(plans, resizers) {
+                try limits.checkDeadline()
+                outputs.append(try finishOutput(resizer.finish(), plan: plan, info: info, orientation: orientation,
+                                                scale: denominator))
+            }
+        }
+        return FinishedPhoto(format: info.format.rawValue, uprightSize: upright,
+                             orientation: info.declaredOrientation, outputs: outputs, skipped: skipped,
+                             warnings: warnings)
+    }
+
+    /// The EXIF orientation still to apply: HEIF decoders apply `irot`/`imir` themselves; for
+    /// the others it comes from the EXIF block.
+    static func orientationToApply(_ info: SourceInfo) -> Int {
+        switch info.format {
+        case .heic, .avif: return 1
+        case .jpeg, .png:
+            if (1...8).contains(info.orientation), info.orientation != 1 { return info.orientation }
+            if let exif = info.exif, let o = Exif.summary(exif).orientation, (1...8).contains(o) { return o }
+            return 1
+        }
+    }
+
+    /// Orient, colour, frame, metadata and encode one resized output.
+    private func finishOutput(_ resized: PixelBuffer, plan: OutputPlan, info: SourceInfo, orientation: Int,
+                              scale: Int) throws(PhotoError) -> FinishedOutput {
+        let format: ImageFormat
+        switch template.output.format {
+        case .same: format = info.format
+        case .format(let f): format = f
+        }
+        var image = Orientation.apply(resized, exif: orientation)
+        // Only PNG keeps transparency; the others are flattened over white (or the frame's colour).
+        let background: [UInt8] = template.frame.map { [$0.color.r, $0.color.g, $0.color.b] } ?? [255, 255, 255]
+        if image.channels == 4 && format != .png {
+            image = flattened(image, over: background)
+        }
+
+        var icc = info.icc
+        var iccNote: String?
+        let sourceName = info.icc.flatMap { ICC.description($0) } ?? "embedded profile"
+        switch template.output.color {
+        case .keep:
+            if info.icc != nil { iccNote = "\(sourceName) (kept)" }
+        case .srgb:
+            if let source = info.icc, !ICC.isSRGB(source) {
+                if let transform = ColorTransform.toSRGB(from: source, channels: image.channels) {
+                    transform.apply(image)
+                    iccNote = "\(sourceName) → sRGB"
+                } else {
+                    iccNote = "\(sourceName) unreadable, treated as sRGB"
+                }
+            } else {
+                iccNote = info.icc == nil ? "sRGB (assumed)" : "\(sourceName) (already sRGB)"
+            }
+            icc = ICC.sRGB
+        }
+
+        var framePx: Int?
+        if let frame = template.frame {
+            let border = Int((frame.width * Double(min(image.width, image.height))).rounded())
+            if border > 0 {
+                var color = [frame.color.r, frame.color.g, frame.color.b]
+                if image.channels == 4 { color.append(frame.color.a) }
+                image = framed(image, border: border, color: color)
+                framePx = border
+            }
+        }
+
+        var exif: [UInt8]?
+        var removed: [String] = []
+        if let source = info.exif {
+            let policy: MetadataPolicy = switch template.output.metadata {
+            case .keep: .keep
+            case .stripLocation: .stripLocation
+            case .stripAll: .stripAll
+            }
+            (exif, removed) = Exif.rewrite(source, policy: policy, width: image.width, height: image.height)
+        }
+
+        let options = EncodeOptions(format: format, quality: template.output.quality,
+                                    progressive: template.output.progressive, icc: icc, exif: exif)
+        let bytes = try encodeImage(image, options: options)
+        let applied = Applied(
+            decodeScale: "1/\(scale)",
+            crop: plan.crop.map { .init(ratio: $0.label, box: [plan.uprightCrop.x, plan.uprightCrop.y,
+                                                                 plan.uprightCrop.width, plan.uprightCrop.height]) },
+            resizedTo: plan.upright, framePx: framePx, icc: iccNote, removed: removed)
+        return FinishedOutput(cropLabel: plan.crop?.label, bytes: bytes, format: format.fileExtension,
+                              size: .init(image.width, image.height), applied: applied)
+    }
+}

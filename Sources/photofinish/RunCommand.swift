@@ -1,0 +1,122 @@
+import Batches
+import Dispatch
+import Finishing
+import Foundation
+
+/// `photofinish run --template F [--out DIR] [--workers N] [--config FILE] FILE|DIR…`:
+/// one batch now. Inputs are never moved or changed.
+enum RunCommand {
+    static func main(_ args: [String]) async throws(UsageError) -> Int32 {
+        let a = try Arguments(args, valued: ["template", "out", "workers", "config"])
+        guard let templatePath = a.options["template"] else { throw UsageError("run needs --template FILE") }
+        guard !a.positional.isEmpty else { throw UsageError("run needs at least one FILE or DIR") }
+        let template: Template
+        var limits = BatchLimits()
+        do {
+            template = try TemplateLoader.load(path: templatePath)
+            if let configPath = a.options["config"] {
+                let config = try Config.load(path: configPath)
+                limits.maxPixels = config.maxPixels
+                limits.maxFileBytes = config.maxFileBytes
+                limits.itemTimeout = config.itemTimeout
+                limits.workers = config.workers
+            }
+        } catch {
+            for e in error.errors { Terminal.note(e.description) }
+            return 2
+        }
+        if let w = a.options["workers"] {
+            guard let n = Int(w), n >= 0 else { throw UsageError("--workers takes a whole number (0 = one per core)") }
+            limits.workers = n
+        }
+        let paths = try inputs(a.positional, order: template.order)
+        return await execute(template: template, paths: paths, outRoot: a.options["out"] ?? "out", limits: limits)
+    }
+
+    /// FILE arguments keep their order; a DIR stands for its files in the template's order
+    /// (hidden files and the SPEC §1 ignored names left out, folders not descended into).
+    static func inputs(_ args: [String], order: Template.Order) throws(UsageError) -> [String] {
+        var paths: [String] = []
+        for arg in args {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: arg, isDirectory: &isDir) else {
+                throw UsageError("\(arg): no such file or folder")
+            }
+            if isDir.boolValue {
+                let names = (try? FileManager.default.contentsOfDirectory(atPath: arg)) ?? []
+                let files = names.filter { !IgnoreRules.ignores($0) }.map { arg + "/" + $0 }.filter {
+                    var d: ObjCBool = false
+                    return FileManager.default.fileExists(atPath: $0, isDirectory: &d) && !d.boolValue
+                }
+                paths += BatchOrder.sorted(files, by: order)
+            } else {
+                paths.append(arg)
+            }
+        }
+        guard !paths.isEmpty else { throw UsageError("no photos found in \(args.joined(separator: ", "))") }
+        return paths
+    }
+
+    /// Runs one batch into `<outRoot>/<batch-id>/`, writes the report last, prints where it
+    /// is, and returns the exit code (0 all finished, 1 some failed or stopped).
+    static func execute(template: Template, paths: [String], outRoot: String, limits: BatchLimits) async -> Int32 {
+        let batch = BatchID.make()
+        let folder = outRoot + "/" + batch
+        do {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        } catch {
+            Terminal.error("cannot create \(folder): \(error.localizedDescription)")
+            return 2
+        }
+        let stop = StopRequest()
+        let signals = StopSignals(stop: stop)
+        defer { withExtendedLifetime(signals) {} }
+        let progress = ProgressLine()
+        let sources = paths.map { BatchRunner.Source(path: $0, original: $0) }
+        let runner = BatchRunner(template: template, limits: limits)
+        let report = await runner.run(batch: batch, sources: sources, folder: folder, stop: stop) { done, total in
+            progress.update(done: done, total: total)
+        }
+        progress.finish()
+        do {
+            try ReportWriter.write(report, toFolder: folder)
+        } catch {
+            Terminal.error(error.description)
+            return 1
+        }
+        let c = report.counts
+        print("\(report.status.rawValue): \(c.ok) of \(c.items) photos finished"
+              + (c.failed > 0 ? ", \(c.failed) failed" : "") + " → \(folder)/")
+        for item in report.items where item.status == .failed {
+            print("  \(item.source): \(item.error.map { "\($0.code): \($0.message)" } ?? "failed")")
+        }
+        print("report: \(folder)/report.json (photofinish report \(folder))")
+        return report.status == .complete ? 0 : 1
+    }
+}
+
+/// SIGINT and SIGTERM become a stop request, handled in the normal flow (a dispatch source),
+/// never inside a signal handler. A second SIGINT ends the process at once.
+final class StopSignals {
+    private let sources: [any DispatchSourceSignal]
+
+    init(stop: StopRequest) {
+        var made: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                if stop.isRequested && sig == SIGINT { exit(130) }
+                stop.request()
+                Terminal.note("\nstopping: finishing the photos in flight, then writing the report (Ctrl-C again to quit now)")
+            }
+            source.resume()
+            made.append(source)
+        }
+        sources = made
+    }
+
+    deinit {
+        for s in sources { s.cancel() }
+    }
+}

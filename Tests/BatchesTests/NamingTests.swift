@@ -1,0 +1,91 @@
+@testable import Batches
+import Foundation
+import Testing
+
+@Suite struct NamingTests {
+    @Test func naturalOrderPutsTwoBeforeTen() {
+        let names = ["IMG_10.jpg", "IMG_2.jpg", "img_1.jpg", "IMG_0003.jpg", "b.jpg", "a10b2.png", "a10b10.png", "a9.png"]
+        #expect(names.sorted(by: NaturalOrder.less)
+                == ["a9.png", "a10b2.png", "a10b10.png", "b.jpg", "img_1.jpg", "IMG_2.jpg", "IMG_0003.jpg", "IMG_10.jpg"])
+        #expect(NaturalOrder.less("IMG_2", "IMG_10"))
+        #expect(!NaturalOrder.less("IMG_10", "IMG_2"))
+    }
+
+    @Test func batchIDsHaveTheSpecShape() {
+        let date = Date(timeIntervalSince1970: 1_795_964_645.123)  // 2026-11-29T15:04:05.123Z
+        let id = BatchID.make(at: date)
+        #expect(id.hasPrefix("20261129-150405-"))
+        #expect(BatchID.isValid(id))
+        #expect(!BatchID.isValid("20261129-150405-XYZW"))
+        #expect(BatchID.timestamp(date) == "2026-11-29T15:04:05.123Z")
+        let many = Set((0..<50).map { _ in BatchID.make(at: date) })
+        #expect(many.count > 40)
+    }
+
+    @Test func outputNamesAreUniqueAndShareSafe() {
+        #expect(OutputNames.file(stem: "IMG_1", suffix: "-web", crop: "4:5", extension: "jpg") == "IMG_1-web-4x5.jpg")
+        #expect(OutputNames.file(stem: "IMG_1", suffix: "", crop: nil, extension: "png") == "IMG_1.png")
+        #expect(OutputNames.uniqueStems(["IMG_1.jpg", "IMG_1.png", "img_1.heic", ".hidden", "noext"])
+                == ["IMG_1", "IMG_1-2", "img_1-3", ".hidden", "noext"])
+    }
+
+    @Test(arguments: [".DS_Store", "._IMG_1.jpg", "~$doc.jpg", "x.jpg.part", "y.partial", "z.TMP", "a.crdownload",
+                      "b.download", ".c.swp", "d.swp", "Thumbs.db", "desktop.ini"])
+    func ignoredNames(_ name: String) {
+        #expect(IgnoreRules.ignores(name))
+    }
+
+    @Test(arguments: ["IMG_1.jpg", "photo.part.jpg", "Thumbs.db.jpg", "partial.png"])
+    func takenNames(_ name: String) {
+        #expect(!IgnoreRules.ignores(name))
+    }
+}
+
+@Suite struct ReportJSONTests {
+    func sampleReport() -> Report {
+        var ok = Report.Item(index: 1, source: "IMG_0001.HEIC", status: .ok)
+        ok.bytes = 2_400_000
+        ok.sha256 = String(repeating: "a", count: 64)
+        ok.format = "heic"
+        ok.size = [3024, 4032]
+        ok.orientation = 6
+        ok.ms = 412
+        ok.outputs = [.init(file: "IMG_0001.jpg", size: [1536, 2048], bytes: 512_000,
+                            applied: .init(decodeScale: "1/1", crop: nil, resizedTo: [1536, 2048], frame: nil,
+                                           icc: "Display P3 (kept)", removed: ["GPS"]))]
+        ok.skipped = [.init(ratio: "16:9", cut: 0.578, reason: "too much cut")]
+        ok.original = "originals/b/IMG_0001.HEIC"
+        var bad = Report.Item(index: 2, source: "broken \"quoted\".jpg", status: .failed)
+        bad.error = .init(code: "corrupt-image", message: "JPEG data ends early at byte 40960")
+        return Report(batch: "20261129-150405-3f2a", inbox: nil, template: .init(name: "shop", sha256: "abc"),
+                      started: "2026-11-29T15:04:05.123Z", finished: "2026-11-29T15:04:06.000Z", items: [ok, bad])
+    }
+
+    @Test func statusAndCountsFollowTheItems() {
+        let r = sampleReport()
+        #expect(r.status == .partial)
+        #expect(r.counts == .init(items: 2, ok: 1, failed: 1, skippedOutputs: 1))
+        let allBad = Report(batch: "b", inbox: nil, template: .init(name: "t", sha256: ""), started: "", finished: "",
+                            items: [r.items[1]])
+        #expect(allBad.status == .failed)
+    }
+
+    @Test func writtenInSpecOrderAndReadBack() throws {
+        let text = ReportWriter.json(sampleReport())
+        let keys = ["\"schema\"", "\"batch\"", "\"inbox\"", "\"template\"", "\"started\"", "\"finished\"", "\"status\"",
+                    "\"counts\"", "\"items\"", "\"outputs\""]
+        let positions = keys.map { text.range(of: $0)!.lowerBound }
+        #expect(positions == positions.sorted())
+        #expect(text.contains("\"crop\": null"))
+        #expect(text.contains("\"size\": [3024, 4032]"))
+        let back = try JSONDecoder().decode(Report.self, from: Data(text.utf8))
+        #expect(back.items.count == 2)
+        #expect(back.items[1].source == "broken \"quoted\".jpg")
+        #expect(back.items[1].error?.message == "JPEG data ends early at byte 40960")
+        #expect(back.items[0].outputs?[0].applied.removed == ["GPS"])
+        #expect(back.status == .partial)
+        // Valid JSON for any reader, not just ours.
+        let any = try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+        #expect(any?["schema"] as? Int == 1)
+    }
+}

@@ -1,3 +1,0 @@
-import Testing
-
-@Test func EndToEndBuilds() { #expect(Bool(true)) }

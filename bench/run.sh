@@ -1,0 +1,176 @@
+#!/usr/bin/env bash
+# PhotoFinish against pyvips and ImageMagick on the same "web" work (bench/web.json5), side by side.
+#
+#   bench/run.sh [CORPUS] [RUNS]       default /tmp/pf-bench/corpus, 3 counted runs (+1 warm-up)
+#
+# For each set (20 x 12 MP JPEG, 4 x 48 MP JPEG, 6 x 12 MP HEIC) it runs photofinish (--workers 2),
+# tools/vips_web.py (--jobs 2) and tools/im_web.sh (2 processes), interleaved run by run so that
+# drift in machine speed hits all three alike, then one 48 MP file alone (photofinish --workers 1,
+# pyvips in one process). Prints a markdown table and the ratios, and writes the same to
+# RESULTS (default /tmp/pf-bench/results/<UTC time>.md), ready to paste into bench/RESULTS.md.
+#
+# Environment: PF (photofinish binary, default bench/../.build/release/photofinish; rows are
+# skipped when it is missing), RESULTS, ONLY (regex on "set tool", e.g. ONLY='12 MP JPEG').
+# Needs: scripts/bootstrap --bench, pip install pyvips pyvips-binary. Makes the corpus if needed.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+C=${1:-/tmp/pf-bench/corpus}; RUNS=${2:-3}
+PF=${PF:-$HERE/../.build/release/photofinish}
+RESULTS=${RESULTS:-/tmp/pf-bench/results/$(date -u +%Y%m%d-%H%M%S).md}
+TIME=/usr/bin/time
+[[ -x $TIME ]] || { echo "needs GNU time ($TIME): scripts/bootstrap --bench" >&2; exit 1; }
+python3 -c 'import pyvips' 2>/dev/null || { echo "needs pyvips: pip install pyvips pyvips-binary" >&2; exit 1; }
+
+"$HERE/make-corpus.sh" "$C" >&2
+C=$(cd "$C" && pwd)
+HAVE_PF=1
+if [[ ! -x $PF ]]; then
+  HAVE_PF=0
+  echo "photofinish not built ($PF): skipping its rows (build with: swift build -c release)" >&2
+fi
+mkdir -p /tmp/pf-bench "$(dirname "$RESULTS")"
+TMP=$(mktemp -d /tmp/pf-bench/run.XXXXXX); trap 'rm -rf "$TMP"' EXIT
+RAW=$TMP/raw.tsv; : > "$RAW"
+
+busy() { # CPU ticks (USER_HZ) spent by the whole machine so far: user nice system irq softirq steal
+  awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
+}
+
+# command SET TOOL FILE...: sets CMD (the command line) and OUTDIR
+command_for() {
+  local set=$1 tool=$2; shift 2
+  OUTDIR=$TMP/out-${tool%% *}
+  case $tool in
+    "photofinish ×2") CMD=("$PF" run --template "$HERE/web.json5" --out "$OUTDIR" --workers 2 "$@") ;;
+    "photofinish ×1") CMD=("$PF" run --template "$HERE/web.json5" --out "$OUTDIR" --workers 1 "$@") ;;
+    "pyvips ×2")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 2) ;;
+    "pyvips ×1")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 1) ;;
+    "ImageMagick ×2") CMD=("$HERE/tools/im_web.sh" "$OUTDIR" "$@") ;;
+  esac
+  [[ $set == *HEIC* && $tool == pyvips* ]] && CMD+=(--system-libvips)
+  return 0
+}
+
+# once SET TOOL RUN FILE...: one timed run, appended to RAW
+once() {
+  local set=$1 tool=$2 run=$3; shift 3
+  command_for "$set" "$tool" "$@"
+  rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
+  local b0 b1 t0 t1 rc=0
+  b0=$(busy); t0=$EPOCHREALTIME
+  "$TIME" -f '%U %S %M' -o "$TMP/time" "${CMD[@]}" > "$TMP/log" 2>&1 || rc=$?
+  t1=$EPOCHREALTIME; b1=$(busy)
+  local outs; outs=$(find "$OUTDIR" -maxdepth 2 -name '*.jpg' | wc -l)
+  if (( rc != 0 )); then
+    echo "  $set / $tool: exit $rc: $(tail -3 "$TMP/log" | tr '\n' ' ')" >&2
+  fi
+  local u s m; read -r u s m < <(tail -1 "$TMP/time")   # GNU time: user s, sys s, max RSS KiB
+  printf '%s\t' "$set" "$tool" "$#" "$run" "$(echo "$t1 - $t0" | bc)" "$u" "$s" "$m" \
+    "$(( b1 - b0 ))" "$outs" "$rc" >> "$RAW"
+  getconf CLK_TCK >> "$RAW"
+  # keep one output of each row for a look at sizes (the first file of the set)
+  local first=${1##*/} f; first=${first%.*}.jpg
+  f=$(find "$OUTDIR" -maxdepth 2 -name "$first" | head -1)
+  [[ -n $f ]] && echo -e "$set\t$tool\t$first\t$(vipsheader -f width "$f")x$(vipsheader -f height "$f")" >> "$TMP/dims.tsv"
+  return 0
+}
+
+# bench SET "TOOL;TOOL;…" FILE...: warm-up, then RUNS rounds, tools interleaved within a round
+bench() {
+  local set=$1 tools=() t r; IFS=';' read -r -a tools <<< "$2"; shift 2
+  local keep=()
+  for t in "${tools[@]}"; do
+    [[ "$set $t" =~ ${ONLY:-.} ]] || continue
+    [[ $t == photofinish* && $HAVE_PF == 0 ]] && { echo "$set	$t	skipped" >> "$TMP/skipped.tsv"; continue; }
+    keep+=("$t")
+  done
+  (( ${#keep[@]} )) || return 0
+  for r in $(seq 0 "$RUNS"); do           # run 0 is the warm-up
+    for t in "${keep[@]}"; do
+      echo "  $set / $t: run $r of $RUNS$([[ $r == 0 ]] && echo ' (warm-up)')" >&2
+      once "$set" "$t" "$r" "$@"
+    done
+  done
+}
+
+J12=("$C"/jpeg12/*.jpg); J48=("$C"/jpeg48/*.jpg); H12=("$C"/heic12/*.heic)
+echo "bench: corpus $C, $RUNS runs + 1 warm-up, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg); START=$(date -u '+%Y-%m-%d %H:%M UTC')
+ALL="photofinish ×2;pyvips ×2;ImageMagick ×2"
+bench "12 MP JPEG" "$ALL" "${J12[@]}"
+bench "48 MP JPEG" "$ALL" "${J48[@]}"
+bench "12 MP HEIC" "$ALL" "${H12[@]}"
+bench "48 MP one file, Orientation 6 (big1)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big1.jpg"
+bench "48 MP one file, Orientation 1 (big2)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big2.jpg"
+LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# ---------------------------------------------------------------- report
+VIPSV=$(python3 -c 'import pyvips; print(".".join(str(pyvips.version(i)) for i in range(3)))')
+SYSVIPSV=$(vips --version 2>/dev/null | sed 's/vips-//')
+IMV=$(/usr/bin/convert -version | sed -n '1s/Version: ImageMagick \([^ ]*\) \(Q[0-9]*\).*/\1 \2/p')
+PFV=n/a
+if (( HAVE_PF )); then
+  PFV="$(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$HERE/.." diff --quiet HEAD 2>/dev/null || echo '+changes'), binary built $(date -u -r "$PF" '+%Y-%m-%d %H:%M UTC')"
+fi
+touch "$TMP/skipped.tsv" "$TMP/dims.tsv"
+python3 - "$RAW" "$TMP/skipped.tsv" "$TMP/dims.tsv" <<EOF | tee "$RESULTS"
+import collections, statistics, sys
+raw, skipped, dims = sys.argv[1:4]
+rows = collections.OrderedDict()
+for line in open(raw):
+    s, t, n, run, wall, user, sys_, rss, busy, outs, rc, hz = line.rstrip("\n").split("\t")
+    if run == "0":
+        continue
+    r = rows.setdefault((s, t), dict(n=int(n), wall=[], cpu=[], rss=[], others=[], outs=[], rc=[]))
+    wall, cpu = float(wall), float(user) + float(sys_)
+    r["wall"].append(wall); r["cpu"].append(cpu); r["rss"].append(int(rss) / 1024)
+    r["others"].append(max(0.0, int(busy) / int(hz) - cpu) / wall)
+    r["outs"].append(int(outs)); r["rc"].append(int(rc))
+for line in open(skipped):
+    s, t, _ = line.rstrip("\n").split("\t")
+    rows[(s, t)] = None
+res = {}
+print("## Bench: web pipeline (bench/web.json5)\n")
+print("$START, $(nproc) cores, $RUNS counted runs after 1 warm-up, tools interleaved per run; "
+      "load average $LOAD0 before, $LOAD1 after.  ")
+print("photofinish: $PFV; pyvips $VIPSV (pyvips-binary; HEIC: system libvips $SYSVIPSV); "
+      "ImageMagick $IMV.\n")
+print("| set | tool | files | wall s (median) | photos/s | CPU s (median) | peak RSS MiB (max) | others, cores | outputs |")
+print("|---|---|---|---|---|---|---|---|---|")
+for (s, t), r in rows.items():
+    if r is None:
+        print(f"| {s} | {t} | | skipped: not built | | | | | |")
+        continue
+    w, c, m = statistics.median(r["wall"]), statistics.median(r["cpu"]), max(r["rss"])
+    ok = all(x == 0 for x in r["rc"]) and min(r["outs"]) == r["n"]
+    res[(s, t)] = (w, c, m, ok)
+    bad = "" if all(x == 0 for x in r["rc"]) else f" (exit {max(r['rc'])})"
+    rate = f"{r['n'] / w:.2f}" if ok else "—"
+    print(f"| {s} | {t} | {r['n']} | {w:.2f} | {rate} | {c:.2f} | {m:.0f} | "
+          f"{statistics.mean(r['others']):.2f} | {min(r['outs'])} of {r['n']}{bad} |")
+print("\n### photofinish / other tool (below 1 = photofinish better)\n")
+print("| set | vs | wall | CPU | peak RSS |")
+print("|---|---|---|---|---|")
+sets = list(dict.fromkeys(s for s, _ in rows))
+for s in sets:
+    pf = next((v for (ss, t), v in res.items() if ss == s and t.startswith("photofinish")), None)
+    for (ss, t), v in res.items():
+        if ss != s or t.startswith("photofinish"):
+            continue
+        if pf is None:
+            print(f"| {s} | {t} | n/a | n/a | n/a |")
+        elif not (pf[3] and v[3]):
+            print(f"| {s} | {t} | n/a: a row failed | | |")
+        else:
+            print(f"| {s} | {t} | {pf[0] / v[0]:.2f} | {pf[1] / v[1]:.2f} | {pf[2] / v[2]:.2f} |")
+first = collections.OrderedDict()   # set -> {file: {tool: size}}
+for l in open(dims):
+    s, t, f, wh = l.rstrip("\n").split("\t")
+    first.setdefault(s, {}).setdefault(f, {})[t.split(" ")[0]] = wh
+if first:
+    print("\nSize of the first output per row (img01, big1 carry Orientation 6: must be portrait):")
+    for s, fs in first.items():
+        for f, tw in fs.items():
+            print(f"- {s}: {f} " + ", ".join(f"{t} {wh}" for t, wh in tw.items()))
+EOF
+echo "results: $RESULTS" >&2
