@@ -141,6 +141,12 @@ public final class StreamingResizer {
         guard r >= 0, r < crop.height, r >= Int(vertical.starts[nextOutputRow]) else { return }
 
         let source = row + crop.x * channels
+        if horizontal.isIdentity && vertical.isIdentity {
+            // Same size: a crop, copied straight through.
+            output.row(r).update(from: source, count: ringRowBytes)
+            nextOutputRow += 1
+            return
+        }
         let slot = ring + (r % ringRows) * ringStride
         if horizontal.isIdentity {
             if let scratch {
