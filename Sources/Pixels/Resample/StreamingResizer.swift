@@ -229,34 +229,47 @@ public final class StreamingResizer {
     /// Builds the pair row from 4-byte pixels (see `pairRow`).
     private func makePairs(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<SIMD8<Int16>>,
                            pixels: Int) {
-        let s = UnsafeRawPointer(source)
-        for j in 0..<(pixels - 1) {
-            let b = s.loadUnaligned(fromByteOffset: j * 4, as: SIMD8<UInt8>.self)
-            destination[j] = SIMD8<Int16>(truncatingIfNeeded: SIMD8<UInt8>(
-                b[0], b[4], b[1], b[5], b[2], b[6], b[3], b[7]))
-        }
-        // The last pixel has no right neighbour; no window starts a pair there.
-        let last = SIMD4<Int16>(truncatingIfNeeded: s.loadUnaligned(fromByteOffset: (pixels - 1) * 4,
-                                                                   as: SIMD4<UInt8>.self))
-        destination[pixels - 1] = SIMD8(last[0], last[0], last[1], last[1], last[2], last[2], last[3], last[3])
+        makePairs(source, stride: 4, safeLoads: pixels, into: destination, pixels: pixels)
     }
 
-    /// Builds the pair row straight from RGB pixels (the fourth lane repeats blue).
+    /// Builds the pair row straight from RGB pixels (the fourth lane is the next
+    /// pixel's red, computed and dropped).
     private func makePairsRGB(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<SIMD8<Int16>>,
                               pixels: Int) {
+        // A 4-byte load at the last pixel would read one byte past the row.
+        makePairs(source, stride: 3, safeLoads: pixels - 1, into: destination, pixels: pixels)
+    }
+
+    /// Each pixel is widened once to 16 bits and interleaved with its left neighbour
+    /// (`punpcklwd`), instead of shuffling bytes per entry, which SSE2 has no single
+    /// instruction for.
+    @inline(__always)
+    private func makePairs(_ source: UnsafePointer<UInt8>, stride: Int, safeLoads: Int,
+                           into destination: UnsafeMutablePointer<SIMD8<Int16>>, pixels: Int) {
         let s = UnsafeRawPointer(source)
-        // 8-byte loads reach 2 bytes past pixel j + 1: the last two pixels go one by one.
-        let loaded = max(pixels - 2, 0)
-        for j in 0..<loaded {
-            let b = s.loadUnaligned(fromByteOffset: j * 3, as: SIMD8<UInt8>.self)
-            destination[j] = SIMD8<Int16>(truncatingIfNeeded: SIMD8<UInt8>(
-                b[0], b[3], b[1], b[4], b[2], b[5], b[2], b[5]))
+        @inline(__always) func pixel(_ j: Int) -> SIMD4<Int16> {
+            if j < safeLoads {
+                return SIMD4<Int16>(truncatingIfNeeded: s.loadUnaligned(fromByteOffset: j * stride, as: SIMD4<UInt8>.self))
+            }
+            let p = source + j * stride
+            return SIMD4<Int16>(Int16(p[0]), Int16(p[1]), Int16(p[2]), stride == 4 ? Int16(p[3]) : 0)
         }
-        for j in loaded..<pixels {
-            let k = min(j + 1, pixels - 1)
-            let p = source + j * 3, q = source + k * 3
-            destination[j] = SIMD8<Int16>(truncatingIfNeeded: SIMD8<UInt8>(
-                p[0], q[0], p[1], q[1], p[2], q[2], p[2], q[2]))
+        @inline(__always) func pair(_ a: SIMD4<Int16>, _ b: SIMD4<Int16>) -> SIMD8<Int16> {
+            SIMD8(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3])
+        }
+        var previous = pixel(0)
+        let fast = min(safeLoads, pixels) - 1
+        for j in 0..<max(fast, 0) {
+            let next = SIMD4<Int16>(truncatingIfNeeded: s.loadUnaligned(fromByteOffset: (j + 1) * stride,
+                                                                       as: SIMD4<UInt8>.self))
+            destination[j] = pair(previous, next)
+            previous = next
+        }
+        for j in max(fast, 0)..<pixels {
+            // The last pixel has no right neighbour; no window starts a pair there.
+            let next = pixel(min(j + 1, pixels - 1))
+            destination[j] = pair(previous, next)
+            previous = next
         }
     }
 
