@@ -4,13 +4,15 @@
 /// `crop`, resamples each needed row horizontally into a small ring (as many rows as
 /// the vertical kernel spans), and writes an output row as soon as its last source row
 /// has arrived. The whole source frame is never held: memory is the ring plus the
-/// output buffer.
+/// output buffer (for 4032×3024 → 2048×1536 RGB: a ring of 12 rows × 12 KB, a 64 KB
+/// pair row, 200 KB of expanded weights, and the 9.4 MB output).
 ///
 /// Arithmetic is fixed point (Int16 weights with 14 fractional bits, Int32 sums,
 /// rounded and clamped to 0…255 at the end). The horizontally resampled rows in the
 /// ring are Int16 with 6 fractional bits and keep the filter's overshoot below 0 and
 /// above 255: an 8-bit ring (as in Pillow) clamps the ringing of hard edges between
-/// the passes and was measured up to 5 levels off a double-precision resize.
+/// the passes: on a 12 MP photo it was up to 5 levels off a double-precision Lanczos,
+/// on black-and-white blocks 22; the Int16 ring stays within rounding, at the same speed.
 /// RGBA (straight alpha) is resampled premultiplied, so colour under transparent
 /// pixels cannot bleed into visible ones.
 ///
