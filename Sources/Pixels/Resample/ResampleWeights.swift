@@ -5,7 +5,14 @@ import Foundation
 /// and an 8-bit pixel times the absolute sum of weights inside Int32.
 let weightBits: Int32 = 14
 let weightOne: Int32 = 1 << weightBits
-let weightHalf: Int32 = 1 << (weightBits - 1)
+/// Fractional bits of the horizontally resampled rows (Int16): 255 · 1.3 (more than
+/// the largest overshoot) · 2⁶ still fits, and so do Int32 sums of their products.
+let ringFractionBits: Int32 = 6
+/// Rounding for the horizontal pass: its sums are shifted by `weightBits − ringFractionBits`.
+let ringHalf: Int32 = 1 << (weightBits - ringFractionBits - 1)
+/// The vertical pass's sums carry `weightBits + ringFractionBits` fractional bits.
+let outputBits: Int32 = weightBits + ringFractionBits
+let outputHalf: Int32 = 1 << (outputBits - 1)
 
 /// Lanczos-3 weights for one axis, computed once per resize.
 ///
