@@ -82,13 +82,17 @@ public final class JPEGDecoder: PhotoDecoder {
     deinit { pf_jpeg_decoder_destroy(handle) }
 
     /// Non-fatal problems libjpeg reported so far, in words (for example "Corrupt JPEG
-    /// data: 2 extraneous bytes before marker 0xd9"); worth a warning in the report.
+    /// data: 2 extraneous bytes before marker 0xd9"); worth a warning in the report. A
+    /// damaged file can raise thousands: past the first three they are counted, not listed.
     public var warnings: [String] {
-        var result = notes + (0..<pf_jpeg_decoder_warning_count(handle)).map {
+        let reported = (0..<pf_jpeg_decoder_warning_count(handle)).map {
             String(cString: pf_jpeg_decoder_warning(handle, $0))
         }
-        let dropped = Int(pf_jpeg_decoder_warnings_dropped(handle))
-        if dropped > 0 { result.append("… and \(dropped) more JPEG warnings") }
+        let total = reported.count + Int(pf_jpeg_decoder_warnings_dropped(handle))
+        var result = notes + reported.prefix(3)
+        if total > 3 {
+            result.append("… \(total - 3) more JPEG data errors: the file is damaged in places and the output may show it")
+        }
         return result
     }
 
