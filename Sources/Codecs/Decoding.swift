@@ -32,6 +32,17 @@ public struct DecodeLimits: Sendable {
         self.deadline = deadline
     }
 
+    /// Refuses an image whose header declares more than `maxPixels`, before any pixel is
+    /// decoded.
+    /// - Parameter format: the format's name as a person knows it ("JPEG").
+    /// - Throws: `PhotoError` with code `too-large`, naming the size and the limit.
+    public func checkPixels(width: Int, height: Int, format: String) throws(PhotoError) {
+        guard width * height > maxPixels else { return }
+        func words(_ n: Int) -> String { n >= 1_000_000 ? "\((n + 500_000) / 1_000_000) MP" : "\(n) pixels" }
+        throw PhotoError(.tooLarge, "\(format) header says \(width)×\(height) = \(words(width * height)), "
+                         + "over the limit of \(words(maxPixels)) (maxPixels)")
+    }
+
     /// Throws `timeout` when the deadline has passed.
     /// - Throws: `PhotoError` with code `timeout`.
     public func checkDeadline() throws(PhotoError) {

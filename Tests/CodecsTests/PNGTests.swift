@@ -173,7 +173,7 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
         } throws: { error in
             let e = error as? PhotoError
             return e?.code == .tooLarge
-                && e?.message == "PNG header says 100000×100000 = 10000 MP, over the limit of 150 MP"
+                && e?.message == "PNG header says 100000×100000 = 10000 MP, over the limit of 150 MP (maxPixels)"
         }
         // The same header with a damaged CRC is a broken file, not a large one.
         png[png.count - 1] ^= 0xFF

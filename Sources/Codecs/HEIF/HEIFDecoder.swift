@@ -40,11 +40,7 @@ public final class HEIFDecoder: PhotoDecoder {
         guard width > 0, height > 0 else {
             throw PhotoError(.corruptImage, "HEIF primary image has no size (\(width)×\(height))")
         }
-        if width * height > limits.maxPixels {
-            let mp = (width * height + 500_000) / 1_000_000
-            let limitMP = (limits.maxPixels + 500_000) / 1_000_000
-            throw PhotoError(.tooLarge, "HEIF image is \(width)×\(height) = \(mp) MP, over the limit of \(limitMP) MP")
-        }
+        try limits.checkPixels(width: width, height: height, format: "HEIF")
         let mime = bytes.withUnsafeBufferPointer { heif_get_file_mime_type($0.baseAddress, Int32(min($0.count, 4096))) }
         let format: ImageFormat = mime.map { String(cString: $0) } == "image/avif" ? .avif : .heic
         let exif = try HEIFDecoder.exif(primary)

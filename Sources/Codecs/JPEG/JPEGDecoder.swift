@@ -56,9 +56,11 @@ public final class JPEGDecoder: PhotoDecoder {
             pf_jpeg_decoder_destroy(handle)
             throw PhotoError(.corruptImage, "JPEG header declares an empty image (\(width)×\(height))")
         }
-        guard width * height <= limits.maxPixels else {
+        do {
+            try limits.checkPixels(width: width, height: height, format: "JPEG")
+        } catch {
             pf_jpeg_decoder_destroy(handle)
-            throw PhotoError(.tooLarge, "image of \(width)×\(height) pixels (\(width * height)) is over the limit of \(limits.maxPixels) pixels (maxPixels)")
+            throw error
         }
         var exifCount = 0
         let exif = pf_jpeg_decoder_exif(handle, &exifCount).map { Array(UnsafeBufferPointer(start: $0, count: exifCount)) }

@@ -27,16 +27,14 @@ public final class PNGDecoder: PhotoDecoder {
         guard !bytes.isEmpty else { throw PhotoError(.emptyFile, "the PNG file is empty") }
         // IHDR is the first chunk (bytes 16..<24 hold width and height): check the size
         // from it before libpng reads on, so a header bomb costs nothing.
-        if let (width, height) = PNGDecoder.ihdrSize(bytes), width * height > limits.maxPixels {
-            throw PhotoError(.tooLarge, PNGDecoder.tooLargeMessage(width, height, limits))
+        if let (width, height) = PNGDecoder.ihdrSize(bytes) {
+            try limits.checkPixels(width: width, height: height, format: "PNG")
         }
         self.bytes = PNGBytes(bytes)
         let reader = try PNGReader(self.bytes, limits: limits)
         let header = reader.header
         let width = Int(header.width), height = Int(header.height)
-        if width * height > limits.maxPixels {
-            throw PhotoError(.tooLarge, PNGDecoder.tooLargeMessage(width, height, limits))
-        }
+        try limits.checkPixels(width: width, height: height, format: "PNG")
         let icc = header.icc.map { [UInt8](UnsafeBufferPointer(start: $0, count: header.icc_length)) }
         // libpng sees eXIf only before IDAT; other writers (exiftool) put it after.
         let exif = header.exif.map { [UInt8](UnsafeBufferPointer(start: $0, count: header.exif_length)) }
@@ -114,11 +112,6 @@ public final class PNGDecoder: PhotoDecoder {
         return ~crc
     }
 
-    static func tooLargeMessage(_ width: Int, _ height: Int, _ limits: DecodeLimits) -> String {
-        let mp = (width * height + 500_000) / 1_000_000
-        let limitMP = (limits.maxPixels + 500_000) / 1_000_000
-        return "PNG header says \(width)×\(height) = \(mp) MP, over the limit of \(limitMP) MP"
-    }
 }
 
 /// The file's bytes in memory that does not move, owned here, read by libpng.
