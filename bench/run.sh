@@ -36,7 +36,7 @@ busy() { # CPU ticks (USER_HZ) spent by the whole machine so far: user nice syst
   awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8 + $9; exit }' /proc/stat
 }
 
-# command SET TOOL FILE...: sets CMD (the command line) and OUTDIR
+# command_for SET TOOL FILE...: sets CMD (the command line) and OUTDIR
 command_for() {
   local set=$1 tool=$2; shift 2
   OUTDIR=$TMP/out-${tool%% *}
@@ -81,7 +81,7 @@ bench() {
   local keep=()
   for t in "${tools[@]}"; do
     [[ "$set $t" =~ ${ONLY:-.} ]] || continue
-    [[ $t == photofinish* && $HAVE_PF == 0 ]] && { echo "$set	$t	skipped" >> "$TMP/skipped.tsv"; continue; }
+    [[ $t == photofinish* && $HAVE_PF == 0 ]] && { printf '%s\t%s\t0\tskip\n' "$set" "$t" >> "$RAW"; continue; }
     keep+=("$t")
   done
   (( ${#keep[@]} )) || return 0
@@ -112,23 +112,23 @@ PFV=n/a
 if (( HAVE_PF )); then
   PFV="$(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$HERE/.." diff --quiet HEAD 2>/dev/null || echo '+changes'), binary built $(date -u -r "$PF" '+%Y-%m-%d %H:%M UTC')"
 fi
-touch "$TMP/skipped.tsv" "$TMP/dims.tsv"
-python3 - "$RAW" "$TMP/skipped.tsv" "$TMP/dims.tsv" <<EOF | tee "$RESULTS"
+touch "$TMP/dims.tsv"
+python3 - "$RAW" "$TMP/dims.tsv" <<EOF | tee "$RESULTS"
 import collections, statistics, sys
-raw, skipped, dims = sys.argv[1:4]
+raw, dims = sys.argv[1:3]
 rows = collections.OrderedDict()
 for line in open(raw):
-    s, t, n, run, wall, user, sys_, rss, busy, outs, rc, hz = line.rstrip("\n").split("\t")
-    if run == "0":
+    f = line.rstrip("\n").split("\t")
+    if f[3] == "skip":
+        rows[(f[0], f[1])] = None
+    if f[3] in ("0", "skip"):   # warm-up, or photofinish not built
         continue
+    s, t, n, run, wall, user, sys_, rss, busy, outs, rc, hz = f
     r = rows.setdefault((s, t), dict(n=int(n), wall=[], cpu=[], rss=[], others=[], outs=[], rc=[]))
     wall, cpu = float(wall), float(user) + float(sys_)
     r["wall"].append(wall); r["cpu"].append(cpu); r["rss"].append(int(rss) / 1024)
     r["others"].append(max(0.0, int(busy) / int(hz) - cpu) / wall)
     r["outs"].append(int(outs)); r["rc"].append(int(rc))
-for line in open(skipped):
-    s, t, _ = line.rstrip("\n").split("\t")
-    rows[(s, t)] = None
 res = {}
 print("## Bench: web pipeline (bench/web.json5)\n")
 print("$START, $(nproc) cores, $RUNS counted runs after 1 warm-up, tools interleaved per run; "
@@ -148,10 +148,14 @@ for (s, t), r in rows.items():
     rate = f"{r['n'] / w:.2f}" if ok else "—"
     print(f"| {s} | {t} | {r['n']} | {w:.2f} | {rate} | {c:.2f} | {m:.0f} | "
           f"{statistics.mean(r['others']):.2f} | {min(r['outs'])} of {r['n']}{bad} |")
-print("\n### photofinish / other tool (below 1 = photofinish better)\n")
-print("| set | vs | wall | CPU | peak RSS |")
-print("|---|---|---|---|---|")
-sets = list(dict.fromkeys(s for s, _ in rows))
+if not any(t.startswith("photofinish") for _, t in res):
+    print("\nNo photofinish / tool ratios: no photofinish row ran.")
+    sets = []
+else:
+    print("\n### photofinish / other tool (below 1 = photofinish better)\n")
+    print("| set | vs | wall | CPU | peak RSS |")
+    print("|---|---|---|---|---|")
+    sets = list(dict.fromkeys(s for s, _ in rows))
 for s in sets:
     pf = next((v for (ss, t), v in res.items() if ss == s and t.startswith("photofinish")), None)
     for (ss, t), v in res.items():
