@@ -51,19 +51,24 @@ public func flattened(_ image: PixelBuffer, over color: [UInt8]) -> PixelBuffer 
     precondition(color.count == 3, "background colour needs 3 values, got \(color.count)")
     if image.channels == 3 { return image }
     let result = PixelBuffer(width: image.width, height: image.height, channels: 3)
-    let background = color.map { UInt32($0) }
     for y in 0..<image.height {
-        let s = image.row(y)
-        let d = result.row(y)
-        for x in 0..<image.width {
-            let a = UInt32(s[x * 4 + 3])
-            let inverse = 255 - a
-            for c in 0..<3 {
-                // (colour · a + background · (255 − a)) / 255, rounded.
-                let v = UInt32(s[x * 4 + c]) * a + background[c] * inverse + 127
-                d[x * 3 + c] = UInt8(truncatingIfNeeded: v / 255)
-            }
-        }
+        flattenRow(image.row(y), into: result.row(y), width: image.width, over: color)
     }
     return result
+}
+
+/// One row of straight-alpha RGBA flattened onto an opaque colour, into RGB (decoders use it
+/// row by row, without a whole RGBA frame).
+/// - Parameter color: the background, 3 values (R, G, B).
+public func flattenRow(_ rgba: UnsafePointer<UInt8>, into rgb: UnsafeMutablePointer<UInt8>, width: Int,
+                       over color: [UInt8]) {
+    let r = UInt32(color[0]), g = UInt32(color[1]), b = UInt32(color[2])
+    for x in 0..<width {
+        let a = UInt32(rgba[x * 4 + 3])
+        let inverse = 255 - a
+        // (colour · a + background · (255 − a)) / 255, rounded.
+        rgb[x * 3] = UInt8(truncatingIfNeeded: (UInt32(rgba[x * 4]) * a + r * inverse + 127) / 255)
+        rgb[x * 3 + 1] = UInt8(truncatingIfNeeded: (UInt32(rgba[x * 4 + 1]) * a + g * inverse + 127) / 255)
+        rgb[x * 3 + 2] = UInt8(truncatingIfNeeded: (UInt32(rgba[x * 4 + 2]) * a + b * inverse + 127) / 255)
+    }
 }

@@ -120,9 +120,9 @@ func exifWithOrientation(_ orientation: UInt8) -> [UInt8] {
     }
 
     @Test func exifOrientationReader() {
-        #expect(exifOrientation(exifWithOrientation(8)) == 8)
-        #expect(exifOrientation([0x49, 0x49, 0x2A, 0x00, 0x08, 0, 0, 0, 0, 0]) == nil)
-        #expect(exifOrientation([1, 2, 3]) == nil)
+        #expect(Exif.orientation(exifWithOrientation(8)) == 8)
+        #expect(Exif.orientation([0x49, 0x49, 0x2A, 0x00, 0x08, 0, 0, 0, 0, 0]) == nil)
+        #expect(Exif.orientation([1, 2, 3]) == nil)
     }
 }
 

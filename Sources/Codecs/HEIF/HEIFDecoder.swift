@@ -1,5 +1,6 @@
 import Foundation
 internal import CHeif
+import Pixels
 
 /// Reads HEIF/HEIC and AVIF files with libheif (primary image only).
 ///
@@ -45,7 +46,7 @@ public final class HEIFDecoder: PhotoDecoder {
         let format: ImageFormat = mime.map { String(cString: $0) } == "image/avif" ? .avif : .heic
         let exif = try HEIFDecoder.exif(primary)
         info = SourceInfo(format: format, width: width, height: height, orientation: 1,
-                          declaredOrientation: exif.flatMap(exifOrientation) ?? 1,
+                          declaredOrientation: exif.flatMap { Exif.orientation($0) } ?? 1,
                           hasAlpha: heif_image_handle_has_alpha_channel(primary) != 0,
                           icc: try HEIFDecoder.icc(primary), exif: exif)
     }
@@ -95,7 +96,7 @@ public final class HEIFDecoder: PhotoDecoder {
             if y & 63 == 0 { try limits.checkDeadline() }
             let source = plane + y * Int(stride)
             if let composite {
-                compositeOverWhite(source, composite, width: width)
+                flattenRow(source, into: composite, width: width, over: [255, 255, 255])
                 try row(composite)
             } else {
                 try row(source)

@@ -96,7 +96,7 @@ public enum HEIFEncoder {
         for y in 0..<image.height {
             let target = plane + y * Int(stride)
             if image.channels == 4 && !keepAlpha {
-                compositeOverWhite(image.row(y), target, width: image.width)
+                flattenRow(image.row(y), into: target, width: image.width, over: [255, 255, 255])
             } else {
                 target.update(from: image.row(y), count: image.rowBytes)
             }

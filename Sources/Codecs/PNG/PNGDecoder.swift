@@ -39,7 +39,7 @@ public final class PNGDecoder: PhotoDecoder {
         // libpng sees eXIf only before IDAT; other writers (exiftool) put it after.
         let exif = header.exif.map { [UInt8](UnsafeBufferPointer(start: $0, count: header.exif_length)) }
             ?? PNGDecoder.chunk("eXIf", in: bytes)
-        let orientation = exif.flatMap(exifOrientation) ?? 1
+        let orientation = exif.flatMap { Exif.orientation($0) } ?? 1
         info = SourceInfo(format: .png, width: width, height: height, orientation: orientation,
                           declaredOrientation: orientation, hasAlpha: header.has_alpha != 0,
                           icc: icc, exif: exif)

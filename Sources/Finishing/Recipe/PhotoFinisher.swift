@@ -62,16 +62,10 @@ public struct PhotoFinisher: Sendable {
                              warnings: warnings)
     }
 
-    /// The EXIF orientation still to apply: HEIF decoders apply `irot`/`imir` themselves; for
-    /// the others it comes from the EXIF block.
+    /// The EXIF orientation still to apply (HEIF decoders apply `irot`/`imir` themselves and
+    /// report 1).
     static func orientationToApply(_ info: SourceInfo) -> Int {
-        switch info.format {
-        case .heic, .avif: return 1
-        case .jpeg, .png:
-            if (1...8).contains(info.orientation), info.orientation != 1 { return info.orientation }
-            if let exif = info.exif, let o = Exif.summary(exif).orientation, (1...8).contains(o) { return o }
-            return 1
-        }
+        (1...8).contains(info.orientation) ? info.orientation : 1
     }
 
     /// Orient, colour, frame, metadata and encode one resized output.
