@@ -115,7 +115,7 @@ public struct BatchRunner: Sendable {
             item.sha256 = SHA256.hex(of: bytes)
             var decodeLimits = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)
             decodeLimits.deadline = start + limits.itemTimeout
-            let photo = try finisher.finish(bytes: bytes, limits: decodeLimits)
+            let photo = try finisher.finish(bytes: consume bytes, limits: decodeLimits)
             item.format = photo.format
             item.size = [photo.uprightSize.width, photo.uprightSize.height]
             item.orientation = photo.orientation

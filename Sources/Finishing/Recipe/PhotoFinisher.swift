@@ -18,8 +18,11 @@ public struct PhotoFinisher: Sendable {
     ///   - limits: `maxPixels` (checked from the header) and the item deadline.
     /// - Returns: the encoded outputs and what was done.
     /// - Throws: `PhotoError` with the report's code.
-    public func finish(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError) -> FinishedPhoto {
+    public func finish(bytes: consuming [UInt8], limits: DecodeLimits) throws(PhotoError) -> FinishedPhoto {
         let decoder = try openDecoder(bytes: bytes, limits: limits)
+        // The JPEG and HEIF decoders keep their own copy: let ours go before decoding, so a
+        // photo in flight holds its file once.
+        _ = consume bytes
         let info = decoder.info
         let orientation = Self.orientationToApply(info)
         let stored = OutputPlan.Size(info.width, info.height)
