@@ -122,7 +122,7 @@ public struct BatchRunner: Sendable {
             var outputs: [Report.Output] = []
             for output in photo.outputs {
                 let name = OutputNames.file(stem: stem, suffix: template.output.suffix, crop: output.cropLabel,
-                                            extension: output.format)
+                                            extension: output.fileExtension)
                 do {
                     try AtomicFile.write(output.bytes, to: folder + "/" + name)
                 } catch {

@@ -27,14 +27,12 @@ public struct FinishedOutput: Sendable {
     public var cropLabel: String?
     /// The encoded file.
     public var bytes: [UInt8]
-    public var format: ImageFormatName
+    /// The file extension of its format ("jpg").
+    public var fileExtension: String
     /// The final size, frame included.
     public var size: OutputPlan.Size
     public var applied: Applied
 }
-
-/// The format of an output, named as in the report.
-public typealias ImageFormatName = String
 
 /// Everything one photo produced.
 public struct FinishedPhoto: Sendable {

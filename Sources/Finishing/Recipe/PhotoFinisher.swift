@@ -136,7 +136,7 @@ public struct PhotoFinisher: Sendable {
             crop: plan.crop.map { .init(ratio: $0.label, box: [plan.uprightCrop.x, plan.uprightCrop.y,
                                                                  plan.uprightCrop.width, plan.uprightCrop.height]) },
             resizedTo: plan.upright, framePx: framePx, icc: iccNote, removed: removed)
-        return FinishedOutput(cropLabel: plan.crop?.label, bytes: bytes, format: format.fileExtension,
+        return FinishedOutput(cropLabel: plan.crop?.label, bytes: bytes, fileExtension: format.fileExtension,
                               size: .init(image.width, image.height), applied: applied)
     }
 }
