@@ -57,8 +57,12 @@ public enum ReportText {
         }
         if !r.outputs.isEmpty {
             lines.append("")
-            for o in r.outputs { lines.append("Batch output: \(o.file) \(o.size.map(String.init).joined(separator: "×"))") }
+            for o in r.outputs {
+                lines.append("Batch output: \(o.file) \(o.size.map(String.init).joined(separator: "×"))"
+                             + (o.items.map { " (photos \($0.map(String.init).joined(separator: ", ")))" } ?? ""))
+            }
         }
+        for w in r.warnings ?? [] { lines.append("Batch warning: \(w)") }
         return lines.joined(separator: "\n") + "\n"
     }
 

@@ -28,14 +28,18 @@ public struct PhotoFinisher: Sendable {
         var warnings: [String] = []
         var outputs: [FinishedOutput] = []
 
-        if !plans.isEmpty {
+        var preview: PixelBuffer?
+        do {
+            // The preview rides along with the outputs' decode (a tiny extra resampler), so
+            // thumbnails and colours cost no second decode.
+            let previewPlan = Self.previewPlan(stored: stored, orientation: orientation)
             let denominator = Layout.decodeDenominator(
-                stored: stored, outputs: plans, denominators: decoder.scaleDenominators,
+                stored: stored, outputs: plans + [previewPlan], denominators: decoder.scaleDenominators,
                 scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
             let scaledTuple = decoder.scaledSize(denominator: denominator)
             let scaled = OutputPlan.Size(scaledTuple.width, scaledTuple.height)
             let channels = info.hasAlpha ? 4 : 3
-            let resizers = plans.map { plan in
+            let resizers = (plans + [previewPlan]).map { plan in
                 StreamingResizer(sourceWidth: scaled.width, sourceHeight: scaled.height,
                                  crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
                                  targetWidth: plan.stored.width, targetHeight: plan.stored.height,
@@ -56,10 +60,25 @@ public struct PhotoFinisher: Sendable {
                 outputs.append(try finishOutput(resizer.finish(), plan: plan, info: info, orientation: orientation,
                                                 scale: denominator))
             }
+            preview = flattened(Orientation.apply(resizers[plans.count].finish(), exif: orientation),
+                                over: [255, 255, 255])
         }
         return FinishedPhoto(format: info.format.rawValue, uprightSize: upright,
                              orientation: info.declaredOrientation, outputs: outputs, skipped: skipped,
-                             warnings: warnings)
+                             warnings: warnings, preview: preview)
+    }
+
+    /// The long side of the preview every finished photo carries (report thumbnails are
+    /// shown up to 240 CSS px wide, sharp on a 2× phone screen).
+    public static let previewLongSide = 480
+
+    /// The whole photo, shrunk to the preview size (never enlarged).
+    static func previewPlan(stored: OutputPlan.Size, orientation: Int) -> OutputPlan {
+        let upright = Layout.swapsAxes(orientation) ? stored.swapped : stored
+        let size = Layout.resized(upright, by: .longSide(previewLongSide))
+        return OutputPlan(crop: nil, uprightCrop: PixelRect(x: 0, y: 0, width: upright.width, height: upright.height),
+                          storedCrop: PixelRect(x: 0, y: 0, width: stored.width, height: stored.height),
+                          upright: size, stored: Layout.swapsAxes(orientation) ? size.swapped : size)
     }
 
     /// The EXIF orientation still to apply: HEIF decoders apply `irot`/`imir` themselves; for
