@@ -120,6 +120,22 @@ import Testing
         #expect(ReportWriter.json(report).contains("\"warnings\": [\n    \"no stitched story: photo 5 (zz-broken.jpg)"))
     }
 
+    @Test func aPhotoThatBreaksBeforeTheStitchTakesTheWrittenPartsWithIt() async throws {
+        let (folder, sources) = try Self.folder()
+        var limits = BatchLimits()
+        limits.workers = 2
+        let report = await BatchRunner(template: template(), limits: limits)
+            .run(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
+        // Photo 4 (in the second part) is damaged after it was finished, before the stitch:
+        // part 1 is written first, then must go again.
+        try Data([0xFF, 0xD8, 0xFF]).write(to: URL(fileURLWithPath: sources[3].path))
+        let done = SetOutputs(template: template(), limits: limits).make(report, sources: sources, folder: folder)
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder)
+        #expect(!names.contains { $0.contains("-story-") }, "\(names)")
+        #expect(!done.outputs.contains { $0.file.contains("-story-") })
+        #expect(done.warnings?.first?.contains("photo 4 (photo4.jpg) could not be read again") == true, "\(done.warnings ?? [])")
+    }
+
     static func decode(_ path: String) throws -> PixelBuffer {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         let decoder = try openDecoder(bytes: bytes, limits: DecodeLimits())

@@ -60,8 +60,10 @@ public struct SetOutputs: Sendable {
         var message: String
     }
 
-    /// Every part of the story, or why there is none. Parts are written only once all are
-    /// rendered: a story with a photo missing is worse than none (SPEC §3).
+    /// Every part of the story, or why there is none. Each part is written as soon as it is
+    /// encoded (memory stays at one canvas); if a later part fails, the parts already written
+    /// are removed before the report exists: a story with a photo missing is worse than none
+    /// (SPEC §3).
     func story(_ stitch: Template.Stitch, report: Report, sources: [BatchRunner.Source],
                folder: String) -> Result<[Report.BatchOutput], Reason> {
         if let stopper = report.items.first(where: { $0.status != .ok }) {
@@ -87,34 +89,34 @@ public struct SetOutputs: Sendable {
         let stitcher = Stitcher(stitch: stitch, quality: template.output.quality, marks: marks)
         var deadline = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)
         deadline.deadline = .now + limits.itemTimeout * sources.count
-        var encoded: [(name: String, bytes: [UInt8], output: Report.BatchOutput)] = []
+        var written: [Report.BatchOutput] = []
+        func removeWritten() { for part in written { unlink(folder + "/" + part.file) } }
         for (number, part) in plan.parts.enumerated() {
+            let name = Stitcher.fileName(batch: report.batch, part: number + 1, of: plan.parts.count)
             do throws(StitchError) {
                 let canvas = try stitcher.render(part, width: plan.width, read: { i throws(PhotoError) in
                     try SourceFile.read(sources[i].path, maxBytes: limits.maxFileBytes)
                 }, limits: deadline)
-                let bytes: [UInt8]
-                do throws(PhotoError) { bytes = try stitcher.encode(canvas) } catch {
+                do throws(PhotoError) {
+                    let bytes = try stitcher.encode(canvas)
+                    do {
+                        try AtomicFile.write(bytes, to: folder + "/" + name)
+                    } catch {
+                        throw PhotoError(.ioError, error.description)
+                    }
+                } catch {
                     throw StitchError(photo: nil, error: error)
                 }
-                let name = Stitcher.fileName(batch: report.batch, part: number + 1, of: plan.parts.count)
-                encoded.append((name, bytes, Report.BatchOutput(file: name, size: [canvas.width, canvas.height],
-                                                                items: part.placements.map { $0.photo + 1 })))
+                written.append(Report.BatchOutput(file: name, size: [canvas.width, canvas.height],
+                                                  items: part.placements.map { $0.photo + 1 }))
             } catch {
+                removeWritten()
                 let who = error.photo.map { "photo \($0 + 1) (\(sources[$0].name)) could not be read again" }
                     ?? "part \(number + 1) could not be finished"
                 return .failure(Reason(message: "no stitched story: \(who): \(error.error.code.rawValue): \(error.error.message)"))
             }
         }
-        for part in encoded {
-            do {
-                try AtomicFile.write(part.bytes, to: folder + "/" + part.name)
-            } catch {
-                for written in encoded { unlink(folder + "/" + written.name) }
-                return .failure(Reason(message: "no stitched story: \(error)"))
-            }
-        }
-        return .success(encoded.map(\.output))
+        return .success(written)
     }
 
     /// The colour card of every photo that has a colour, in batch order (nil: none has).
