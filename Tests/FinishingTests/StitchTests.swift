@@ -1,4 +1,5 @@
 import Codecs
+import Foundation
 import Finishing
 import Pixels
 import Testing
@@ -180,6 +181,42 @@ import Testing
         }
     }
 
+    @Test func marksHookRunsOnEachPartOnlyWhenAsked() throws {
+        let file = try jpeg(PixelBuffer(width: 40, height: 30, channels: 3, fill: [0, 0, 255]))
+        var settings = Template.Stitch()
+        settings.width = 40
+        let plan = try StitchPlan.make(upright: [.init(40, 30)], stitch: settings)
+        let painter: MarkPainter = { canvas in canvas.row(0)[0] = 7; canvas.row(0)[1] = 7; canvas.row(0)[2] = 7 }
+        let marked = try Stitcher(stitch: settings, quality: 90, marks: painter)
+            .render(plan.parts[0], width: plan.width, read: { _ in file }, limits: DecodeLimits())
+        #expect(marked.pixel(0, 0) == [7, 7, 7])
+        settings.marks = false
+        let clean = try Stitcher(stitch: settings, quality: 90, marks: painter)
+            .render(plan.parts[0], width: plan.width, read: { _ in file }, limits: DecodeLimits())
+        #expect(clean.pixel(0, 0) != [7, 7, 7])
+    }
+
+    @Test func colourCardSwatchesAndLabelBandsInOrder() throws {
+        let card = ColorCard.layout(count: 8)
+        #expect(card.width == 1200)
+        // Six per row, then two: squares of (1200 − 80 − 5 × 24) / 6 = 166 px, bands of 41 px.
+        #expect(card.swatches[0] == PixelRect(x: 40, y: 40, width: 166, height: 166))
+        #expect(card.swatches[5] == PixelRect(x: 990, y: 40, width: 166, height: 166))
+        #expect(card.swatches[6] == PixelRect(x: 40, y: 271, width: 166, height: 166))
+        #expect(card.labels[0] == PixelRect(x: 40, y: 206, width: 166, height: 41))
+        #expect(card.height == 40 + 2 * (166 + 41) + 24 + 40)
+        let colors = (0..<8).map { Lab(srgb: UInt8($0 * 30), 100, 200) }
+        let seen = Locked<[String]>([])
+        let image = try card.render(colors) { _, band, text in
+            seen.update { $0.append("\(band.x),\(band.y) \(text)") }
+        }
+        #expect(seen.value == zip(card.labels, colors).map { "\($0.x),\($0.y) \($1.hex)" })
+        for (rect, lab) in zip(card.swatches, colors) {
+            let c = lab.srgb
+            #expect(image.pixel(rect.x + 5, rect.y + 5) == [c.r, c.g, c.b])
+        }
+    }
+
     @Test func stitchKeysAreValidated() throws {
         let t = try TemplateLoader.parse(text: "{ version: 1, stitch: { marks: false, upscale: true } }",
                                          file: "t.json5", name: "t", directory: "/tmp")
@@ -198,4 +235,13 @@ import Testing
             #expect(error.errors.first?.description.contains("t.json5:2") == true)
         }
     }
+}
+
+/// A value a `@Sendable` closure may change in a test.
+final class Locked<T>: @unchecked Sendable {
+    private var stored: T
+    private let lock = NSLock()
+    init(_ v: T) { stored = v }
+    var value: T { lock.lock(); defer { lock.unlock() }; return stored }
+    func update(_ f: (inout T) -> Void) { lock.lock(); f(&stored); lock.unlock() }
 }
