@@ -61,6 +61,8 @@ public struct PhotoFinisher: Sendable {
             for (index, (plan, resizer)) in zip(plans, resizers).enumerated() {
                 try limits.checkDeadline()
                 let image = resizer.finish()
+                // Made before finishOutput, which may convert `image` to sRGB in place (a
+                // preview small enough to share its buffer then shows sRGB: fine for a thumbnail).
                 if index == wholeOutput { preview = Self.preview(image, orientation: orientation) }
                 outputs.append(try finishOutput(image, plan: plan, info: info, orientation: orientation,
                                                 scale: denominator))
