@@ -41,6 +41,7 @@ public enum ReportText {
                 if let size = item.size, size.count == 2 { line += " \(size[0])×\(size[1])" }
                 if let f = item.format { line += " \(f)" }
                 if let ms = item.ms { line += " · \(ms) ms" }
+                if let color = item.color { line += " · colour \(color)" }
                 lines.append(line)
                 for o in item.outputs ?? [] {
                     lines.append("     → \(o.file) \(o.size.map(String.init).joined(separator: "×")), \(ByteCount.words(o.bytes))")
