@@ -142,6 +142,9 @@ public struct BatchRunner: Sendable {
                                               $0.crop.label, $0.cutFraction * 100, ($0.crop.skipIfCutOver ?? 1) * 100))
             }
             item.warnings = photo.warnings
+            if let preview = photo.preview {
+                SetExtras.record(preview, stem: stem, folder: folder, color: template.colorCard, into: &item)
+            }
             item.status = .ok
         } catch {
             item.error = .init(code: error.code.rawValue, message: error.message)

@@ -44,7 +44,7 @@ enum RunCommand {
             }
             if isDir.boolValue {
                 let names = (try? FileManager.default.contentsOfDirectory(atPath: arg)) ?? []
-                let files = names.filter { !IgnoreRules.ignores($0) }.map { arg + "/" + $0 }.filter {
+                let files = names.filter { !IgnoreRules.ignores($0) }.map { (arg as NSString).appendingPathComponent($0) }.filter {
                     var d: ObjCBool = false
                     return FileManager.default.fileExists(atPath: $0, isDirectory: &d) && !d.boolValue
                 }
@@ -74,10 +74,12 @@ enum RunCommand {
         let progress = ProgressLine()
         let sources = paths.map { BatchRunner.Source(path: $0, original: $0) }
         let runner = BatchRunner(template: template, limits: limits)
-        let report = await runner.run(batch: batch, sources: sources, folder: folder, stop: stop) { done, total in
+        var report = await runner.run(batch: batch, sources: sources, folder: folder, stop: stop) { done, total in
             progress.update(done: done, total: total)
         }
         progress.finish()
+        // The story, the colour card and report.html: after the photos, before report.json.
+        report = SetOutputs(template: template, limits: limits).make(report, sources: sources, folder: folder)
         do {
             try ReportWriter.write(report, toFolder: folder)
         } catch {
@@ -90,7 +92,9 @@ enum RunCommand {
         for item in report.items where item.status == .failed {
             print("  \(item.source): \(item.error.map { "\($0.code): \($0.message)" } ?? "failed")")
         }
-        print("report: \(folder)/report.json (photofinish report \(folder))")
+        for output in report.outputs { print("  \(output.file)") }
+        for warning in report.warnings ?? [] { print("  \(warning)") }
+        print("report: \(folder)/report.json, \(folder)/report.html (photofinish report \(folder))")
         return report.status == .complete ? 0 : 1
     }
 }

@@ -25,8 +25,14 @@ enum Harness {
     /// Runs the binary to completion (with a deadline: a hung run fails the test).
     @discardableResult
     static func run(_ args: [String], deadline: Duration = .seconds(300)) throws -> Result {
+        try exec(binary, args, deadline: deadline)
+    }
+
+    /// Runs any program to completion, with a deadline: a hung child fails the test.
+    @discardableResult
+    static func exec(_ program: String, _ args: [String], deadline: Duration) throws -> Result {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
+        p.executableURL = URL(fileURLWithPath: program)
         p.arguments = args
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
@@ -47,7 +53,7 @@ enum Harness {
         while p.isRunning && ContinuousClock.now < end { usleep(20_000) }
         if p.isRunning {
             p.terminate()
-            Issue.record("photofinish \(args) did not finish within \(deadline)")
+            Issue.record("\(program) \(args) did not finish within \(deadline)")
         }
         p.waitUntilExit()
         group.wait()

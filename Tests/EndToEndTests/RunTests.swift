@@ -69,9 +69,10 @@ import Testing
         #expect(messages[6].contains("GIF"))
         #expect(items[0]["status"] as? String == "ok")
         for item in items.dropFirst() { #expect(item["status"] as? String == "failed") }
-        // Nothing half-written: only the good photo's output and the report.
+        // Nothing half-written: only the good photo's output, its thumbnail and the reports.
         let files = try FileManager.default.contentsOfDirectory(atPath: batch).sorted()
-        #expect(files == ["a_good.jpg", "report.json"])
+        #expect(files == ["a_good.jpg", "report.html", "report.json", "thumbs"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: batch + "/thumbs") == ["a_good.jpg"])
         // Inputs untouched.
         #expect(try Harness.read(dir + "/in/a_good.jpg") == good)
     }

@@ -14,6 +14,8 @@ public struct Report: Codable, Sendable {
     public var items: [Item]
     /// Batch-level outputs (stitched parts, colour card).
     public var outputs: [BatchOutput]
+    /// What happened to the batch as a whole, in words (a story not made, and why).
+    public var warnings: [String]?
 
     public init(batch: String, inbox: String?, template: TemplateRef, started: String, finished: String,
                 items: [Item], outputs: [BatchOutput] = [], interrupted: Bool = false) {
@@ -75,6 +77,8 @@ public struct Report: Codable, Sendable {
         public var skipped: [Skipped]?
         public var warnings: [String]?
         public var color: String?
+        /// The small JPEG `report.html` shows, relative to the batch folder (`thumbs/…`).
+        public var thumbnail: String?
         public var error: ErrorInfo?
         /// Where the source is now, relative to the hot folder (or the path given to `run`).
         public var original: String?
@@ -128,6 +132,10 @@ public struct Report: Codable, Sendable {
     public struct BatchOutput: Codable, Sendable {
         public var file: String
         public var size: [Int]
+        /// The items (1-based indexes) this output shows, in order.
         public var items: [Int]?
+        public init(file: String, size: [Int], items: [Int]?) {
+            self.file = file; self.size = size; self.items = items
+        }
     }
 }

@@ -41,6 +41,7 @@ public enum ReportText {
                 if let size = item.size, size.count == 2 { line += " \(size[0])×\(size[1])" }
                 if let f = item.format { line += " \(f)" }
                 if let ms = item.ms { line += " · \(ms) ms" }
+                if let color = item.color { line += " · colour \(color)" }
                 lines.append(line)
                 for o in item.outputs ?? [] {
                     lines.append("     → \(o.file) \(o.size.map(String.init).joined(separator: "×")), \(ByteCount.words(o.bytes))")
@@ -57,8 +58,12 @@ public enum ReportText {
         }
         if !r.outputs.isEmpty {
             lines.append("")
-            for o in r.outputs { lines.append("Batch output: \(o.file) \(o.size.map(String.init).joined(separator: "×"))") }
+            for o in r.outputs {
+                lines.append("Batch output: \(o.file) \(o.size.map(String.init).joined(separator: "×"))"
+                             + (o.items.map { " (photos \($0.map(String.init).joined(separator: ", ")))" } ?? ""))
+            }
         }
+        for w in r.warnings ?? [] { lines.append("Batch warning: \(w)") }
         return lines.joined(separator: "\n") + "\n"
     }
 

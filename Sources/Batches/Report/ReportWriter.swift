@@ -19,6 +19,7 @@ public enum ReportWriter {
             if let items = o.items { pairs.append(("items", ints(items))) }
             return .object(pairs)
         })))
+        if let w = r.warnings, !w.isEmpty { top.append(("warnings", .array(w.map(JSONValue.string)))) }
         return JSONValue.object(top).serialized()
     }
 
@@ -47,6 +48,7 @@ public enum ReportWriter {
         }
         if let w = i.warnings, !w.isEmpty { p.append(("warnings", .array(w.map(JSONValue.string)))) }
         if let v = i.color { p.append(("color", .string(v))) }
+        if let v = i.thumbnail { p.append(("thumbnail", .string(v))) }
         if let e = i.error {
             p.append(("error", .object([("code", .string(e.code)), ("message", .string(e.message))])))
         }

@@ -1,3 +1,5 @@
+import Pixels
+
 /// What was actually done to make one output, in pixels (the report's `applied`), so a
 /// person or a test can audit the result without opening the image.
 public struct Applied: Sendable, Equatable {
@@ -45,4 +47,7 @@ public struct FinishedPhoto: Sendable {
     public var outputs: [FinishedOutput]
     public var skipped: [SkippedCrop]
     public var warnings: [String]
+    /// A small upright RGB copy (long side at most `PhotoFinisher.previewLongSide`), made from
+    /// the same decode: the report's thumbnail and the colour card's sample.
+    public var preview: PixelBuffer?
 }

@@ -31,14 +31,21 @@ public struct PhotoFinisher: Sendable {
         var warnings: [String] = []
         var outputs: [FinishedOutput] = []
 
-        if !plans.isEmpty {
+        var preview: PixelBuffer?
+        do {
+            // The preview (report thumbnail, colour card sample) costs no second decode: it is
+            // shrunk from the first whole-photo output, or, when every output is a crop, rides
+            // along the decode as one more small resampler.
+            let wholeOutput = plans.firstIndex { $0.crop == nil }
+            let previewPlan = Self.previewPlan(stored: stored, orientation: orientation)
+            let streamed = wholeOutput == nil ? plans + [previewPlan] : plans
             let denominator = Layout.decodeDenominator(
-                stored: stored, outputs: plans, denominators: decoder.scaleDenominators,
+                stored: stored, outputs: streamed, denominators: decoder.scaleDenominators,
                 scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
             let scaledTuple = decoder.scaledSize(denominator: denominator)
             let scaled = OutputPlan.Size(scaledTuple.width, scaledTuple.height)
             let channels = info.hasAlpha ? 4 : 3
-            let resizers = plans.map { plan in
+            let resizers = streamed.map { plan in
                 StreamingResizer(sourceWidth: scaled.width, sourceHeight: scaled.height,
                                  crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
                                  targetWidth: plan.stored.width, targetHeight: plan.stored.height,
@@ -54,15 +61,41 @@ public struct PhotoFinisher: Sendable {
                 throw PhotoError(.corruptImage, "\(error)")
             }
             if let jpeg = decoder as? JPEGDecoder { warnings += jpeg.warnings }
-            for (plan, resizer) in zip(plans, resizers) {
+            for (index, (plan, resizer)) in zip(plans, resizers).enumerated() {
                 try limits.checkDeadline()
-                outputs.append(try finishOutput(resizer.finish(), plan: plan, info: info, orientation: orientation,
+                let image = resizer.finish()
+                // Made before finishOutput, which may convert `image` to sRGB in place (a
+                // preview small enough to share its buffer then shows sRGB: fine for a thumbnail).
+                if index == wholeOutput { preview = Self.preview(image, orientation: orientation) }
+                outputs.append(try finishOutput(image, plan: plan, info: info, orientation: orientation,
                                                 scale: denominator))
             }
+            if wholeOutput == nil { preview = Self.preview(resizers[plans.count].finish(), orientation: orientation) }
         }
         return FinishedPhoto(format: info.format.rawValue, uprightSize: upright,
                              orientation: info.declaredOrientation, outputs: outputs, skipped: skipped,
-                             warnings: warnings)
+                             warnings: warnings, preview: preview)
+    }
+
+    /// The long side of the preview every finished photo carries (report thumbnails are
+    /// shown up to 240 CSS px wide, sharp on a 2× phone screen).
+    public static let previewLongSide = 480
+
+    /// The whole photo, shrunk to the preview size (never enlarged).
+    static func previewPlan(stored: OutputPlan.Size, orientation: Int) -> OutputPlan {
+        let upright = Layout.swapsAxes(orientation) ? stored.swapped : stored
+        let size = Layout.resized(upright, by: .longSide(previewLongSide))
+        return OutputPlan(crop: nil, uprightCrop: PixelRect(x: 0, y: 0, width: upright.width, height: upright.height),
+                          storedCrop: PixelRect(x: 0, y: 0, width: stored.width, height: stored.height),
+                          upright: size, stored: Layout.swapsAxes(orientation) ? size.swapped : size)
+    }
+
+    /// A stored-orientation image of the whole photo made into the preview: shrunk to
+    /// `previewLongSide` (never enlarged), upright, flattened over white.
+    static func preview(_ image: PixelBuffer, orientation: Int) -> PixelBuffer {
+        let size = Layout.resized(.init(image.width, image.height), by: .longSide(previewLongSide))
+        return flattened(Orientation.apply(resized(image, width: size.width, height: size.height), exif: orientation),
+                         over: [255, 255, 255])
     }
 
     /// The EXIF orientation still to apply (HEIF decoders apply `irot`/`imir` themselves and

@@ -132,6 +132,13 @@ public struct Template: Sendable, Equatable {
         public var maxHeight: Int = 16000
         public var background: Color = .white
         public var split: Bool = true
+        /// Blow photos narrower than `width` up to it (otherwise the canvas takes the
+        /// narrowest photo's width, so no photo is enlarged).
+        public var upscale: Bool = false
+        /// Whether the template's text, logo and tile marks go on each stitched part. On by
+        /// default: a template that marks its photos must not hand out an unmarked copy of
+        /// every one of them as a story.
+        public var marks: Bool = true
         public init() {}
     }
 

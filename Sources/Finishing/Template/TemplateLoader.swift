@@ -343,7 +343,7 @@ private struct TemplateRules {
     private func stitch(_ value: JSONValue, doc: inout JSON5Document) -> Template.Stitch? {
         let path: Path = [.key("stitch")]
         guard let members = doc.object(value, at: path,
-                                       allowed: ["width", "spacing", "maxHeight", "background", "split"])
+                                       allowed: ["width", "spacing", "maxHeight", "background", "split", "upscale", "marks"])
         else { return nil }
         var stitch = Template.Stitch()
         let sizes = 1...Self.maxDimension
@@ -363,6 +363,12 @@ private struct TemplateRules {
         }
         if let value = members["split"], let split = doc.bool(value, at: path + [.key("split")]) {
             stitch.split = split
+        }
+        if let value = members["upscale"], let upscale = doc.bool(value, at: path + [.key("upscale")]) {
+            stitch.upscale = upscale
+        }
+        if let value = members["marks"], let marks = doc.bool(value, at: path + [.key("marks")]) {
+            stitch.marks = marks
         }
         return stitch
     }

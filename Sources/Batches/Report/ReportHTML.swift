@@ -1,0 +1,183 @@
+import Foundation
+
+/// `report.html`: the batch for a person (SPEC §4). One self-contained page beside
+/// `report.json`: thumbnails from `thumbs/` in batch order, each photo's status, outputs,
+/// warnings and error in words, the summary counts and the batch's own outputs. No script,
+/// no network, no server: it opens from disk, and its CSS reflows to one column on a phone.
+public enum ReportHTML {
+    /// The page for `report`. Every link is relative to the batch folder.
+    public static func render(_ r: Report) -> String {
+        var h = """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(e("Batch \(r.batch) · \(ReportText.statusWords(r.status))"))</title>
+        <style>\(css)</style>
+        </head>
+        <body>
+
+        """
+        h += header(r)
+        if let warnings = r.warnings, !warnings.isEmpty {
+            h += "<section class=\"batch-warnings\"><h2>About the batch</h2><ul>"
+            for w in warnings { h += "<li>\(e(w))</li>" }
+            h += "</ul></section>\n"
+        }
+        if !r.outputs.isEmpty { h += batchOutputs(r) }
+        h += "<h2>Photos, in batch order</h2>\n<ol class=\"items\">\n"
+        for item in r.items { h += self.item(item) }
+        h += "</ol>\n<footer>PhotoFinish · template \(e(r.template.name)) · sha256 \(e(String(r.template.sha256.prefix(12))))</footer>\n"
+        h += "</body>\n</html>\n"
+        return h
+    }
+
+    private static func header(_ r: Report) -> String {
+        let c = r.counts
+        let interrupted = r.items.filter { $0.status == .interrupted }.count
+        var counts = "<li><b>\(c.items)</b> photo\(c.items == 1 ? "" : "s")</li>"
+            + "<li class=\"ok\"><b>\(c.ok)</b> finished</li>"
+            + "<li class=\"failed\"><b>\(c.failed)</b> failed</li>"
+        if interrupted > 0 { counts += "<li class=\"interrupted\"><b>\(interrupted)</b> not done</li>" }
+        if c.skippedOutputs > 0 {
+            counts += "<li><b>\(c.skippedOutputs)</b> crop\(c.skippedOutputs == 1 ? "" : "s") skipped</li>"
+        }
+        return """
+        <header>
+        <h1>Batch \(e(r.batch))</h1>
+        <p class="status \(r.status.rawValue)">\(e(ReportText.statusWords(r.status)))</p>
+        <ul class="counts">\(counts)</ul>
+        <p class="when">Template <b>\(e(r.template.name))</b>\(r.inbox.map { " · hot folder <b>\(e($0))</b>" } ?? "")
+        · started \(e(r.started)) · finished \(e(r.finished))</p>
+        </header>
+
+        """
+    }
+
+    private static func batchOutputs(_ r: Report) -> String {
+        var h = "<section class=\"set\"><h2>The batch as a whole</h2><ul>\n"
+        for o in r.outputs {
+            let shows = o.items.map { " · photos \($0.map(String.init).joined(separator: ", "))" } ?? ""
+            h += "<li><a href=\"\(url(o.file))\">\(e(o.file))</a> <span class=\"dim\">\(size(o.size))\(shows)</span></li>\n"
+        }
+        return h + "</ul></section>\n"
+    }
+
+    private static func item(_ i: Report.Item) -> String {
+        let statusText = switch i.status {
+        case .ok: "finished"
+        case .failed: "failed"
+        case .interrupted: "not done: the batch was stopped first"
+        }
+        var h = "<li class=\"item \(i.status.rawValue)\" id=\"item-\(i.index)\">\n"
+        if let thumb = i.thumbnail {
+            h += "<img src=\"\(url(thumb))\" alt=\"\(e(i.source))\" loading=\"lazy\">\n"
+        } else {
+            h += "<div class=\"nothumb\" aria-hidden=\"true\">\(i.status == .failed ? "✗" : "–")</div>\n"
+        }
+        h += "<div class=\"body\">\n<p class=\"name\"><span class=\"n\">\(i.index).</span> \(e(i.source))</p>\n"
+        h += "<p class=\"badge \(i.status.rawValue)\">\(e(statusText))</p>\n"
+        var facts: [String] = []
+        if let s = i.size { facts.append(size(s)) }
+        if let f = i.format { facts.append(e(f.uppercased())) }
+        if let o = i.orientation, o != 1 { facts.append("orientation \(o)") }
+        if let ms = i.ms { facts.append("\(ms) ms") }
+        if !facts.isEmpty { h += "<p class=\"dim\">\(facts.joined(separator: " · "))</p>\n" }
+        if let color = i.color {
+            h += "<p class=\"color\"><span class=\"chip\" style=\"background:\(e(color))\"></span> \(e(color))</p>\n"
+        }
+        if let error = i.error {
+            h += "<p class=\"error\"><b>\(e(errorWords(error.code)))</b> \(e(error.message))"
+                + " <span class=\"code\">(\(e(error.code)))</span></p>\n"
+        }
+        if let outputs = i.outputs, !outputs.isEmpty {
+            h += "<ul class=\"outputs\">"
+            for o in outputs {
+                h += "<li><a href=\"\(url(o.file))\">\(e(o.file))</a> <span class=\"dim\">\(size(o.size)), "
+                    + "\(e(ByteCount.words(o.bytes)))</span></li>"
+            }
+            h += "</ul>\n"
+        }
+        for s in i.skipped ?? [] { h += "<p class=\"skipped\">Skipped \(e(s.ratio)): \(e(s.reason))</p>\n" }
+        for w in i.warnings ?? [] { h += "<p class=\"warning\">Warning: \(e(w))</p>\n" }
+        if let original = i.original { h += "<p class=\"dim\">Original: \(e(original))</p>\n" }
+        return h + "</div>\n</li>\n"
+    }
+
+    /// The report's error codes (SPEC §4) in words; the message after them says the details.
+    static func errorWords(_ code: String) -> String {
+        switch code {
+        case "unsupported-format": "Not a photo format PhotoFinish reads."
+        case "camera-raw": "A camera raw file: not developed."
+        case "corrupt-image": "The file is damaged or cut short."
+        case "too-large": "Too large to finish safely."
+        case "empty-file": "The file is empty."
+        case "io-error": "The file could not be read or written."
+        case "timeout": "It took too long."
+        default: "Could not be finished."
+        }
+    }
+
+    private static func size(_ s: [Int]) -> String { s.map(String.init).joined(separator: " × ") }
+
+    /// Text made safe for HTML (element content and quoted attributes).
+    static func e(_ s: String) -> String {
+        var out = ""
+        out.reserveCapacity(s.utf8.count)
+        for ch in s {
+            switch ch {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(ch)
+            }
+        }
+        return out
+    }
+
+    /// A relative link to a file in the batch folder: each path segment percent-encoded (a
+    /// name with `#`, `?` or spaces still opens), then made safe for an attribute.
+    static func url(_ path: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "#?;:")
+        let encoded = path.split(separator: "/", omittingEmptySubsequences: false).map {
+            String($0).addingPercentEncoding(withAllowedCharacters: allowed) ?? String($0)
+        }.joined(separator: "/")
+        return e(encoded)
+    }
+
+    private static let css = """
+    :root{color-scheme:light dark;--fg:#1d1d1f;--bg:#fafafa;--card:#fff;--dim:#6e6e73;--line:#e0e0e0;\
+    --ok:#1a7f37;--bad:#c62828;--warn:#9a6700}
+    @media (prefers-color-scheme:dark){:root{--fg:#f2f2f2;--bg:#161617;--card:#232325;--dim:#a1a1a6;\
+    --line:#3a3a3c;--ok:#4ac26b;--bad:#ff6b6b;--warn:#e3b341}}
+    *{box-sizing:border-box}
+    body{margin:0 auto;max-width:72rem;padding:1rem;font:16px/1.45 system-ui,-apple-system,"DejaVu Sans",sans-serif;\
+    color:var(--fg);background:var(--bg);overflow-wrap:anywhere}
+    h1{font-size:1.5rem;margin:.2rem 0}h2{font-size:1.15rem;margin:1.5rem 0 .5rem}
+    a{color:inherit}
+    .status{font-weight:600;margin:.2rem 0}.status.complete{color:var(--ok)}.status.partial,.status.interrupted{color:var(--warn)}\
+    .status.failed{color:var(--bad)}
+    .counts{list-style:none;padding:0;margin:.5rem 0;display:flex;flex-wrap:wrap;gap:.5rem}
+    .counts li{background:var(--card);border:1px solid var(--line);border-radius:.5rem;padding:.3rem .7rem}
+    .counts .ok b{color:var(--ok)}.counts .failed b{color:var(--bad)}
+    .dim,.when,footer{color:var(--dim);font-size:.9rem}
+    .batch-warnings{border-left:4px solid var(--warn);background:var(--card);padding:.3rem 1rem}
+    .items{list-style:none;padding:0;display:grid;gap:1rem;grid-template-columns:repeat(auto-fill,minmax(17rem,1fr))}
+    .item{background:var(--card);border:1px solid var(--line);border-radius:.75rem;overflow:hidden}
+    .item.failed{border-color:var(--bad)}
+    .item img,.nothumb{display:block;width:100%;height:12rem;object-fit:contain;background:var(--line)}
+    .nothumb{display:flex;align-items:center;justify-content:center;font-size:3rem;color:var(--bad)}
+    .body{padding:.6rem .8rem}.body p{margin:.25rem 0}
+    .name{font-weight:600}.n{color:var(--dim)}
+    .badge{display:inline-block;font-size:.85rem;border-radius:1rem;padding:0 .6rem;color:#fff}
+    .badge.ok{background:var(--ok)}.badge.failed{background:var(--bad)}.badge.interrupted{background:var(--warn)}
+    .error{color:var(--bad)}.warning,.skipped{color:var(--warn)}.code{color:var(--dim)}
+    .outputs{padding-left:1.1rem;margin:.3rem 0}
+    .chip{display:inline-block;width:1em;height:1em;border-radius:.2em;vertical-align:-.15em;border:1px solid var(--line)}
+    @media (max-width:40rem){body{padding:.6rem}.items{grid-template-columns:1fr}}
+    """
+}

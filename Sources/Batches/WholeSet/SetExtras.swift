@@ -1,0 +1,30 @@
+import Codecs
+import Finishing
+import Foundation
+import Pixels
+
+/// What each finished photo adds for the whole-set outputs: its thumbnail for `report.html`
+/// and, with `colorCard`, its dominant colour.
+enum SetExtras {
+    /// The thumbnails' folder inside the batch folder.
+    static let thumbnailFolder = "thumbs"
+    /// JPEG quality of thumbnails: small files, no visible blocks at their size.
+    static let thumbnailQuality = 80
+
+    /// Writes `thumbs/<stem>.jpg` and fills the item's `thumbnail` and `color`. A thumbnail
+    /// that cannot be written becomes a warning on the item: the photo itself is finished.
+    static func record(_ preview: PixelBuffer, stem: String, folder: String, color: Bool,
+                       into item: inout Report.Item) {
+        if color { item.color = DominantColor.of(preview).hex }
+        let name = thumbnailFolder + "/" + stem + ".jpg"
+        do {
+            try FileManager.default.createDirectory(atPath: folder + "/" + thumbnailFolder,
+                                                    withIntermediateDirectories: true)
+            let bytes = try encodeImage(preview, options: EncodeOptions(format: .jpeg, quality: thumbnailQuality))
+            try AtomicFile.write(bytes, to: folder + "/" + name)
+            item.thumbnail = name
+        } catch {
+            item.warnings = (item.warnings ?? []) + ["no thumbnail for report.html: \(error)"]
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Codecs
+import Finishing
+import Foundation
+import Pixels
+
+/// The batch's own outputs, made after every photo is finished and before `report.json`
+/// (SPEC §1, §3): the stitched story, the colour card and `report.html`.
+public struct SetOutputs: Sendable {
+    public var template: Template
+    public var limits: BatchLimits
+    /// Draws the template's marks on each stitched part (when `stitch.marks` is on). Nil
+    /// until the mark renderer exists: parts then carry no marks.
+    public var marks: MarkPainter?
+    /// Writes the hex codes on the colour card. Nil until text rendering exists: the bands
+    /// under the swatches stay blank and the codes are in the report.
+    public var labeler: SwatchLabeler?
+
+    public init(template: Template, limits: BatchLimits, marks: MarkPainter? = nil, labeler: SwatchLabeler? = nil) {
+        self.template = template
+        self.limits = limits
+        self.marks = marks
+        self.labeler = labeler
+    }
+
+    /// Makes the stitched parts and the colour card the template asks for, writes
+    /// `report.html`, and returns the report with its batch-level `outputs` and `warnings`.
+    /// Nothing here fails the batch: a whole-set output that cannot be made is a warning.
+    /// - Parameters:
+    ///   - report: the batch's report, every item done.
+    ///   - sources: the batch's sources, in the report's order.
+    ///   - folder: the batch folder.
+    public func make(_ report: Report, sources: [BatchRunner.Source], folder: String) -> Report {
+        precondition(report.items.count == sources.count, "one source per report item")
+        var report = report
+        var warnings = report.warnings ?? []
+        if let stitch = template.stitch {
+            switch story(stitch, report: report, sources: sources, folder: folder) {
+            case .success(let outputs): report.outputs += outputs
+            case .failure(let reason): warnings.append(reason.message)
+            }
+        }
+        if template.colorCard {
+            switch colorCard(report: report, folder: folder) {
+            case .success(let output): report.outputs += output.map { [$0] } ?? []
+            case .failure(let reason): warnings.append(reason.message)
+            }
+        }
+        report.warnings = warnings.isEmpty ? nil : warnings
+        do {
+            try AtomicFile.write(Array(ReportHTML.render(report).utf8), to: folder + "/report.html")
+        } catch {
+            // The JSON report still tells everything; say why the page is missing.
+            report.warnings = (report.warnings ?? []) + ["report.html not written: \(error)"]
+        }
+        return report
+    }
+
+    /// Why a whole-set output was not made, in words for the report.
+    struct Reason: Error {
+        var message: String
+    }
+
+    /// Every part of the story, or why there is none. Each part is written as soon as it is
+    /// encoded (memory stays at one canvas); if a later part fails, the parts already written
+    /// are removed before the report exists: a story with a photo missing is worse than none
+    /// (SPEC §3).
+    func story(_ stitch: Template.Stitch, report: Report, sources: [BatchRunner.Source],
+               folder: String) -> Result<[Report.BatchOutput], Reason> {
+        if let stopper = report.items.first(where: { $0.status != .ok }) {
+            let others = report.items.filter { $0.status != .ok }.count - 1
+            let more = others > 0 ? " (and \(others) more)" : ""
+            let why = stopper.status == .interrupted
+                ? "the batch was stopped before photo \(stopper.index) (\(stopper.source))\(more) was finished"
+                : "photo \(stopper.index) (\(stopper.source)) could not be read\(more)"
+                  + (stopper.error.map { ": \($0.code): \($0.message)" } ?? "")
+            return .failure(Reason(message: "no stitched story: \(why); a story with a photo missing is not made"))
+        }
+        guard !report.items.isEmpty else { return .failure(Reason(message: "no stitched story: the batch is empty")) }
+        let sizes = report.items.map { item -> OutputPlan.Size in
+            let s = item.size ?? [1, 1]
+            return OutputPlan.Size(s[0], s[1])
+        }
+        let plan: StitchPlan
+        do throws(StitchPlanError) {
+            plan = try StitchPlan.make(upright: sizes, stitch: stitch)
+        } catch {
+            return .failure(Reason(message: "no stitched story: \(error.description)"))
+        }
+        let stitcher = Stitcher(stitch: stitch, quality: template.output.quality, marks: marks)
+        var deadline = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)
+        deadline.deadline = .now + limits.itemTimeout * sources.count
+        var written: [Report.BatchOutput] = []
+        func removeWritten() { for part in written { unlink(folder + "/" + part.file) } }
+        for (number, part) in plan.parts.enumerated() {
+            let name = Stitcher.fileName(batch: report.batch, part: number + 1, of: plan.parts.count)
+            do throws(StitchError) {
+                let canvas = try stitcher.render(part, width: plan.width, read: { i throws(PhotoError) in
+                    try SourceFile.read(sources[i].path, maxBytes: limits.maxFileBytes)
+                }, limits: deadline)
+                do throws(PhotoError) {
+                    let bytes = try stitcher.encode(canvas)
+                    do {
+                        try AtomicFile.write(bytes, to: folder + "/" + name)
+                    } catch {
+                        throw PhotoError(.ioError, error.description)
+                    }
+                } catch {
+                    throw StitchError(photo: nil, error: error)
+                }
+                written.append(Report.BatchOutput(file: name, size: [canvas.width, canvas.height],
+                                                  items: part.placements.map { $0.photo + 1 }))
+            } catch {
+                removeWritten()
+                let who = error.photo.map { "photo \($0 + 1) (\(sources[$0].name)) could not be read again" }
+                    ?? "part \(number + 1) could not be finished"
+                return .failure(Reason(message: "no stitched story: \(who): \(error.error.code.rawValue): \(error.error.message)"))
+            }
+        }
+        return .success(written)
+    }
+
+    /// The colour card of every photo that has a colour, in batch order (nil: none has).
+    func colorCard(report: Report, folder: String) -> Result<Report.BatchOutput?, Reason> {
+        let swatches = report.items.compactMap { item in item.color.flatMap(Self.lab).map { (item.index, $0) } }
+        guard !swatches.isEmpty else { return .success(nil) }
+        let card = ColorCard.layout(count: swatches.count)
+        let name = "\(report.batch)-color-card.png"
+        do {
+            let image = try card.render(swatches.map(\.1), labeler: labeler)
+            try AtomicFile.write(try encodeImage(image, options: EncodeOptions(format: .png, icc: ICC.sRGB)),
+                                 to: folder + "/" + name)
+        } catch {
+            return .failure(Reason(message: "no colour card: \(error)"))
+        }
+        return .success(Report.BatchOutput(file: name, size: [card.width, card.height], items: swatches.map(\.0)))
+    }
+
+    /// `#rrggbb` back to Lab.
+    static func lab(_ hex: String) -> Lab? {
+        guard hex.count == 7, hex.hasPrefix("#"), let v = UInt32(hex.dropFirst(), radix: 16) else { return nil }
+        return Lab(srgb: UInt8(v >> 16 & 0xff), UInt8(v >> 8 & 0xff), UInt8(v & 0xff))
+    }
+}

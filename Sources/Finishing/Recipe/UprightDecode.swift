@@ -1,0 +1,69 @@
+import Codecs
+import Pixels
+
+/// Decoding a whole photo straight to the upright size it will be shown at, for whole-set
+/// outputs (stitch): the header is read first, the JPEG DCT scale is the smallest that still
+/// covers the target, rows stream into the resampler, and only the small result is ever
+/// whole in memory.
+public enum UprightDecode {
+    /// What the header says, without decoding a pixel.
+    public struct Header: Sendable {
+        /// The size as a person sees it.
+        public var upright: OutputPlan.Size
+        /// The EXIF orientation still to apply to the decoded pixels.
+        public var orientation: Int
+    }
+
+    /// Reads a photo's upright size from its header.
+    /// - Throws: `PhotoError` (unreadable, unsupported, too large).
+    public static func header(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError) -> Header {
+        let info = try openDecoder(bytes: bytes, limits: limits).info
+        let orientation = PhotoFinisher.orientationToApply(info)
+        let stored = OutputPlan.Size(info.width, info.height)
+        return Header(upright: Layout.swapsAxes(orientation) ? stored.swapped : stored, orientation: orientation)
+    }
+
+    /// Decodes `bytes` to an upright, opaque RGB image of exactly `size`, in sRGB.
+    /// - Parameters:
+    ///   - size: the upright target size (smaller or larger than the photo).
+    ///   - background: what transparent pixels are flattened over (R, G, B).
+    ///   - limits: `maxPixels` and the deadline.
+    /// - Returns: the image and the DCT scale denominator used.
+    /// - Throws: `PhotoError` with the report's code.
+    public static func decode(bytes: [UInt8], size: OutputPlan.Size, background: [UInt8],
+                              limits: DecodeLimits) throws(PhotoError) -> (image: PixelBuffer, denominator: Int) {
+        let decoder = try openDecoder(bytes: bytes, limits: limits)
+        let info = decoder.info
+        let orientation = PhotoFinisher.orientationToApply(info)
+        let stored = OutputPlan.Size(info.width, info.height)
+        let swaps = Layout.swapsAxes(orientation)
+        let whole = PixelRect(x: 0, y: 0, width: stored.width, height: stored.height)
+        let plan = OutputPlan(crop: nil, uprightCrop: swaps ? PixelRect(x: 0, y: 0, width: stored.height, height: stored.width) : whole,
+                              storedCrop: whole, upright: size, stored: swaps ? size.swapped : size)
+        let denominator = Layout.decodeDenominator(
+            stored: stored, outputs: [plan], denominators: decoder.scaleDenominators,
+            scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
+        let scaledTuple = decoder.scaledSize(denominator: denominator)
+        let channels = info.hasAlpha ? 4 : 3
+        let resizer = StreamingResizer(sourceWidth: scaledTuple.width, sourceHeight: scaledTuple.height,
+                                       crop: PixelRect(x: 0, y: 0, width: scaledTuple.width, height: scaledTuple.height),
+                                       targetWidth: plan.stored.width, targetHeight: plan.stored.height,
+                                       channels: channels)
+        do {
+            try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
+                if !resizer.isComplete { resizer.push(row) }
+            }
+        } catch let error as PhotoError {
+            throw error
+        } catch {
+            throw PhotoError(.corruptImage, "\(error)")
+        }
+        let image = flattened(Orientation.apply(resizer.finish(), exif: orientation), over: background)
+        // A story mixes photos from several devices: everything is brought to sRGB, the one
+        // profile a shared long image can honestly carry.
+        if let icc = info.icc, !ICC.isSRGB(icc), let transform = ColorTransform.toSRGB(from: icc, channels: 3) {
+            transform.apply(image)
+        }
+        return (image, denominator)
+    }
+}
