@@ -133,7 +133,12 @@ public struct BatchRunner: Sendable {
                     file: name, size: [output.size.width, output.size.height], bytes: output.bytes.count,
                     applied: .init(decodeScale: a.decodeScale, crop: a.crop.map { .init(ratio: $0.ratio, box: $0.box) },
                                    resizedTo: [a.resizedTo.width, a.resizedTo.height], frame: a.framePx,
-                                   icc: a.icc, removed: a.removed)))
+                                   icc: a.icc, removed: a.removed,
+                                   text: a.text.map { .init(capHeightPx: $0.capHeightPx, box: $0.box,
+                                                            clamped: $0.clamped ? true : nil) },
+                                   logo: a.logo.map { .init(box: $0.box, scale: $0.scale) },
+                                   tile: a.tile.map { .init(capHeightPx: $0.capHeightPx, angle: $0.angle, step: $0.step,
+                                                            opacity: $0.opacity, clamped: $0.clamped ? true : nil) })))
             }
             item.outputs = outputs
             item.skipped = photo.skipped.map {
