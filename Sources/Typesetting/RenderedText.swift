@@ -8,8 +8,8 @@ public struct RenderedText: Sendable {
     /// The baseline, as a mask row: ink in rows `0..<baseline` is above the baseline, rows
     /// from `baseline` on are descenders. Equal to `mask.height` when nothing descends.
     public let baseline: Int
-    /// The pen's starting point as a mask column: the ink begins `origin` pixels left
-    /// (negative) or right (positive) of it... i.e. mask column 0 is `-origin` from the pen.
+    /// The pen's starting point as a mask column (the left side bearing moves the ink
+    /// right of it, a swash can reach left of it).
     public let origin: Int
     /// The capitals' height in pixels, as asked.
     public let capHeight: Double
@@ -21,6 +21,10 @@ public struct RenderedText: Sendable {
     public let fonts: [String]
     /// Characters no installed font has (drawn as the primary font's missing-glyph box).
     public let missing: [Unicode.Scalar]
+    /// The outlines' exact extent in mask coordinates (fractional pixels): where the ink's
+    /// edges are to the eye. The mask reaches a little further, into pixels the
+    /// antialiasing only touches.
+    public let ink: InkBox
 
     init(glyphs: [GlyphBitmap], capHeight: Double, em: Double, advance: Double, fonts: [String],
          missing: [Unicode.Scalar]) {
@@ -33,6 +37,7 @@ public struct RenderedText: Sendable {
             mask = CoverageMask(width: 0, height: 0)
             baseline = 0
             origin = 0
+            ink = InkBox(left: 0, top: 0, right: 0, bottom: 0)
             return
         }
         var minX = first.left, minY = first.top
@@ -55,5 +60,22 @@ public struct RenderedText: Sendable {
         self.mask = mask
         baseline = -minY
         origin = -minX
+        var exact = first.ink
+        for g in glyphs.dropFirst() {
+            exact = InkBox(left: min(exact.left, g.ink.left), top: min(exact.top, g.ink.top),
+                           right: max(exact.right, g.ink.right), bottom: max(exact.bottom, g.ink.bottom))
+        }
+        ink = InkBox(left: exact.left - Double(minX), top: exact.top - Double(minY),
+                     right: exact.right - Double(minX), bottom: exact.bottom - Double(minY))
     }
+}
+
+/// A box with fractional edges (x right, y down).
+public struct InkBox: Sendable, Equatable {
+    public var left: Double, top: Double, right: Double, bottom: Double
+    public init(left: Double, top: Double, right: Double, bottom: Double) {
+        self.left = left; self.top = top; self.right = right; self.bottom = bottom
+    }
+    public var width: Double { right - left }
+    public var height: Double { bottom - top }
 }

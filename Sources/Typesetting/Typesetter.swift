@@ -182,6 +182,10 @@ public final class Typesetter: @unchecked Sendable {
               let slot = face.ft.pointee.glyph, slot.pointee.format == FT_GLYPH_FORMAT_OUTLINE else { return nil }
         let ix = x.rounded(.down), iy = y.rounded(.down)
         FT_Outline_Translate(&slot.pointee.outline, FT_Pos(((x - ix) * 64).rounded()), FT_Pos((-(y - iy) * 64).rounded()))
+        // The outline's exact extent (26.6, y up from the pen's whole-pixel position): the
+        // ink box a person sees, finer than the pixels the antialiasing touches.
+        var outline = FT_BBox()
+        FT_Outline_Get_BBox(&slot.pointee.outline, &outline)
         guard FT_Render_Glyph(slot, FT_RENDER_MODE_NORMAL) == 0 else { return nil }
         let bitmap = slot.pointee.bitmap
         let width = Int(bitmap.width), rows = Int(bitmap.rows), pitch = Int(bitmap.pitch)
@@ -193,7 +197,9 @@ public final class Typesetter: @unchecked Sendable {
             for c in 0..<width { pixels[r * width + c] = source[c] }
         }
         return GlyphBitmap(left: Int(ix) + Int(slot.pointee.bitmap_left), top: Int(iy) - Int(slot.pointee.bitmap_top),
-                           width: width, height: rows, pixels: pixels)
+                           width: width, height: rows, pixels: pixels,
+                           ink: InkBox(left: ix + Double(outline.xMin) / 64, top: iy - Double(outline.yMax) / 64,
+                                       right: ix + Double(outline.xMax) / 64, bottom: iy - Double(outline.yMin) / 64))
     }
 }
 
@@ -201,6 +207,8 @@ public final class Typesetter: @unchecked Sendable {
 struct GlyphBitmap {
     var left: Int, top: Int, width: Int, height: Int
     var pixels: [UInt8]
+    /// The outline's exact extent, relative to the pen's start on the baseline (y down).
+    var ink: InkBox
 }
 
 extension Typesetter {

@@ -1,4 +1,5 @@
 import Testing
+import Typesetting
 @testable import Finishing
 
 @Suite struct MarkLayoutTests {
@@ -13,6 +14,7 @@ import Testing
     func fitted() {
         // 1000 px of ink on a 1000 px wide photo with maxWidth 0.8: limit 800, aim 799.
         let fit = MarkLayout.fitted(capHeight: 40, inkWidth: 1000, imageWidth: 1000, maxWidth: 0.8)
+        #expect(MarkLayout.inkBox(InkBox(left: 1.3, top: 0.2, right: 11.6, bottom: 9), at: 10, 20) == [11, 20, 11, 9])
         #expect(abs(fit.pixels - 40 * 799 / 1000) < 1e-9 && !fit.clamped)
         #expect(MarkLayout.fitted(capHeight: 40, inkWidth: 700, imageWidth: 1000, maxWidth: 0.8) == (40, false))
         let floor = MarkLayout.fitted(capHeight: 10, inkWidth: 1000, imageWidth: 100, maxWidth: 0.8)
@@ -21,14 +23,16 @@ import Testing
 
     @Test("text is placed by its ink and its baseline", arguments: Template.Position.allCases)
     func textOrigin(_ position: Template.Position) {
-        let image = OutputPlan.Size(1000, 600), ink = OutputPlan.Size(300, 50)
+        // Ink from mask column 2.5 to 302.5.
+        let image = OutputPlan.Size(1000, 600), ink = InkBox(left: 2.5, top: 0, right: 302.5, bottom: 50)
         // Baseline 40 rows into the mask (10 rows of descender), capitals 36 px tall.
         let (x, y) = MarkLayout.textOrigin(position: position, image: image, ink: ink, baseline: 40,
                                            capHeight: 36, margin: 18)
         let name = position.rawValue
-        if name.hasSuffix("left") || name == "left" { #expect(x == 18) }
-        if name.hasSuffix("right") || name == "right" { #expect(x + ink.width == 1000 - 18) }
-        if name == "top" || name == "center" || name == "bottom" { #expect(x == 350) }
+        // Whole-pixel placement: the ink's edge lands within half a pixel of the margin.
+        if name.hasSuffix("left") || name == "left" { #expect(abs(Double(x) + 2.5 - 18) <= 0.5) }
+        if name.hasSuffix("right") || name == "right" { #expect(abs(Double(x) + 302.5 - (1000 - 18)) <= 0.5) }
+        if name == "top" || name == "center" || name == "bottom" { #expect(abs(Double(x) + 2.5 - 350) <= 0.5) }
         if name.hasPrefix("bottom") { #expect(y + 40 == 600 - 18, "baseline 18 px above the bottom") }
         if name.hasPrefix("top") { #expect(y + 40 - 36 == 18, "capitals' top 18 px below the top") }
         if name == "left" || name == "center" || name == "right" { #expect(y + 40 - 18 == 300, "cap band centred") }

@@ -1,4 +1,5 @@
 import Foundation
+import Typesetting
 
 /// Where and how large the marks go on one photo: pure geometry from the template's
 /// fractions and the photo's size, so the same template puts "the same" mark on a square
@@ -26,16 +27,16 @@ public enum MarkLayout {
     /// antialiased edge. Never below `minimumCapHeight`.
     /// - Parameters:
     ///   - capHeight: the size the ink was measured at.
-    ///   - inkWidth: the measured ink width at that size, in pixels.
+    ///   - inkWidth: the measured ink width at that size, in pixels (the outlines' extent).
     ///   - imageWidth: the photo's width.
     ///   - maxWidth: the template's `maxWidth` (fraction of the image width).
     /// - Returns: the cap height to use (`capHeight` itself when the text already fits) and
     ///   whether the minimum stopped the shrink.
-    public static func fitted(capHeight: Double, inkWidth: Int, imageWidth: Int,
+    public static func fitted(capHeight: Double, inkWidth: Double, imageWidth: Int,
                               maxWidth: Double) -> (pixels: Double, clamped: Bool) {
         let limit = maxWidth * Double(imageWidth)
-        guard Double(inkWidth) > limit, inkWidth > 0 else { return (capHeight, false) }
-        let shrunk = capHeight * max(0, limit - 1) / Double(inkWidth)
+        guard inkWidth > limit, inkWidth > 0 else { return (capHeight, false) }
+        let shrunk = capHeight * max(0, limit - 1) / inkWidth
         return shrunk < minimumCapHeight ? (min(capHeight, minimumCapHeight), true) : (shrunk, false)
     }
 
@@ -48,17 +49,17 @@ public enum MarkLayout {
     /// - Parameters:
     ///   - position: one of the nine.
     ///   - image: the photo's width and height.
-    ///   - ink: the mask's size (tight around the ink).
+    ///   - ink: the outlines' exact extent in mask coordinates.
     ///   - baseline: the baseline's row in the mask.
     ///   - capHeight: the capitals' height in pixels.
     ///   - margin: the margin in pixels (`margin` × short side).
-    public static func textOrigin(position: Template.Position, image: OutputPlan.Size, ink: OutputPlan.Size,
+    public static func textOrigin(position: Template.Position, image: OutputPlan.Size, ink: InkBox,
                                   baseline: Int, capHeight: Double, margin: Double) -> (x: Int, y: Int) {
         let (h, v) = axes(position)
         let x: Double = switch h {
-        case .start: margin
-        case .middle: (Double(image.width) - Double(ink.width)) / 2
-        case .end: Double(image.width) - margin - Double(ink.width)
+        case .start: margin - ink.left
+        case .middle: Double(image.width) / 2 - (ink.left + ink.right) / 2
+        case .end: Double(image.width) - margin - ink.right
         }
         let capTop = Double(baseline) - capHeight  // the capitals' top, as a mask row
         let y: Double = switch v {
@@ -67,6 +68,13 @@ public enum MarkLayout {
         case .end: Double(image.height) - margin - Double(baseline)
         }
         return (Int(x.rounded()), Int(y.rounded()))
+    }
+
+    /// The ink's box `[x, y, w, h]` in whole pixels, once the mask is at (`x`, `y`).
+    public static func inkBox(_ ink: InkBox, at x: Int, _ y: Int) -> [Int] {
+        let left = (Double(x) + ink.left).rounded(), top = (Double(y) + ink.top).rounded()
+        return [Int(left), Int(top), Int((Double(x) + ink.right).rounded() - left),
+                Int((Double(y) + ink.bottom).rounded() - top)]
     }
 
     /// The shadow's blur (the Gaussian's standard deviation) and offset (right and down) in

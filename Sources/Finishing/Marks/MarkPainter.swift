@@ -62,7 +62,7 @@ struct MarkPainter {
             var (cap, clamped) = MarkLayout.capHeight(fraction: mark.capHeight, shortSide: shortSide)
             var text = assets.text(mark.text, setter: setter, capHeight: cap)
             // One measurement, one proportional correction (sizes are linear in the cap height).
-            let fit = MarkLayout.fitted(capHeight: cap, inkWidth: text.mask.width, imageWidth: image.width,
+            let fit = MarkLayout.fitted(capHeight: cap, inkWidth: text.ink.width, imageWidth: image.width,
                                         maxWidth: mark.maxWidth)
             if fit.pixels != cap {
                 cap = fit.pixels
@@ -76,7 +76,7 @@ struct MarkPainter {
             if text.mask.width > 0 {
                 let (x, y) = MarkLayout.textOrigin(
                     position: mark.position, image: .init(image.width, image.height),
-                    ink: .init(text.mask.width, text.mask.height), baseline: text.baseline, capHeight: cap,
+                    ink: text.ink, baseline: text.baseline, capHeight: cap,
                     margin: mark.margin * Double(shortSide))
                 let alpha = Double(mark.color.a) / 255
                 if let shadow = mark.shadow {
@@ -87,7 +87,7 @@ struct MarkPainter {
                 }
                 composite(text.mask, at: x, y, color: colours.convert(mark.color), opacity: mark.opacity * alpha,
                           onto: image)
-                result.text = .init(capHeightPx: Int(cap.rounded()), box: [x, y, text.mask.width, text.mask.height],
+                result.text = .init(capHeightPx: Int(cap.rounded()), box: MarkLayout.inkBox(text.ink, at: x, y),
                                     clamped: clamped)
             }
         }
