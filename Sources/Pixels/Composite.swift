@@ -18,11 +18,7 @@
 public func composite(_ mask: CoverageMask, at x: Int, _ y: Int, color: [UInt8], opacity: Double,
                       onto image: PixelBuffer) {
     precondition(color.count == 3, "a mark colour has 3 values, got \(color.count)")
-    let o = UInt32((max(0, min(1, opacity)) * 255).rounded())
-    guard o > 0 else { return }
-    let x0 = max(0, x), x1 = min(image.width, x + mask.width)
-    let y0 = max(0, y), y1 = min(image.height, y + mask.height)
-    guard x0 < x1, y0 < y1 else { return }
+    guard let (o, x0, x1, y0, y1) = overlap(x, y, mask.width, mask.height, opacity, image) else { return }
     let c0 = UInt32(color[0]), c1 = UInt32(color[1]), c2 = UInt32(color[2])
     let channels = image.channels
     for row in y0..<y1 {
@@ -54,11 +50,7 @@ public func composite(_ mask: CoverageMask, at x: Int, _ y: Int, color: [UInt8],
 ///   - image: RGB, or RGBA.
 public func composite(_ overlay: PixelBuffer, at x: Int, _ y: Int, opacity: Double, onto image: PixelBuffer) {
     precondition(overlay.channels == 4, "an overlay needs alpha (4 channels), got \(overlay.channels)")
-    let o = UInt32((max(0, min(1, opacity)) * 255).rounded())
-    guard o > 0 else { return }
-    let x0 = max(0, x), x1 = min(image.width, x + overlay.width)
-    let y0 = max(0, y), y1 = min(image.height, y + overlay.height)
-    guard x0 < x1, y0 < y1 else { return }
+    guard let (o, x0, x1, y0, y1) = overlap(x, y, overlay.width, overlay.height, opacity, image) else { return }
     let channels = image.channels
     for row in y0..<y1 {
         let s = overlay.row(row - y) + (x0 - x) * 4
@@ -75,6 +67,16 @@ public func composite(_ overlay: PixelBuffer, at x: Int, _ y: Int, opacity: Doub
             }
         }
     }
+}
+
+/// Opacity as 0…255 and the part of a `width` × `height` mark at (`x`, `y`) that lies on the
+/// image (columns x0..<x1, rows y0..<y1); nil when nothing would change.
+private func overlap(_ x: Int, _ y: Int, _ width: Int, _ height: Int, _ opacity: Double,
+                     _ image: PixelBuffer) -> (UInt32, Int, Int, Int, Int)? {
+    let o = UInt32((max(0, min(1, opacity)) * 255).rounded())
+    let x0 = max(0, x), x1 = min(image.width, x + width)
+    let y0 = max(0, y), y1 = min(image.height, y + height)
+    return o > 0 && x0 < x1 && y0 < y1 ? (o, x0, x1, y0, y1) : nil
 }
 
 /// 255 · 255: full coverage in the fixed-point alpha used here.

@@ -43,15 +43,22 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         return MarkPainter(template: template, assets: MarkAssets(textSetter: text, tileSetter: tile, logo: logo))
     }
 
+    /// A template with only a text mark, solid unless `change` says otherwise.
+    func textTemplate(_ words: String, _ change: (inout Template.TextMark) -> Void = { _ in }) -> Template {
+        var template = Template(name: "t")
+        var mark = Template.TextMark(text: words)
+        mark.opacity = 1
+        change(&mark)
+        template.text = mark
+        return template
+    }
+
     @Test("long text on a tall screenshot is shrunk to maxWidth, in one correction")
     func shrinkToFit() throws {
-        var template = Template(name: "t")
-        var mark = Template.TextMark(text: "© Example Studio · all rights reserved · www.example.com")
-        mark.capHeight = 0.04
-        mark.maxWidth = 0.8
-        mark.color = .white
-        mark.opacity = 1
-        template.text = mark
+        let template = textTemplate("© Example Studio · all rights reserved · www.example.com") {
+            $0.capHeight = 0.04
+            $0.maxWidth = 0.8
+        }
         let image = flat(1179, 2556, Self.grey)
         let result = try painter(template).paint(image, icc: nil)
         let record = try #require(result.text)
@@ -68,10 +75,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
 
     @Test("on a tiny photo the text is clamped to a legible cap height, and the report says so")
     func tinyClamp() throws {
-        var template = Template(name: "t")
-        var mark = Template.TextMark(text: "HELL")
-        mark.opacity = 1
-        template.text = mark
+        let template = textTemplate("HELL")
         let image = flat(160, 120, Self.grey)  // 3.5 % of 120 px would be 4.2 px capitals
         let record = try #require(try painter(template).paint(image, icc: nil).text)
         #expect(record.clamped && record.capHeightPx == Int(MarkLayout.minimumCapHeight))
@@ -168,17 +172,15 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
 
     @Test("mark colours are converted into a kept wide-gamut profile: white stays white, red stays sRGB red")
     func colourIntoP3() throws {
-        var template = Template(name: "t")
-        var mark = Template.TextMark(text: "HHHH")
-        mark.capHeight = 0.2
-        mark.opacity = 1
-        mark.color = Template.Color(r: 255, g: 0, b: 0)
-        mark.position = .left
-        template.text = mark
-        var white = Template.TextMark(text: "HHHH")
-        white.capHeight = 0.2
-        white.opacity = 1
-        white.position = .right
+        let red = textTemplate("HHHH") {
+            $0.capHeight = 0.2
+            $0.color = Template.Color(r: 255, g: 0, b: 0)
+            $0.position = .left
+        }
+        let white = textTemplate("HHHH") {
+            $0.capHeight = 0.2
+            $0.position = .right
+        }
 
         func solidInk(_ image: PixelBuffer, in region: PixelRect) throws -> [UInt8] {
             // The middle of the first H's left stem: full coverage.
@@ -186,29 +188,28 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
             return image.pixel(ink.x + 3, ink.y + ink.height / 2)
         }
         let plain = flat(400, 300, Self.grey)
-        _ = try painter(template).paint(plain, icc: nil)
+        _ = try painter(red).paint(plain, icc: nil)
         #expect(try solidInk(plain, in: PixelRect(x: 0, y: 0, width: 200, height: 300)) == [255, 0, 0])
 
         let p3 = flat(400, 300, Self.grey)
-        _ = try painter(template).paint(p3, icc: displayP3)
-        let red = try solidInk(p3, in: PixelRect(x: 0, y: 0, width: 200, height: 300))
+        _ = try painter(red).paint(p3, icc: displayP3)
+        let ink = try solidInk(p3, in: PixelRect(x: 0, y: 0, width: 200, height: 300))
         // sRGB red inside P3 is about (234, 51, 35): less saturated numbers, the same colour.
-        #expect(red[0] < 245 && red[0] > 220 && red[1] > 35 && red[2] > 20, "sRGB red in P3: \(red)")
+        #expect(ink[0] < 245 && ink[0] > 220 && ink[1] > 35 && ink[2] > 20, "sRGB red in P3: \(ink)")
 
-        template.text = white
         let p3White = flat(400, 300, Self.grey)
-        _ = try painter(template).paint(p3White, icc: displayP3)
+        _ = try painter(white).paint(p3White, icc: displayP3)
         #expect(try solidInk(p3White, in: PixelRect(x: 200, y: 0, width: 200, height: 300)) == [255, 255, 255])
     }
 
     @Test("a shadow is a real blur that scales with the photo")
     func shadow() throws {
-        var template = Template(name: "t")
-        var mark = Template.TextMark(text: "HELL")
-        mark.capHeight = 0.1
-        mark.shadow = Template.Shadow(opacity: 0.8, blur: 0.01, offset: 0.01)
-        mark.position = .topLeft
-        template.text = mark
+        let template = textTemplate("HELL") {
+            $0.capHeight = 0.1
+            $0.opacity = 0.85
+            $0.shadow = Template.Shadow(opacity: 0.8, blur: 0.01, offset: 0.01)
+            $0.position = .topLeft
+        }
         let light: [UInt8] = [200, 200, 200]
         let image = flat(800, 600, light)
         let record = try #require(try painter(template).paint(image, icc: nil).text)
