@@ -15,11 +15,13 @@ import Testing
         return image
     }
 
-    /// Pixels matching `test`, as a box (nil when none do).
-    static func box(_ image: PixelBuffer, in region: PixelRect, where test: ([UInt8]) -> Bool) -> PixelRect? {
+    /// Pixels matching `test` (given a pointer to R, G, B), as a box (nil when none do).
+    static func box(_ image: PixelBuffer, in region: PixelRect,
+                    where test: (UnsafeMutablePointer<UInt8>) -> Bool) -> PixelRect? {
         var minX = Int.max, minY = Int.max, maxX = -1, maxY = -1
         for y in region.y..<(region.y + region.height) {
-            for x in region.x..<(region.x + region.width) where test(image.pixel(x, y)) {
+            let row = image.row(y)
+            for x in region.x..<(region.x + region.width) where test(row + x * image.channels) {
                 minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
             }
         }
