@@ -50,6 +50,18 @@ public final class Typesetter: @unchecked Sendable {
         FT_Done_FreeType(library)
     }
 
+    /// Words for the report when fontconfig had to substitute: the pattern names a family
+    /// that is not installed (`"Helvetica Neue:bold"` on a machine without it), so another
+    /// font was chosen. Nil when the family matched, or the pattern names a generic family
+    /// (`sans-serif`, `serif`, `monospace`) or none.
+    public var substitution: String? {
+        let family = pattern.split(separator: ":", maxSplits: 1).first.map(String.init)?
+            .split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let generic = ["", "sans-serif", "sans", "serif", "monospace", "mono", "system-ui", "cursive", "fantasy"]
+        guard !generic.contains(family.lowercased()), family.lowercased() != primary.family.lowercased() else { return nil }
+        return "font \"\(family)\" is not installed; fontconfig chose \(primary.family) instead"
+    }
+
     /// The primary font's capital height as a fraction of its em: the ratio between the
     /// `capHeight` asked of `render` and the em size it sets.
     public var capHeightPerEm: Double {

@@ -57,6 +57,15 @@ func halfCoverageBox(_ mask: CoverageMask) -> PixelRect? {
         #expect(abs(large / small - 3) < 0.001)
     }
 
+    @Test("a font that is not installed is substituted, and said so")
+    func substitution() throws {
+        #expect(try Typesetter(pattern: "DejaVu Sans:bold").substitution == nil)
+        #expect(try Typesetter(pattern: "sans-serif").substitution == nil)
+        let missing = try Typesetter(pattern: "No Such Font Family 7:bold")
+        #expect(missing.substitution?.hasPrefix("font \"No Such Font Family 7\" is not installed; fontconfig chose ") == true)
+        #expect(missing.render("H", capHeight: 20).mask.width > 0)
+    }
+
     static let cjkFont = Typesetter.installedFont(covering: "灵")
 
     @Test("glyphs the first font lacks come from an installed CJK font",

@@ -69,6 +69,7 @@ struct MarkPainter {
                 text = assets.text(mark.text, setter: setter, capHeight: cap)
             }
             clamped = clamped || fit.clamped
+            if let substitution = setter.substitution { result.warnings.append("text mark: \(substitution)") }
             if !text.missing.isEmpty {
                 let list = text.missing.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(separator: ", ")
                 result.warnings.append("text mark: no installed font has \(list); drawn as a missing-glyph box")
