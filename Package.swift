@@ -26,19 +26,28 @@ let package = Package(
                        providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif",
                        providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2",
+                       providers: [.apt(["libfreetype-dev"])]),
+        .systemLibrary(name: "CHarfBuzz", pkgConfig: "harfbuzz",
+                       providers: [.apt(["libharfbuzz-dev"])]),
+        .systemLibrary(name: "CFontconfig", pkgConfig: "fontconfig",
+                       providers: [.apt(["libfontconfig-dev"])]),
         // The little C that must be C: libjpeg's and libpng's longjmp error exits.
         .target(name: "CShims", dependencies: ["CJPEG", "CPNG"]),
 
         // Swift modules, lowest first.
         .target(name: "Pixels", dependencies: ["CLCMS"], swiftSettings: hotLoops),
         .target(name: "Codecs", dependencies: ["Pixels", "CShims", "CJPEG", "CPNG", "CHeif", "CExif", "CLCMS"]),
-        .target(name: "Finishing", dependencies: ["Pixels", "Codecs"]),
+        .target(name: "Typesetting", dependencies: ["Pixels", "CFreeType", "CHarfBuzz", "CFontconfig"],
+                swiftSettings: hotLoops),
+        .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels"]),
         .executableTarget(name: "photofinish", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
 
         .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
+        .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"]),
-        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "Codecs", "Pixels"]),
+        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "Codecs", "Pixels", "Typesetting"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
     ]

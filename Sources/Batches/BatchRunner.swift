@@ -31,15 +31,19 @@ public final class StopRequest: Sendable {
 /// at once (a sliding window), results written back by index so the report keeps the order.
 /// One failing photo never stops the rest.
 public struct BatchRunner: Sendable {
-    public var template: Template
+    public let template: Template
     public var limits: BatchLimits
     /// The hot folder's name for the report (nil for `run`).
     public var inbox: String?
+
+    /// The recipe, with the marks' fonts and logo prepared once for the batch.
+    public let finisher: PhotoFinisher
 
     public init(template: Template, limits: BatchLimits, inbox: String? = nil) {
         self.template = template
         self.limits = limits
         self.inbox = inbox
+        finisher = PhotoFinisher(template: template)
     }
 
     /// One source to finish.
@@ -66,7 +70,6 @@ public struct BatchRunner: Sendable {
                     progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async -> Report {
         let started = Date()
         let stems = OutputNames.uniqueStems(sources.map(\.name))
-        let finisher = PhotoFinisher(template: template)
         var items: [Report.Item?] = Array(repeating: nil, count: sources.count)
         let window = limits.effectiveWorkers
         await withTaskGroup(of: (Int, Report.Item).self) { group in
@@ -133,7 +136,12 @@ public struct BatchRunner: Sendable {
                     file: name, size: [output.size.width, output.size.height], bytes: output.bytes.count,
                     applied: .init(decodeScale: a.decodeScale, crop: a.crop.map { .init(ratio: $0.ratio, box: $0.box) },
                                    resizedTo: [a.resizedTo.width, a.resizedTo.height], frame: a.framePx,
-                                   icc: a.icc, removed: a.removed)))
+                                   icc: a.icc, removed: a.removed,
+                                   text: a.text.map { .init(capHeightPx: $0.capHeightPx, box: $0.box,
+                                                            clamped: $0.clamped ? true : nil) },
+                                   logo: a.logo.map { .init(box: $0.box, scale: $0.scale) },
+                                   tile: a.tile.map { .init(capHeightPx: $0.capHeightPx, angle: $0.angle, step: $0.step,
+                                                            opacity: $0.opacity, clamped: $0.clamped ? true : nil) })))
             }
             item.outputs = outputs
             item.skipped = photo.skipped.map {

@@ -79,7 +79,7 @@ enum RunCommand {
         }
         progress.finish()
         // The story, the colour card and report.html: after the photos, before report.json.
-        report = SetOutputs(template: template, limits: limits).make(report, sources: sources, folder: folder)
+        report = SetOutputs(runner: runner).make(report, sources: sources, folder: folder)
         do {
             try ReportWriter.write(report, toFolder: folder)
         } catch {

@@ -186,7 +186,7 @@ import Testing
         var settings = Template.Stitch()
         settings.width = 40
         let plan = try StitchPlan.make(upright: [.init(40, 30)], stitch: settings)
-        let painter: MarkPainter = { canvas in canvas.row(0)[0] = 7; canvas.row(0)[1] = 7; canvas.row(0)[2] = 7 }
+        let painter: CanvasMarks = { canvas in canvas.row(0)[0] = 7; canvas.row(0)[1] = 7; canvas.row(0)[2] = 7 }
         let marked = try Stitcher(stitch: settings, quality: 90, marks: painter)
             .render(plan.parts[0], width: plan.width, read: { _ in file }, limits: DecodeLimits())
         #expect(marked.pixel(0, 0) == [7, 7, 7])

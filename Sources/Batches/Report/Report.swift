@@ -115,6 +115,33 @@ public struct Report: Codable, Sendable {
         public var frame: Int?
         public var icc: String?
         public var removed: [String]
+        public var text: TextMark? = nil
+        public var logo: LogoMark? = nil
+        public var tile: TileMark? = nil
+    }
+
+    /// `applied.text`: cap height and ink box `[x, y, w, h]` in the output's pixels.
+    public struct TextMark: Codable, Sendable, Equatable {
+        public var capHeightPx: Int
+        public var box: [Int]
+        /// Present (true) only when the minimum legible size overrode the template.
+        public var clamped: Bool?
+    }
+
+    /// `applied.logo`: box `[x, y, w, h]` in the output's pixels and the scale from the file.
+    public struct LogoMark: Codable, Sendable, Equatable {
+        public var box: [Int]
+        public var scale: Double
+    }
+
+    /// `applied.tile`: the tiled mark's lattice in pixels.
+    public struct TileMark: Codable, Sendable, Equatable {
+        public var capHeightPx: Int
+        public var angle: Double
+        /// Pixels between copies along the text, and between rows.
+        public var step: [Int]
+        public var opacity: Double
+        public var clamped: Bool?
     }
 
     public struct CropBox: Codable, Sendable, Equatable {

@@ -64,6 +64,18 @@ public enum ReportWriter {
             ("resizedTo", ints(a.resizedTo)),
         ]
         if let f = a.frame { applied.append(("frame", .int(f))) }
+        if let t = a.text {
+            var text: [(String, JSONValue)] = [("capHeightPx", .int(t.capHeightPx)), ("box", ints(t.box))]
+            if t.clamped == true { text.append(("clamped", .bool(true))) }
+            applied.append(("text", .object(text)))
+        }
+        if let l = a.logo { applied.append(("logo", .object([("box", ints(l.box)), ("scale", .double(l.scale))]))) }
+        if let t = a.tile {
+            var tile: [(String, JSONValue)] = [("capHeightPx", .int(t.capHeightPx)), ("angle", .double(t.angle)),
+                                               ("step", ints(t.step)), ("opacity", .double(t.opacity))]
+            if t.clamped == true { tile.append(("clamped", .bool(true))) }
+            applied.append(("tile", .object(tile)))
+        }
         applied.append(("icc", a.icc.map(JSONValue.string) ?? .null))
         applied.append(("removed", .array(a.removed.map(JSONValue.string))))
         return .object([("file", .string(o.file)), ("size", ints(o.size)), ("bytes", .int(o.bytes)),

@@ -8,14 +8,23 @@ import Pixels
 public struct SetOutputs: Sendable {
     public var template: Template
     public var limits: BatchLimits
-    /// Draws the template's marks on each stitched part (when `stitch.marks` is on). Nil
-    /// until the mark renderer exists: parts then carry no marks.
-    public var marks: MarkPainter?
-    /// Writes the hex codes on the colour card. Nil until text rendering exists: the bands
-    /// under the swatches stay blank and the codes are in the report.
+    /// Draws the template's marks on each stitched part (when `stitch.marks` is on); nil:
+    /// parts carry no marks.
+    public var marks: CanvasMarks?
+    /// Writes the hex codes on the colour card; nil: the bands under the swatches stay blank
+    /// (the codes are in the report).
     public var labeler: SwatchLabeler?
 
-    public init(template: Template, limits: BatchLimits, marks: MarkPainter? = nil, labeler: SwatchLabeler? = nil) {
+    /// The batch outputs of a batch run by `runner`: its marks (already prepared for the
+    /// photos) on the stitched parts, and the hex codes on the colour card.
+    public init(runner: BatchRunner) {
+        let assets = try? runner.finisher.marks.get()
+        self.init(template: runner.template, limits: runner.limits,
+                  marks: assets.flatMap { WholeSetMarks.canvas(template: runner.template, assets: $0) },
+                  labeler: runner.template.colorCard ? WholeSetMarks.swatchLabels() : nil)
+    }
+
+    public init(template: Template, limits: BatchLimits, marks: CanvasMarks? = nil, labeler: SwatchLabeler? = nil) {
         self.template = template
         self.limits = limits
         self.marks = marks

@@ -15,11 +15,50 @@ public struct Applied: Sendable, Equatable {
     public var icc: String?
     /// Metadata taken out ("GPS", "EXIF").
     public var removed: [String]
+    /// The text mark as drawn, when there is one.
+    public var text: TextRecord? = nil
+    /// The logo as drawn, when there is one.
+    public var logo: LogoRecord? = nil
+    /// The tiled mark as drawn, when there is one.
+    public var tile: TileRecord? = nil
 
     public struct CropRecord: Sendable, Equatable {
         public var ratio: String
         /// x, y, width, height in upright source pixels.
         public var box: [Int]
+    }
+}
+
+extension Applied {
+    /// `applied.text`: the capitals' height and the ink's box, in the output's pixels.
+    public struct TextRecord: Sendable, Equatable {
+        /// The capitals' height in pixels (rounded).
+        public var capHeightPx: Int
+        /// x, y, width, height of the ink, in the output file's pixels (frame included).
+        public var box: [Int]
+        /// True when the minimum legible size overrode the template (tiny photos).
+        public var clamped: Bool
+    }
+
+    /// `applied.logo`: where the logo went and how it was scaled.
+    public struct LogoRecord: Sendable, Equatable {
+        /// x, y, width, height in the output file's pixels (frame included).
+        public var box: [Int]
+        /// Logo pixels per logo-file pixel (over 1: scaled up, and warned about).
+        public var scale: Double
+    }
+
+    /// `applied.tile`: the tiled mark's lattice in pixels.
+    public struct TileRecord: Sendable, Equatable {
+        /// The capitals' height in pixels (rounded).
+        public var capHeightPx: Int
+        /// Degrees, as in the template.
+        public var angle: Double
+        /// Pixels from one copy to the next along the text, and from one row to the next.
+        public var step: [Int]
+        public var opacity: Double
+        /// True when the minimum legible size overrode the template.
+        public var clamped: Bool
     }
 }
 

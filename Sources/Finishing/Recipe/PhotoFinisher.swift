@@ -7,9 +7,21 @@ import Pixels
 /// per output: only the outputs are ever whole in memory.
 public struct PhotoFinisher: Sendable {
     public let template: Template
+    /// The marks' fonts and decoded logo, made once for the whole batch (or why they could
+    /// not be: then every photo fails with that message).
+    public let marks: Result<MarkAssets, PhotoError>
 
+    /// Prepares the recipe and its marks (opens the fonts, decodes the logo): build one
+    /// finisher per batch and share it.
     public init(template: Template) {
         self.template = template
+        marks = Result { () throws(PhotoError) in try MarkAssets.load(for: template) }
+    }
+
+    /// A recipe with marks prepared elsewhere.
+    public init(template: Template, marks: MarkAssets) {
+        self.template = template
+        self.marks = .success(marks)
     }
 
     /// Finishes one photo.
@@ -19,6 +31,7 @@ public struct PhotoFinisher: Sendable {
     /// - Returns: the encoded outputs and what was done.
     /// - Throws: `PhotoError` with the report's code.
     public func finish(bytes: consuming [UInt8], limits: DecodeLimits) throws(PhotoError) -> FinishedPhoto {
+        let assets = try marks.get()
         let decoder = try openDecoder(bytes: bytes, limits: limits)
         // The JPEG and HEIF decoders keep their own copy: let ours go before decoding, so a
         // photo in flight holds its file once.
@@ -64,11 +77,12 @@ public struct PhotoFinisher: Sendable {
             for (index, (plan, resizer)) in zip(plans, resizers).enumerated() {
                 try limits.checkDeadline()
                 let image = resizer.finish()
-                // Made before finishOutput, which may convert `image` to sRGB in place (a
-                // preview small enough to share its buffer then shows sRGB: fine for a thumbnail).
+                // Made before finishOutput, which may convert `image` to sRGB and draw marks in
+                // place (a preview small enough to share its buffer then shows them: fine for a
+                // thumbnail).
                 if index == wholeOutput { preview = Self.preview(image, orientation: orientation) }
                 outputs.append(try finishOutput(image, plan: plan, info: info, orientation: orientation,
-                                                scale: denominator))
+                                                scale: denominator, assets: assets, warnings: &warnings))
             }
             if wholeOutput == nil { preview = Self.preview(resizers[plans.count].finish(), orientation: orientation) }
         }
@@ -104,9 +118,15 @@ public struct PhotoFinisher: Sendable {
         (1...8).contains(info.orientation) ? info.orientation : 1
     }
 
-    /// Orient, colour, frame, metadata and encode one resized output.
+    /// A box in the marked image moved into the framed output's pixels.
+    static func shifted(_ box: [Int], by border: Int?) -> [Int] {
+        [box[0] + (border ?? 0), box[1] + (border ?? 0), box[2], box[3]]
+    }
+
+    /// Orient, colour, mark, frame, metadata and encode one resized output.
     private func finishOutput(_ resized: PixelBuffer, plan: OutputPlan, info: SourceInfo, orientation: Int,
-                              scale: Int) throws(PhotoError) -> FinishedOutput {
+                              scale: Int, assets: MarkAssets,
+                              warnings: inout [String]) throws(PhotoError) -> FinishedOutput {
         let format: ImageFormat
         switch template.output.format {
         case .same: format = info.format
@@ -139,6 +159,11 @@ public struct PhotoFinisher: Sendable {
             icc = ICC.sRGB
         }
 
+        // Marks go on the upright, resized photo in its output colour space, before the frame.
+        let marked = MarkPainter(template: template, assets: assets)
+            .paint(image, icc: template.output.color == .keep ? icc : nil)
+        for warning in marked.warnings where !warnings.contains(warning) { warnings.append(warning) }
+
         var framePx: Int?
         if let frame = template.frame {
             let border = Int((frame.width * Double(min(image.width, image.height))).rounded())
@@ -168,7 +193,10 @@ public struct PhotoFinisher: Sendable {
             decodeScale: "1/\(scale)",
             crop: plan.crop.map { .init(ratio: $0.label, box: [plan.uprightCrop.x, plan.uprightCrop.y,
                                                                  plan.uprightCrop.width, plan.uprightCrop.height]) },
-            resizedTo: plan.upright, framePx: framePx, icc: iccNote, removed: removed)
+            resizedTo: plan.upright, framePx: framePx, icc: iccNote, removed: removed,
+            text: marked.text.map { var r = $0; r.box = Self.shifted(r.box, by: framePx); return r },
+            logo: marked.logo.map { var r = $0; r.box = Self.shifted(r.box, by: framePx); return r },
+            tile: marked.tile)
         return FinishedOutput(cropLabel: plan.crop?.label, bytes: bytes, fileExtension: format.fileExtension,
                               size: .init(image.width, image.height), applied: applied)
     }

@@ -1,8 +1,7 @@
 import Codecs
 import Pixels
 
-/// Writes a swatch's label (its hex code) into the band under it. The Typesetting work
-/// plugs in here; until it does, the bands stay blank and the codes are in the report.
+/// Writes a swatch's label (its hex code) into the band under it: see `WholeSetMarks`.
 public typealias SwatchLabeler = @Sendable (_ canvas: PixelBuffer, _ band: PixelRect, _ text: String) throws(PhotoError) -> Void
 
 /// The colour card (SPEC §3 `colorCard`): one swatch per photo, in batch order, on a white

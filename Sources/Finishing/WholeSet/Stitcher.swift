@@ -1,9 +1,8 @@
 import Codecs
 import Pixels
 
-/// Draws a finished canvas's marks (text, logo, tile) in place. The mark renderer (the
-/// Typesetting work) plugs in here; until it does, whole-set outputs carry no marks.
-public typealias MarkPainter = @Sendable (PixelBuffer) throws(PhotoError) -> Void
+/// Draws a finished canvas's marks (text, logo, tile) in place: see `WholeSetMarks`.
+public typealias CanvasMarks = @Sendable (PixelBuffer) throws(PhotoError) -> Void
 
 /// What stopped a stitch: a photo (0-based, in the plan's list) that could not be read or
 /// decoded, or the marks (`photo` nil), and why.
@@ -22,9 +21,9 @@ public struct Stitcher: Sendable {
     /// JPEG quality of the parts (the template's `output.quality`).
     public var quality: Int
     /// Marks for each part when `stitch.marks` is on (nil: none to draw).
-    public var marks: MarkPainter?
+    public var marks: CanvasMarks?
 
-    public init(stitch: Template.Stitch, quality: Int, marks: MarkPainter? = nil) {
+    public init(stitch: Template.Stitch, quality: Int, marks: CanvasMarks? = nil) {
         self.stitch = stitch
         self.quality = quality
         self.marks = marks

@@ -1,0 +1,6 @@
+#pragma once
+#include <ft2build.h>
+#include FT_FREETYPE_H
+#include FT_OUTLINE_H
+#include FT_TRUETYPE_TABLES_H
+#include FT_BBOX_H
