@@ -148,3 +148,44 @@ import Testing
         return image
     }
 }
+
+/// The whole-set outputs drawn with the real marks and text (issue 3's renderer).
+@Suite struct SetOutputsMarksTests {
+    @Test func cardLabelsAndStoryMarksAreDrawn() async throws {
+        let (folder, sources) = try SetOutputsTests.folder()
+        var t = SetOutputsTests().template()
+        var text = Template.TextMark(text: "MARK")
+        text.capHeight = 0.12
+        text.opacity = 1
+        text.color = .init(r: 255, g: 0, b: 255)
+        t.text = text
+        var limits = BatchLimits()
+        limits.workers = 2
+        let runner = BatchRunner(template: t, limits: limits)
+        let batch = await runner.run(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
+        let report = SetOutputs(runner: runner).make(batch, sources: sources, folder: folder)
+        // The colour card: each band under a swatch holds dark ink (its hex code).
+        let card = try SetOutputsTests.decode(folder + "/20261129-150405-3f2a-color-card.png")
+        for band in ColorCard.layout(count: 4).labels {
+            var dark = 0
+            for y in band.y..<(band.y + band.height) {
+                for x in band.x..<(band.x + band.width) where card.pixel(x, y)[0] < 128 { dark += 1 }
+            }
+            #expect(dark > 20, "label band \(band) has \(dark) dark pixels")
+        }
+        // Every story part carries the magenta mark near its bottom-right corner.
+        let parts = report.outputs.filter { $0.file.contains("-story-") }
+        #expect(!parts.isEmpty)
+        for part in parts {
+            let image = try SetOutputsTests.decode(folder + "/" + part.file)
+            var magenta = 0
+            for y in (image.height * 2 / 3)..<image.height {
+                for x in (image.width / 2)..<image.width {
+                    let p = image.pixel(x, y)
+                    if p[0] > 180 && p[1] < 90 && p[2] > 180 { magenta += 1 }
+                }
+            }
+            #expect(magenta > 10, "\(part.file): \(magenta) mark pixels")
+        }
+    }
+}
