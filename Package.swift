@@ -26,6 +26,8 @@ let package = Package(
                        providers: [.apt(["liblcms2-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif",
                        providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
         // The little C that must be C: libjpeg's and libpng's longjmp error exits.
         .target(name: "CShims", dependencies: ["CJPEG", "CPNG"]),
 
@@ -34,12 +36,15 @@ let package = Package(
         .target(name: "Codecs", dependencies: ["Pixels", "CShims", "CJPEG", "CPNG", "CHeif", "CExif", "CLCMS"]),
         .target(name: "Finishing", dependencies: ["Pixels", "Codecs"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels"]),
-        .executableTarget(name: "photofinish", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
+        .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "CShims"]),
+        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "CSystemd"]),
+        .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Codecs", "Pixels"]),
 
         .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"]),
         .testTarget(name: "FinishingTests", dependencies: ["Finishing", "Codecs", "Pixels"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
+        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
     ]
 )

@@ -62,17 +62,24 @@ public struct BatchRunner: Sendable {
     /// - Parameters:
     ///   - progress: called after each photo with (done, total).
     ///   - stop: once requested, no new photo starts; the rest are reported `interrupted`.
+    ///   - started: the batch's start time for the report (a resumed batch keeps its own).
+    ///   - finished: items already finished by an earlier run of this batch (resuming after a
+    ///     crash), by 1-based index: they are not done again.
+    ///   - onItem: called with each photo's item once its outputs are in place (one call at a
+    ///     time), e.g. to journal it.
     public func run(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
-                    progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async -> Report {
-        let started = Date()
+                    started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
+                    progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+                    onItem: @escaping @Sendable (Report.Item) -> Void = { _ in }) async -> Report {
         let stems = OutputNames.uniqueStems(sources.map(\.name))
         let finisher = PhotoFinisher(template: template)
-        var items: [Report.Item?] = Array(repeating: nil, count: sources.count)
+        var items: [Report.Item?] = sources.indices.map { alreadyFinished[$0 + 1] }
         let window = limits.effectiveWorkers
         await withTaskGroup(of: (Int, Report.Item).self) { group in
             var next = 0
-            var done = 0
+            var done = items.compactMap { $0 }.count
             func admit() -> Bool {
+                while next < sources.count && items[next] != nil { next += 1 }
                 guard next < sources.count, !stop.isRequested else { return false }
                 let index = next
                 next += 1
@@ -85,6 +92,7 @@ public struct BatchRunner: Sendable {
             for _ in 0..<window { if !admit() { break } }
             for await (index, item) in group {
                 items[index] = item
+                onItem(item)
                 done += 1
                 progress(done, sources.count)
                 _ = admit()
