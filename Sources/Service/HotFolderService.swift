@@ -91,9 +91,11 @@ public final class HotFolderService: Sendable {
     }
 
     /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0).
-    /// - Parameter setup: the validated setup (the caller has reported errors and exited 2).
-    public func run(_ setup: ServiceSetup) async -> Int32 {
-        let signals = SignalEvents()  // before READY=1: an early SIGHUP must not kill us
+    /// - Parameters:
+    ///   - setup: the validated setup (the caller has reported errors and exited 2).
+    ///   - signals: made by the caller as early as it can (an early SIGHUP must not kill us,
+    ///     nor an early SIGTERM be lost).
+    public func run(_ setup: ServiceSetup, signals: SignalEvents) async -> Int32 {
         defer { withExtendedLifetime(signals) {} }
         let events = signals.events
         let signalTask = Task { [self] in

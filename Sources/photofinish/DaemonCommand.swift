@@ -11,6 +11,7 @@ enum DaemonCommand {
         let a = try Arguments(args, valued: ["config"])
         guard a.positional.isEmpty else { throw UsageError("daemon takes no arguments besides --config FILE") }
         let path = a.options["config"] ?? defaultConfig
+        let signals = SignalEvents()  // first: from here on SIGHUP and SIGTERM are events
         let log = ServiceLog.make()
         let setup: ServiceSetup
         do {
@@ -23,7 +24,7 @@ enum DaemonCommand {
         if setup.inboxes.isEmpty { log.warning("\(path) names no inboxes: nothing to watch until a reload adds some") }
         let service = HotFolderService(reload: { () throws(TemplateErrors) in try ServiceSetup.load(configPath: path) },
                                        log: log, statusPath: ServiceStatus.defaultPath())
-        return await service.run(setup)
+        return await service.run(setup, signals: signals)
     }
 }
 
@@ -35,6 +36,7 @@ enum WatchCommand {
         let a = try Arguments(args, valued: ["template", "config"])
         guard a.positional.count == 1 else { throw UsageError("watch needs one ROOT folder") }
         let root = absolute(a.positional[0])
+        let signals = SignalEvents()
         let log = ServiceLog.make()
         let options = a.options
         let load = { @Sendable () throws(TemplateErrors) -> ServiceSetup in
@@ -72,7 +74,7 @@ enum WatchCommand {
             a batch closes \(setup.config.quiet) after the last photo arrives; Ctrl-C stops
             """)
         let service = HotFolderService(reload: load, log: log, statusPath: ServiceStatus.defaultPath())
-        return await service.run(setup)
+        return await service.run(setup, signals: signals)
     }
 
     static func absolute(_ path: String) -> String {

@@ -24,10 +24,14 @@ enum Harness {
 
     /// Runs the binary to completion (with a deadline: a hung run fails the test).
     @discardableResult
-    static func run(_ args: [String], deadline: Duration = .seconds(300)) throws -> Result {
+    static func run(_ args: [String], deadline: Duration = .seconds(300),
+                    extraEnvironment: [String: String] = [:]) throws -> Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = args
+        if !extraEnvironment.isEmpty {
+            p.environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
+        }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
