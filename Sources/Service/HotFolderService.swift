@@ -97,19 +97,16 @@ public final class HotFolderService: Sendable {
     ///     nor an early SIGTERM be lost).
     public func run(_ setup: ServiceSetup, signals: SignalEvents) async -> Int32 {
         defer { withExtendedLifetime(signals) {} }
-        let events = signals.events
-        let signalTask = Task { [self] in
-            for await signal in events {
-                switch signal {
-                case .reload:
-                    reloadRequested.withLock { $0 = true }
-                case .stop:
-                    if !stop.isRequested {
-                        Notify.stopping()
-                        log.notice("stopping: finishing the photos in flight; unfinished batches resume at the next start")
-                    }
-                    stop.request()
+        signals.setHandler { [self] signal in
+            switch signal {
+            case .reload:
+                reloadRequested.withLock { $0 = true }
+            case .stop:
+                if !stop.isRequested {
+                    Notify.stopping()
+                    log.notice("stopping: finishing the photos in flight; unfinished batches resume at the next start")
                 }
+                stop.request()
             }
         }
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
@@ -128,7 +125,6 @@ public final class HotFolderService: Sendable {
         // Drain: no more claims; each worker finishes its photos in flight and returns.
         for continuation in queues.withLock({ Array($0.values) }) { continuation.finish() }
         for task in workers.withLock({ $0 }) { await task.value }
-        signalTask.cancel()
         writeStatus(state: "stopped")
         log.notice("stopped")
         return 0
@@ -139,8 +135,7 @@ public final class HotFolderService: Sendable {
         let clock = ContinuousClock()
         let origin = clock.now
         let now = { clock.now - origin }
-        let watchdog = Notify.watchdogInterval.map { $0 / 2 }
-        var lastWatchdog = now()
+        let watchdog = Watchdog(interval: Notify.watchdogInterval, now: now)
         var lastRecovery = now()
         var lastStatus: ServiceStatus?
         var lastStatusWrite = Duration.zero
@@ -154,7 +149,7 @@ public final class HotFolderService: Sendable {
             guard !stop.isRequested else { break }
             for (folder, names) in closed {
                 guard let inbox = setup.inboxes.first(where: { $0.name == folder.inbox }) else { continue }
-                claim(names, inbox: inbox)
+                claim(names, inbox: inbox, heartbeat: watchdog.feed)
             }
             if now() - lastRecovery >= setup.config.rescanInterval {
                 lastRecovery = now()
@@ -178,10 +173,7 @@ public final class HotFolderService: Sendable {
                 lastStatusWrite = now()
                 writeStatus(status)
             }
-            if let watchdog, now() - lastWatchdog >= watchdog {
-                Notify.watchdog()
-                lastWatchdog = now()
-            }
+            watchdog.feed()
         }
     }
 
@@ -233,11 +225,11 @@ public final class HotFolderService: Sendable {
     }
 
     /// Claims a closed batch and queues it for its hot folder's worker.
-    private func claim(_ names: [String], inbox: ServiceSetup.Inbox) {
+    private func claim(_ names: [String], inbox: ServiceSetup.Inbox, heartbeat: () -> Void) {
         let fields: LogFields = ["INBOX": inbox.name]
         do throws(SystemError) {
             guard let batch = try Claim.claim(names, layout: inbox.layout, inbox: inbox.name, template: inbox.template,
-                                              order: inbox.order) else { return }
+                                              order: inbox.order, heartbeat: heartbeat) else { return }
             log.info("claimed batch of \(batch.manifest.items.count) photo\(batch.manifest.items.count == 1 ? "" : "s")",
                      fields.with("BATCH", batch.id))
             enqueue(batch)
@@ -315,5 +307,25 @@ public final class HotFolderService: Sendable {
         } catch {
             log.log(.debug, "cannot write \(statusPath): \(error)")
         }
+    }
+}
+
+/// `WATCHDOG=1` at half of `WATCHDOG_USEC`, fed from the loop that does the work (so a stuck
+/// loop gets the service restarted).
+private final class Watchdog {
+    private let half: Duration?
+    private let now: () -> Duration
+    private var last: Duration
+
+    init(interval: Duration?, now: @escaping () -> Duration) {
+        half = interval.map { $0 / 2 }
+        self.now = now
+        last = now()
+    }
+
+    func feed() {
+        guard let half, now() - last >= half else { return }
+        Notify.watchdog()
+        last = now()
     }
 }

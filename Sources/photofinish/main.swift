@@ -18,6 +18,7 @@ let usage = """
       daemon [--config FILE]        the service (foreground; systemd Type=notify)
       status [--config FILE]        what the running daemon is doing, per hot folder
       demo [DIR]                    make sample photos in DIR (default ./demo) and finish them
+      demo --drop ROOT              drop the sample photos into a hot folder
       help                          this text
 
     Exit codes: 0 ok, 1 some photos failed, 2 usage or configuration error.

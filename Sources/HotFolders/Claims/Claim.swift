@@ -27,10 +27,13 @@ public struct ClaimedBatch: Sendable {
 /// A crash before step 3 leaves a folder without manifest: recovery moves its sources back.
 public enum Claim {
     /// Claims `names` from the hot folder's `drop/`.
+    /// - Parameter heartbeat: called between files (hashing a big batch takes a while; the
+    ///   service keeps its watchdog fed from here).
     /// - Returns: the batch, or `nil` when none of the files could be claimed (all gone).
     /// - Throws: `SystemError` (the batch folder is then left for recovery, sources safe).
     public static func claim(_ names: [String], layout: HotFolderLayout, inbox: String, template: TemplateSnapshot,
-                             order: Template.Order, now: Date = Date()) throws(SystemError) -> ClaimedBatch? {
+                             order: Template.Order, now: Date = Date(),
+                             heartbeat: () -> Void = {}) throws(SystemError) -> ClaimedBatch? {
         let (id, lock) = try makeBatchFolder(layout: layout, now: now)
         let folder = layout.workFolder(id)
         try Files.makeDirectory(folder + "/src")
@@ -58,6 +61,7 @@ public enum Claim {
         let ordered = BatchOrder.sorted(claimed.map { folder + "/src/" + $0 }, by: order)
         var items: [Manifest.Item] = []
         for path in ordered {
+            heartbeat()
             let bytes = try Files.read(path) ?? []
             items.append(Manifest.Item(name: URL(fileURLWithPath: path).lastPathComponent, bytes: bytes.count,
                                        sha256: SHA256.hex(of: bytes)))

@@ -22,7 +22,12 @@ public struct HotFolderLayout: Sendable, Equatable {
     /// `init` can be run again safely.
     /// - Throws: `SystemError` naming the folder that could not be made.
     public func create() throws(SystemError) {
-        try Files.makeDirectory(root, mode: 0o755)
+        // The root and any missing parents, like `mkdir -p`.
+        var path = ""
+        for part in root.split(separator: "/") {
+            path += "/" + part
+            if !Files.exists(path) { try Files.makeDirectory(path, mode: 0o755) }
+        }
         for path in [drop, out, originals, failed] { try Files.makeDirectory(path, mode: 0o755) }
         try Files.makeDirectory(work, mode: 0o700)
         _ = chmod(work, 0o700)
