@@ -25,8 +25,16 @@ struct CrashTests {
                 next += 1
             }
             // The kill moment is the point of the test: anywhere from start-up to mid-batch.
-            usleep(UInt32.random(in: 0...500_000, using: &rng))
-            let victims = daemons == 1 || round % 3 == 2 ? procs : [procs[Int.random(in: 0..<daemons, using: &rng)]]
+            // A third of the rounds wait for a claimed batch and a third for a journaled photo
+            // first, so the kill lands inside a batch whatever the machine's speed.
+            let work = hot.root + "/.work"
+            switch round % 3 {
+            case 1: Poll.until(.seconds(5)) { hot.names(in: work).contains { !$0.hasPrefix(".") } }
+            case 2: Poll.until(.seconds(5)) { hot.names(in: work).contains { FileManager.default.fileExists(atPath: work + "/" + $0 + "/journal") } }
+            default: break
+            }
+            usleep(UInt32.random(in: 0...(round % 3 == 0 ? 500_000 : 100_000), using: &rng))
+            let victims = daemons == 1 || round % 4 == 3 ? procs : [procs[Int.random(in: 0..<daemons, using: &rng)]]
             for p in victims { p.signal(SIGKILL) }
             for p in victims { p.wait() }
             // What the kill interrupted (printed: shows the test reaches every stage).

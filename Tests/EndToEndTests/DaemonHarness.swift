@@ -66,7 +66,8 @@ final class DaemonProcess {
     let process = Process()
     let logPath: String
 
-    init(_ args: [String], notify: NotifyListener?, runtime: String, logPath: String) throws {
+    init(_ args: [String], notify: NotifyListener?, runtime: String, logPath: String,
+         environment: [String: String] = [:]) throws {
         self.logPath = logPath
         process.executableURL = URL(fileURLWithPath: Harness.binary)
         process.arguments = args
@@ -74,6 +75,7 @@ final class DaemonProcess {
         env["NOTIFY_SOCKET"] = notify?.path
         env["RUNTIME_DIRECTORY"] = runtime
         env["JOURNAL_STREAM"] = nil
+        env.merge(environment) { $1 }
         process.environment = env
         FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
@@ -154,8 +156,10 @@ struct HotFolderFixture {
 
     var drop: String { root + "/drop" }
 
-    func start(notify: NotifyListener? = nil, log: String = "daemon.log") throws -> DaemonProcess {
-        try DaemonProcess(["daemon", "--config", config], notify: notify, runtime: runtime, logPath: dir + "/" + log)
+    func start(notify: NotifyListener? = nil, log: String = "daemon.log",
+               environment: [String: String] = [:]) throws -> DaemonProcess {
+        try DaemonProcess(["daemon", "--config", config], notify: notify, runtime: runtime, logPath: dir + "/" + log,
+                          environment: environment)
     }
 
     /// A small JPEG whose bytes differ by `seed`.

@@ -10,9 +10,11 @@ struct DaemonTests {
         try hot.drop(try HotFolderFixture.photo(2), as: "early-2.jpg")
         let notify = try NotifyListener()
         defer { notify.close() }
-        let daemon = try hot.start(notify: notify)
+        // WatchdogSec=0.4s: systemd passes WATCHDOG_USEC.
+        let daemon = try hot.start(notify: notify, environment: ["WATCHDOG_USEC": "400000"])
         #expect(Poll.until(.seconds(30)) { notify.lines.contains("READY=1") }, "no READY=1; log:\n\(daemon.log)")
         #expect(Poll.until(.seconds(30)) { hot.reports().count == 1 }, "log:\n\(daemon.log)")
+        #expect(Poll.until(.seconds(10)) { notify.lines.filter { $0 == "WATCHDOG=1" }.count >= 2 })
         #expect(Set(hot.reportedSources()) == ["early-1.jpg", "early-2.jpg"])
 
         // A burst: 12 photos within a few milliseconds are one batch.
