@@ -44,7 +44,7 @@ let package = Package(
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"]),
         .testTarget(name: "FinishingTests", dependencies: ["Finishing", "Codecs", "Pixels"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
-        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches"]),
+        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
     ]
 )

@@ -132,9 +132,7 @@ public final class HotFolderService: Sendable {
 
     /// The watching loop: events, settle, claims, periodic recovery, status, watchdog, reloads.
     private func watchLoop(watcher: DropWatcher, setup: inout ServiceSetup) {
-        let clock = ContinuousClock()
-        let origin = clock.now
-        let now = { clock.now - origin }
+        let now = watcher.now
         let watchdog = Watchdog(interval: Notify.watchdogInterval, now: now)
         var lastRecovery = now()
         var lastStatus: ServiceStatus?
@@ -145,7 +143,7 @@ public final class HotFolderService: Sendable {
             }
             let rules = setup.rules
             let tick = max(.milliseconds(20), min(.milliseconds(250), min(rules.settle, rules.quiet) / 4))
-            let closed = watcher.step(timeout: tick, now: now, rescanInterval: setup.config.rescanInterval)
+            let closed = watcher.step(timeout: tick, rescanInterval: setup.config.rescanInterval)
             guard !stop.isRequested else { break }
             for (folder, names) in closed {
                 guard let inbox = setup.inboxes.first(where: { $0.name == folder.inbox }) else { continue }

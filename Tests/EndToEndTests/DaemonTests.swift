@@ -135,8 +135,9 @@ struct DaemonTests {
         // A young folder may be another daemon's work in progress: left alone.
         try FileManager.default.createDirectory(atPath: hot.root + "/.work/young", withIntermediateDirectories: true)
         let daemon = try hot.start()
-        #expect(Poll.until(.seconds(30)) { Set(hot.reportedSources()) == ["kept.jpg", "claimed.jpg"] },
-                "\(hot.reportedSources()); log:\n\(daemon.log)")
+        #expect(Poll.until(.seconds(30)) {
+            Set(hot.reportedSources()) == ["kept.jpg", "claimed.jpg"] && hot.names(in: hot.root + "/.work") == ["young"]
+        }, "\(hot.reportedSources()); log:\n\(daemon.log)")
         #expect(hot.names(in: hot.root + "/.work") == ["young"])
         let originals = hot.allFiles(under: hot.root + "/originals").map { URL(fileURLWithPath: $0).lastPathComponent }
         #expect(originals.sorted() == ["claimed.jpg", "kept.jpg"])

@@ -45,10 +45,10 @@ public enum BatchWork {
         do {
             template = try batch.manifest.template.template()
         } catch {
-            // The claimed template no longer validates (its logo file was removed): finish the
-            // batch with what is stored rather than lose it; photos fail with the reason.
-            log.warning("the template stored with the batch no longer validates: \(error.description)", fields)
-            template = .builtInDefault
+            // The template stored at the claim no longer validates (its logo file was removed):
+            // keep the batch, say why, and retry at the next recovery.
+            throw SystemError("use the template stored with the batch (\(error.description); restore what it names and the batch resumes)",
+                              folder, errno: EINVAL)
         }
         if !Files.exists(staged) && Files.exists(published) {
             try cleanUp(batch, template: template)

@@ -62,9 +62,8 @@ public enum Claim {
         var items: [Manifest.Item] = []
         for path in ordered {
             heartbeat()
-            let bytes = try Files.read(path) ?? []
-            items.append(Manifest.Item(name: URL(fileURLWithPath: path).lastPathComponent, bytes: bytes.count,
-                                       sha256: SHA256.hex(of: bytes)))
+            let (bytes, sha256) = try Files.sha256(path)
+            items.append(Manifest.Item(name: URL(fileURLWithPath: path).lastPathComponent, bytes: bytes, sha256: sha256))
         }
         let manifest = Manifest(batch: id, inbox: inbox, claimed: BatchID.timestamp(now), template: template, items: items)
         do {

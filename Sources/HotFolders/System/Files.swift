@@ -1,4 +1,5 @@
 internal import CShims
+import Finishing
 import Foundation
 
 /// A failed system call on a file: what was done, to which path, and the system's reason.
@@ -180,6 +181,28 @@ public enum Files {
             written += n
         }
         guard retrying({ fdatasync(fd) }) == 0 else { throw SystemError("sync", path) }
+    }
+
+    /// The size and SHA-256 of a file, read in pieces (a photo of any size, little memory).
+    /// - Throws: `SystemError` when it cannot be read.
+    public static func sha256(_ path: String) throws(SystemError) -> (bytes: Int, hex: String) {
+        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else { throw SystemError("open", path) }
+        defer { close(fd) }
+        var hash = SHA256()
+        var total = 0
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SystemError("read", path)
+            }
+            if n == 0 { break }
+            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
+            total += n
+        }
+        return (total, hash.finalize())
     }
 
     /// The whole file, or `nil` when it does not exist.

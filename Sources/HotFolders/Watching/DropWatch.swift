@@ -108,7 +108,7 @@ public final class DropWatch {
         batcher.observe(name, st.stamp, at: now)
     }
 
-    private func fullScan(now: Duration) {
+    func fullScan(now: Duration) {
         guard let drop else { return }
         guard let names = try? drop.names() else {
             // drop/ itself is unreadable or gone: find it again next turn.
@@ -128,6 +128,11 @@ public final class DropWatcher {
     public private(set) var folders: [DropWatch] = []
     private let inotify: Inotify.Instance?
     private let log: Logger
+    private let clock = ContinuousClock()
+    private let origin = ContinuousClock.now
+
+    /// Monotonic time since this watcher started: the state machines' clock.
+    public func now() -> Duration { clock.now - origin }
 
     public init(log: Logger) {
         self.log = log
@@ -139,9 +144,10 @@ public final class DropWatcher {
         }
     }
 
-    /// Starts watching a hot folder.
+    /// Starts watching a hot folder, and scans what its `drop/` holds already.
     public func add(_ folder: DropWatch) {
         folder.attach(inotify)
+        folder.fullScan(now: now())
         folders.append(folder)
     }
 
@@ -155,7 +161,7 @@ public final class DropWatcher {
 
     /// Waits up to `timeout` for events, handles them, then steps every folder.
     /// - Returns: the batches that closed, per inbox name.
-    public func step(timeout: Duration, now: () -> Duration, rescanInterval: Duration) -> [(DropWatch, [String])] {
+    public func step(timeout: Duration, rescanInterval: Duration) -> [(DropWatch, [String])] {
         if let inotify {
             let events = inotify.read(timeout: timeout)
             let t = now()
