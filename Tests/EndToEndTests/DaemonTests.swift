@@ -169,3 +169,37 @@ struct DaemonTests {
         #expect(r.stderr.contains("colour"), "\(r.stderr)")
     }
 }
+
+/// More than one hot folder in one daemon, and a `drop/` that is deleted and made again.
+struct ManyHotFoldersTests {
+    @Test func twoHotFoldersAreWatchedSideBySideAndARecreatedDropIsFoundAgain() throws {
+        let hot = try HotFolderFixture()
+        let second = hot.dir + "/studio"
+        // A second inbox with its own root (created by the daemon), same template.
+        try Harness.write("""
+            { templatesDir: "templates",
+              inboxes: [ { name: "shop", root: "\(hot.root)", template: "small" },
+                         { name: "studio", root: "\(second)", template: "small" } ],
+              settle: "300ms", quiet: "400ms", rescanInterval: "1s", workers: 1 }
+            """, to: hot.config)
+        let notify = try NotifyListener()
+        defer { notify.close() }
+        let daemon = try hot.start(notify: notify)
+        #expect(Poll.until(.seconds(30)) { notify.lines.contains("READY=1") }, "log:\n\(daemon.log)")
+        try hot.drop(try HotFolderFixture.photo(20), as: "shop.jpg")
+        try Harness.write(try HotFolderFixture.photo(21), to: second + "/drop/studio.jpg")
+        let studioReports = { hot.names(in: second + "/out").filter { FileManager.default.fileExists(atPath: second + "/out/" + $0 + "/report.json") } }
+        #expect(Poll.until(.seconds(30)) { hot.reportedSources() == ["shop.jpg"] && studioReports().count == 1 },
+                "log:\n\(daemon.log)")
+        #expect(notify.lines.contains { $0.hasPrefix("STATUS=") && $0.contains("shop: ") && $0.contains("studio: ") })
+
+        // drop/ deleted and made again: the daemon finds it and sees what arrives there.
+        try FileManager.default.removeItem(atPath: hot.drop)
+        #expect(Poll.until(.seconds(10)) { daemon.log.contains("went away") })
+        try FileManager.default.createDirectory(atPath: hot.drop, withIntermediateDirectories: false)
+        try Harness.write(try HotFolderFixture.photo(22), to: hot.drop + "/again.jpg")
+        #expect(Poll.until(.seconds(30)) { Set(hot.reportedSources()) == ["shop.jpg", "again.jpg"] }, "log:\n\(daemon.log)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+}

@@ -80,6 +80,14 @@ public enum Files {
             return Status(st)
         }
 
+        /// True when this open folder still exists and is the one at `path` (not deleted,
+        /// not moved away and replaced).
+        public func isStill(at path: String) -> Bool {
+            var mine = Glibc.stat(), there = Glibc.stat()
+            guard fstat(fd, &mine) == 0, mine.st_nlink > 0, lstat(path, &there) == 0 else { return false }
+            return mine.st_dev == there.st_dev && mine.st_ino == there.st_ino
+        }
+
         /// fsyncs the folder, so names created, renamed or removed in it survive a crash.
         public func sync() {
             _ = Files.retrying { fsync(fd) }

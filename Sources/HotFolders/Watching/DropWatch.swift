@@ -68,12 +68,19 @@ public final class DropWatch {
     /// Handles one inotify event of this folder's watch.
     func handle(_ event: Inotify.Event, now: Duration) {
         if !event.events.isDisjoint(with: Inotify.Events.folderGone) {
-            log.warning("\(layout.drop) went away; waiting for it to come back", ["INBOX": inbox])
-            watch = nil
-            drop = nil
+            detach(nil)
             return
         }
         if let name = event.name { examine(name, now: now) }
+    }
+
+    /// Forgets `drop/` (deleted or moved away) until it comes back.
+    private func detach(_ inotify: Inotify.Instance?) {
+        guard drop != nil else { return }
+        log.warning("\(layout.drop) went away; waiting for it to come back", ["INBOX": inbox])
+        if let watch { inotify?.removeWatch(watch) }
+        watch = nil
+        drop = nil
     }
 
     /// Asks for a full rescan at the next step (after a queue overflow).
@@ -84,6 +91,9 @@ public final class DropWatch {
     /// One turn: re-attach if needed, scan if due, re-examine what is tracked, and return the
     /// batches that closed (names in arrival order).
     func step(now: Duration, rescanInterval: Duration, inotify: Inotify.Instance?) -> [[String]] {
+        // inotify says IN_DELETE_SELF only once the last descriptor closes, and ours is open:
+        // so check that the open folder is still the one at drop/.
+        if let drop, !drop.isStill(at: layout.drop) { detach(inotify) }
         if drop == nil { attach(inotify) }
         guard drop != nil else { return [] }
         let pollEvery = min(batcher.rules.settle / 2, .seconds(1))
