@@ -45,6 +45,7 @@ let package = Package(
         .testTarget(name: "FinishingTests", dependencies: ["Finishing", "Codecs", "Pixels"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
     ]
 )

@@ -10,6 +10,9 @@ public struct BatchLimits: Sendable {
     public var itemTimeout: Duration = .seconds(120)
     /// Photos in flight at once; 0 = one per core.
     public var workers: Int = 0
+    /// When set, each photo also takes one of these slots: a `workers` limit shared by
+    /// several batches running side by side (the daemon's hot folders).
+    public var sharedSlots: WorkerSlots?
 
     public init() {}
 
@@ -85,7 +88,9 @@ public struct BatchRunner: Sendable {
                 next += 1
                 let source = sources[index], stem = stems[index]
                 group.addTask {
-                    (index, finishOne(source, index: index, stem: stem, folder: folder, finisher: finisher))
+                    await limits.sharedSlots?.acquire()
+                    defer { limits.sharedSlots?.release() }
+                    return (index, finishOne(source, index: index, stem: stem, folder: folder, finisher: finisher))
                 }
                 return true
             }

@@ -183,7 +183,13 @@ public final class HotFolderService: Sendable {
         let removed = old.filter { o in !setup.inboxes.contains { same($0, o) } }
         let added = setup.inboxes.filter { n in !old.contains { same($0, n) } }
         board.set(setup.inboxes.map { ($0.name, $0.layout.root) })
-        limits.withLock { $0 = setup.limits }
+        limits.withLock { current in
+            // One workers limit over all hot folders: the slots are made again only when it changes.
+            var next = setup.limits
+            next.sharedSlots = current.workers == next.workers && current.sharedSlots != nil
+                ? current.sharedSlots : WorkerSlots(next.effectiveWorkers)
+            current = next
+        }
         for inbox in removed {
             watcher.remove(inbox: inbox.name)
             _ = queues.withLock { $0.removeValue(forKey: inbox.name) }?.finish()

@@ -12,6 +12,13 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var state: String
     public var inboxes: [Inbox]
 
+    public init(pid: Int32, updated: String, state: String, inboxes: [Inbox]) {
+        self.pid = pid
+        self.updated = updated
+        self.state = state
+        self.inboxes = inboxes
+    }
+
     public struct Inbox: Codable, Sendable, Equatable {
         public var name: String
         public var root: String
@@ -36,6 +43,12 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         public var batch: String
         public var done: Int
         public var total: Int
+
+        public init(batch: String, done: Int, total: Int) {
+            self.batch = batch
+            self.done = done
+            self.total = total
+        }
     }
 
     /// The last batch finished.
@@ -46,6 +59,15 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         public var ok: Int
         public var failed: Int
         public var finished: String
+
+        public init(batch: String, status: String, items: Int, ok: Int, failed: Int, finished: String) {
+            self.batch = batch
+            self.status = status
+            self.items = items
+            self.ok = ok
+            self.failed = failed
+            self.finished = finished
+        }
     }
 
     /// "shop: processing 23 of 80; 2 pending · studio: idle" — the `STATUS=` line.
