@@ -236,7 +236,7 @@ public final class HotFolderService: Sendable {
                                               order: inbox.order, heartbeat: heartbeat) else { return }
             log.info("claimed batch of \(batch.manifest.items.count) photo\(batch.manifest.items.count == 1 ? "" : "s")",
                      fields.with("BATCH", batch.id))
-            enqueue(batch)
+            enqueue(batch, to: inbox.name)
         } catch {
             log.error("cannot claim a batch: \(error) (the files stay in drop/ or are recovered later)", fields)
         }
@@ -244,11 +244,11 @@ public final class HotFolderService: Sendable {
 
     private func recover(_ inbox: ServiceSetup.Inbox, staleAfter: Duration) {
         let result = Recovery.run(layout: inbox.layout, staleAfter: staleAfter, log: log)
-        for batch in result.resumable { enqueue(batch) }
+        // Queued by the hot folder it was found in (the config may have renamed the inbox).
+        for batch in result.resumable { enqueue(batch, to: inbox.name) }
     }
 
-    private func enqueue(_ batch: ClaimedBatch) {
-        let inbox = batch.manifest.inbox
+    private func enqueue(_ batch: ClaimedBatch, to inbox: String) {
         guard let queue = queues.withLock({ $0[inbox] }) else {
             log.warning("batch of an inbox not in the config: left in .work/ for later", ["INBOX": inbox, "BATCH": batch.id])
             return
@@ -265,14 +265,14 @@ public final class HotFolderService: Sendable {
             for await batch in stream {
                 board.update(inbox) { $0.queued -= 1 }
                 guard !stop.isRequested else { continue }  // left in .work/, resumed next start
-                await process(batch, limits: limits.withLock { $0 })
+                await process(batch, inbox: inbox, limits: limits.withLock { $0 })
             }
         }
         workers.withLock { $0.append(task) }
     }
 
-    private func process(_ batch: ClaimedBatch, limits: BatchLimits) async {
-        let inbox = batch.manifest.inbox, fields: LogFields = ["INBOX": inbox, "BATCH": batch.id]
+    private func process(_ batch: ClaimedBatch, inbox: String, limits: BatchLimits) async {
+        let fields: LogFields = ["INBOX": inbox, "BATCH": batch.id]
         let total = batch.manifest.items.count
         board.update(inbox) { $0.processing = .init(batch: batch.id, done: 0, total: total) }
         defer { board.update(inbox) { $0.processing = nil } }
