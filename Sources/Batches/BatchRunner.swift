@@ -13,6 +13,9 @@ public struct BatchLimits: Sendable {
     /// When set, each photo also takes one of these slots: a `workers` limit shared by
     /// several batches running side by side (the daemon's hot folders).
     public var sharedSlots: WorkerSlots?
+    /// When set, photos are admitted within this memory budget (shared by every batch
+    /// running at once).
+    public var memoryBudget: MemoryBudget?
 
     public init() {}
 
@@ -90,6 +93,10 @@ public struct BatchRunner: Sendable {
                 group.addTask {
                     await limits.sharedSlots?.acquire()
                     defer { limits.sharedSlots?.release() }
+                    let budget = limits.memoryBudget
+                    let cost = budget.map { _ in MemoryBudget.cost(ofPhotoAt: source.path, maxFileBytes: limits.maxFileBytes) } ?? 0
+                    await budget?.acquire(cost)
+                    defer { budget?.release(cost) }
                     return (index, finishOne(source, index: index, stem: stem, folder: folder, finisher: finisher))
                 }
                 return true

@@ -188,8 +188,15 @@ public final class HotFolderService: Sendable {
             var next = setup.limits
             next.sharedSlots = current.workers == next.workers && current.sharedSlots != nil
                 ? current.sharedSlots : WorkerSlots(next.effectiveWorkers)
+            let budget = switch setup.config.memoryBudget {
+            case .auto: MemoryBudget.automaticForThisProcess()
+            case .bytes(let n): n
+            }
+            next.memoryBudget = current.memoryBudget?.bytes == budget ? current.memoryBudget : MemoryBudget(bytes: budget)
             current = next
         }
+        let l = limits.withLock { $0 }
+        log.info("at most \(l.effectiveWorkers) photo\(l.effectiveWorkers == 1 ? "" : "s") in flight, memory budget \(ByteCount.words(l.memoryBudget?.bytes ?? 0))")
         for inbox in removed {
             watcher.remove(inbox: inbox.name)
             _ = queues.withLock { $0.removeValue(forKey: inbox.name) }?.finish()

@@ -77,7 +77,7 @@ final class DaemonProcess {
         env["JOURNAL_STREAM"] = nil
         env.merge(environment) { $1 }
         process.environment = env
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         log.seekToEndOfFile()
         process.standardOutput = log

@@ -97,7 +97,7 @@ struct DaemonTests {
         for (i, chunk) in chunks.enumerated() {
             let handle: FileHandle
             if i == 0 {
-                FileManager.default.createFile(atPath: path, contents: nil)
+                _ = FileManager.default.createFile(atPath: path, contents: nil)
             }
             handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
             handle.seekToEndOfFile()
