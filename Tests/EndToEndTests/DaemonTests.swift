@@ -203,3 +203,39 @@ struct ManyHotFoldersTests {
         #expect(daemon.wait() == 0)
     }
 }
+
+/// `photofinish init` and `photofinish watch`: one hot folder with the built-in template.
+struct WatchTests {
+    @Test func initMakesTheLayoutAndWatchFinishesWithTheBuiltInTemplate() throws {
+        let dir = try Harness.tempDir()
+        let root = dir + "/new/studio"
+        let made = try Harness.run(["init", root, "--template", "shop"])
+        #expect(made.status == 0)
+        #expect(made.stdout.contains("name: \"studio\", root: \"\(root)\", template: \"shop\""), "\(made.stdout)")
+        for sub in ["drop", "out", "originals", "failed", ".work"] {
+            var isDir: ObjCBool = false
+            #expect(FileManager.default.fileExists(atPath: root + "/" + sub, isDirectory: &isDir) && isDir.boolValue, "\(sub)")
+        }
+        var st = stat()
+        #expect(stat(root + "/.work", &st) == 0 && st.st_mode & 0o777 == 0o700)
+
+        try Harness.write("{ settle: \"200ms\", quiet: \"300ms\" }", to: dir + "/timing.json5")
+        let big = try Harness.jpeg(upright: Harness.marked(width: 2100, height: 700))
+        try Harness.write(big, to: root + "/drop/wide.jpg")
+        let watch = try DaemonProcess(["watch", root, "--config", dir + "/timing.json5"], notify: nil,
+                                      runtime: dir + "/run", logPath: dir + "/watch.log")
+        #expect(Poll.until(.seconds(60)) { FileManager.default.fileExists(atPath: root + "/out") &&
+            ((try? FileManager.default.contentsOfDirectory(atPath: root + "/out")) ?? []).count == 1 &&
+            ((try? FileManager.default.contentsOfDirectory(atPath: root + "/.work")) ?? ["?"]).isEmpty }, "log:\n\(watch.log)")
+        #expect(watch.log.contains("drop photos into:   \(root)/drop/"))
+        let batch = try Harness.batchFolder(in: root + "/out")
+        let report = try Harness.report(in: batch)
+        #expect(report["inbox"] as? String == "studio")
+        #expect((report["template"] as? [String: Any])?["name"] as? String == "default")
+        let (image, _) = try Harness.decode(batch + "/wide.jpg")
+        #expect(image.width == 2048 && image.height == 683)  // the built-in long side
+        watch.waitUntilReady()
+        watch.signal(SIGINT)
+        #expect(watch.wait() == 0)
+    }
+}
