@@ -194,11 +194,30 @@ public enum Files {
     /// The size and SHA-256 of a file, read in pieces (a photo of any size, little memory).
     /// - Throws: `SystemError` when it cannot be read.
     public static func sha256(_ path: String) throws(SystemError) -> (bytes: Int, hex: String) {
-        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-        guard fd >= 0 else { throw SystemError("open", path) }
-        defer { close(fd) }
         var hash = SHA256()
         var total = 0
+        guard try readChunks(path, { chunk in hash.update(chunk); total += chunk.count }) else {
+            throw SystemError("open", path, errno: ENOENT)
+        }
+        return (total, hash.finalize())
+    }
+
+    /// The whole file, or `nil` when it does not exist.
+    public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
+        var out: [UInt8] = []
+        guard try readChunks(path, { out += $0 }) else { return nil }
+        return out
+    }
+
+    /// Reads the file at `path` (no symlink followed) in pieces of up to 1 MiB.
+    /// - Returns: false when it does not exist.
+    private static func readChunks(_ path: String, _ body: (UnsafeRawBufferPointer) -> Void) throws(SystemError) -> Bool {
+        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
+        guard fd >= 0 else {
+            if errno == ENOENT { return false }
+            throw SystemError("open", path)
+        }
+        defer { close(fd) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
@@ -206,32 +225,8 @@ public enum Files {
                 if errno == EINTR { continue }
                 throw SystemError("read", path)
             }
-            if n == 0 { break }
-            buffer.withUnsafeBytes { hash.update(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
-            total += n
+            if n == 0 { return true }
+            buffer.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[0..<n])) }
         }
-        return (total, hash.finalize())
-    }
-
-    /// The whole file, or `nil` when it does not exist.
-    public static func read(_ path: String) throws(SystemError) -> [UInt8]? {
-        let fd = retrying { open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) }
-        guard fd >= 0 else {
-            if errno == ENOENT { return nil }
-            throw SystemError("open", path)
-        }
-        defer { close(fd) }
-        var out: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw SystemError("read", path)
-            }
-            if n == 0 { break }
-            out += buffer[0..<n]
-        }
-        return out
     }
 }
