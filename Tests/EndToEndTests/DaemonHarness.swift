@@ -137,13 +137,13 @@ struct HotFolderFixture {
         """
 
     init(name: String = #function, settle: String = "300ms", quiet: String = "400ms", maxBatch: Int = 500,
-         maxWait: String = "20s", rescan: String = "2s", extra: String = "") throws {
+         maxWait: String = "20s", rescan: String = "2s", extra: String = "", template: String = Self.template) throws {
         dir = try Harness.tempDir(name)
         root = dir + "/hot"
         runtime = dir + "/run"
         config = dir + "/photofinish.json5"
         try FileManager.default.createDirectory(atPath: dir + "/templates", withIntermediateDirectories: true)
-        try Harness.write(Self.template, to: dir + "/templates/small.json5")
+        try Harness.write(template, to: dir + "/templates/small.json5")
         try Harness.write("""
             { templatesDir: "templates", inboxes: [ { name: "shop", root: "\(root)", template: "small" } ],
               settle: "\(settle)", quiet: "\(quiet)", maxWait: "\(maxWait)", maxBatch: \(maxBatch),

@@ -162,6 +162,27 @@ struct DaemonTests {
         #expect(daemon.wait() == 0)
     }
 
+    @Test func originalsDeleteRemovesSourcesOnlyOnceTheReportIsOut() throws {
+        let hot = try HotFolderFixture(template: """
+            { version: 1, resize: { longSide: 32 }, originals: "delete" }
+            """)
+        try hot.drop(try HotFolderFixture.photo(30), as: "good.jpg")
+        try hot.drop(Array("not a photo".utf8), as: "bad.jpg")
+        let daemon = try hot.start()
+        #expect(Poll.until(.seconds(30)) { hot.reports().count == 1 && hot.names(in: hot.root + "/.work").isEmpty },
+                "log:\n\(daemon.log)")
+        let report = try #require(hot.reports().values.first)
+        let items = report["items"] as? [[String: Any]] ?? []
+        #expect(items.map { $0["source"] as? String } == ["bad.jpg", "good.jpg"])
+        // The finished source is gone (no `original`); the failed one is kept in failed/.
+        #expect(items[1]["original"] == nil)
+        #expect(items[0]["original"] as? String == "failed/\(report["batch"] as? String ?? "")/bad.jpg")
+        #expect(hot.allFiles(under: hot.root + "/originals").isEmpty)
+        #expect(hot.allFiles(under: hot.root + "/failed").map { URL(fileURLWithPath: $0).lastPathComponent } == ["bad.jpg"])
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+
     @Test func aBadConfigExitsTwoNamingTheKey() throws {
         let hot = try HotFolderFixture(extra: "colour: \"red\",")
         let r = try Harness.run(["daemon", "--config", hot.config])
