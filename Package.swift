@@ -32,6 +32,8 @@ let package = Package(
                        providers: [.apt(["libharfbuzz-dev"])]),
         .systemLibrary(name: "CFontconfig", pkgConfig: "fontconfig",
                        providers: [.apt(["libfontconfig-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
         // The little C that must be C: libjpeg's and libpng's longjmp error exits.
         .target(name: "CShims", dependencies: ["CJPEG", "CPNG"]),
 
@@ -42,13 +44,17 @@ let package = Package(
                 swiftSettings: hotLoops),
         .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels"]),
-        .executableTarget(name: "photofinish", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
+        .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "CShims"]),
+        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "CSystemd"]),
+        .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Codecs", "Pixels"]),
 
         .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
         .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels"]),
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"]),
         .testTarget(name: "FinishingTests", dependencies: ["Finishing", "Codecs", "Pixels", "Typesetting"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
+        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
     ]
 )

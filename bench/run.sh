@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# PhotoFinish against pyvips and ImageMagick on the same "web" work (bench/web.json5), side by side.
+# PhotoFinish against pyvips and ImageMagick on the same "web" work (bench/web.json5), side by side,
+# and on the "web+marks" work (bench/web-marks.json5: the same plus text with shadow and logo).
 #
 #   bench/run.sh [CORPUS] [RUNS]       default /tmp/pf-bench/corpus, 3 counted runs (+1 warm-up)
 #
 # For each set (20 x 12 MP JPEG, 4 x 48 MP JPEG, 6 x 12 MP HEIC) it runs photofinish (--workers 2),
 # tools/vips_web.py (--jobs 2) and tools/im_web.sh (2 processes), interleaved run by run so that
 # drift in machine speed hits all three alike, then one 48 MP file alone (photofinish --workers 1,
-# pyvips in one process). Prints a markdown table and the ratios, and writes the same to
+# pyvips in one process), then the 12 MP and 48 MP JPEG sets again with marks ("… web+marks":
+# photofinish with web-marks.json5, vips_web.py --marks, im_web.sh --marks). Prints a markdown table and the ratios, and writes the same to
 # RESULTS (default /tmp/pf-bench/results/<UTC time>.md), ready to paste into bench/RESULTS.md.
 #
 # Environment: PF (photofinish binary, default bench/../.build/release/photofinish; rows are
-# skipped when it is missing), RESULTS, ONLY (regex on "set tool", e.g. ONLY='12 MP JPEG').
+# skipped when it is missing), RESULTS, ONLY (regex on "set tool", e.g. ONLY='12 MP JPEG' for
+# both 12 MP JPEG sets, ONLY='marks' for the web+marks rows only).
 # Needs: scripts/bootstrap --bench, pip install pyvips pyvips-binary. Makes the corpus if needed.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +21,7 @@ C=${1:-/tmp/pf-bench/corpus}; RUNS=${2:-3}
 PF=${PF:-$HERE/../.build/release/photofinish}
 RESULTS=${RESULTS:-/tmp/pf-bench/results/$(date -u +%Y%m%d-%H%M%S).md}
 TIME=/usr/bin/time
+LOGO=$(cd "$HERE/.." && pwd)/etc/photofinish/templates/logos/studio.png   # web-marks.json5's logo
 [[ -x $TIME ]] || { echo "needs GNU time ($TIME): scripts/bootstrap --bench" >&2; exit 1; }
 python3 -c 'import pyvips' 2>/dev/null || { echo "needs pyvips: pip install pyvips pyvips-binary" >&2; exit 1; }
 
@@ -40,12 +44,16 @@ busy() { # CPU ticks (USER_HZ) spent by the whole machine so far: user nice syst
 command_for() {
   local set=$1 tool=$2; shift 2
   OUTDIR=$TMP/out-${tool%% *}
+  local tpl=$HERE/web.json5 vm=() im=()
+  if [[ $set == *web+marks* ]]; then   # the template's logo is ../etc/…/studio.png from bench/
+    tpl=$HERE/web-marks.json5; vm=(--marks --logo "$LOGO"); im=(--marks)
+  fi
   case $tool in
-    "photofinish ×2") CMD=("$PF" run --template "$HERE/web.json5" --out "$OUTDIR" --workers 2 "$@") ;;
-    "photofinish ×1") CMD=("$PF" run --template "$HERE/web.json5" --out "$OUTDIR" --workers 1 "$@") ;;
-    "pyvips ×2")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 2) ;;
-    "pyvips ×1")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 1) ;;
-    "ImageMagick ×2") CMD=("$HERE/tools/im_web.sh" "$OUTDIR" "$@") ;;
+    "photofinish ×2") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 2 "$@") ;;
+    "photofinish ×1") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 1 "$@") ;;
+    "pyvips ×2")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 2 "${vm[@]}") ;;
+    "pyvips ×1")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 1 "${vm[@]}") ;;
+    "ImageMagick ×2") CMD=(env LOGO="$LOGO" "$HERE/tools/im_web.sh" "${im[@]}" "$OUTDIR" "$@") ;;
   esac
   [[ $set == *HEIC* && $tool == pyvips* ]] && CMD+=(--system-libvips)
   return 0
@@ -102,6 +110,8 @@ bench "48 MP JPEG" "$ALL" "${J48[@]}"
 bench "12 MP HEIC" "$ALL" "${H12[@]}"
 bench "48 MP one file, Orientation 6 (big1)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big1.jpg"
 bench "48 MP one file, Orientation 1 (big2)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big2.jpg"
+bench "12 MP JPEG web+marks" "$ALL" "${J12[@]}"
+bench "48 MP JPEG web+marks" "$ALL" "${J48[@]}"
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- report
@@ -130,7 +140,7 @@ for line in open(raw):
     r["others"].append(max(0.0, int(busy) / int(hz) - cpu) / wall)
     r["outs"].append(int(outs)); r["rc"].append(int(rc))
 res = {}
-print("## Bench: web pipeline (bench/web.json5)\n")
+print("## Bench: web pipeline (bench/web.json5; \"web+marks\" rows: bench/web-marks.json5)\n")
 print("$START, $(nproc) cores, $RUNS counted runs after 1 warm-up, tools interleaved per run; "
       "load average $LOAD0 before, $LOAD1 after.  ")
 print("photofinish: $PFV; pyvips $VIPSV (pyvips-binary; HEIC: system libvips $SYSVIPSV); "

@@ -10,6 +10,12 @@ public struct BatchLimits: Sendable {
     public var itemTimeout: Duration = .seconds(120)
     /// Photos in flight at once; 0 = one per core.
     public var workers: Int = 0
+    /// When set, each photo also takes one of these slots: a `workers` limit shared by
+    /// several batches running side by side (the daemon's hot folders).
+    public var sharedSlots: WorkerSlots?
+    /// When set, photos are admitted within this memory budget (shared by every batch
+    /// running at once).
+    public var memoryBudget: MemoryBudget?
 
     public init() {}
 
@@ -66,28 +72,42 @@ public struct BatchRunner: Sendable {
     /// - Parameters:
     ///   - progress: called after each photo with (done, total).
     ///   - stop: once requested, no new photo starts; the rest are reported `interrupted`.
+    ///   - started: the batch's start time for the report (a resumed batch keeps its own).
+    ///   - finished: items already finished by an earlier run of this batch (resuming after a
+    ///     crash), by 1-based index: they are not done again.
+    ///   - onItem: called with each photo's item once its outputs are in place (one call at a
+    ///     time), e.g. to journal it.
     public func run(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
-                    progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) async -> Report {
-        let started = Date()
+                    started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
+                    progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+                    onItem: @escaping @Sendable (Report.Item) -> Void = { _ in }) async -> Report {
         let stems = OutputNames.uniqueStems(sources.map(\.name))
-        var items: [Report.Item?] = Array(repeating: nil, count: sources.count)
+        var items: [Report.Item?] = sources.indices.map { alreadyFinished[$0 + 1] }
         let window = limits.effectiveWorkers
         await withTaskGroup(of: (Int, Report.Item).self) { group in
             var next = 0
-            var done = 0
+            var done = items.compactMap { $0 }.count
             func admit() -> Bool {
+                while next < sources.count && items[next] != nil { next += 1 }
                 guard next < sources.count, !stop.isRequested else { return false }
                 let index = next
                 next += 1
                 let source = sources[index], stem = stems[index]
                 group.addTask {
-                    (index, finishOne(source, index: index, stem: stem, folder: folder, finisher: finisher))
+                    await limits.sharedSlots?.acquire()
+                    defer { limits.sharedSlots?.release() }
+                    let budget = limits.memoryBudget
+                    let cost = budget.map { _ in MemoryBudget.cost(ofPhotoAt: source.path, maxFileBytes: limits.maxFileBytes) } ?? 0
+                    await budget?.acquire(cost)
+                    defer { budget?.release(cost) }
+                    return (index, finishOne(source, index: index, stem: stem, folder: folder, finisher: finisher))
                 }
                 return true
             }
             for _ in 0..<window { if !admit() { break } }
             for await (index, item) in group {
                 items[index] = item
+                onItem(item)
                 done += 1
                 progress(done, sources.count)
                 _ = admit()

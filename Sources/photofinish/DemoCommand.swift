@@ -4,9 +4,21 @@ import Foundation
 
 /// `photofinish demo [DIR] [--template F]`: makes sample photos in DIR/photos and finishes
 /// them as one batch into DIR/out, so a new user sees a result within a minute.
+/// `photofinish demo --drop ROOT`: only drops the sample photos into the hot folder ROOT's
+/// `drop/` (for a `watch` or a daemon to finish).
 enum DemoCommand {
     static func main(_ args: [String]) async throws(UsageError) -> Int32 {
-        let a = try Arguments(args, valued: ["template"])
+        let a = try Arguments(args, valued: ["template", "drop"])
+        if let root = a.options["drop"] {
+            do {
+                let paths = try SamplePhotos.write(into: root + "/drop")
+                Terminal.note("dropped \(paths.count) sample photos into \(root)/drop/ (broken.jpg fails on purpose)")
+                return 0
+            } catch {
+                Terminal.error("cannot write sample photos into \(root)/drop: \(error)")
+                return 2
+            }
+        }
         let dir = a.positional.first ?? "demo"
         var template = Template.builtInDefault
         if let path = a.options["template"] {

@@ -12,7 +12,13 @@ let usage = """
       check [--config FILE] [TEMPLATE…]
                                     validate a config and templates
       report PATH                   print a batch's report (a batch folder or its report.json)
+      watch ROOT [--template F] [--config FILE]
+                                    run one hot folder now (built-in template unless --template)
+      init ROOT [--template NAME]   create a hot folder's layout (drop/, out/, originals/, failed/)
+      daemon [--config FILE]        the service (foreground; systemd Type=notify)
+      status [--config FILE]        what the running daemon is doing, per hot folder
       demo [DIR]                    make sample photos in DIR (default ./demo) and finish them
+      demo --drop ROOT              drop the sample photos into a hot folder
       help                          this text
 
     Exit codes: 0 ok, 1 some photos failed, 2 usage or configuration error.
@@ -29,6 +35,10 @@ do {
     case "check": code = try CheckCommand.main(rest)
     case "report": code = try ReportCommand.main(rest)
     case "demo": code = try await DemoCommand.main(rest)
+    case "daemon": code = try await DaemonCommand.main(rest)
+    case "watch": code = try await WatchCommand.main(rest)
+    case "init": code = try InitCommand.main(rest)
+    case "status": code = try StatusCommand.main(rest)
     case "help", "--help", "-h":
         print(usage)
         code = 0

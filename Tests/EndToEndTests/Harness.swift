@@ -24,16 +24,21 @@ enum Harness {
 
     /// Runs the binary to completion (with a deadline: a hung run fails the test).
     @discardableResult
-    static func run(_ args: [String], deadline: Duration = .seconds(300)) throws -> Result {
-        try exec(binary, args, deadline: deadline)
+    static func run(_ args: [String], deadline: Duration = .seconds(300),
+                    extraEnvironment: [String: String] = [:]) throws -> Result {
+        try exec(binary, args, deadline: deadline, extraEnvironment: extraEnvironment)
     }
 
     /// Runs any program to completion, with a deadline: a hung child fails the test.
     @discardableResult
-    static func exec(_ program: String, _ args: [String], deadline: Duration) throws -> Result {
+    static func exec(_ program: String, _ args: [String], deadline: Duration,
+                     extraEnvironment: [String: String] = [:]) throws -> Result {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: program)
         p.arguments = args
+        if !extraEnvironment.isEmpty {
+            p.environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
+        }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err

@@ -4,3 +4,4 @@
    and returns a status code instead. */
 #include "jpeg_glue.h"
 #include "png_glue.h"
+#include "fs_glue.h"

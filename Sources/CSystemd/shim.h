@@ -1,0 +1,4 @@
+#pragma once
+#include <sys/uio.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>

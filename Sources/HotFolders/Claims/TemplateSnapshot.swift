@@ -1,0 +1,41 @@
+import Finishing
+
+/// The template a batch was claimed with, kept in its manifest so a batch resumed after a
+/// crash (or a reload that changed the template) is finished the way it started: one batch,
+/// one template.
+public struct TemplateSnapshot: Codable, Sendable, Equatable {
+    public var name: String
+    public var sha256: String
+    /// The template file's folder (logo paths are relative to it).
+    public var directory: String
+    /// The template's text; `nil` for the built-in default.
+    public var text: String?
+
+    /// The built-in default template (`watch` without `--template`).
+    public static let builtIn = TemplateSnapshot(name: Template.builtInDefault.name,
+                                                 sha256: Template.builtInDefault.sha256, directory: ".", text: nil)
+
+    /// Reads the template file at `path` and validates it.
+    /// - Throws: `TemplateErrors` naming file, line and key.
+    public static func load(path: String) throws(TemplateErrors) -> (TemplateSnapshot, Template) {
+        let template = try TemplateLoader.load(path: path)
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw TemplateErrors(errors: [TemplateError(file: path, line: nil, keyPath: "", message: "cannot read: \(error.localizedDescription)")])
+        }
+        let snapshot = TemplateSnapshot(name: template.name, sha256: template.sha256, directory: template.directory, text: text)
+        return (snapshot, template)
+    }
+
+    /// The template this snapshot describes.
+    /// - Throws: `TemplateErrors` (only if the stored text no longer validates, e.g. its logo is gone).
+    public func template() throws(TemplateErrors) -> Template {
+        guard let text else { return .builtInDefault }
+        var t = try TemplateLoader.parse(text: text, file: "\(directory)/\(name).json5 (as claimed)", name: name,
+                                         directory: directory)
+        t.sha256 = sha256
+        return t
+    }
+}

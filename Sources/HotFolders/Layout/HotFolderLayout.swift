@@ -1,0 +1,41 @@
+import Foundation
+
+/// The folders of one hot folder (SPEC §1):
+/// `drop/`, `out/<batch-id>/`, `originals/<batch-id>/`, `failed/<batch-id>/`, `.work/` (0700).
+public struct HotFolderLayout: Sendable, Equatable {
+    public var root: String
+
+    public init(root: String) {
+        self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+    }
+
+    public var drop: String { root + "/drop" }
+    public var out: String { root + "/out" }
+    public var originals: String { root + "/originals" }
+    public var failed: String { root + "/failed" }
+    public var work: String { root + "/.work" }
+
+    /// `.work/<batch-id>`: a claimed batch (lock, manifest, journal, `src/`, `out/`).
+    public func workFolder(_ batch: String) -> String { work + "/" + batch }
+
+    /// Creates every folder that is missing (`.work/` with mode 0700, the others 0755), so
+    /// `init` can be run again safely.
+    /// - Throws: `SystemError` naming the folder that could not be made.
+    public func create() throws(SystemError) {
+        // The root and any missing parents, like `mkdir -p`.
+        var path = ""
+        for part in root.split(separator: "/") {
+            path += "/" + part
+            if !Files.exists(path) { try Files.makeDirectory(path, mode: 0o755) }
+        }
+        for path in [drop, out, originals, failed] { try Files.makeDirectory(path, mode: 0o755) }
+        try Files.makeDirectory(work, mode: 0o700)
+        _ = chmod(work, 0o700)
+    }
+
+    /// True when `root` holds a `drop/` folder.
+    public var exists: Bool {
+        var st = stat()
+        return stat(drop, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+    }
+}

@@ -1,0 +1,198 @@
+import Batches
+import Foundation
+
+/// Watches one hot folder's `drop/` and feeds its settle/batch state machine (SPEC §2).
+///
+/// What is seen: inotify events for names, plus a full rescan at start, after
+/// `IN_Q_OVERFLOW`, after `drop/` is deleted or moved and comes back, and every
+/// `rescanInterval` (inotify is blind to writes made by another NFS/SMB client). Without
+/// inotify (the watch limit reached) it polls with full scans. Every name is examined on an
+/// `O_PATH | O_NOFOLLOW` descriptor (`Files.Directory.stat`): only regular files with one
+/// link and a name the ignore rules allow are tracked (SPEC §1).
+///
+/// Confined to the loop that drives it; not shared between tasks.
+public final class DropWatch {
+    public let inbox: String
+    public let layout: HotFolderLayout
+    public private(set) var batcher: SettleBatcher
+    /// The inotify watch, when there is one.
+    public private(set) var watch: Int32?
+    /// True when watching fell back to polling.
+    public private(set) var polling = false
+    private var drop: Files.Directory?
+    private var needsFullScan = true
+    private var lastFullScan: Duration?
+    private let log: Logger
+
+    public init(inbox: String, layout: HotFolderLayout, rules: BatchRules, log: Logger) {
+        self.inbox = inbox
+        self.layout = layout
+        self.batcher = SettleBatcher(rules: rules)
+        self.log = log
+    }
+
+    /// New batch rules (a reload); what is pending stays pending.
+    public func update(rules: BatchRules) {
+        batcher.rules = rules
+    }
+
+    /// Files settling, and files settled waiting for their batch to close.
+    public var counts: (settling: Int, pending: Int) { (batcher.settlingCount, batcher.pendingCount) }
+
+    /// Opens `drop/` and adds its inotify watch (or falls back to polling, with a warning).
+    /// Quiet when `drop/` is missing: the next step tries again.
+    func attach(_ inotify: Inotify.Instance?) {
+        guard let dir = try? Files.Directory(layout.drop) else {
+            drop = nil
+            return
+        }
+        drop = dir
+        needsFullScan = true
+        guard let inotify else {
+            polling = true
+            return
+        }
+        do {
+            watch = try inotify.addWatch(layout.drop, events: .dropFolder)
+            if polling { log.notice("watching \(layout.drop) with inotify again", ["INBOX": inbox]) }
+            polling = false
+        } catch {
+            if !polling {
+                log.warning("\(error) — polling drop/ instead (raise fs.inotify.max_user_watches)", ["INBOX": inbox])
+            }
+            polling = true
+            watch = nil
+        }
+    }
+
+    /// Handles one inotify event of this folder's watch.
+    func handle(_ event: Inotify.Event, now: Duration) {
+        if !event.events.isDisjoint(with: Inotify.Events.folderGone) {
+            detach(nil)
+            return
+        }
+        if let name = event.name { examine(name, now: now) }
+    }
+
+    /// Forgets `drop/` (deleted or moved away) until it comes back.
+    private func detach(_ inotify: Inotify.Instance?) {
+        guard drop != nil else { return }
+        log.warning("\(layout.drop) went away; waiting for it to come back", ["INBOX": inbox])
+        if let watch { inotify?.removeWatch(watch) }
+        watch = nil
+        drop = nil
+    }
+
+    /// Asks for a full rescan at the next step (after a queue overflow).
+    func rescanSoon() {
+        needsFullScan = true
+    }
+
+    /// One turn: re-attach if needed, scan if due, re-examine what is tracked, and return the
+    /// batches that closed (names in arrival order).
+    func step(now: Duration, rescanInterval: Duration, inotify: Inotify.Instance?) -> [[String]] {
+        // inotify says IN_DELETE_SELF only once the last descriptor closes, and ours is open:
+        // so check that the open folder is still the one at drop/.
+        if let drop, !drop.isStill(at: layout.drop) { detach(inotify) }
+        if drop == nil { attach(inotify) }
+        guard drop != nil else { return [] }
+        let pollEvery = min(batcher.rules.settle / 2, .seconds(1))
+        let due = needsFullScan || lastFullScan.map { now - $0 >= (polling ? pollEvery : rescanInterval) } ?? true
+        if due {
+            fullScan(now: now)
+        } else {
+            for name in batcher.trackedNames { examine(name, now: now) }
+        }
+        var closed: [[String]] = []
+        while let batch = batcher.close(at: now) { closed.append(batch) }
+        return closed
+    }
+
+    /// Looks at one name in `drop/` and tells the state machine what it is.
+    private func examine(_ name: String, now: Duration) {
+        guard let drop else { return }
+        guard !IgnoreRules.ignores(name), let st = try? drop.stat(name), st.isRegular, st.links == 1 else {
+            batcher.vanished(name)
+            return
+        }
+        batcher.observe(name, st.stamp, at: now)
+    }
+
+    func fullScan(now: Duration) {
+        guard let drop else { return }
+        guard let names = try? drop.names() else {
+            // drop/ itself is unreadable or gone: find it again next turn.
+            self.drop = nil
+            return
+        }
+        let present = Set(names)
+        for name in batcher.trackedNames where !present.contains(name) { batcher.vanished(name) }
+        for name in names { examine(name, now: now) }
+        needsFullScan = false
+        lastFullScan = now
+    }
+}
+
+/// All hot folders' `drop/` watches on one inotify instance.
+public final class DropWatcher {
+    public private(set) var folders: [DropWatch] = []
+    private let inotify: Inotify.Instance?
+    private let log: Logger
+    private let clock = ContinuousClock()
+    private let origin = ContinuousClock.now
+
+    /// Monotonic time since this watcher started: the state machines' clock.
+    public func now() -> Duration { clock.now - origin }
+
+    public init(log: Logger) {
+        self.log = log
+        do {
+            inotify = try Inotify.Instance()
+        } catch {
+            log.warning("\(error) — polling every drop/ folder instead")
+            inotify = nil
+        }
+    }
+
+    /// Starts watching a hot folder, and scans what its `drop/` holds already.
+    public func add(_ folder: DropWatch) {
+        folder.attach(inotify)
+        folder.fullScan(now: now())
+        folders.append(folder)
+    }
+
+    /// Stops watching a hot folder (a reload removed it).
+    public func remove(inbox: String) {
+        for folder in folders where folder.inbox == inbox {
+            if let wd = folder.watch { inotify?.removeWatch(wd) }
+        }
+        folders.removeAll { $0.inbox == inbox }
+    }
+
+    /// Waits up to `timeout` for events, handles them, then steps every folder.
+    /// - Returns: the batches that closed, per inbox name.
+    public func step(timeout: Duration, rescanInterval: Duration) -> [(DropWatch, [String])] {
+        if let inotify {
+            let events = inotify.read(timeout: timeout)
+            let t = now()
+            for event in events {
+                if event.events.contains(.queueOverflow) {
+                    log.warning("inotify queue overflowed: rescanning every drop/ folder")
+                    for folder in folders { folder.rescanSoon() }
+                    continue
+                }
+                folders.first { $0.watch == event.watch }?.handle(event, now: t)
+            }
+        } else {
+            Thread.sleep(forTimeInterval: Double(timeout / .milliseconds(1)) / 1000)
+        }
+        let t = now()
+        var closed: [(DropWatch, [String])] = []
+        for folder in folders {
+            for batch in folder.step(now: t, rescanInterval: rescanInterval, inotify: inotify) {
+                closed.append((folder, batch))
+            }
+        }
+        return closed
+    }
+}

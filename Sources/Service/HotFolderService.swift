@@ -1,0 +1,342 @@
+import Batches
+import Finishing
+import Foundation
+import HotFolders
+import Synchronization
+
+/// What the service runs: the config's timing and limits, and each hot folder with its
+/// validated template.
+public struct ServiceSetup: Sendable {
+    public var config: Config
+    public var inboxes: [Inbox]
+
+    public struct Inbox: Sendable {
+        public var name: String
+        public var layout: HotFolderLayout
+        public var template: TemplateSnapshot
+        public var order: Template.Order
+
+        public init(name: String, layout: HotFolderLayout, template: TemplateSnapshot, order: Template.Order) {
+            self.name = name
+            self.layout = layout
+            self.template = template
+            self.order = order
+        }
+    }
+
+    public init(config: Config, inboxes: [Inbox]) {
+        self.config = config
+        self.inboxes = inboxes
+    }
+
+    /// The setup of `photofinish daemon --config FILE`: the config and every template it names.
+    /// - Throws: `TemplateErrors` with every problem, each naming file, line and key.
+    public static func load(configPath: String) throws(TemplateErrors) -> ServiceSetup {
+        let config = try Config.load(path: configPath)
+        var inboxes: [Inbox] = []
+        var errors: [TemplateError] = []
+        for inbox in config.inboxes {
+            do {
+                let (snapshot, template) = try TemplateSnapshot.load(path: config.templatePath(named: inbox.template))
+                inboxes.append(Inbox(name: inbox.name, layout: HotFolderLayout(root: inbox.root), template: snapshot,
+                                     order: template.order))
+            } catch {
+                errors += error.errors
+            }
+        }
+        guard errors.isEmpty else { throw TemplateErrors(errors: errors) }
+        return ServiceSetup(config: config, inboxes: inboxes)
+    }
+
+    var rules: BatchRules {
+        BatchRules(settle: config.settle, quiet: config.quiet, maxWait: config.maxWait, maxBatch: config.maxBatch)
+    }
+
+    var limits: BatchLimits {
+        var l = BatchLimits()
+        l.maxPixels = config.maxPixels
+        l.maxFileBytes = config.maxFileBytes
+        l.itemTimeout = config.itemTimeout
+        l.workers = config.workers
+        return l
+    }
+}
+
+/// The hot-folder service (`photofinish daemon`, `photofinish watch`): recovers `.work/`,
+/// watches every `drop/`, claims closed batches and finishes them, one batch at a time per hot
+/// folder and hot folders side by side; talks to systemd; reloads on SIGHUP; drains on SIGTERM.
+///
+/// Threads: one plain thread watches and claims (it blocks in `poll`, so it never holds a
+/// Swift concurrency thread the photo workers need); each hot folder has a task finishing its
+/// queue of claimed batches; signals arrive as events on another task.
+public final class HotFolderService: Sendable {
+    private let reload: @Sendable () throws(TemplateErrors) -> ServiceSetup
+    private let log: Logger
+    private let statusPath: String
+    private let board = StatusBoard()
+    private let stop = StopRequest()
+    private let reloadRequested = Mutex(false)
+    private let queues = Mutex<[String: AsyncStream<ClaimedBatch>.Continuation]>([:])
+    private let workers = Mutex<[Task<Void, Never>]>([])
+    /// The current limits (a reload changes them for the batches that start after it).
+    private let limits = Mutex(BatchLimits())
+
+    /// - Parameters:
+    ///   - reload: reads and validates the setup again (SIGHUP).
+    ///   - statusPath: where `status.json` goes.
+    public init(reload: @escaping @Sendable () throws(TemplateErrors) -> ServiceSetup, log: Logger, statusPath: String) {
+        self.reload = reload
+        self.log = log
+        self.statusPath = statusPath
+    }
+
+    /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0).
+    /// - Parameters:
+    ///   - setup: the validated setup (the caller has reported errors and exited 2).
+    ///   - signals: made by the caller as early as it can (an early SIGHUP must not kill us,
+    ///     nor an early SIGTERM be lost).
+    public func run(_ setup: ServiceSetup, signals: SignalEvents) async -> Int32 {
+        defer { withExtendedLifetime(signals) {} }
+        signals.setHandler { [self] signal in
+            switch signal {
+            case .reload:
+                reloadRequested.withLock { $0 = true }
+            case .stop:
+                if !stop.isRequested {
+                    Notify.stopping()
+                    log.notice("stopping: finishing the photos in flight; unfinished batches resume at the next start")
+                }
+                stop.request()
+            }
+        }
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread { [self] in
+                var current = setup
+                let watcher = DropWatcher(log: log)
+                apply(current, previous: nil, watcher: watcher)
+                Notify.ready(status: board.snapshot(state: "running").summary)
+                log.notice("ready: watching " + current.inboxes.map { "\($0.name) (\($0.layout.drop))" }.joined(separator: ", "))
+                watchLoop(watcher: watcher, setup: &current)
+                done.resume()
+            }
+            thread.name = "photofinish-watch"
+            thread.start()
+        }
+        // Drain: no more claims; each worker finishes its photos in flight and returns.
+        for continuation in queues.withLock({ Array($0.values) }) { continuation.finish() }
+        for task in workers.withLock({ $0 }) { await task.value }
+        writeStatus(state: "stopped")
+        log.notice("stopped")
+        return 0
+    }
+
+    /// The watching loop: events, settle, claims, periodic recovery, status, watchdog, reloads.
+    private func watchLoop(watcher: DropWatcher, setup: inout ServiceSetup) {
+        let now = watcher.now
+        let watchdog = Watchdog(interval: Notify.watchdogInterval, now: now)
+        var lastRecovery = now()
+        var lastStatus: ServiceStatus?
+        var lastStatusWrite = Duration.zero
+        while !stop.isRequested {
+            if reloadRequested.withLock({ let r = $0; $0 = false; return r }) {
+                setup = reloaded(from: setup, watcher: watcher)
+            }
+            let rules = setup.rules
+            let tick = max(.milliseconds(20), min(.milliseconds(250), min(rules.settle, rules.quiet) / 4))
+            let closed = watcher.step(timeout: tick, rescanInterval: setup.config.rescanInterval)
+            guard !stop.isRequested else { break }
+            for (folder, names) in closed {
+                guard let inbox = setup.inboxes.first(where: { $0.name == folder.inbox }) else { continue }
+                claim(names, inbox: inbox, heartbeat: watchdog.feed)
+            }
+            if now() - lastRecovery >= setup.config.rescanInterval {
+                lastRecovery = now()
+                for inbox in setup.inboxes { recover(inbox, staleAfter: setup.config.staleAfter) }
+            }
+            for folder in watcher.folders {
+                let (settling, pending) = folder.counts
+                let polling = folder.polling
+                board.update(folder.inbox) {
+                    $0.settling = settling
+                    $0.pending = pending
+                    $0.polling = polling
+                }
+            }
+            let status = board.snapshot(state: "running")
+            var comparable = status
+            comparable.updated = lastStatus?.updated ?? ""
+            if comparable != lastStatus || now() - lastStatusWrite >= .seconds(5) {
+                if comparable.summary != lastStatus?.summary { Notify.status(status.summary) }
+                lastStatus = status
+                lastStatusWrite = now()
+                writeStatus(status)
+            }
+            watchdog.feed()
+        }
+    }
+
+    /// Starts what a (new) setup needs: folders, recovery, watches and a worker per hot folder.
+    private func apply(_ setup: ServiceSetup, previous: ServiceSetup?, watcher: DropWatcher) {
+        // A hot folder whose root moved is a different hot folder: stop the old, start anew.
+        func same(_ a: ServiceSetup.Inbox, _ b: ServiceSetup.Inbox) -> Bool { a.name == b.name && a.layout == b.layout }
+        let old = previous?.inboxes ?? []
+        let removed = old.filter { o in !setup.inboxes.contains { same($0, o) } }
+        let added = setup.inboxes.filter { n in !old.contains { same($0, n) } }
+        board.set(setup.inboxes.map { ($0.name, $0.layout.root) })
+        limits.withLock { current in
+            // One workers limit over all hot folders: the slots are made again only when it changes.
+            var next = setup.limits
+            next.sharedSlots = current.workers == next.workers && current.sharedSlots != nil
+                ? current.sharedSlots : WorkerSlots(next.effectiveWorkers)
+            let budget = switch setup.config.memoryBudget {
+            case .auto: MemoryBudget.automaticForThisProcess()
+            case .bytes(let n): n
+            }
+            next.memoryBudget = current.memoryBudget?.bytes == budget ? current.memoryBudget : MemoryBudget(bytes: budget)
+            current = next
+        }
+        let l = limits.withLock { $0 }
+        log.info("at most \(l.effectiveWorkers) photo\(l.effectiveWorkers == 1 ? "" : "s") in flight, memory budget \(ByteCount.words(l.memoryBudget?.bytes ?? 0))")
+        for inbox in removed {
+            watcher.remove(inbox: inbox.name)
+            _ = queues.withLock { $0.removeValue(forKey: inbox.name) }?.finish()
+            log.notice("no longer watching \(inbox.layout.root) (changed in the config)", ["INBOX": inbox.name])
+        }
+        for folder in watcher.folders { folder.update(rules: setup.rules) }
+        for inbox in added {
+            do throws(SystemError) {
+                try inbox.layout.create()
+            } catch {
+                log.error("\(error): this hot folder is not watched until the next reload", ["INBOX": inbox.name])
+                continue
+            }
+            startWorker(for: inbox.name)
+            recover(inbox, staleAfter: setup.config.staleAfter)
+            watcher.add(DropWatch(inbox: inbox.name, layout: inbox.layout, rules: setup.rules, log: log))
+        }
+    }
+
+    /// SIGHUP: `RELOADING=1`, read and validate everything again, keep the old setup on any
+    /// error, `READY=1`.
+    private func reloaded(from old: ServiceSetup, watcher: DropWatcher) -> ServiceSetup {
+        Notify.reloading()
+        log.notice("reloading the configuration")
+        var result = old
+        do throws(TemplateErrors) {
+            let new = try reload()
+            apply(new, previous: old, watcher: watcher)
+            result = new
+            log.notice("configuration reloaded")
+        } catch {
+            for e in error.errors { log.error("reload: \(e.description)") }
+            log.error("the new configuration has errors: keeping the old one")
+        }
+        Notify.ready(status: board.snapshot(state: "running").summary)
+        return result
+    }
+
+    /// Claims a closed batch and queues it for its hot folder's worker.
+    private func claim(_ names: [String], inbox: ServiceSetup.Inbox, heartbeat: () -> Void) {
+        let fields: LogFields = ["INBOX": inbox.name]
+        do throws(SystemError) {
+            guard let batch = try Claim.claim(names, layout: inbox.layout, inbox: inbox.name, template: inbox.template,
+                                              order: inbox.order, heartbeat: heartbeat) else { return }
+            log.info("claimed batch of \(batch.manifest.items.count) photo\(batch.manifest.items.count == 1 ? "" : "s")",
+                     fields.with("BATCH", batch.id))
+            enqueue(batch, to: inbox.name)
+        } catch {
+            log.error("cannot claim a batch: \(error) (the files stay in drop/ or are recovered later)", fields)
+        }
+    }
+
+    private func recover(_ inbox: ServiceSetup.Inbox, staleAfter: Duration) {
+        let result = Recovery.run(layout: inbox.layout, staleAfter: staleAfter, log: log)
+        // Queued by the hot folder it was found in (the config may have renamed the inbox).
+        for batch in result.resumable { enqueue(batch, to: inbox.name) }
+    }
+
+    private func enqueue(_ batch: ClaimedBatch, to inbox: String) {
+        guard let queue = queues.withLock({ $0[inbox] }) else {
+            log.warning("batch of an inbox not in the config: left in .work/ for later", ["INBOX": inbox, "BATCH": batch.id])
+            return
+        }
+        board.update(inbox) { $0.queued += 1 }
+        queue.yield(batch)
+    }
+
+    /// One task per hot folder: its batches one after another, in claim order.
+    private func startWorker(for inbox: String) {
+        let (stream, continuation) = AsyncStream<ClaimedBatch>.makeStream()
+        queues.withLock { $0[inbox] = continuation }
+        let task = Task { [self] in
+            for await batch in stream {
+                board.update(inbox) { $0.queued -= 1 }
+                guard !stop.isRequested else { continue }  // left in .work/, resumed next start
+                await process(batch, inbox: inbox, limits: limits.withLock { $0 })
+            }
+        }
+        workers.withLock { $0.append(task) }
+    }
+
+    private func process(_ batch: ClaimedBatch, inbox: String, limits: BatchLimits) async {
+        let fields: LogFields = ["INBOX": inbox, "BATCH": batch.id]
+        let total = batch.manifest.items.count
+        board.update(inbox) { $0.processing = .init(batch: batch.id, done: 0, total: total) }
+        defer { board.update(inbox) { $0.processing = nil } }
+        do throws(SystemError) {
+            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log) { [board] done, total in
+                board.update(inbox) { $0.processing = .init(batch: batch.id, done: done, total: total) }
+            }
+            switch outcome {
+            case .finished(let report):
+                let c = report.counts
+                let line = "batch \(report.status.rawValue): \(c.ok) of \(c.items) finished"
+                    + (c.failed > 0 ? ", \(c.failed) failed" : "") + " → out/\(batch.id)/"
+                if c.failed > 0 { log.warning(line, fields) } else { log.notice(line, fields) }
+                for item in report.items where item.status == .failed {
+                    log.warning("\(item.error.map { "\($0.code): \($0.message)" } ?? "failed")", fields.with("FILE", item.source))
+                }
+                board.update(inbox) {
+                    $0.last = .init(batch: batch.id, status: report.status.rawValue, items: c.items, ok: c.ok,
+                                    failed: c.failed, finished: report.finished)
+                }
+            case .interrupted:
+                log.notice("batch stopped; it resumes at the next start", fields)
+            }
+        } catch {
+            log.error("cannot finish the batch: \(error); it stays in .work/ and is retried", fields)
+        }
+    }
+
+    private func writeStatus(state: String) {
+        writeStatus(board.snapshot(state: state))
+    }
+
+    private func writeStatus(_ status: ServiceStatus) {
+        do {
+            try status.write(to: statusPath)
+        } catch {
+            log.log(.debug, "cannot write \(statusPath): \(error)")
+        }
+    }
+}
+
+/// `WATCHDOG=1` at half of `WATCHDOG_USEC`, fed from the loop that does the work (so a stuck
+/// loop gets the service restarted).
+private final class Watchdog {
+    private let half: Duration?
+    private let now: () -> Duration
+    private var last: Duration
+
+    init(interval: Duration?, now: @escaping () -> Duration) {
+        half = interval.map { $0 / 2 }
+        self.now = now
+        last = now()
+    }
+
+    func feed() {
+        guard let half, now() - last >= half else { return }
+        Notify.watchdog()
+        last = now()
+    }
+}

@@ -1,0 +1,29 @@
+import Finishing
+import Foundation
+import HotFolders
+import Service
+
+/// `photofinish daemon [--config FILE]`: the service, in the foreground (systemd `Type=notify`).
+enum DaemonCommand {
+    static let defaultConfig = "/etc/photofinish/photofinish.json5"
+
+    static func main(_ args: [String]) async throws(UsageError) -> Int32 {
+        let a = try Arguments(args, valued: ["config"])
+        guard a.positional.isEmpty else { throw UsageError("daemon takes no arguments besides --config FILE") }
+        let path = a.options["config"] ?? defaultConfig
+        let signals = SignalEvents()  // first: from here on SIGHUP and SIGTERM are events
+        let log = ServiceLog.make()
+        let setup: ServiceSetup
+        do {
+            setup = try ServiceSetup.load(configPath: path)
+        } catch {
+            for e in error.errors { log.error(e.description) }
+            log.error("the configuration has errors: not starting (check it with: photofinish check --config \(path))")
+            return 2
+        }
+        if setup.inboxes.isEmpty { log.warning("\(path) names no inboxes: nothing to watch until a reload adds some") }
+        let service = HotFolderService(reload: { () throws(TemplateErrors) in try ServiceSetup.load(configPath: path) },
+                                       log: log, statusPath: ServiceStatus.defaultPath())
+        return await service.run(setup, signals: signals)
+    }
+}

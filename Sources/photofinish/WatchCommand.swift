@@ -1,0 +1,59 @@
+import Finishing
+import Foundation
+import HotFolders
+import Service
+
+/// `photofinish watch ROOT [--template F] [--config FILE]`: one hot folder in the foreground,
+/// with the built-in default template unless `--template` names one; the config (optional)
+/// only gives timing and limits. Ctrl-C stops.
+enum WatchCommand {
+    static func main(_ args: [String]) async throws(UsageError) -> Int32 {
+        let a = try Arguments(args, valued: ["template", "config"])
+        guard a.positional.count == 1 else { throw UsageError("watch needs one ROOT folder") }
+        let root = absolute(a.positional[0])
+        let signals = SignalEvents()
+        let log = ServiceLog.make()
+        let options = a.options
+        let load = { @Sendable () throws(TemplateErrors) -> ServiceSetup in
+            var config = Config.defaults
+            if let path = options["config"] { config = try Config.load(path: path) }
+            var snapshot = TemplateSnapshot.builtIn
+            var order = Template.builtInDefault.order
+            if let path = options["template"] {
+                let (s, t) = try TemplateSnapshot.load(path: path)
+                snapshot = s
+                order = t.order
+            }
+            let name = InitCommand.inboxName(for: root)
+            return ServiceSetup(config: config, inboxes: [.init(name: name, layout: HotFolderLayout(root: root),
+                                                                 template: snapshot, order: order)])
+        }
+        let setup: ServiceSetup
+        do {
+            setup = try load()
+        } catch {
+            for e in error.errors { log.error(e.description) }
+            return 2
+        }
+        do throws(SystemError) {
+            try HotFolderLayout(root: root).create()
+        } catch {
+            log.error("\(error)")
+            return 2
+        }
+        Terminal.note("""
+            watching \(root) with the template '\(setup.inboxes[0].template.name)'
+              drop photos into:   \(root)/drop/
+              finished batches:   \(root)/out/<batch-id>/   (report.json last)
+              originals kept in:  \(root)/originals/<batch-id>/
+            a batch closes \(setup.config.quiet) after the last photo arrives; Ctrl-C stops
+            """)
+        let service = HotFolderService(reload: load, log: log, statusPath: ServiceStatus.defaultPath())
+        return await service.run(setup, signals: signals)
+    }
+
+    static func absolute(_ path: String) -> String {
+        let p = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        return (p as NSString).standardizingPath
+    }
+}

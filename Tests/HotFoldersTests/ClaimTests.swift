@@ -1,0 +1,71 @@
+import Batches
+import Finishing
+import Foundation
+import HotFolders
+import Testing
+
+/// Claims and recovery on real temporary folders (no daemon, no photos decoded).
+struct ClaimTests {
+    func hotFolder() throws -> HotFolderLayout {
+        let root = NSTemporaryDirectory() + "pf-claim-\(UInt32.random(in: 0...UInt32.max))"
+        let layout = HotFolderLayout(root: root)
+        try layout.create()
+        return layout
+    }
+
+    func write(_ text: String, _ path: String) throws {
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
+    }
+
+    @Test func aClaimMovesTheFilesAndWritesADurableManifestInOrder() throws {
+        let layout = try hotFolder()
+        for name in ["IMG_10.jpg", "IMG_2.jpg", "IMG_1.jpg"] { try write(name, layout.drop + "/" + name) }
+        let batch = try #require(try Claim.claim(["IMG_10.jpg", "IMG_2.jpg", "IMG_1.jpg", "gone.jpg"], layout: layout,
+                                                 inbox: "shop", template: .builtIn, order: .name))
+        #expect(batch.manifest.items.map(\.name) == ["IMG_1.jpg", "IMG_2.jpg", "IMG_10.jpg"])
+        #expect(batch.manifest.items[0].sha256 == SHA256.hex(of: Array("IMG_1.jpg".utf8)))
+        #expect(batch.manifest.items[0].bytes == 9)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.drop).isEmpty)
+        #expect(try Manifest.read(fromFolder: batch.folder) == batch.manifest)
+        #expect(BatchID.isValid(batch.id))
+    }
+
+    @Test func aFileClaimedByAnotherDaemonIsSkippedAndNothingLeftBehind() throws {
+        let layout = try hotFolder()
+        // Another daemon took it between our scan and our claim: the rename finds nothing.
+        let batch = try Claim.claim(["taken.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name)
+        #expect(batch == nil)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
+    }
+
+    @Test func recoveryLeavesALiveBatchAloneAndRollsBackAnUnfinishedClaim() throws {
+        let layout = try hotFolder()
+        try write("a", layout.drop + "/a.jpg")
+        var owner: ClaimedBatch? = try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name)
+        let live = try #require(owner)
+        let id = live.id
+        do {
+            // Its lock is held (by `live`): recovery must not take it.
+            let first = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent)
+            #expect(first.resumable.isEmpty && first.returned.isEmpty)
+            #expect(FileManager.default.fileExists(atPath: live.folder + "/src/a.jpg"))
+
+            // A claim that crashed before its manifest: no lock holder, no manifest.
+            let dead = layout.work + "/20261129-101010-dead"
+            try FileManager.default.createDirectory(atPath: dead + "/src", withIntermediateDirectories: true)
+            try write("b", dead + "/src/b.jpg")
+            try write("c, dropped again since", layout.drop + "/b.jpg")
+            let second = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent)
+            #expect(second.resumable.isEmpty)
+            #expect(second.returned == ["b-recovered-1.jpg"])
+            #expect(!FileManager.default.fileExists(atPath: dead))
+            #expect(try String(contentsOfFile: layout.drop + "/b.jpg", encoding: .utf8) == "c, dropped again since")
+            #expect(try String(contentsOfFile: layout.drop + "/b-recovered-1.jpg", encoding: .utf8) == "b")
+        }
+        // Once its owner lets go, the batch is resumable (it has a manifest).
+        owner = nil
+        _ = consume live
+        let third = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent)
+        #expect(third.resumable.map(\.id) == [id])
+    }
+}
