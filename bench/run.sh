@@ -121,6 +121,9 @@ IMV=$(/usr/bin/convert -version | sed -n '1s/Version: ImageMagick \([^ ]*\) \(Q[
 PFV=n/a
 if (( HAVE_PF )); then
   PFV="$(git -C "$HERE/.." rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$HERE/.." diff --quiet HEAD 2>/dev/null || echo '+changes'), binary built $(date -u -r "$PF" '+%Y-%m-%d %H:%M UTC')"
+  # the binary is not rebuilt here: say so when HEAD was committed after it was built
+  HEADT=$(git -C "$HERE/.." log -1 --format=%ct HEAD 2>/dev/null || echo 0)
+  (( HEADT > $(date -r "$PF" +%s) )) && PFV+=" (older than HEAD's commit: may not be HEAD's code)"
 fi
 touch "$TMP/dims.tsv"
 python3 - "$RAW" "$TMP/dims.tsv" <<EOF | tee "$RESULTS"
