@@ -97,7 +97,7 @@ public protocol PhotoDecoder: AnyObject {
     /// The scale denominators this decoder can deliver cheaply (JPEG: 1, 2, 4, 8;
     /// others: 1), largest image first.
     var scaleDenominators: [Int] { get }
-    /// The size delivered at scale `1/denominator` (JPEG rounds up, as libjpeg does).
+    /// The size delivered at scale `1/denominator` (rounded up, as libjpeg does).
     func scaledSize(denominator: Int) -> (width: Int, height: Int)
     /// Decodes every row, in order.
     /// - Parameters:
@@ -108,4 +108,13 @@ public protocol PhotoDecoder: AnyObject {
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …), or whatever `row` throws.
     func decode(denominator: Int, channels: Int, limits: DecodeLimits,
                 row: (UnsafePointer<UInt8>) throws -> Void) throws
+}
+
+extension PhotoDecoder {
+    /// The size delivered at scale `1/denominator`, rounded up as libjpeg does (decoders
+    /// without scaling only offer 1, the full size).
+    public func scaledSize(denominator: Int) -> (width: Int, height: Int) {
+        precondition(scaleDenominators.contains(denominator), "scale 1/\(denominator) is not one of \(scaleDenominators)")
+        return ((info.width + denominator - 1) / denominator, (info.height + denominator - 1) / denominator)
+    }
 }

@@ -51,11 +51,6 @@ public final class HEIFDecoder: PhotoDecoder {
                           icc: try HEIFDecoder.icc(primary), exif: exif)
     }
 
-    /// The size at `1/denominator`; HEIF only offers 1.
-    public func scaledSize(denominator: Int) -> (width: Int, height: Int) {
-        (info.width, info.height)
-    }
-
     /// Decodes the primary image (transforms applied, HDR reduced to 8 bits), then hands
     /// out its rows. Asking 3 channels from an image with alpha composites it over white.
     /// - Parameters:

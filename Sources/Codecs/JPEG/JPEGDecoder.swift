@@ -98,12 +98,6 @@ public final class JPEGDecoder: PhotoDecoder {
         return result
     }
 
-    /// The size libjpeg delivers at scale `1/denominator` (it rounds up).
-    public func scaledSize(denominator: Int) -> (width: Int, height: Int) {
-        precondition(scaleDenominators.contains(denominator), "JPEG scale 1/\(denominator) is not one of 1, 2, 4, 8")
-        return ((info.width + denominator - 1) / denominator, (info.height + denominator - 1) / denominator)
-    }
-
     /// Decodes every row, top to bottom, in stored orientation. Can be called again (the
     /// header is read again from the kept bytes).
     /// - Parameters:

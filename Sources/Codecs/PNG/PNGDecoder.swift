@@ -45,11 +45,6 @@ public final class PNGDecoder: PhotoDecoder {
                           icc: icc, exif: exif)
     }
 
-    /// The size at `1/denominator`; PNG only offers 1.
-    public func scaledSize(denominator: Int) -> (width: Int, height: Int) {
-        (info.width, info.height)
-    }
-
     /// Decodes every row, top to bottom, as 8-bit RGB or RGBA.
     ///
     /// Asking 3 channels from a PNG with alpha (or `tRNS`) composites it over white, so
