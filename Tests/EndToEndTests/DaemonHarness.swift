@@ -10,8 +10,9 @@ final class NotifyListener: @unchecked Sendable {
     private let messages: Locked<[String]>
     private let thread: Thread
 
-    init() throws {
-        let path = NSTemporaryDirectory() + "pf-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
+    /// - Parameter at: the socket's path (default: a fresh one in the temporary folder).
+    init(at fixed: String? = nil) throws {
+        let path = fixed ?? NSTemporaryDirectory() + "pf-notify-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).sock"
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var addr = sockaddr_un()
@@ -76,9 +77,15 @@ final class DaemonProcess {
         env["RUNTIME_DIRECTORY"] = runtime
         env["JOURNAL_STREAM"] = nil
         env.merge(environment) { $1 }
-        process.environment = env
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        // JOURNAL_STREAM=log: play systemd, which names the stderr it connected to the journal.
+        if env["JOURNAL_STREAM"] == "log" {
+            var st = stat()
+            fstat(log.fileDescriptor, &st)
+            env["JOURNAL_STREAM"] = "\(st.st_dev):\(st.st_ino)"
+        }
+        process.environment = env
         log.seekToEndOfFile()
         process.standardOutput = log
         process.standardError = log
