@@ -17,7 +17,7 @@ import Testing
             PixelRect(x: m, y: top + h + l + g, width: 166, height: h),       // 1179×2556 → 166.1
         ])
         #expect(sheet.labels[0] == PixelRect(x: m, y: top + h, width: 480, height: l))
-        #expect(sheet.width == 800)  // the narrowest sheet (room for the title)
+        #expect(sheet.width == m + 480 + g + h + m)
         #expect(sheet.height == top + 2 * (h + l) + g + m)
     }
 
@@ -27,8 +27,9 @@ import Testing
         // 16000×3400 at 360 px high is 1694 px: two do not fit side by side.
         #expect(sheet.tiles[0].x == ProofSheet.margin && sheet.tiles[1].x == ProofSheet.margin)
         #expect(sheet.tiles[1].y > sheet.tiles[0].y)
-        #expect(sheet.tiles[2].width == usable && sheet.tiles[2].height == 55)
-        #expect(sheet.width == ProofSheet.maxWidth - (usable - 1694))
+        #expect(sheet.tiles[2].width == usable && sheet.tiles[2].height == 58)  // 360 × 2336 / 14400
+        #expect(sheet.width == ProofSheet.maxWidth)
+        #expect(ProofSheet.layout(rows: [[Size(100, 100)]]).width == 800)  // the narrowest sheet: room for the title
     }
 
     /// The proof of a template with crops, a frame and a text mark: every output of every
@@ -43,9 +44,10 @@ import Testing
         let template = try TemplateLoader.parse(text: text, file: "t.json5", name: "t", directory: ".")
         let sheet = try #require(try Proof.render(template: template, shrink: 16))
         #expect(sheet.failures.isEmpty, "\(sheet.failures)")
-        // 1:1 for all six; 16:9 only where it cuts at most half: landscape, 48 MP, square, panorama.
-        #expect(sheet.outputs == 10 && sheet.layout.tiles.count == 10)
-        #expect(sheet.notes.count == 2, "\(sheet.notes)")
+        // 1:1 for all six; 16:9 only where it cuts at most half: landscape, 48 MP, square (the
+        // portrait, the screenshot and the 4.7:1 panorama would lose more).
+        #expect(sheet.outputs == 9 && sheet.layout.tiles.count == 9)
+        #expect(sheet.notes.count == 3, "\(sheet.notes)")
         let image = try decode(sheet.png)
         #expect(image.width == sheet.layout.width && image.height == sheet.layout.height)
         let bg = ProofSheet.background
