@@ -47,6 +47,14 @@ public enum Explain {
         public var done: Bool
         /// The claim is complete (manifest written); false while it is being claimed.
         public var manifest: Bool
+
+        public init(batch: String, position: Int, count: Int, done: Bool, manifest: Bool) {
+            self.batch = batch
+            self.position = position
+            self.count = count
+            self.done = done
+            self.manifest = manifest
+        }
     }
 
     /// A report item for the file.
@@ -58,9 +66,22 @@ public enum Explain {
         public var outputs: [String]
         public var original: String?
         public var error: String?
-        /// Matched by content (sha256) under another name.
+        /// The name it was dropped as.
         public var source: String
+        /// Matched by content (sha256) under another name.
         public var byContent: Bool
+
+        public init(batch: String, finished: String, status: String, outputs: [String], original: String?,
+                    error: String?, source: String, byContent: Bool = false) {
+            self.batch = batch
+            self.finished = finished
+            self.status = status
+            self.outputs = outputs
+            self.original = original
+            self.error = error
+            self.source = source
+            self.byContent = byContent
+        }
     }
 
     /// Gathers what `layout` knows about `name` (and, when given, the file's sha256).
