@@ -85,3 +85,21 @@ import Testing
         return n
     }
 }
+
+extension ProofTests {
+    /// A sample the recipe cannot finish (here: over `maxPixels`) keeps its row, with the
+    /// reason written in it; the others are shown as usual.
+    @Test func aSampleThatFailsKeepsItsRowWithTheReason() throws {
+        let template = try TemplateLoader.parse(text: "{ version: 1, resize: { longSide: 200 } }", file: "t.json5",
+                                                name: "t", directory: ".")
+        // At 1/16: the 48 MP sample is 504×378 and the panorama 1000×212, both over 150 000 px.
+        let sheet = try #require(try Proof.render(template: template, shrink: 16, maxPixels: 150_000))
+        #expect(sheet.outputs == 4 && sheet.failures.count == 2, "\(sheet.failures)")
+        #expect(sheet.failures[0].hasPrefix("48 MP 504×378: "), "\(sheet.failures)")
+        #expect(sheet.layout.emptyRows.keys.sorted() == [2, 5])
+        let image = try decode(sheet.png)
+        for band in sheet.layout.emptyRows.values {
+            #expect(count(image, in: band) { $0[0] > 200 && $0[1] < 200 } > 50, "no reason written in \(band)")
+        }
+    }
+}

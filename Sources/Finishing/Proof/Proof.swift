@@ -33,6 +33,7 @@ public enum Proof {
         let finisher = PhotoFinisher(template: template)
         let samples = SamplePhotos.proofSet(shrink: shrink)
         var rows: [[PixelBuffer]] = [], captions: [[String]] = [], failures: [String] = [], notes: [String] = []
+        var rowFailures: [Int: String] = [:]
         for (i, sample) in samples.enumerated() {
             guard proceed() else { return nil }
             var tiles: [PixelBuffer] = [], texts: [String] = []
@@ -49,6 +50,9 @@ public enum Proof {
                 for skipped in finished.skipped { notes.append("\(sample.caption): \(skipped.crop.label) skipped (it would cut away \(Int((skipped.cutFraction * 100).rounded())) %)") }
             } catch {
                 failures.append("\(sample.caption): \(error.message)")
+                rowFailures[i] = "\(sample.caption): failed: \(error.message)"
+                tiles = []
+                texts = []
             }
             rows.append(tiles)
             captions.append(texts)
@@ -59,6 +63,10 @@ public enum Proof {
         let outputs = rows.reduce(0) { $0 + $1.count }
         labeler?.write("proof · template \(template.name) · \(samples.count) sample photos → \(outputs) outputs",
                        in: layout.title, capHeight: 18, color: [240, 240, 240], onto: canvas)
+        for (r, band) in layout.emptyRows {
+            labeler?.write(rowFailures[r] ?? "\(samples[r].caption): no outputs", in: band, capHeight: 12,
+                           color: [255, 150, 140], onto: canvas)
+        }
         var k = 0
         for (r, row) in rows.enumerated() {
             for (tile, caption) in zip(row, captions[r]) {

@@ -13,6 +13,8 @@ public struct ProofSheet: Sendable, Equatable {
     public var tiles: [PixelRect]
     /// The label band under each tile.
     public var labels: [PixelRect]
+    /// For each row with no outputs (a sample that failed), by row index: the band that says so.
+    public var emptyRows: [Int: PixelRect] = [:]
 
     /// Tile height, outer margin, gap between tiles and rows, label band, title band, and
     /// the widest a sheet gets (a wider row wraps), in pixels.
@@ -29,7 +31,9 @@ public struct ProofSheet: Sendable, Equatable {
         var tiles: [PixelRect] = [], labels: [PixelRect] = []
         var y = margin + titleHeight
         var widest = 800
-        for row in rows {
+        var emptyRows: [Int: PixelRect] = [:]
+        for (index, row) in rows.enumerated() {
+            if row.isEmpty { emptyRows[index] = PixelRect(x: margin, y: y, width: usable, height: labelHeight) }
             var x = margin
             var rowHeight = 0
             for size in row {
@@ -55,6 +59,6 @@ public struct ProofSheet: Sendable, Equatable {
         let height = y - gap + margin
         return ProofSheet(width: widest, height: height,
                           title: PixelRect(x: margin, y: margin, width: widest - 2 * margin, height: titleHeight),
-                          tiles: tiles, labels: labels)
+                          tiles: tiles, labels: labels, emptyRows: emptyRows)
     }
 }
