@@ -48,7 +48,7 @@ import Testing
         // portrait, the screenshot and the 4.7:1 panorama would lose more).
         #expect(sheet.outputs == 9 && sheet.layout.tiles.count == 9)
         #expect(sheet.notes.count == 3, "\(sheet.notes)")
-        let image = try decode(sheet.png)
+        let image = try decodeRGB(sheet.png)
         #expect(image.width == sheet.layout.width && image.height == sheet.layout.height)
         let bg = ProofSheet.background
         for (tile, band) in zip(sheet.layout.tiles, sheet.layout.labels) {
@@ -63,17 +63,6 @@ import Testing
             // Label ink in the band.
             #expect(count(image, in: band) { p in p != bg } > 50, "\(band)")
         }
-    }
-
-    func decode(_ png: [UInt8]) throws -> PixelBuffer {
-        let decoder = try openDecoder(bytes: png, limits: DecodeLimits())
-        let image = PixelBuffer(width: decoder.info.width, height: decoder.info.height, channels: 3)
-        var y = 0
-        try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
-            image.row(y).update(from: row, count: image.rowBytes)
-            y += 1
-        }
-        return image
     }
 
     func count(_ image: PixelBuffer, in rect: PixelRect, _ match: ([UInt8]) -> Bool) -> Int {
@@ -97,7 +86,7 @@ extension ProofTests {
         #expect(sheet.outputs == 4 && sheet.failures.count == 2, "\(sheet.failures)")
         #expect(sheet.failures[0].hasPrefix("48 MP 504×378: "), "\(sheet.failures)")
         #expect(sheet.layout.emptyRows.keys.sorted() == [2, 5])
-        let image = try decode(sheet.png)
+        let image = try decodeRGB(sheet.png)
         for band in sheet.layout.emptyRows.values {
             #expect(count(image, in: band) { $0[0] > 200 && $0[1] < 200 } > 50, "no reason written in \(band)")
         }

@@ -110,7 +110,8 @@ public enum SamplePhotos {
             let radius = Double(min(w, h)) * (0.08 + Double(k % 3) * 0.05)
             discs.append((x, y, radius, Double(40 + k * 30 % 120)))
         }
-        let square = max(8, min(w, h) / 10)
+        // Small enough to leave a top-left logo on texture, large enough to see in a thumbnail.
+        let square = max(8, min(w, h) / 25)
         // Per row: the lift each pixel gets from the discs, in 1/256ths of a level.
         let lift = UnsafeMutablePointer<Int32>.allocate(capacity: w)
         defer { lift.deallocate() }
