@@ -221,6 +221,7 @@ public final class HotFolderService: Sendable {
                 continue
             }
             startWorker(for: inbox.name)
+            if let last = LastBatch.newest(in: inbox.layout) { board.update(inbox.name) { $0.last = $0.last ?? last } }
             recover(inbox, staleAfter: setup.config.staleAfter)
             watcher.add(DropWatch(inbox: inbox.name, layout: inbox.layout, rules: setup.rules, log: log))
         }

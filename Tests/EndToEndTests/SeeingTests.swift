@@ -131,6 +131,16 @@ struct SeeingTests {
         daemon.signal(SIGTERM)
         #expect(daemon.wait() == 0)
         #expect(text().contains("PhotoFinish is stopped."), "\(text())")
+
+        // Started again: the last batch is the newest report already in out/; the proof of the
+        // current template is there, so none is made.
+        let proof = proofs()
+        let again = try hot.start(log: "again.log")
+        #expect(Poll.until(.seconds(30)) { text().contains("Idle: ") && text().contains("Last batch: \(id), finished ") },
+                "\(text()); log:\n\(again.log)")
+        again.signal(SIGTERM)
+        #expect(again.wait() == 0)
+        #expect(proofs() == proof && !again.log.contains("rendering the proof"), "log:\n\(again.log)")
     }
 
     static func touch(_ path: String, _ seconds: Double) -> Bool {
