@@ -73,7 +73,8 @@ public final class HotFolderService: Sendable {
     private let reload: @Sendable () throws(TemplateErrors) -> ServiceSetup
     private let log: Logger
     private let statusPath: String
-    private let board = StatusBoard()
+    private let board: StatusBoard
+    private let proofs: ProofKeeper
     private let stop = StopRequest()
     private let reloadRequested = Mutex(false)
     private let queues = Mutex<[String: AsyncStream<ClaimedBatch>.Continuation]>([:])
@@ -88,6 +89,9 @@ public final class HotFolderService: Sendable {
         self.reload = reload
         self.log = log
         self.statusPath = statusPath
+        let board = StatusBoard()
+        self.board = board
+        proofs = ProofKeeper(log: log, busy: { board.isBusy })
     }
 
     /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0).
@@ -123,9 +127,13 @@ public final class HotFolderService: Sendable {
             thread.start()
         }
         // Drain: no more claims; each worker finishes its photos in flight and returns.
+        proofs.stop()
         for continuation in queues.withLock({ Array($0.values) }) { continuation.finish() }
         for task in workers.withLock({ $0 }) { await task.value }
-        writeStatus(state: "stopped")
+        let stopped = board.snapshot(state: "stopped")
+        writeStatus(stopped)
+        var statusText = StatusText.Writer()
+        statusText.update(stopped, now: .zero, log: log)
         log.notice("stopped")
         return 0
     }
@@ -137,6 +145,7 @@ public final class HotFolderService: Sendable {
         var lastRecovery = now()
         var lastStatus: ServiceStatus?
         var lastStatusWrite = Duration.zero
+        var statusText = StatusText.Writer()
         while !stop.isRequested {
             if reloadRequested.withLock({ let r = $0; $0 = false; return r }) {
                 setup = reloaded(from: setup, watcher: watcher)
@@ -171,6 +180,7 @@ public final class HotFolderService: Sendable {
                 lastStatusWrite = now()
                 writeStatus(status)
             }
+            statusText.update(status, now: now(), log: log)
             watchdog.feed()
         }
     }
@@ -211,8 +221,14 @@ public final class HotFolderService: Sendable {
                 continue
             }
             startWorker(for: inbox.name)
+            if let last = LastBatch.newest(in: inbox.layout) { board.update(inbox.name) { $0.last = $0.last ?? last } }
             recover(inbox, staleAfter: setup.config.staleAfter)
             watcher.add(DropWatch(inbox: inbox.name, layout: inbox.layout, rules: setup.rules, log: log))
+        }
+        // A proof for each hot folder whose template is new or changed (made if missing).
+        for inbox in setup.inboxes where !old.contains(where: { same($0, inbox) && $0.template.sha256 == inbox.template.sha256 }) {
+            proofs.request(.init(inbox: inbox.name, root: inbox.layout.root, template: inbox.template,
+                                 maxPixels: setup.config.maxPixels))
         }
     }
 
@@ -306,10 +322,6 @@ public final class HotFolderService: Sendable {
         } catch {
             log.error("cannot finish the batch: \(error); it stays in .work/ and is retried", fields)
         }
-    }
-
-    private func writeStatus(state: String) {
-        writeStatus(board.snapshot(state: state))
     }
 
     private func writeStatus(_ status: ServiceStatus) {

@@ -142,6 +142,11 @@ final class StatusBoard: Sendable {
         }
     }
 
+    /// True while a batch is being finished or waits its turn (a proof waits then).
+    var isBusy: Bool {
+        inboxes.withLock { $0.values.contains { $0.processing != nil || $0.queued > 0 } }
+    }
+
     func snapshot(state: String) -> ServiceStatus {
         let all = inboxes.withLock { $0 }
         let names = order.withLock { $0 }

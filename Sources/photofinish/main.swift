@@ -17,6 +17,10 @@ let usage = """
       init ROOT [--template NAME]   create a hot folder's layout (drop/, out/, originals/, failed/)
       daemon [--config FILE]        the service (foreground; systemd Type=notify)
       status [--config FILE]        what the running daemon is doing, per hot folder
+      proof --template F [--out DIR]
+                                    the template on six sample shapes, as one contact sheet
+      explain FILE [--config FILE | ROOT]
+                                    what became of a dropped file
       demo [DIR]                    make sample photos in DIR (default ./demo) and finish them
       demo --drop ROOT              drop the sample photos into a hot folder
       help                          this text
@@ -39,6 +43,8 @@ do {
     case "watch": code = try await WatchCommand.main(rest)
     case "init": code = try InitCommand.main(rest)
     case "status": code = try StatusCommand.main(rest)
+    case "proof": code = try ProofCommand.main(rest)
+    case "explain": code = try ExplainCommand.main(rest)
     case "help", "--help", "-h":
         print(usage)
         code = 0

@@ -254,13 +254,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         #expect(output.applied.framePx == 20 && output.size == .init(540, 440))
         // Margin 3 % of 400 = 12 px inside the photo, plus the 20 px frame.
         #expect(abs(box[0] - 32) <= 1 && abs(box[1] - 32) <= 1, "\(box)")
-        let decoded = try openDecoder(bytes: output.bytes, limits: DecodeLimits())
-        let image = PixelBuffer(width: decoded.info.width, height: decoded.info.height, channels: 3)
-        var y = 0
-        try decoded.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
-            image.row(y).update(from: row, count: image.rowBytes)
-            y += 1
-        }
+        let image = try decodeRGB(output.bytes)
         let inner = PixelRect(x: 20, y: 20, width: 500, height: 400)
         let ink = try #require(markBox(image, background: Self.grey, threshold: 97, in: inner))
         #expect(abs(ink.x - box[0]) <= 1 && abs(ink.y - box[1]) <= 1 && abs(ink.width - box[2]) <= 1)

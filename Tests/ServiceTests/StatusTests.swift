@@ -28,3 +28,36 @@ struct StatusTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["status.json"])
     }
 }
+
+/// `<root>/STATUS.txt`: the hot folder in words, CRLF, ASCII.
+struct StatusTextTests {
+    let updated = Date(timeIntervalSince1970: 1_796_000_000)  // 2026-11-29 …
+
+    @Test func processingPendingAndTheLastBatchInWords() {
+        var shop = ServiceStatus.Inbox(name: "shop", root: "/srv/shop")
+        shop.processing = .init(batch: "20261129-150405-3f2a", done: 23, total: 80)
+        shop.settling = 1
+        shop.pending = 2
+        shop.queued = 1
+        shop.last = .init(batch: "20261129-140000-0001", status: "partial", items: 12, ok: 10, failed: 2,
+                          finished: "2026-11-29T14:00:09.250Z")
+        let text = StatusText.render(shop, running: true, updated: updated)
+        #expect(text.hasSuffix("\r\n") && !text.replacingOccurrences(of: "\r\n", with: "").contains("\n"))
+        #expect(text.unicodeScalars.allSatisfy { $0.isASCII })
+        let lines = text.components(separatedBy: "\r\n")
+        #expect(lines[0] == "PhotoFinish - hot folder \"shop\"")
+        #expect(lines[1].hasPrefix("Updated 2026-") && lines[1].hasSuffix(" UTC"))
+        #expect(lines.contains("Processing batch 20261129-150405-3f2a: 23 of 80 photos done."))
+        #expect(lines.contains("1 more batch waiting its turn."))
+        #expect(lines.contains("Pending in drop/: 3 files (1 still arriving, 2 ready for the next batch)."))
+        #expect(lines.contains("Last batch: 20261129-140000-0001, finished 2026-11-29 14:00:09 UTC: 10 of 12 photos finished, 2 failed (see failed/20261129-140000-0001/)."))
+    }
+
+    @Test func idleAndStopped() {
+        let idle = ServiceStatus.Inbox(name: "new", root: "/srv/new")
+        let running = StatusText.render(idle, running: true, updated: updated)
+        #expect(running.contains("Idle: no batch is being processed.\r\nPending in drop/: nothing.\r\n"))
+        #expect(running.contains("Last batch: none since PhotoFinish started."))
+        #expect(StatusText.render(idle, running: false, updated: updated).contains("PhotoFinish is stopped."))
+    }
+}

@@ -1,0 +1,204 @@
+import Batches
+import Foundation
+
+/// `photofinish explain` (SPEC §8): what became of a dropped file, from what is on disk —
+/// `drop/`, the claimed batches in `.work/`, and the reports in `out/*/report.json`. Facts are
+/// gathered first (I/O), then put into words (pure, tested with plain values).
+public enum Explain {
+    /// Everything one hot folder knows about a file.
+    public struct Facts: Sendable, Equatable {
+        /// The file's name as dropped.
+        public var name: String
+        public var root: String
+        /// What `drop/<name>` is now, if anything.
+        public var drop: DropState?
+        /// Claimed batches (in `.work/`) holding the name.
+        public var claimed: [Claimed] = []
+        /// Report items matching the name or the file's content, newest batch first.
+        public var finished: [Finished] = []
+
+        public init(name: String, root: String) {
+            self.name = name
+            self.root = root
+        }
+
+        /// True when anything at all is known.
+        public var isKnown: Bool { drop != nil || !claimed.isEmpty || !finished.isEmpty }
+    }
+
+    /// A file in `drop/`.
+    public enum DropState: Sendable, Equatable {
+        /// A regular file, last changed `age` seconds ago.
+        case waiting(bytes: Int, age: Double)
+        /// Its name matches an ignore rule (SPEC §1).
+        case ignoredName
+        /// Not a regular file ("a folder", "a symbolic link", …).
+        case notRegular(kind: String)
+        /// More than one hard link.
+        case hardLinked(links: Int)
+    }
+
+    /// A batch in `.work/` that holds the file.
+    public struct Claimed: Sendable, Equatable {
+        public var batch: String
+        public var position: Int
+        public var count: Int
+        /// Its outputs are in place (journaled); the rest of the batch is still running.
+        public var done: Bool
+        /// The claim is complete (manifest written); false while it is being claimed.
+        public var manifest: Bool
+
+        public init(batch: String, position: Int, count: Int, done: Bool, manifest: Bool) {
+            self.batch = batch
+            self.position = position
+            self.count = count
+            self.done = done
+            self.manifest = manifest
+        }
+    }
+
+    /// A report item for the file.
+    public struct Finished: Sendable, Equatable {
+        public var batch: String
+        public var finished: String
+        public var status: String
+        /// Output files, relative to the hot folder's root.
+        public var outputs: [String]
+        public var original: String?
+        public var error: String?
+        /// The name it was dropped as.
+        public var source: String
+        /// Matched by content (sha256) under another name.
+        public var byContent: Bool
+
+        public init(batch: String, finished: String, status: String, outputs: [String], original: String?,
+                    error: String?, source: String, byContent: Bool = false) {
+            self.batch = batch
+            self.finished = finished
+            self.status = status
+            self.outputs = outputs
+            self.original = original
+            self.error = error
+            self.source = source
+            self.byContent = byContent
+        }
+    }
+
+    /// Gathers what `layout` knows about `name` (and, when given, the file's sha256).
+    public static func facts(name: String, sha256: String?, layout: HotFolderLayout) -> Facts {
+        var facts = Facts(name: name, root: layout.root)
+        facts.drop = dropState(layout.drop + "/" + name, name: name)
+        let work = ((try? FileManager.default.contentsOfDirectory(atPath: layout.work)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        for batch in work.reversed() {
+            let folder = layout.workFolder(batch)
+            if let manifest = try? Manifest.read(fromFolder: folder) {
+                guard let index = manifest.items.firstIndex(where: { $0.name == name || ($0.sha256 == sha256 && sha256 != nil) })
+                else { continue }
+                let journal = (try? ProgressJournal.read(folder: folder)) ?? [:]
+                facts.claimed.append(Claimed(batch: batch, position: index + 1, count: manifest.items.count,
+                                             done: journal[index + 1] != nil, manifest: true))
+            } else if Files.exists(folder + "/src/" + name) {
+                facts.claimed.append(Claimed(batch: batch, position: 0, count: 0, done: false, manifest: false))
+            }
+        }
+        let batches = ((try? FileManager.default.contentsOfDirectory(atPath: layout.out)) ?? []).sorted().reversed()
+        for batch in batches {
+            guard let report = try? ReportText.load(layout.out + "/" + batch + "/report.json") else { continue }
+            for item in report.items {
+                let byName = item.source == name
+                guard byName || (sha256 != nil && item.sha256 == sha256) else { continue }
+                facts.finished.append(Finished(
+                    batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
+                    outputs: (item.outputs ?? []).map { "out/\(batch)/\($0.file)" }, original: item.original,
+                    error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: !byName))
+            }
+        }
+        return facts
+    }
+
+    /// The facts in words, one line each.
+    /// - Parameters:
+    ///   - settle: the config's settle time (for "waiting" in words).
+    ///   - quiet: the config's quiet time.
+    public static func words(_ f: Facts, settle: Duration, quiet: Duration) -> [String] {
+        var lines: [String] = []
+        switch f.drop {
+        case nil:
+            break
+        case .ignoredName:
+            lines.append("\(f.name) is in drop/ but is never taken: its name is ignored (names starting with . or ~$, "
+                         + "*.part, *.partial, *.tmp, *.crdownload, *.download, *.swp, Thumbs.db, desktop.ini). Rename it to have it finished.")
+        case .notRegular(let kind):
+            lines.append("\(f.name) in drop/ is \(kind), not a regular file: it is never taken (folders are not descended into).")
+        case .hardLinked(let links):
+            lines.append("\(f.name) in drop/ has \(links) hard links: it is never taken (another name could still change it). Copy it in instead.")
+        case .waiting(let bytes, let age):
+            if age < seconds(settle) {
+                lines.append("\(f.name) is in drop/ (\(ByteCount.words(bytes))), settling: it changed \(words(age)) ago and joins the pending batch once it has held still for \(words(seconds(settle))).")
+            } else {
+                lines.append("\(f.name) is in drop/ (\(ByteCount.words(bytes))), waiting for its batch: a batch closes \(words(seconds(quiet))) after the last arrival. "
+                             + "If it stays longer, check that the daemon runs (photofinish status).")
+            }
+        }
+        for c in f.claimed {
+            if !c.manifest {
+                lines.append("\(f.name) is being claimed into batch \(c.batch) (.work/\(c.batch)/).")
+            } else if c.done {
+                lines.append("\(f.name) is finished in batch \(c.batch) (photo \(c.position) of \(c.count)); the batch is still being finished in .work/\(c.batch)/ and appears in out/\(c.batch)/ when done.")
+            } else {
+                lines.append("\(f.name) is claimed in batch \(c.batch) (photo \(c.position) of \(c.count)), being finished in .work/\(c.batch)/.")
+            }
+        }
+        for d in f.finished {
+            let who = d.byContent ? "The same photo, dropped as \(d.source)," : f.name
+            switch d.status {
+            case "ok":
+                let outputs = d.outputs.isEmpty ? "no outputs" : d.outputs.joined(separator: ", ")
+                lines.append("\(who) was finished at \(d.finished) in batch \(d.batch) into \(outputs)"
+                             + (d.original.map { "; the original is in \($0)" } ?? "; the original was deleted (originals: delete)") + ".")
+            case "failed":
+                lines.append("\(who) failed at \(d.finished) in batch \(d.batch): \(d.error ?? "no reason recorded")"
+                             + (d.original.map { "; the file is in \($0)" } ?? "") + ".")
+            default:
+                lines.append("\(who) was in batch \(d.batch) (status \(d.status) at \(d.finished))"
+                             + (d.original.map { "; the file is in \($0)" } ?? "") + ".")
+            }
+        }
+        return lines
+    }
+
+    /// "2026-11-29T15:04:05.123Z" → "2026-11-29 15:04:05 UTC".
+    static func readable(_ iso: String) -> String {
+        guard iso.count >= 19, iso.hasSuffix("Z") else { return iso }
+        return String(iso.prefix(19)).replacingOccurrences(of: "T", with: " ") + " UTC"
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    /// "0.3 s", "12 s", "5 min".
+    static func words(_ seconds: Double) -> String {
+        if seconds < 10 { return String(format: "%.1f s", seconds).replacingOccurrences(of: ".0 s", with: " s") }
+        if seconds < 120 { return "\(Int(seconds)) s" }
+        if seconds < 7200 { return "\(Int(seconds / 60)) min" }
+        return "\(Int(seconds / 3600)) h"
+    }
+
+    private static func dropState(_ path: String, name: String) -> DropState? {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return nil }
+        if IgnoreRules.ignores(name) { return .ignoredName }
+        switch st.st_mode & S_IFMT {
+        case S_IFREG:
+            if st.st_nlink > 1 { return .hardLinked(links: Int(st.st_nlink)) }
+            let mtime = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
+            return .waiting(bytes: Int(st.st_size), age: max(0, Date().timeIntervalSince1970 - mtime))
+        case S_IFDIR: return .notRegular(kind: "a folder")
+        case S_IFLNK: return .notRegular(kind: "a symbolic link")
+        case S_IFIFO: return .notRegular(kind: "a FIFO")
+        case S_IFSOCK: return .notRegular(kind: "a socket")
+        default: return .notRegular(kind: "a device")
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Batches
+import Foundation
+import HotFolders
+
+/// `<root>/STATUS.txt` (SPEC §8): a hot folder's state in words, for people who drop files over
+/// a share and cannot run `photofinish status`. Plain ASCII with CRLF line ends, so it reads
+/// the same in Notepad (any version), TextEdit, `cat` and a phone's file viewer.
+public enum StatusText {
+    public static let fileName = "STATUS.txt"
+
+    /// The text for one hot folder.
+    /// - Parameters:
+    ///   - inbox: its status.
+    ///   - running: false once the daemon has stopped.
+    ///   - updated: when (shown in UTC).
+    public static func render(_ inbox: ServiceStatus.Inbox, running: Bool, updated: Date) -> String {
+        var lines = ["PhotoFinish - hot folder \"\(inbox.name)\"", "Updated \(clock(updated))", ""]
+        if !running {
+            lines.append("PhotoFinish is stopped. Files dropped now wait in drop/ until it starts again.")
+        } else if let p = inbox.processing {
+            lines.append("Processing batch \(p.batch): \(p.done) of \(p.total) photo\(p.total == 1 ? "" : "s") done.")
+        } else {
+            lines.append("Idle: no batch is being processed.")
+        }
+        if inbox.queued > 0 {
+            lines.append("\(inbox.queued) more batch\(inbox.queued == 1 ? "" : "es") waiting \(inbox.queued == 1 ? "its" : "their") turn.")
+        }
+        let waiting = inbox.settling + inbox.pending
+        if waiting > 0 {
+            var parts: [String] = []
+            if inbox.settling > 0 { parts.append("\(inbox.settling) still arriving") }
+            if inbox.pending > 0 { parts.append("\(inbox.pending) ready for the next batch") }
+            lines.append("Pending in drop/: \(waiting) file\(waiting == 1 ? "" : "s") (\(parts.joined(separator: ", "))).")
+        } else {
+            lines.append("Pending in drop/: nothing.")
+        }
+        if inbox.polling { lines.append("Note: drop/ is checked by polling (no inotify), so arrivals are seen a little later.") }
+        lines.append("")
+        if let last = inbox.last {
+            let finished = isoDate(last.finished).map(clock) ?? last.finished
+            var line = "Last batch: \(last.batch), finished \(finished): \(last.ok) of \(last.items) photo\(last.items == 1 ? "" : "s") finished"
+            line += last.failed > 0 ? ", \(last.failed) failed (see failed/\(last.batch)/)." : "."
+            lines.append(line)
+            lines.append("Its outputs and report: out/\(last.batch)/ (open report.html).")
+        } else {
+            lines.append("Last batch: none since PhotoFinish started.")
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// "2026-11-29 15:04:05 UTC".
+    static func clock(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
+        return f.string(from: date)
+    }
+
+    static func isoDate(_ text: String) -> Date? {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return f.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+    }
+
+    /// Writes each hot folder's `STATUS.txt` when its words change, at most about once a
+    /// second per folder (a change within the second is written when the second is up).
+    struct Writer {
+        private var written: [String: (text: String, at: Duration)] = [:]
+        static let interval = Duration.seconds(1)
+
+        /// - Parameter now: the monotonic clock (`.zero` with a final state: written at once).
+        mutating func update(_ status: ServiceStatus, now: Duration, log: Logger) {
+            let running = status.state == "running"
+            for inbox in status.inboxes {
+                // Compared without the time line: only a change of state is a reason to write.
+                let text = StatusText.render(inbox, running: running, updated: Date(timeIntervalSince1970: 0))
+                if let last = written[inbox.root], last.text == text { continue }
+                if running, let last = written[inbox.root], now - last.at < Self.interval { continue }
+                let path = inbox.root + "/" + StatusText.fileName
+                do throws(FileError) {
+                    try AtomicFile.write(Array(StatusText.render(inbox, running: running, updated: Date()).utf8), to: path)
+                    written[inbox.root] = (text, now)
+                } catch {
+                    log.log(.debug, "cannot write \(path): \(error)", ["INBOX": inbox.name])
+                    written[inbox.root] = (text, now)  // tried; again at the next change
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+import Batches
+import Finishing
+import Foundation
+import Service
+
+/// `photofinish proof --template F [--out DIR]`: the template tried on the built-in mixed set
+/// (SPEC §8), written as one contact sheet `<out>/proof-<template name>.png` (default out:
+/// the current folder).
+enum ProofCommand {
+    static func main(_ args: [String]) throws(UsageError) -> Int32 {
+        let a = try Arguments(args, valued: ["template", "out", "config"])
+        guard let templatePath = a.options["template"] else { throw UsageError("proof needs --template FILE") }
+        guard a.positional.isEmpty else { throw UsageError("proof takes no photos: it makes its own (unexpected '\(a.positional[0])')") }
+        let template: Template
+        var maxPixels = BatchLimits().maxPixels
+        do {
+            template = try TemplateLoader.load(path: templatePath)
+            if let configPath = a.options["config"] { maxPixels = try Config.load(path: configPath).maxPixels }
+        } catch {
+            for e in error.errors { Terminal.note(e.description) }
+            return 2
+        }
+        let out = a.options["out"] ?? "."
+        let path = out + "/" + fileName(template.name)
+        Terminal.note("rendering the template '\(template.name)' on 6 sample photos (landscape, portrait, 48 MP, screenshot, square, panorama) …")
+        do {
+            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            let sheet = try Proof.render(template: template, shrink: ProofKeeper.sampleShrink(), maxPixels: maxPixels)!
+            try AtomicFile.write(sheet.png, to: path)
+            for note in sheet.notes { Terminal.note(note) }
+            for failure in sheet.failures { Terminal.error(failure) }
+            print("\(path): \(sheet.outputs) output\(sheet.outputs == 1 ? "" : "s") of 6 sample photos, \(sheet.layout.width)×\(sheet.layout.height)")
+            return sheet.failures.isEmpty ? 0 : 1
+        } catch {
+            Terminal.error("cannot write \(path): \(error)")
+            return 2
+        }
+    }
+
+    /// `proof-<template name>.png`.
+    static func fileName(_ template: String) -> String { "proof-\(template).png" }
+}
