@@ -276,3 +276,31 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         }
     }
 }
+
+/// The preview (report thumbnail, colour card sample) shows the photo, never its marks,
+/// even when the photo is small enough that the output needs no resampling.
+@Suite struct PreviewTests {
+    @Test func previewOfASmallPhotoCarriesNoMark() throws {
+        let source = PixelBuffer(width: 200, height: 150, channels: 3, fill: [40, 90, 200])
+        let bytes = try encodeImage(source, options: EncodeOptions(format: .jpeg, quality: 95))
+        var template = Template(name: "t")
+        var text = Template.TextMark(text: "MARK")
+        text.capHeight = 0.2
+        text.opacity = 1
+        text.color = .init(r: 255, g: 0, b: 255)
+        text.position = .center
+        template.text = text
+        let photo = try PhotoFinisher(template: template).finish(bytes: bytes, limits: DecodeLimits())
+        let output = try #require(photo.outputs.first)
+        #expect(output.applied.text != nil, "the output is marked")
+        let preview = try #require(photo.preview)
+        var magenta = 0
+        for y in 0..<preview.height {
+            for x in 0..<preview.width {
+                let p = preview.pixel(x, y)
+                if p[0] > 150 && p[1] < 100 && p[2] > 150 { magenta += 1 }
+            }
+        }
+        #expect(magenta == 0, "the preview shows \(magenta) mark pixels")
+    }
+}

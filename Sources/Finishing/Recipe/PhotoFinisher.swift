@@ -78,8 +78,7 @@ public struct PhotoFinisher: Sendable {
                 try limits.checkDeadline()
                 let image = resizer.finish()
                 // Made before finishOutput, which may convert `image` to sRGB and draw marks in
-                // place (a preview small enough to share its buffer then shows them: fine for a
-                // thumbnail).
+                // place: the preview shows the photo as it came.
                 if index == wholeOutput { preview = Self.preview(image, orientation: orientation) }
                 outputs.append(try finishOutput(image, plan: plan, info: info, orientation: orientation,
                                                 scale: denominator, assets: assets, warnings: &warnings))
@@ -106,10 +105,16 @@ public struct PhotoFinisher: Sendable {
 
     /// A stored-orientation image of the whole photo made into the preview: shrunk to
     /// `previewLongSide` (never enlarged), upright, flattened over white.
+    /// Always a buffer of its own: the output it came from gets marks drawn in place later,
+    /// and the preview shows the photo (its colour feeds the colour card).
     static func preview(_ image: PixelBuffer, orientation: Int) -> PixelBuffer {
         let size = Layout.resized(.init(image.width, image.height), by: .longSide(previewLongSide))
-        return flattened(Orientation.apply(resized(image, width: size.width, height: size.height), exif: orientation),
-                         over: [255, 255, 255])
+        let preview = flattened(Orientation.apply(resized(image, width: size.width, height: size.height),
+                                                  exif: orientation), over: [255, 255, 255])
+        guard preview === image else { return preview }
+        let copy = PixelBuffer(width: image.width, height: image.height, channels: image.channels)
+        copy.base.update(from: image.base, count: image.byteCount)
+        return copy
     }
 
     /// The EXIF orientation still to apply (HEIF decoders apply `irot`/`imir` themselves and
