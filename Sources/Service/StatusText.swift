@@ -78,6 +78,7 @@ public enum StatusText {
                 if let last = written[inbox.root], last.text == text { continue }
                 if running, let last = written[inbox.root], now - last.at < Self.interval { continue }
                 let path = inbox.root + "/" + StatusText.fileName
+                if written[inbox.root] == nil { Self.removeLeftovers(in: inbox.root) }
                 do throws(FileError) {
                     try AtomicFile.write(Array(StatusText.render(inbox, running: running, updated: Date()).utf8), to: path)
                     written[inbox.root] = (text, now)
@@ -85,6 +86,15 @@ public enum StatusText {
                     log.log(.debug, "cannot write \(path): \(error)", ["INBOX": inbox.name])
                     written[inbox.root] = (text, now)  // tried; again at the next change
                 }
+            }
+        }
+
+        /// Removes the temporary `STATUS.txt` a crash in the middle of a write left in `root`
+        /// (only ours: `.pf-tmp-STATUS.txt-*`).
+        static func removeLeftovers(in root: String) {
+            let prefix = AtomicFile.temporaryPrefix + StatusText.fileName + "-"
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where name.hasPrefix(prefix) {
+                unlink(root + "/" + name)
             }
         }
     }

@@ -103,6 +103,9 @@ struct SeeingTests {
     /// `proof/` at start and again after a reload that changed the template.
     @Test func daemonWritesStatusTextAndTheProofOfItsTemplate() throws {
         let hot = try HotFolderFixture()
+        // What a crash in the middle of writing STATUS.txt leaves behind: swept at start.
+        let leftover = hot.root + "/.pf-tmp-STATUS.txt-1a2b3c"
+        try Harness.write("half a stat", to: leftover)
         let daemon = try hot.start()
         let status = hot.root + "/STATUS.txt"
         func text() -> String { (try? String(contentsOfFile: status, encoding: .utf8)) ?? "" }
@@ -110,6 +113,7 @@ struct SeeingTests {
         #expect(Poll.until(.seconds(30)) { text().contains("Idle: no batch is being processed.") }, "log:\n\(daemon.log)")
         #expect(text().contains("PhotoFinish - hot folder \"shop\"\r\nUpdated "))
         #expect(!text().replacingOccurrences(of: "\r\n", with: "").contains("\n"), "every line ends in CRLF")
+        #expect(!FileManager.default.fileExists(atPath: leftover), "a half-written STATUS.txt is swept")
         #expect(Poll.until(.seconds(120)) { proofs().count == 1 }, "log:\n\(daemon.log)")
         let first = try #require(proofs().first)
         #expect(first.hasPrefix("small-") && first.count == "small-".count + 12 + ".png".count)
