@@ -304,3 +304,28 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         #expect(magenta == 0, "the preview shows \(magenta) mark pixels")
     }
 }
+
+/// A text that, even at the smallest legible size, is wider than a tiny photo is left out
+/// with a warning, never drawn cut off at the edge.
+@Suite struct TinyPhotoTextTests {
+    @Test func textWiderThanATinyPhotoIsLeftOutAndSaid() throws {
+        let source = PixelBuffer(width: 100, height: 68, channels: 3, fill: [40, 90, 200])
+        let bytes = try encodeImage(source, options: EncodeOptions(format: .jpeg, quality: 95))
+        var template = Template(name: "t")
+        var text = Template.TextMark(text: "© Example Studio 2026, all rights reserved")
+        text.opacity = 1
+        text.color = .init(r: 255, g: 0, b: 255)
+        template.text = text
+        let photo = try PhotoFinisher(template: template).finish(bytes: bytes, limits: DecodeLimits())
+        let output = try #require(photo.outputs.first)
+        #expect(output.applied.text == nil)
+        #expect(photo.warnings.contains { $0.hasPrefix("text mark left out") && $0.contains("100 px wide photo") },
+                "\(photo.warnings)")
+        // The same text fits a normal photo.
+        let big = PixelBuffer(width: 1200, height: 800, channels: 3, fill: [40, 90, 200])
+        let fits = try PhotoFinisher(template: template).finish(
+            bytes: try encodeImage(big, options: EncodeOptions(format: .jpeg, quality: 90)), limits: DecodeLimits())
+        #expect(fits.outputs.first?.applied.text != nil)
+        #expect(!fits.warnings.contains { $0.hasPrefix("text mark left out") })
+    }
+}

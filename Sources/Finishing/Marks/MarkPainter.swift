@@ -74,7 +74,14 @@ struct MarkPainter {
                 let list = text.missing.map { "U+" + String($0.value, radix: 16, uppercase: true) }.joined(separator: ", ")
                 result.warnings.append("text mark: no installed font has \(list); drawn as a missing-glyph box")
             }
-            if text.mask.width > 0 {
+            // At the smallest legible size the text may still not fit between the margins of
+            // a tiny photo: text cut at the edge is worse than none, so it is left out, said.
+            let room = Double(image.width) - 2 * mark.margin * Double(shortSide)
+            if clamped && text.ink.width > room {
+                result.warnings.append(String(format: "text mark left out: at the smallest legible size (%.0f px capitals) "
+                                              + "it is %.0f px wide, wider than this %d px wide photo",
+                                              cap, text.ink.width.rounded(.up), image.width))
+            } else if text.mask.width > 0 {
                 let (x, y) = MarkLayout.textOrigin(
                     position: mark.position, image: .init(image.width, image.height),
                     ink: text.ink, baseline: text.baseline, capHeight: cap,
