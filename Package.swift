@@ -48,7 +48,7 @@ let package = Package(
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "CShims"]),
         .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "CSystemd"]),
-        .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Codecs", "Pixels"]),
+        .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "CShims"]),
 
         .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
         .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels"]),

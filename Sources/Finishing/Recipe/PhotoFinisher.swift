@@ -32,6 +32,46 @@ public struct PhotoFinisher: Sendable {
     /// - Throws: `PhotoError` with the report's code.
     public func finish(bytes: consuming [UInt8], limits: DecodeLimits) throws(PhotoError) -> FinishedPhoto {
         let assets = try marks.get()
+        // The decoder (and its copy of the file) is gone once this returns: finishing the
+        // outputs holds only the resized images.
+        let decoded = try decode(bytes, limits: limits)
+        let info = decoded.info, orientation = Self.orientationToApply(info)
+        let stored = OutputPlan.Size(info.width, info.height)
+        var warnings = decoded.warnings
+        var outputs: [FinishedOutput] = []
+        var preview: PixelBuffer?
+        let wholeOutput = decoded.plans.firstIndex { $0.crop == nil }
+        for (index, (plan, image)) in zip(decoded.plans, decoded.images).enumerated() {
+            try limits.checkDeadline()
+            // Made before finishOutput, which may convert `image` to sRGB and draw marks in
+            // place: the preview shows the photo as it came.
+            if index == wholeOutput { preview = Self.preview(image, orientation: orientation) }
+            outputs.append(try finishOutput(image, plan: plan, info: info, orientation: orientation,
+                                            scale: decoded.denominator, assets: assets, warnings: &warnings))
+        }
+        if wholeOutput == nil, let small = decoded.images.last, decoded.images.count > decoded.plans.count {
+            preview = Self.preview(small, orientation: orientation)
+        }
+        return FinishedPhoto(format: info.format.rawValue,
+                             uprightSize: Layout.swapsAxes(orientation) ? stored.swapped : stored,
+                             orientation: info.declaredOrientation, outputs: outputs, skipped: decoded.skipped,
+                             warnings: warnings, preview: preview)
+    }
+
+    /// What one decode pass produced: every planned output resized (and, when every output
+    /// is a crop, the preview's source as one more image after them).
+    struct Decoded {
+        var info: SourceInfo
+        var plans: [OutputPlan]
+        var skipped: [SkippedCrop]
+        var denominator: Int
+        var images: [PixelBuffer]
+        var warnings: [String]
+    }
+
+    /// Opens the decoder, plans the outputs and decodes once, at the smallest DCT scale that
+    /// serves them all, streaming rows into one resampler per output.
+    private func decode(_ bytes: consuming [UInt8], limits: DecodeLimits) throws(PhotoError) -> Decoded {
         let decoder = try openDecoder(bytes: bytes, limits: limits)
         // The JPEG and HEIF decoders keep their own copy: let ours go before decoding, so a
         // photo in flight holds its file once.
@@ -40,54 +80,35 @@ public struct PhotoFinisher: Sendable {
         let orientation = Self.orientationToApply(info)
         let stored = OutputPlan.Size(info.width, info.height)
         let (plans, skipped) = Layout.plan(stored: stored, orientation: orientation, template: template)
-        let upright = Layout.swapsAxes(orientation) ? stored.swapped : stored
-        var warnings: [String] = []
-        var outputs: [FinishedOutput] = []
-
-        var preview: PixelBuffer?
-        do {
-            // The preview (report thumbnail, colour card sample) costs no second decode: it is
-            // shrunk from the first whole-photo output, or, when every output is a crop, rides
-            // along the decode as one more small resampler.
-            let wholeOutput = plans.firstIndex { $0.crop == nil }
-            let previewPlan = Self.previewPlan(stored: stored, orientation: orientation)
-            let streamed = wholeOutput == nil ? plans + [previewPlan] : plans
-            let denominator = Layout.decodeDenominator(
-                stored: stored, outputs: streamed, denominators: decoder.scaleDenominators,
-                scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
-            let scaledTuple = decoder.scaledSize(denominator: denominator)
-            let scaled = OutputPlan.Size(scaledTuple.width, scaledTuple.height)
-            let channels = info.hasAlpha ? 4 : 3
-            let resizers = streamed.map { plan in
-                StreamingResizer(sourceWidth: scaled.width, sourceHeight: scaled.height,
-                                 crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
-                                 targetWidth: plan.stored.width, targetHeight: plan.stored.height,
-                                 channels: channels)
-            }
-            do {
-                try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
-                    for resizer in resizers where !resizer.isComplete { resizer.push(row) }
-                }
-            } catch let error as PhotoError {
-                throw error
-            } catch {
-                throw PhotoError(.corruptImage, "\(error)")
-            }
-            if let jpeg = decoder as? JPEGDecoder { warnings += jpeg.warnings }
-            for (index, (plan, resizer)) in zip(plans, resizers).enumerated() {
-                try limits.checkDeadline()
-                let image = resizer.finish()
-                // Made before finishOutput, which may convert `image` to sRGB and draw marks in
-                // place: the preview shows the photo as it came.
-                if index == wholeOutput { preview = Self.preview(image, orientation: orientation) }
-                outputs.append(try finishOutput(image, plan: plan, info: info, orientation: orientation,
-                                                scale: denominator, assets: assets, warnings: &warnings))
-            }
-            if wholeOutput == nil { preview = Self.preview(resizers[plans.count].finish(), orientation: orientation) }
+        // The preview (report thumbnail, colour card sample) costs no second decode: it is
+        // shrunk from the first whole-photo output, or, when every output is a crop, rides
+        // along the decode as one more small resampler.
+        let streamed = plans.contains { $0.crop == nil }
+            ? plans : plans + [Self.previewPlan(stored: stored, orientation: orientation)]
+        let denominator = Layout.decodeDenominator(
+            stored: stored, outputs: streamed, denominators: decoder.scaleDenominators,
+            scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
+        let scaledTuple = decoder.scaledSize(denominator: denominator)
+        let scaled = OutputPlan.Size(scaledTuple.width, scaledTuple.height)
+        let channels = info.hasAlpha ? 4 : 3
+        let resizers = streamed.map { plan in
+            StreamingResizer(sourceWidth: scaled.width, sourceHeight: scaled.height,
+                             crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
+                             targetWidth: plan.stored.width, targetHeight: plan.stored.height,
+                             channels: channels)
         }
-        return FinishedPhoto(format: info.format.rawValue, uprightSize: upright,
-                             orientation: info.declaredOrientation, outputs: outputs, skipped: skipped,
-                             warnings: warnings, preview: preview)
+        do {
+            try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
+                for resizer in resizers where !resizer.isComplete { resizer.push(row) }
+            }
+        } catch let error as PhotoError {
+            throw error
+        } catch {
+            throw PhotoError(.corruptImage, "\(error)")
+        }
+        return Decoded(info: info, plans: plans, skipped: skipped, denominator: denominator,
+                       images: resizers.map { $0.finish() },
+                       warnings: (decoder as? JPEGDecoder)?.warnings ?? [])
     }
 
     /// The long side of the preview every finished photo carries (report thumbnails are
