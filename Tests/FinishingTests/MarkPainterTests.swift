@@ -277,20 +277,26 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
     }
 }
 
+/// Finishes a flat blue photo of `width`×`height` with an opaque magenta text mark.
+private func finishFlatPhoto(width: Int, height: Int, text: String, capHeight: Double = 0.035,
+                             position: Template.Position = .bottomRight) throws -> FinishedPhoto {
+    let source = PixelBuffer(width: width, height: height, channels: 3, fill: [40, 90, 200])
+    let bytes = try encodeImage(source, options: EncodeOptions(format: .jpeg, quality: 95))
+    var template = Template(name: "t")
+    var mark = Template.TextMark(text: text)
+    mark.capHeight = capHeight
+    mark.opacity = 1
+    mark.color = .init(r: 255, g: 0, b: 255)
+    mark.position = position
+    template.text = mark
+    return try PhotoFinisher(template: template).finish(bytes: bytes, limits: DecodeLimits())
+}
+
 /// The preview (report thumbnail, colour card sample) shows the photo, never its marks,
 /// even when the photo is small enough that the output needs no resampling.
 @Suite struct PreviewTests {
     @Test func previewOfASmallPhotoCarriesNoMark() throws {
-        let source = PixelBuffer(width: 200, height: 150, channels: 3, fill: [40, 90, 200])
-        let bytes = try encodeImage(source, options: EncodeOptions(format: .jpeg, quality: 95))
-        var template = Template(name: "t")
-        var text = Template.TextMark(text: "MARK")
-        text.capHeight = 0.2
-        text.opacity = 1
-        text.color = .init(r: 255, g: 0, b: 255)
-        text.position = .center
-        template.text = text
-        let photo = try PhotoFinisher(template: template).finish(bytes: bytes, limits: DecodeLimits())
+        let photo = try finishFlatPhoto(width: 200, height: 150, text: "MARK", capHeight: 0.2, position: .center)
         let output = try #require(photo.outputs.first)
         #expect(output.applied.text != nil, "the output is marked")
         let preview = try #require(photo.preview)
@@ -309,22 +315,14 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
 /// with a warning, never drawn cut off at the edge.
 @Suite struct TinyPhotoTextTests {
     @Test func textWiderThanATinyPhotoIsLeftOutAndSaid() throws {
-        let source = PixelBuffer(width: 100, height: 68, channels: 3, fill: [40, 90, 200])
-        let bytes = try encodeImage(source, options: EncodeOptions(format: .jpeg, quality: 95))
-        var template = Template(name: "t")
-        var text = Template.TextMark(text: "© Example Studio 2026, all rights reserved")
-        text.opacity = 1
-        text.color = .init(r: 255, g: 0, b: 255)
-        template.text = text
-        let photo = try PhotoFinisher(template: template).finish(bytes: bytes, limits: DecodeLimits())
+        let text = "© Example Studio 2026, all rights reserved"
+        let photo = try finishFlatPhoto(width: 100, height: 68, text: text)
         let output = try #require(photo.outputs.first)
         #expect(output.applied.text == nil)
         #expect(photo.warnings.contains { $0.hasPrefix("text mark left out") && $0.contains("100 px wide photo") },
                 "\(photo.warnings)")
         // The same text fits a normal photo.
-        let big = PixelBuffer(width: 1200, height: 800, channels: 3, fill: [40, 90, 200])
-        let fits = try PhotoFinisher(template: template).finish(
-            bytes: try encodeImage(big, options: EncodeOptions(format: .jpeg, quality: 90)), limits: DecodeLimits())
+        let fits = try finishFlatPhoto(width: 1200, height: 800, text: text)
         #expect(fits.outputs.first?.applied.text != nil)
         #expect(!fits.warnings.contains { $0.hasPrefix("text mark left out") })
     }
