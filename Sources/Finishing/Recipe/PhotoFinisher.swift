@@ -85,13 +85,25 @@ public struct PhotoFinisher: Sendable {
         // along the decode as one more small resampler.
         let streamed = plans.contains { $0.crop == nil }
             ? plans : plans + [Self.previewPlan(stored: stored, orientation: orientation)]
+        let (denominator, images) = try Self.resample(decoder, into: streamed, limits: limits)
+        return Decoded(info: info, plans: plans, skipped: skipped, denominator: denominator, images: images,
+                       warnings: (decoder as? JPEGDecoder)?.warnings ?? [])
+    }
+
+    /// Decodes once, at the smallest DCT scale that serves every plan, streaming the rows into
+    /// one resampler per plan: no whole source frame is held for a downscale.
+    /// - Returns: the denominator used and each plan's image, in stored orientation.
+    /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
+    static func resample(_ decoder: any PhotoDecoder, into plans: [OutputPlan],
+                         limits: DecodeLimits) throws(PhotoError) -> (denominator: Int, images: [PixelBuffer]) {
+        let stored = OutputPlan.Size(decoder.info.width, decoder.info.height)
         let denominator = Layout.decodeDenominator(
-            stored: stored, outputs: streamed, denominators: decoder.scaleDenominators,
+            stored: stored, outputs: plans, denominators: decoder.scaleDenominators,
             scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
         let scaledTuple = decoder.scaledSize(denominator: denominator)
         let scaled = OutputPlan.Size(scaledTuple.width, scaledTuple.height)
-        let channels = info.hasAlpha ? 4 : 3
-        let resizers = streamed.map { plan in
+        let channels = decoder.info.hasAlpha ? 4 : 3
+        let resizers = plans.map { plan in
             StreamingResizer(sourceWidth: scaled.width, sourceHeight: scaled.height,
                              crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
                              targetWidth: plan.stored.width, targetHeight: plan.stored.height,
@@ -106,9 +118,7 @@ public struct PhotoFinisher: Sendable {
         } catch {
             throw PhotoError(.corruptImage, "\(error)")
         }
-        return Decoded(info: info, plans: plans, skipped: skipped, denominator: denominator,
-                       images: resizers.map { $0.finish() },
-                       warnings: (decoder as? JPEGDecoder)?.warnings ?? [])
+        return (denominator, resizers.map { $0.finish() })
     }
 
     /// The long side of the preview every finished photo carries (report thumbnails are

@@ -40,25 +40,8 @@ public enum UprightDecode {
         let whole = PixelRect(x: 0, y: 0, width: stored.width, height: stored.height)
         let plan = OutputPlan(crop: nil, uprightCrop: swaps ? PixelRect(x: 0, y: 0, width: stored.height, height: stored.width) : whole,
                               storedCrop: whole, upright: size, stored: swaps ? size.swapped : size)
-        let denominator = Layout.decodeDenominator(
-            stored: stored, outputs: [plan], denominators: decoder.scaleDenominators,
-            scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
-        let scaledTuple = decoder.scaledSize(denominator: denominator)
-        let channels = info.hasAlpha ? 4 : 3
-        let resizer = StreamingResizer(sourceWidth: scaledTuple.width, sourceHeight: scaledTuple.height,
-                                       crop: PixelRect(x: 0, y: 0, width: scaledTuple.width, height: scaledTuple.height),
-                                       targetWidth: plan.stored.width, targetHeight: plan.stored.height,
-                                       channels: channels)
-        do {
-            try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
-                if !resizer.isComplete { resizer.push(row) }
-            }
-        } catch let error as PhotoError {
-            throw error
-        } catch {
-            throw PhotoError(.corruptImage, "\(error)")
-        }
-        let image = flattened(Orientation.apply(resizer.finish(), exif: orientation), over: background)
+        let (denominator, images) = try PhotoFinisher.resample(decoder, into: [plan], limits: limits)
+        let image = flattened(Orientation.apply(images[0], exif: orientation), over: background)
         // A story mixes photos from several devices: everything is brought to sRGB, the one
         // profile a shared long image can honestly carry.
         if let icc = info.icc, !ICC.isSRGB(icc), let transform = ColorTransform.toSRGB(from: icc, channels: 3) {
