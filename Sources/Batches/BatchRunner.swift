@@ -96,11 +96,21 @@ public struct BatchRunner: Sendable {
                 group.addTask {
                     await limits.sharedSlots?.acquire()
                     defer { limits.sharedSlots?.release() }
+                    // Read once: the memory budget's cost comes from the same bytes the photo is
+                    // finished from.
+                    let reading = ContinuousClock.now
+                    let read = Result { () throws(PhotoError) in
+                        try SourceFile.read(source.path, maxBytes: limits.maxFileBytes)
+                    }
+                    let readTime = ContinuousClock.now - reading
                     let budget = limits.memoryBudget
-                    let cost = budget.map { _ in MemoryBudget.cost(ofPhotoAt: source.path, maxFileBytes: limits.maxFileBytes) } ?? 0
+                    let cost = budget == nil ? 0 : (try? read.get()).map {
+                        MemoryBudget.cost(ofPhoto: $0, maxFileBytes: limits.maxFileBytes)
+                    } ?? 0
                     await budget?.acquire(cost)
                     defer { budget?.release(cost) }
-                    return (index, finishOne(source, index: index, stem: stem, folder: folder, finisher: finisher))
+                    return (index, finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
+                                             folder: folder, finisher: finisher))
                 }
                 return true
             }
@@ -125,15 +135,15 @@ public struct BatchRunner: Sendable {
                       items: finished, interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })
     }
 
-    /// Reads, finishes and writes one photo; every failure becomes a failed item.
-    private func finishOne(_ source: Source, index: Int, stem: String, folder: String,
-                           finisher: PhotoFinisher) -> Report.Item {
+    /// Finishes and writes one photo read in `readTime`; every failure becomes a failed item.
+    private func finishOne(_ source: Source, read: consuming Result<[UInt8], PhotoError>, readTime: Duration,
+                           index: Int, stem: String, folder: String, finisher: PhotoFinisher) -> Report.Item {
         let clock = ContinuousClock()
-        let start = clock.now
+        let start = clock.now - readTime
         var item = Report.Item(index: index + 1, source: source.name, status: .failed)
         item.original = source.original
         do throws(PhotoError) {
-            let bytes = try SourceFile.read(source.path, maxBytes: limits.maxFileBytes)
+            let bytes = try (consume read).get()
             item.bytes = bytes.count
             item.sha256 = SHA256.hex(of: bytes)
             var decodeLimits = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)

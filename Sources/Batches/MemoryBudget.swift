@@ -68,11 +68,10 @@ public final class MemoryBudget: Sendable {
         for c in admitted { c.resume() }
     }
 
-    /// The admission cost of the photo at `path`: its decoded size at full scale (4 bytes a
-    /// pixel) plus its file size, from the header only. A file that cannot be read costs its
-    /// size: it fails fast without decoding.
-    public static func cost(ofPhotoAt path: String, maxFileBytes: Int) -> Int {
-        guard let bytes = try? SourceFile.read(path, maxBytes: maxFileBytes) else { return 0 }
+    /// The admission cost of a photo, from its bytes: its decoded size at full scale (4 bytes
+    /// a pixel) plus its file size, from the header only. A file that cannot be decoded costs
+    /// its size: it fails fast without decoding.
+    public static func cost(ofPhoto bytes: [UInt8], maxFileBytes: Int) -> Int {
         guard let decoder = try? openDecoder(bytes: bytes, limits: DecodeLimits(maxPixels: .max, maxFileBytes: maxFileBytes)) else {
             return bytes.count
         }
