@@ -67,8 +67,29 @@ public struct BatchRunner: Sendable {
         }
     }
 
-    /// Finishes `sources` into `folder` (which must exist) and returns the report, without
-    /// writing it: the caller writes it last, after filing the originals.
+    /// Finishes a whole batch into `folder` (which must exist): every photo, then the batch's
+    /// own outputs (stitched story, colour card, `report.html`). Returns the report without
+    /// writing it: the caller writes it last, after filing the originals. `photofinish run`
+    /// and the daemon both finish their batches here.
+    /// - Parameters:
+    ///   - sources: in batch order; the whole-set outputs read them again.
+    ///   - resumable: the batch is resumed after a stop (the daemon's): a stopped batch makes
+    ///     no whole-set outputs now; they are made when it is resumed and finished. Without
+    ///     it, a stopped batch still gets them (its report says `interrupted`).
+    ///   - the rest: as `finishPhotos`.
+    public func run(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
+                    started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
+                    resumable: Bool = false,
+                    progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+                    onItem: @escaping @Sendable (Report.Item) -> Void = { _ in }) async -> Report {
+        let report = await finishPhotos(batch: batch, sources: sources, folder: folder, stop: stop, started: started,
+                                        finished: alreadyFinished, progress: progress, onItem: onItem)
+        if resumable && report.status == .interrupted { return report }
+        return SetOutputs(runner: self).make(report, sources: sources, folder: folder)
+    }
+
+    /// Finishes `sources` into `folder` (which must exist) and returns the report with its
+    /// items only (no whole-set outputs), without writing it.
     /// - Parameters:
     ///   - progress: called after each photo with (done, total).
     ///   - stop: once requested, no new photo starts; the rest are reported `interrupted`.
@@ -77,10 +98,10 @@ public struct BatchRunner: Sendable {
     ///     crash), by 1-based index: they are not done again.
     ///   - onItem: called with each photo's item once its outputs are in place (one call at a
     ///     time), e.g. to journal it.
-    public func run(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
-                    started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
-                    progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
-                    onItem: @escaping @Sendable (Report.Item) -> Void = { _ in }) async -> Report {
+    public func finishPhotos(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
+                             started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
+                             progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+                             onItem: @escaping @Sendable (Report.Item) -> Void = { _ in }) async -> Report {
         let stems = OutputNames.uniqueStems(sources.map(\.name))
         var items: [Report.Item?] = sources.indices.map { alreadyFinished[$0 + 1] }
         let window = limits.effectiveWorkers
@@ -161,24 +182,11 @@ public struct BatchRunner: Sendable {
                 } catch {
                     throw PhotoError(.ioError, error.description)
                 }
-                let a = output.applied
-                outputs.append(Report.Output(
-                    file: name, size: [output.size.width, output.size.height], bytes: output.bytes.count,
-                    applied: .init(decodeScale: a.decodeScale, crop: a.crop.map { .init(ratio: $0.ratio, box: $0.box) },
-                                   resizedTo: [a.resizedTo.width, a.resizedTo.height], frame: a.framePx,
-                                   icc: a.icc, removed: a.removed,
-                                   text: a.text.map { .init(capHeightPx: $0.capHeightPx, box: $0.box,
-                                                            clamped: $0.clamped ? true : nil) },
-                                   logo: a.logo.map { .init(box: $0.box, scale: $0.scale) },
-                                   tile: a.tile.map { .init(capHeightPx: $0.capHeightPx, angle: $0.angle, step: $0.step,
-                                                            opacity: $0.opacity, clamped: $0.clamped ? true : nil) })))
+                outputs.append(Report.Output(file: name, size: [output.size.width, output.size.height],
+                                             bytes: output.bytes.count, applied: output.applied))
             }
             item.outputs = outputs
-            item.skipped = photo.skipped.map {
-                Report.Skipped(ratio: $0.crop.label, cut: $0.cutFraction,
-                               reason: String(format: "the %@ crop would cut away %.0f%% of the photo (limit %.0f%%)",
-                                              $0.crop.label, $0.cutFraction * 100, ($0.crop.skipIfCutOver ?? 1) * 100))
-            }
+            item.skipped = photo.skipped.map(Skipped.init)
             item.warnings = photo.warnings
             if let preview = photo.preview {
                 SetExtras.record(preview, stem: stem, folder: folder, color: template.colorCard, into: &item)

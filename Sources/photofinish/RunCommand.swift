@@ -74,12 +74,10 @@ enum RunCommand {
         let progress = ProgressLine()
         let sources = paths.map { BatchRunner.Source(path: $0, original: $0) }
         let runner = BatchRunner(template: template, limits: limits)
-        var report = await runner.run(batch: batch, sources: sources, folder: folder, stop: stop) { done, total in
+        let report = await runner.run(batch: batch, sources: sources, folder: folder, stop: stop) { done, total in
             progress.update(done: done, total: total)
         }
         progress.finish()
-        // The story, the colour card and report.html: after the photos, before report.json.
-        report = SetOutputs(runner: runner).make(report, sources: sources, folder: folder)
         do {
             try ReportWriter.write(report, toFolder: folder)
         } catch {

@@ -54,7 +54,7 @@ import Testing
         var limits = BatchLimits()
         limits.workers = 2
         let report = await BatchRunner(template: template(), limits: limits)
-            .run(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
+            .finishPhotos(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
         return SetOutputs(template: template(), limits: limits).make(report, sources: sources, folder: folder)
     }
 
@@ -125,7 +125,7 @@ import Testing
         var limits = BatchLimits()
         limits.workers = 2
         let report = await BatchRunner(template: template(), limits: limits)
-            .run(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
+            .finishPhotos(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
         // Photo 4 (in the second part) is damaged after it was finished, before the stitch:
         // part 1 is written first, then must go again.
         try Data([0xFF, 0xD8, 0xFF]).write(to: URL(fileURLWithPath: sources[3].path))
@@ -162,8 +162,7 @@ import Testing
         var limits = BatchLimits()
         limits.workers = 2
         let runner = BatchRunner(template: t, limits: limits)
-        let batch = await runner.run(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
-        let report = SetOutputs(runner: runner).make(batch, sources: sources, folder: folder)
+        let report = await runner.run(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
         // The colour card: each band under a swatch holds dark ink (its hex code).
         let card = try SetOutputsTests.decode(folder + "/20261129-150405-3f2a-color-card.png")
         for band in ColorCard.layout(count: 4).labels {

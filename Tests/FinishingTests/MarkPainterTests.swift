@@ -251,7 +251,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         let photo = try encodeImage(flat(500, 400, Self.grey), options: EncodeOptions(format: .png))
         let output = try #require(try finisher.finish(bytes: photo, limits: DecodeLimits()).outputs.first)
         let box = try #require(output.applied.text?.box)
-        #expect(output.applied.framePx == 20 && output.size == .init(540, 440))
+        #expect(output.applied.frame == 20 && output.size == .init(540, 440))
         // Margin 3 % of 400 = 12 px inside the photo, plus the 20 px frame.
         #expect(abs(box[0] - 32) <= 1 && abs(box[1] - 32) <= 1, "\(box)")
         let image = try decodeRGB(output.bytes)

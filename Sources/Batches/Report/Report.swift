@@ -1,10 +1,17 @@
-/// A batch's report (`report.json`, SPEC §4). Written by `ReportWriter` in the order of the
-/// spec; read back with `JSONDecoder` (for `photofinish report`, tests and the daemon).
+import Finishing
+
+/// A batch's report (`report.json`, SPEC §4): the one model every writer renders.
+///
+/// `ReportWriter` writes each type's properties in declaration order under their own names
+/// (that order is SPEC §4's); nil optionals are left out unless the property says otherwise
+/// (`NullWhenNil`, `OmittedWhenEmpty`, `OmittedWhenFalse`). Adding a field is adding one
+/// property in its place, here or in `Applied` (what was done to one output). Read back
+/// with `JSONDecoder` (for `photofinish report`, tests and the daemon).
 public struct Report: Codable, Sendable {
     public var schema: Int = 1
     public var batch: String
-    /// The hot folder's name; nil for `photofinish run`.
-    public var inbox: String?
+    /// The hot folder's name; `null` for `photofinish run`.
+    @NullWhenNil public var inbox: String?
     public var template: TemplateRef
     /// ISO 8601 UTC with milliseconds.
     public var started: String
@@ -15,7 +22,7 @@ public struct Report: Codable, Sendable {
     /// Batch-level outputs (stitched parts, colour card).
     public var outputs: [BatchOutput]
     /// What happened to the batch as a whole, in words (a story not made, and why).
-    public var warnings: [String]?
+    @OmittedWhenEmpty public var warnings: [String]?
 
     public init(batch: String, inbox: String?, template: TemplateRef, started: String, finished: String,
                 items: [Item], outputs: [BatchOutput] = [], interrupted: Bool = false) {
@@ -74,8 +81,8 @@ public struct Report: Codable, Sendable {
         public var ms: Int?
         public var outputs: [Output]?
         /// Crops the skip rule ruled out.
-        public var skipped: [Skipped]?
-        public var warnings: [String]?
+        @OmittedWhenEmpty public var skipped: [Skipped]?
+        @OmittedWhenEmpty public var warnings: [String]?
         public var color: String?
         /// The small JPEG `report.html` shows, relative to the batch folder (`thumbs/…`).
         public var thumbnail: String?
@@ -101,59 +108,12 @@ public struct Report: Codable, Sendable {
         public init(code: String, message: String) { self.code = code; self.message = message }
     }
 
+    /// One file made from an item: its name, size, bytes and what the recipe did.
     public struct Output: Codable, Sendable {
         public var file: String
         public var size: [Int]
         public var bytes: Int
-        public var applied: AppliedRecord
-    }
-
-    public struct AppliedRecord: Codable, Sendable, Equatable {
-        public var decodeScale: String
-        public var crop: CropBox?
-        public var resizedTo: [Int]
-        public var frame: Int?
-        public var icc: String?
-        public var removed: [String]
-        public var text: TextMark? = nil
-        public var logo: LogoMark? = nil
-        public var tile: TileMark? = nil
-    }
-
-    /// `applied.text`: cap height and ink box `[x, y, w, h]` in the output's pixels.
-    public struct TextMark: Codable, Sendable, Equatable {
-        public var capHeightPx: Int
-        public var box: [Int]
-        /// Present (true) only when the minimum legible size overrode the template.
-        public var clamped: Bool?
-    }
-
-    /// `applied.logo`: box `[x, y, w, h]` in the output's pixels and the scale from the file.
-    public struct LogoMark: Codable, Sendable, Equatable {
-        public var box: [Int]
-        public var scale: Double
-    }
-
-    /// `applied.tile`: the tiled mark's lattice in pixels.
-    public struct TileMark: Codable, Sendable, Equatable {
-        public var capHeightPx: Int
-        public var angle: Double
-        /// Pixels between copies along the text, and between rows.
-        public var step: [Int]
-        public var opacity: Double
-        public var clamped: Bool?
-    }
-
-    public struct CropBox: Codable, Sendable, Equatable {
-        public var ratio: String
-        public var box: [Int]
-    }
-
-    public struct Skipped: Codable, Sendable, Equatable {
-        public var ratio: String
-        /// The fraction of the photo the crop would have cut away.
-        public var cut: Double
-        public var reason: String
+        public var applied: Applied
     }
 
     public struct BatchOutput: Codable, Sendable {

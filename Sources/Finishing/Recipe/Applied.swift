@@ -1,28 +1,35 @@
+import Foundation
 import Pixels
 
-/// What was actually done to make one output, in pixels (the report's `applied`), so a
-/// person or a test can audit the result without opening the image.
-public struct Applied: Sendable, Equatable {
+/// What was actually done to make one output, in pixels (the report's `applied`, SPEC §4),
+/// so a person or a test can audit the result without opening the image.
+///
+/// This is the report's record itself: `report.json` writes its properties in declaration
+/// order, under their own names (an optional is left out when nil unless it says otherwise:
+/// see `NullWhenNil`). A new field is one new property here, in its place.
+public struct Applied: Codable, Sendable, Equatable {
     /// The JPEG DCT scale the source was decoded at ("1/1", "1/2", …).
     public var decodeScale: String
-    /// The crop ratio and its rectangle in upright source pixels, or nil.
-    public var crop: CropRecord?
+    /// The crop ratio and its rectangle in upright source pixels, or `null`.
+    @NullWhenNil public var crop: CropRecord?
     /// The size the photo was resampled to (upright), before any frame.
     public var resizedTo: OutputPlan.Size
     /// The frame border in pixels, when there is one.
-    public var framePx: Int?
-    /// What happened to the colour profile, in words ("Display P3 (kept)", "Display P3 → sRGB").
-    public var icc: String?
+    public var frame: Int?
+    /// The text mark as drawn, when there is one.
+    public var text: TextRecord?
+    /// The logo as drawn, when there is one.
+    public var logo: LogoRecord?
+    /// The tiled mark as drawn, when there is one.
+    public var tile: TileRecord?
+    /// What happened to the colour profile, in words ("Display P3 (kept)", "Display P3 → sRGB"),
+    /// or `null`.
+    @NullWhenNil public var icc: String?
     /// Metadata taken out ("GPS", "EXIF").
     public var removed: [String]
-    /// The text mark as drawn, when there is one.
-    public var text: TextRecord? = nil
-    /// The logo as drawn, when there is one.
-    public var logo: LogoRecord? = nil
-    /// The tiled mark as drawn, when there is one.
-    public var tile: TileRecord? = nil
 
-    public struct CropRecord: Sendable, Equatable {
+    /// `applied.crop`.
+    public struct CropRecord: Codable, Sendable, Equatable {
         public var ratio: String
         /// x, y, width, height in upright source pixels.
         public var box: [Int]
@@ -31,17 +38,17 @@ public struct Applied: Sendable, Equatable {
 
 extension Applied {
     /// `applied.text`: the capitals' height and the ink's box, in the output's pixels.
-    public struct TextRecord: Sendable, Equatable {
+    public struct TextRecord: Codable, Sendable, Equatable {
         /// The capitals' height in pixels (rounded).
         public var capHeightPx: Int
         /// x, y, width, height of the ink, in the output file's pixels (frame included).
         public var box: [Int]
         /// True when the minimum legible size overrode the template (tiny photos).
-        public var clamped: Bool
+        @OmittedWhenFalse public var clamped: Bool
     }
 
     /// `applied.logo`: where the logo went and how it was scaled.
-    public struct LogoRecord: Sendable, Equatable {
+    public struct LogoRecord: Codable, Sendable, Equatable {
         /// x, y, width, height in the output file's pixels (frame included).
         public var box: [Int]
         /// Logo pixels per logo-file pixel (over 1: scaled up, and warned about).
@@ -49,7 +56,7 @@ extension Applied {
     }
 
     /// `applied.tile`: the tiled mark's lattice in pixels.
-    public struct TileRecord: Sendable, Equatable {
+    public struct TileRecord: Codable, Sendable, Equatable {
         /// The capitals' height in pixels (rounded).
         public var capHeightPx: Int
         /// Degrees, as in the template.
@@ -58,7 +65,41 @@ extension Applied {
         public var step: [Int]
         public var opacity: Double
         /// True when the minimum legible size overrode the template.
-        public var clamped: Bool
+        @OmittedWhenFalse public var clamped: Bool
+    }
+}
+
+/// A crop the skip rule ruled out (the report's item `skipped`).
+public struct Skipped: Codable, Sendable, Equatable {
+    /// The ratio as written ("16:9").
+    public var ratio: String
+    /// The fraction of the photo the crop would have cut away (three decimals).
+    public var cut: Double
+    /// Why, in words.
+    public var reason: String
+}
+
+extension Skipped {
+    /// The record of a crop `Layout` skipped.
+    public init(_ skipped: SkippedCrop) {
+        self.ratio = skipped.crop.label
+        self.cut = (skipped.cutFraction * 1000).rounded() / 1000
+        self.reason = String(format: "the %@ crop would cut away %.0f%% of the photo (limit %.0f%%)",
+                             skipped.crop.label, skipped.cutFraction * 100, (skipped.crop.skipIfCutOver ?? 1) * 100)
+    }
+}
+
+extension OutputPlan.Size: Codable {
+    /// Written `[width, height]`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.unkeyedContainer()
+        try container.encode(width)
+        try container.encode(height)
+    }
+
+    public init(from decoder: any Decoder) throws {
+        var container = try decoder.unkeyedContainer()
+        self.init(try container.decode(Int.self), try container.decode(Int.self))
     }
 }
 

@@ -229,10 +229,10 @@ public struct PhotoFinisher: Sendable {
             decodeScale: "1/\(scale)",
             crop: plan.crop.map { .init(ratio: $0.label, box: [plan.uprightCrop.x, plan.uprightCrop.y,
                                                                  plan.uprightCrop.width, plan.uprightCrop.height]) },
-            resizedTo: plan.upright, framePx: framePx, icc: iccNote, removed: removed,
+            resizedTo: plan.upright, frame: framePx,
             text: marked.text.map { var r = $0; r.box = Self.shifted(r.box, by: framePx); return r },
             logo: marked.logo.map { var r = $0; r.box = Self.shifted(r.box, by: framePx); return r },
-            tile: marked.tile)
+            tile: marked.tile, icc: iccNote, removed: removed)
         return FinishedOutput(cropLabel: plan.crop?.label, bytes: bytes, fileExtension: format.fileExtension,
                               size: .init(image.width, image.height), applied: applied)
     }

@@ -58,13 +58,20 @@ public enum BatchWork {
         try Files.makeDirectory(staged, mode: 0o755)
         try removeTemporaryFiles(in: staged)
         let done = try ProgressJournal.read(folder: folder)
-        let sources = batch.manifest.items.map {
-            BatchRunner.Source(path: folder + "/src/" + $0.name, name: $0.name)
+        // After a crash in step 2 some sources are already filed: the whole-set outputs read
+        // them there (the photos needing a finish are all still in src/).
+        let sources = batch.manifest.items.map { item in
+            var source = BatchRunner.Source(path: folder + "/src/" + item.name, name: item.name)
+            for kind in [layout.originals, layout.failed] where !Files.exists(source.path) {
+                let filed = kind + "/" + id + "/" + item.name
+                if Files.exists(filed) { source.path = filed }
+            }
+            return source
         }
         let runner = BatchRunner(template: template, limits: limits, inbox: batch.manifest.inbox)
         let started = Self.date(batch.manifest.claimed) ?? Date()
         var report = await runner.run(batch: id, sources: sources, folder: staged, stop: stop, started: started,
-                                      finished: done, progress: progress, onItem: { item in
+                                      finished: done, resumable: true, progress: progress, onItem: { item in
             do throws(SystemError) {
                 try ProgressJournal.append(item, folder: folder)
             } catch {
@@ -72,17 +79,6 @@ public enum BatchWork {
             }
         })
         if report.items.contains(where: { $0.status == .interrupted }) { return .interrupted }
-        // The batch's own outputs (story, colour card, report.html): the story decodes the
-        // sources again. After a crash in step 2 some are already filed: read them there.
-        let readable = sources.map { source in
-            var s = source
-            for kind in [layout.originals, layout.failed] where !Files.exists(s.path) {
-                let filed = kind + "/" + id + "/" + s.name
-                if Files.exists(filed) { s.path = filed }
-            }
-            return s
-        }
-        report = SetOutputs(runner: runner).make(report, sources: readable, folder: staged)
 
         // 2. File the sources.
         let src = try Files.Directory(folder + "/src")
