@@ -1,7 +1,9 @@
 import Batches
+import Configuration
 import Finishing
 import Foundation
 import HotFolders
+import JSON5
 import Synchronization
 
 /// What the service runs: the config's timing and limits, and each hot folder with its
@@ -30,11 +32,11 @@ public struct ServiceSetup: Sendable {
     }
 
     /// The setup of `photofinish daemon --config FILE`: the config and every template it names.
-    /// - Throws: `TemplateErrors` with every problem, each naming file, line and key.
-    public static func load(configPath: String) throws(TemplateErrors) -> ServiceSetup {
+    /// - Throws: `JSON5Errors` with every problem, each naming file, line and key.
+    public static func load(configPath: String) throws(JSON5Errors) -> ServiceSetup {
         let config = try Config.load(path: configPath)
         var inboxes: [Inbox] = []
-        var errors: [TemplateError] = []
+        var errors: [JSON5Error] = []
         for inbox in config.inboxes {
             do {
                 let (snapshot, template) = try TemplateSnapshot.load(path: config.templatePath(named: inbox.template))
@@ -44,7 +46,7 @@ public struct ServiceSetup: Sendable {
                 errors += error.errors
             }
         }
-        guard errors.isEmpty else { throw TemplateErrors(errors: errors) }
+        guard errors.isEmpty else { throw JSON5Errors(errors: errors) }
         return ServiceSetup(config: config, inboxes: inboxes)
     }
 
@@ -70,7 +72,7 @@ public struct ServiceSetup: Sendable {
 /// Swift concurrency thread the photo workers need); each hot folder has a task finishing its
 /// queue of claimed batches; signals arrive as events on another task.
 public final class HotFolderService: Sendable {
-    private let reload: @Sendable () throws(TemplateErrors) -> ServiceSetup
+    private let reload: @Sendable () throws(JSON5Errors) -> ServiceSetup
     private let log: Logger
     private let statusPath: String
     private let board: StatusBoard
@@ -85,7 +87,7 @@ public final class HotFolderService: Sendable {
     /// - Parameters:
     ///   - reload: reads and validates the setup again (SIGHUP).
     ///   - statusPath: where `status.json` goes.
-    public init(reload: @escaping @Sendable () throws(TemplateErrors) -> ServiceSetup, log: Logger, statusPath: String) {
+    public init(reload: @escaping @Sendable () throws(JSON5Errors) -> ServiceSetup, log: Logger, statusPath: String) {
         self.reload = reload
         self.log = log
         self.statusPath = statusPath
@@ -238,7 +240,7 @@ public final class HotFolderService: Sendable {
         Notify.reloading()
         log.notice("reloading the configuration")
         var result = old
-        do throws(TemplateErrors) {
+        do throws(JSON5Errors) {
             let new = try reload()
             apply(new, previous: old, watcher: watcher)
             result = new

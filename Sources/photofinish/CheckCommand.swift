@@ -1,4 +1,4 @@
-import Finishing
+import Service
 
 /// `photofinish check [--config FILE] [TEMPLATE…]`: validates, naming file, line and key.
 /// A TEMPLATE with a `/` or ending in `.json5` is a path; otherwise a name in `templatesDir`.

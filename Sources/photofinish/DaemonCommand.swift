@@ -1,6 +1,8 @@
+import Configuration
 import Finishing
 import Foundation
 import HotFolders
+import JSON5
 import Service
 
 /// `photofinish daemon [--config FILE]`: the service, in the foreground (systemd `Type=notify`).
@@ -22,7 +24,7 @@ enum DaemonCommand {
             return 2
         }
         if setup.inboxes.isEmpty { log.warning("\(path) names no inboxes: nothing to watch until a reload adds some") }
-        let service = HotFolderService(reload: { () throws(TemplateErrors) in try ServiceSetup.load(configPath: path) },
+        let service = HotFolderService(reload: { () throws(JSON5Errors) in try ServiceSetup.load(configPath: path) },
                                        log: log, statusPath: ServiceStatus.defaultPath())
         return await service.run(setup, signals: signals)
     }

@@ -1,4 +1,5 @@
 import Batches
+import Configuration
 import Finishing
 import Foundation
 import Service

@@ -1,4 +1,5 @@
 import Batches
+import Configuration
 import Dispatch
 import Finishing
 import Foundation

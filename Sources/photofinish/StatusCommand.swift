@@ -1,3 +1,4 @@
+import Configuration
 import Finishing
 import Foundation
 import Service

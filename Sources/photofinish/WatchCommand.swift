@@ -1,6 +1,8 @@
+import Configuration
 import Finishing
 import Foundation
 import HotFolders
+import JSON5
 import Service
 
 /// `photofinish watch ROOT [--template F] [--config FILE]`: one hot folder in the foreground,
@@ -14,7 +16,7 @@ enum WatchCommand {
         let signals = SignalEvents()
         let log = ServiceLog.make()
         let options = a.options
-        let load = { @Sendable () throws(TemplateErrors) -> ServiceSetup in
+        let load = { @Sendable () throws(JSON5Errors) -> ServiceSetup in
             var config = Config.defaults
             if let path = options["config"] { config = try Config.load(path: path) }
             var snapshot = TemplateSnapshot.builtIn

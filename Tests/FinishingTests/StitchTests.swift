@@ -1,6 +1,7 @@
 import Codecs
-import Foundation
 import Finishing
+import Foundation
+import JSON5
 import Pixels
 import Testing
 
@@ -223,7 +224,7 @@ import Testing
         #expect(t.stitch?.marks == false && t.stitch?.upscale == true)
         // Marks are on unless a template says otherwise.
         #expect(Template.Stitch().marks && !Template.Stitch().upscale)
-        #expect(throws: TemplateErrors.self) {
+        #expect(throws: JSON5Errors.self) {
             try TemplateLoader.parse(text: "{ version: 1, stitch: { marks: \"yes\" } }", file: "t.json5", name: "t",
                                      directory: "/tmp")
         }

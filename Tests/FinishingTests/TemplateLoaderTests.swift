@@ -1,5 +1,6 @@
 import Codecs
 import Foundation
+import JSON5
 import Testing
 @testable import Finishing
 
@@ -38,8 +39,8 @@ let templateExamplesFolder = URL(fileURLWithPath: #filePath)
     .appendingPathComponent("etc/photofinish").path
 
 /// Parses `text` as template "t" in `directory`, returning the errors (empty when valid).
-func templateTestErrors(_ text: String, directory: String = "/nonexistent") -> [TemplateError] {
-    do throws(TemplateErrors) {
+func templateTestErrors(_ text: String, directory: String = "/nonexistent") -> [JSON5Error] {
+    do throws(JSON5Errors) {
         _ = try TemplateLoader.parse(text: text, file: "t.json5", name: "t", directory: directory)
         return []
     } catch {
@@ -262,7 +263,7 @@ func templateTestErrors(_ text: String, directory: String = "/nonexistent") -> [
     }
 
     @Test func loadNamesAMissingFile() {
-        #expect(throws: TemplateErrors.self) { try TemplateLoader.load(path: "/nonexistent/x.json5") }
+        #expect(throws: JSON5Errors.self) { try TemplateLoader.load(path: "/nonexistent/x.json5") }
         let errors = TemplateLoader.check(paths: ["/nonexistent/x.json5"])
         #expect(errors.map(\.description) == ["/nonexistent/x.json5: no such file"])
     }
@@ -280,11 +281,5 @@ func templateTestErrors(_ text: String, directory: String = "/nonexistent") -> [
     @Test(arguments: ["fff", "#ff", "#ffff", "#12345g", "#1234567", "", "#"])
     func badColours(text: String) {
         #expect(Template.Color(hex: text) == nil)
-    }
-
-    @Test func suggestions() {
-        #expect(Suggest.closest(to: "capheight", in: ["capHeight", "margin"]) == "capHeight")
-        #expect(Suggest.closest(to: "opactiy", in: ["opacity", "position"]) == "opacity")
-        #expect(Suggest.closest(to: "zzz", in: ["opacity", "position"]) == nil)
     }
 }

@@ -1,5 +1,6 @@
 import Codecs
 import Foundation
+import JSON5
 
 /// Reads template files (SPEC §3) and validates every key.
 ///
@@ -9,9 +10,9 @@ import Foundation
 public enum TemplateLoader {
     /// Reads, hashes and validates the template at `path`. Its name is the file stem and
     /// its directory (for logo files) the file's folder.
-    /// - Throws: `TemplateErrors` with every problem found, or one naming the unreadable file.
-    public static func load(path: String) throws(TemplateErrors) -> Template {
-        let bytes = try FileText.read(path)
+    /// - Throws: `JSON5Errors` with every problem found, or one naming the unreadable file.
+    public static func load(path: String) throws(JSON5Errors) -> Template {
+        let bytes = try JSON5File.read(path)
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
         let name = url.deletingPathExtension().lastPathComponent
@@ -28,62 +29,30 @@ public enum TemplateLoader {
     ///   - file: how errors name the file.
     ///   - name: the template's name.
     ///   - directory: the folder logo paths are relative to (the logo file is checked there).
-    /// - Throws: `TemplateErrors` with every problem found.
+    /// - Throws: `JSON5Errors` with every problem found.
     public static func parse(text: String, file: String, name: String,
-                             directory: String) throws(TemplateErrors) -> Template {
+                             directory: String) throws(JSON5Errors) -> Template {
         var document = JSON5Document(text: text, file: file)
         var template = Template(name: name, sha256: SHA256.hex(of: Array(text.utf8)), directory: directory)
         if let root = document.root {
             TemplateRules(directory: directory).read(root, into: &template, &document)
         }
-        guard document.errors.isEmpty else { throw TemplateErrors(errors: document.sortedErrors) }
+        guard document.errors.isEmpty else { throw JSON5Errors(errors: document.sortedErrors) }
         return template
     }
 
     /// Loads each template and returns every problem found (empty: all are valid). For
     /// `photofinish check`.
-    public static func check(paths: [String]) -> [TemplateError] {
-        var errors: [TemplateError] = []
+    public static func check(paths: [String]) -> [JSON5Error] {
+        var errors: [JSON5Error] = []
         for path in paths {
-            do throws(TemplateErrors) {
+            do throws(JSON5Errors) {
                 _ = try load(path: path)
             } catch {
                 errors += error.errors
             }
         }
         return errors
-    }
-}
-
-/// Reading a whole small file, with errors in the same style as validation errors.
-enum FileText {
-    /// Templates and configs are a few KiB; anything this big is the wrong file.
-    static let maxBytes = 1 << 20
-
-    static func read(_ path: String) throws(TemplateErrors) -> [UInt8] {
-        func failure(_ message: String) -> TemplateErrors {
-            TemplateErrors(errors: [TemplateError(file: path, line: nil, keyPath: "", message: message)])
-        }
-        var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder) else {
-            throw failure("no such file")
-        }
-        if isFolder.boolValue { throw failure("is a folder, not a template or config file") }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw failure("cannot be read by this user (check its permissions)")
-        }
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw failure("cannot read the file: \(error.localizedDescription)")
-        }
-        guard data.count <= maxBytes else {
-            throw TemplateErrors(errors: [TemplateError(
-                file: path, line: nil, keyPath: "",
-                message: "is \(data.count) bytes; a template or config is at most \(maxBytes) bytes: is this the right file?")])
-        }
-        return [UInt8](data)
     }
 }
 
@@ -100,7 +69,7 @@ private struct TemplateRules {
     static let fraction = NumberRange(lower: 0, upper: 1)
     static let unitOpenBelow = NumberRange(lower: 0, lowerOpen: true, upper: 1)
 
-    func read(_ root: [String: JSONValue], into template: inout Template, _ doc: inout JSON5Document) {
+    func read(_ root: [String: JSON5Value], into template: inout Template, _ doc: inout JSON5Document) {
         _ = doc.object(.object(root), at: [], allowed: Self.rootKeys)
         if let version = root["version"] {
             if case .number(1) = version {} else {
@@ -129,7 +98,7 @@ private struct TemplateRules {
         }
     }
 
-    private func resize(_ value: JSONValue, doc: inout JSON5Document) -> Template.Resize? {
+    private func resize(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Resize? {
         let path: Path = [.key("resize")]
         let forms = ["longSide", "shortSide", "fit"]
         guard let members = doc.object(value, at: path, allowed: forms) else { return nil }
@@ -159,7 +128,7 @@ private struct TemplateRules {
         }
     }
 
-    private func crops(_ value: JSONValue, doc: inout JSON5Document) -> [Template.Crop] {
+    private func crops(_ value: JSON5Value, doc: inout JSON5Document) -> [Template.Crop] {
         let path: Path = [.key("crops")]
         guard case .array(let entries) = value else {
             doc.fail(path, "must be a list of ratios like [\"1:1\", \"4:5\"], got \(value.shown)")
@@ -201,7 +170,7 @@ private struct TemplateRules {
         return crops
     }
 
-    private static func ratio(_ value: JSONValue) -> (label: String, width: Int, height: Int)? {
+    private static func ratio(_ value: JSON5Value) -> (label: String, width: Int, height: Int)? {
         guard case .string(let label) = value else { return nil }
         let parts = label.split(separator: ":", omittingEmptySubsequences: false)
         guard parts.count == 2,
@@ -212,7 +181,7 @@ private struct TemplateRules {
 
     private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
 
-    private func frame(_ value: JSONValue, doc: inout JSON5Document) -> Template.Frame? {
+    private func frame(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Frame? {
         let path: Path = [.key("frame")]
         guard let members = doc.object(value, at: path, allowed: ["width", "color"]) else { return nil }
         guard let widthValue = members["width"] else {
@@ -229,7 +198,7 @@ private struct TemplateRules {
     }
 
     /// Reads `position` into `target` when present and valid.
-    private func position(_ members: [String: JSONValue], _ path: Path, _ target: inout Template.Position,
+    private func position(_ members: [String: JSON5Value], _ path: Path, _ target: inout Template.Position,
                           doc: inout JSON5Document) {
         if let value = members["position"],
            let position = doc.choice(value, at: path + [.key("position")], as: Template.Position.self) {
@@ -238,14 +207,14 @@ private struct TemplateRules {
     }
 
     /// Reads the number at `key` into `target` when present and valid.
-    private func number(_ members: [String: JSONValue], _ key: String, _ path: Path, _ range: NumberRange,
+    private func number(_ members: [String: JSON5Value], _ key: String, _ path: Path, _ range: NumberRange,
                         _ target: inout Double, doc: inout JSON5Document) {
         if let value = members[key], let number = doc.number(value, at: path + [.key(key)], in: range) {
             target = number
         }
     }
 
-    private func text(_ value: JSONValue, doc: inout JSON5Document) -> Template.TextMark? {
+    private func text(_ value: JSON5Value, doc: inout JSON5Document) -> Template.TextMark? {
         let path: Path = [.key("text")]
         let keys = ["text", "font", "capHeight", "margin", "maxWidth", "position", "color", "opacity", "shadow"]
         guard let members = doc.object(value, at: path, allowed: keys) else { return nil }
@@ -279,7 +248,7 @@ private struct TemplateRules {
         return words == nil ? nil : mark
     }
 
-    private func logo(_ value: JSONValue, doc: inout JSON5Document) -> Template.LogoMark? {
+    private func logo(_ value: JSON5Value, doc: inout JSON5Document) -> Template.LogoMark? {
         let path: Path = [.key("logo")]
         guard let members = doc.object(value, at: path, allowed: ["file", "width", "padding", "opacity", "position"])
         else { return nil }
@@ -322,7 +291,7 @@ private struct TemplateRules {
         return nil
     }
 
-    private func tile(_ value: JSONValue, doc: inout JSON5Document) -> Template.TileMark? {
+    private func tile(_ value: JSON5Value, doc: inout JSON5Document) -> Template.TileMark? {
         let path: Path = [.key("tile")]
         guard let members = doc.object(value, at: path, allowed: ["text", "angle", "size", "opacity", "gap"])
         else { return nil }
@@ -340,7 +309,7 @@ private struct TemplateRules {
         return words == nil ? nil : mark
     }
 
-    private func stitch(_ value: JSONValue, doc: inout JSON5Document) -> Template.Stitch? {
+    private func stitch(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Stitch? {
         let path: Path = [.key("stitch")]
         guard let members = doc.object(value, at: path,
                                        allowed: ["width", "spacing", "maxHeight", "background", "split", "upscale", "marks"])
@@ -377,7 +346,7 @@ private struct TemplateRules {
         case jpeg, png, heic, avif, same
     }
 
-    private func output(_ value: JSONValue, doc: inout JSON5Document) -> Template.Output? {
+    private func output(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Output? {
         let path: Path = [.key("output")]
         let keys = ["format", "quality", "progressive", "suffix", "metadata", "color"]
         guard let members = doc.object(value, at: path, allowed: keys) else { return nil }

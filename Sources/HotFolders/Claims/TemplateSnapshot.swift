@@ -1,4 +1,5 @@
 import Finishing
+import JSON5
 
 /// The template a batch was claimed with, kept in its manifest so a batch resumed after a
 /// crash (or a reload that changed the template) is finished the way it started: one batch,
@@ -16,22 +17,22 @@ public struct TemplateSnapshot: Codable, Sendable, Equatable {
                                                  sha256: Template.builtInDefault.sha256, directory: ".", text: nil)
 
     /// Reads the template file at `path` and validates it.
-    /// - Throws: `TemplateErrors` naming file, line and key.
-    public static func load(path: String) throws(TemplateErrors) -> (TemplateSnapshot, Template) {
+    /// - Throws: `JSON5Errors` naming file, line and key.
+    public static func load(path: String) throws(JSON5Errors) -> (TemplateSnapshot, Template) {
         let template = try TemplateLoader.load(path: path)
         let text: String
         do {
             text = try String(contentsOfFile: path, encoding: .utf8)
         } catch {
-            throw TemplateErrors(errors: [TemplateError(file: path, line: nil, keyPath: "", message: "cannot read: \(error.localizedDescription)")])
+            throw JSON5Errors(errors: [JSON5Error(file: path, line: nil, keyPath: "", message: "cannot read: \(error.localizedDescription)")])
         }
         let snapshot = TemplateSnapshot(name: template.name, sha256: template.sha256, directory: template.directory, text: text)
         return (snapshot, template)
     }
 
     /// The template this snapshot describes.
-    /// - Throws: `TemplateErrors` (only if the stored text no longer validates, e.g. its logo is gone).
-    public func template() throws(TemplateErrors) -> Template {
+    /// - Throws: `JSON5Errors` (only if the stored text no longer validates, e.g. its logo is gone).
+    public func template() throws(JSON5Errors) -> Template {
         guard let text else { return .builtInDefault }
         var t = try TemplateLoader.parse(text: text, file: "\(directory)/\(name).json5 (as claimed)", name: name,
                                          directory: directory)

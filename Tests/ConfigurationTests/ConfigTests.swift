@@ -1,10 +1,11 @@
+import Configuration
 import Foundation
+import JSON5
 import Testing
-@testable import Finishing
 
 /// Parses `text` as a config, returning the errors (empty when valid).
-func configTestErrors(_ text: String) -> [TemplateError] {
-    do throws(TemplateErrors) {
+func configTestErrors(_ text: String) -> [JSON5Error] {
+    do throws(JSON5Errors) {
         _ = try Config.parse(text: text, file: "pf.json5")
         return []
     } catch {
@@ -12,10 +13,15 @@ func configTestErrors(_ text: String) -> [TemplateError] {
     }
 }
 
+/// The checked-in example config, found from this file's place in the repository.
+let exampleConfigPath = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("etc/photofinish/photofinish.json5").path
+
 @Suite struct ConfigTests {
     @Test func exampleConfig() throws {
         let config = try Config.parse(
-            text: String(contentsOfFile: templateExamplesFolder + "/photofinish.json5", encoding: .utf8), file: "pf.json5")
+            text: String(contentsOfFile: exampleConfigPath, encoding: .utf8), file: "pf.json5")
         #expect(config.templatesDir == "/etc/photofinish/templates")
         #expect(config.inboxes == [Config.Inbox(name: "shop", root: "/srv/photofinish/shop", template: "shop")])
         var expected = Config.defaults
@@ -108,28 +114,26 @@ func configTestErrors(_ text: String) -> [TemplateError] {
         #expect(configTestErrors("{ quiet: \"3m\" }").first?.keyPath == "quiet")
     }
 
-    @Test func loadResolvesTemplatesAndChecksThemExist() throws {
-        let folder = try TemplateTestFolder()
-        let configPath = try folder.write("photofinish.json5", """
+    @Test func loadResolvesTemplatesDirAndChecksTemplatesExist() throws {
+        let folder = NSTemporaryDirectory() + "pf-config-tests-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder + "/templates", withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }  // best effort: a temp folder
+        let configPath = folder + "/photofinish.json5"
+        try Data("""
             { templatesDir: "templates",
               inboxes: [ { name: "shop", root: "/srv/shop", template: "shop" },
                          { name: "web", root: "/srv/web", template: "web" } ] }
-            """)
-        try folder.write("templates/shop.json5", "{ version: 1 }")
-        #expect(throws: TemplateErrors.self) { try Config.load(path: configPath) }
-        let errors = ConfigurationCheck.check(configPath: configPath, templates: [])
-        #expect(errors.count == 1)
-        #expect(errors.first?.line == 3)
-        #expect(errors.first?.keyPath == "inboxes[1].template")
-        #expect(errors.first?.message.contains(folder.path + "/templates/web.json5 does not exist") == true)
-
-        try folder.write("templates/web.json5", "{ version: 1, resize: { longSide: 0 } }")
-        let config = try Config.load(path: configPath)
-        #expect(config.templatesDir == folder.path + "/templates")
-        // Now the config is fine, and the check goes on into its templates.
-        let templateErrors = ConfigurationCheck.check(configPath: configPath, templates: ["shop"])
-        #expect(templateErrors.map(\.description) == [
-            folder.path + "/templates/web.json5:1: resize.longSide: must be a whole number between 1 and 65535, got 0",
-        ])
+            """.utf8).write(to: URL(fileURLWithPath: configPath))
+        try Data("{ version: 1 }".utf8).write(to: URL(fileURLWithPath: folder + "/templates/shop.json5"))
+        do throws(JSON5Errors) {
+            _ = try Config.load(path: configPath)
+            Issue.record("a missing template must be an error")
+        } catch {
+            #expect(error.errors.map(\.description) == [
+                configPath + ":3: inboxes[1].template: no template 'web': " + folder + "/templates/web.json5 does not exist",
+            ])
+        }
+        try Data("{ version: 1 }".utf8).write(to: URL(fileURLWithPath: folder + "/templates/web.json5"))
+        #expect(try Config.load(path: configPath).templatesDir == folder + "/templates")
     }
 }

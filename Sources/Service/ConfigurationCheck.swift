@@ -1,4 +1,7 @@
+import Configuration
+import Finishing
 import Foundation
+import JSON5
 
 /// What `photofinish check` validates: a config, the template of each of its inboxes, and
 /// any templates named on the command line.
@@ -9,12 +12,12 @@ public enum ConfigurationCheck {
     ///   - templates: templates to check as well: a path (contains '/' or ends in
     ///     `.json5`), or a name looked up in the config's `templatesDir` (default
     ///     `/etc/photofinish/templates` when no config is given).
-    public static func check(configPath: String?, templates: [String]) -> [TemplateError] {
-        var errors: [TemplateError] = []
+    public static func check(configPath: String?, templates: [String]) -> [JSON5Error] {
+        var errors: [JSON5Error] = []
         var config = Config.defaults
         var paths: [String] = []
         if let configPath {
-            do throws(TemplateErrors) {
+            do throws(JSON5Errors) {
                 config = try Config.load(path: configPath)
                 paths += config.inboxes.map { config.templatePath(named: $0.template) }
             } catch {

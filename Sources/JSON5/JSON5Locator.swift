@@ -1,9 +1,9 @@
 /// One step of a key path: an object key or an array index (0-based).
-enum KeyPathComponent: Hashable, Sendable, CustomStringConvertible {
+public enum KeyPathComponent: Hashable, Sendable, CustomStringConvertible {
     case key(String)
     case index(Int)
 
-    var description: String {
+    public var description: String {
         switch self {
         case .key(let key): key
         case .index(let index): "[\(index)]"
@@ -13,7 +13,7 @@ enum KeyPathComponent: Hashable, Sendable, CustomStringConvertible {
 
 extension [KeyPathComponent] {
     /// The path as a person reads it: `text.capHeight`, `crops[2].ratio`.
-    var rendered: String {
+    public var rendered: String {
         var out = ""
         for component in self {
             switch component {
@@ -33,13 +33,13 @@ extension [KeyPathComponent] {
 /// name a line. It walks the text once: strings in both quote kinds with escapes, `//`
 /// and `/* */` comments, unquoted identifier keys, nested objects and arrays, trailing
 /// commas.
-struct JSON5Locator {
+public struct JSON5Locator: Sendable {
     /// The line of each object member's key, and of each array element's first character.
-    private(set) var lines: [[KeyPathComponent]: Int] = [:]
+    public private(set) var lines: [[KeyPathComponent]: Int] = [:]
     /// Keys that appear more than once in the same object, with the line of the repeat.
-    private(set) var duplicates: [(path: [KeyPathComponent], line: Int)] = []
+    public private(set) var duplicates: [(path: [KeyPathComponent], line: Int)] = []
     /// The first syntax error, if the text is not valid JSON5.
-    private(set) var syntaxError: (line: Int, message: String)?
+    public private(set) var syntaxError: (line: Int, message: String)?
 
     private let bytes: [UInt8]
     private var position = 0
@@ -48,7 +48,8 @@ struct JSON5Locator {
     /// Deeper nesting than this is reported as an error rather than risking the stack.
     private static let maxDepth = 256
 
-    init(text: String) {
+    /// Scans `text` once.
+    public init(text: String) {
         bytes = Array(text.utf8)
         do throws(Stop) {
             skipSpace()
@@ -64,7 +65,7 @@ struct JSON5Locator {
     }
 
     /// The line of `path`, or of its nearest ancestor that has one.
-    func line(of path: [KeyPathComponent]) -> Int? {
+    public func line(of path: [KeyPathComponent]) -> Int? {
         var path = path
         while !path.isEmpty {
             if let line = lines[path] { return line }

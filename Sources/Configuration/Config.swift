@@ -1,4 +1,5 @@
 import Foundation
+import JSON5
 
 /// The daemon's configuration (SPEC §6), validated: every duration, size and path checked,
 /// defaults filled in.
@@ -67,9 +68,9 @@ public struct Config: Sendable, Equatable {
 
     /// Reads and validates the config at `path`. A relative `templatesDir` is taken
     /// relative to the config file's folder; each inbox's template file must exist.
-    /// - Throws: `TemplateErrors` with every problem found.
-    public static func load(path: String) throws(TemplateErrors) -> Config {
-        let bytes = try FileText.read(path)
+    /// - Throws: `JSON5Errors` with every problem found.
+    public static func load(path: String) throws(JSON5Errors) -> Config {
+        let bytes = try JSON5File.read(path)
         var document = JSON5Document(text: String(decoding: bytes, as: UTF8.self), file: path)
         var config = Config()
         if let root = document.root {
@@ -89,17 +90,17 @@ public struct Config: Sendable, Equatable {
                 }
             }
         }
-        guard document.errors.isEmpty else { throw TemplateErrors(errors: document.sortedErrors) }
+        guard document.errors.isEmpty else { throw JSON5Errors(errors: document.sortedErrors) }
         return config
     }
 
     /// Validates config text already in memory; no file system checks, paths as written.
-    /// - Throws: `TemplateErrors` with every problem found.
-    public static func parse(text: String, file: String) throws(TemplateErrors) -> Config {
+    /// - Throws: `JSON5Errors` with every problem found.
+    public static func parse(text: String, file: String) throws(JSON5Errors) -> Config {
         var document = JSON5Document(text: text, file: file)
         var config = Config()
         if let root = document.root { ConfigRules.read(root, into: &config, &document) }
-        guard document.errors.isEmpty else { throw TemplateErrors(errors: document.sortedErrors) }
+        guard document.errors.isEmpty else { throw JSON5Errors(errors: document.sortedErrors) }
         return config
     }
 
@@ -150,7 +151,7 @@ private enum ConfigRules {
                            "rescanInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
                            "maxFileBytes", "itemTimeout"]
 
-    static func read(_ root: [String: JSONValue], into config: inout Config, _ doc: inout JSON5Document) {
+    static func read(_ root: [String: JSON5Value], into config: inout Config, _ doc: inout JSON5Document) {
         _ = doc.object(.object(root), at: [], allowed: rootKeys)
         if let value = root["templatesDir"], let dir = doc.string(value, at: [.key("templatesDir")]) {
             config.templatesDir = dir
@@ -186,7 +187,7 @@ private enum ConfigRules {
         }
     }
 
-    private static func duration(_ root: [String: JSONValue], _ key: String, _ target: inout Duration,
+    private static func duration(_ root: [String: JSON5Value], _ key: String, _ target: inout Duration,
                                  doc: inout JSON5Document) {
         guard let value = root[key] else { return }
         guard case .string(let text) = value, let duration = Config.parseDuration(text), duration > .zero else {
@@ -196,7 +197,7 @@ private enum ConfigRules {
         target = duration
     }
 
-    private static func size(_ value: JSONValue, at path: [KeyPathComponent], alsoAllowed: String? = nil,
+    private static func size(_ value: JSON5Value, at path: [KeyPathComponent], alsoAllowed: String? = nil,
                              doc: inout JSON5Document) -> Int? {
         var bytes: Int?
         switch value {
@@ -212,7 +213,7 @@ private enum ConfigRules {
         return bytes
     }
 
-    private static func inboxes(_ value: JSONValue, doc: inout JSON5Document) -> [Config.Inbox] {
+    private static func inboxes(_ value: JSON5Value, doc: inout JSON5Document) -> [Config.Inbox] {
         let path: [KeyPathComponent] = [.key("inboxes")]
         guard case .array(let entries) = value else {
             doc.fail(path, "must be a list of { name, root, template }, got \(value.shown)")

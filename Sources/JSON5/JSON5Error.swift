@@ -1,8 +1,8 @@
-/// One problem in a template or config file: where it is and what is wrong.
+/// One problem in a JSON5 file (a template, a config): where it is and what is wrong.
 ///
 /// Printed like a compiler message, so editors and people can jump to it:
 /// `shop.json5:12: text.capHeight: must be a number between 0 and 0.5, got 3`.
-public struct TemplateError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct JSON5Error: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file as it was named when loading (a path, or a label for in-memory text).
     public var file: String
     /// 1-based line, when known.
@@ -29,12 +29,12 @@ public struct TemplateError: Error, Sendable, Equatable, CustomStringConvertible
 }
 
 /// Every problem found in one or more template or config files (validation collects all
-/// of them, not just the first). Also the error type of `Config.load`.
-public struct TemplateErrors: Error, Sendable, CustomStringConvertible {
+/// of them, not just the first).
+public struct JSON5Errors: Error, Sendable, CustomStringConvertible {
     /// The problems, in file and line order.
-    public var errors: [TemplateError]
+    public var errors: [JSON5Error]
 
-    public init(errors: [TemplateError]) {
+    public init(errors: [JSON5Error]) {
         self.errors = errors
     }
 

@@ -1,7 +1,7 @@
 import Testing
-@testable import Finishing
+import JSON5
 
-@Suite struct TemplateLocatorTests {
+@Suite struct JSON5LocatorTests {
     @Test func nestedObjectsAndArraysGetTheirLines() {
         let text = """
         {
@@ -69,5 +69,11 @@ import Testing
     @Test func numbersOfJSON5AreValues() {
         let locator = JSON5Locator(text: "{a: 0x1F, b: -.5, c: +1e3, d: 5., e: Infinity, f: -NaN, g: null}")
         #expect(locator.syntaxError == nil)
+    }
+
+    @Test func suggestions() {
+        #expect(Suggest.closest(to: "capheight", in: ["capHeight", "margin"]) == "capHeight")
+        #expect(Suggest.closest(to: "opactiy", in: ["opacity", "position"]) == "opacity")
+        #expect(Suggest.closest(to: "zzz", in: ["opacity", "position"]) == nil)
     }
 }
