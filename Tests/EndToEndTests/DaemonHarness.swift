@@ -95,6 +95,15 @@ final class DaemonProcess {
         try process.run()
     }
 
+    /// A test that stopped early (a failed expectation, a thrown error) never leaves its
+    /// daemon running behind it.
+    deinit {
+        if process.isRunning {
+            kill(pid, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
     var pid: Int32 { process.processIdentifier }
 
     /// Waits until the daemon logged that it is ready (recovered and watching).
