@@ -152,6 +152,11 @@ private enum ConfigRules {
                            "maxFileBytes", "itemTimeout"]
 
     static func read(_ root: [String: JSON5Value], into config: inout Config, _ doc: inout JSON5Document) {
+        // A template given where the config belongs: one error that says so, not one per key.
+        if root["version"] != nil, root["inboxes"] == nil {
+            doc.fail([], "this is a template (it has 'version' and no 'inboxes'), not a config: check it with photofinish check \(doc.file)")
+            return
+        }
         _ = doc.object(.object(root), at: [], allowed: rootKeys)
         if let value = root["templatesDir"], let dir = doc.string(value, at: [.key("templatesDir")]) {
             config.templatesDir = dir

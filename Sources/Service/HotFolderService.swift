@@ -86,12 +86,13 @@ public final class HotFolderService: Sendable {
 
     /// - Parameters:
     ///   - reload: reads and validates the setup again (SIGHUP).
-    ///   - statusPath: where `status.json` goes.
-    public init(reload: @escaping @Sendable () throws(JSON5Errors) -> ServiceSetup, log: Logger, statusPath: String) {
+    ///   - status: where this process's status file goes (`StatusFiles.target(for:)`).
+    public init(reload: @escaping @Sendable () throws(JSON5Errors) -> ServiceSetup, log: Logger,
+                status: StatusFiles.Target) {
         self.reload = reload
         self.log = log
-        self.statusPath = statusPath
-        let board = StatusBoard()
+        statusPath = status.path
+        let board = StatusBoard(target: status)
         self.board = board
         proofs = ProofKeeper(log: log, busy: { board.isBusy })
     }

@@ -1,22 +1,35 @@
 import Batches
+import Finishing
 import Foundation
 import Synchronization
 
-/// What `photofinish status` shows, per hot folder: written by the daemon as `status.json`
-/// in its runtime folder (`$RUNTIME_DIRECTORY`, i.e. `/run/photofinish` under systemd).
+/// What `photofinish status` shows, per hot folder: written by each daemon and `watch` process
+/// into its own file in a runtime folder (see `StatusFiles`).
 public struct ServiceStatus: Codable, Sendable, Equatable {
     public var pid: Int32
     /// ISO 8601 UTC.
     public var updated: String
     /// "running" or "stopped" (the last thing a daemon writes on its way out).
     public var state: String
+    /// What the process runs, as a person would type it: `daemon --config /etc/…`, `watch /srv/…`.
+    public var command: String?
+    /// The absolute path of the config the process runs (`daemon`, or `watch --config`).
+    public var config: String?
     public var inboxes: [Inbox]
 
-    public init(pid: Int32, updated: String, state: String, inboxes: [Inbox]) {
+    public init(pid: Int32, updated: String, state: String, command: String? = nil, config: String? = nil,
+                inboxes: [Inbox]) {
         self.pid = pid
         self.updated = updated
         self.state = state
+        self.command = command
+        self.config = config
         self.inboxes = inboxes
+    }
+
+    /// Whether the process that wrote this is still there and says it runs.
+    public var isRunning: Bool {
+        state == "running" && (kill(pid, 0) == 0 || errno == EPERM)
     }
 
     public struct Inbox: Codable, Sendable, Equatable {
@@ -85,21 +98,6 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         }.joined(separator: " · ")
     }
 
-    /// Where the status file lives: `$RUNTIME_DIRECTORY` (set by systemd), else
-    /// `/run/photofinish` when it exists, else `$XDG_RUNTIME_DIR/photofinish`, else
-    /// `/tmp/photofinish-<uid>`.
-    public static func defaultPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        if let dir = environment["RUNTIME_DIRECTORY"], !dir.isEmpty {
-            return dir.split(separator: ":").first.map(String.init)! + "/status.json"
-        }
-        var isDir: ObjCBool = false
-        if FileManager.default.fileExists(atPath: "/run/photofinish", isDirectory: &isDir), isDir.boolValue {
-            return "/run/photofinish/status.json"
-        }
-        if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return xdg + "/photofinish/status.json" }
-        return "/tmp/photofinish-\(getuid())/status.json"
-    }
-
     /// Writes the status atomically (a reader never sees half of it).
     public func write(to path: String) throws {
         let folder = (path as NSString).deletingLastPathComponent
@@ -115,10 +113,108 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     }
 }
 
+/// Where status files live: one per process, named for what it runs, so two processes never
+/// write the same file and `photofinish status` can find each.
+public enum StatusFiles {
+    /// What a process is keyed by: the config a daemon runs, or the hot folder a `watch` runs.
+    public enum Key: Sendable {
+        case config(String)
+        case root(String)
+
+        /// `daemon-<config stem>-<8 hex>` or `watch-<folder name>-<8 hex>`; the hex digits are
+        /// the start of the SHA-256 of the absolute path (two folders of one name differ).
+        var fileStem: String {
+            let (kind, path) = switch self {
+            case .config(let path): ("daemon", path)
+            case .root(let path): ("watch", path)
+            }
+            let url = URL(fileURLWithPath: path)
+            let label = String(url.deletingPathExtension().lastPathComponent.map {
+                $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_" || $0 == ".") ? $0 : "-"
+            }.prefix(40))
+            return "\(kind)-\(label)-\(SHA256.hex(of: Array(path.utf8)).prefix(8))"
+        }
+    }
+
+    /// The folder this process writes its status to: `$RUNTIME_DIRECTORY` (set by systemd),
+    /// else `/run/photofinish` when this user may write there, else the user's own folder
+    /// (`$XDG_RUNTIME_DIR/photofinish`, else `/tmp/photofinish-<uid>`).
+    public static func directory(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        if let dir = runtimeDirectory(environment) { return dir }
+        if access(system, W_OK) == 0 { return system }
+        return userDirectory(environment)
+    }
+
+    /// The folders `photofinish status` reads: this process's, the system daemon's and this user's.
+    public static func directories(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        var out: [String] = []
+        for dir in [runtimeDirectory(environment), system, userDirectory(environment)].compactMap({ $0 })
+        where !out.contains(dir) {
+            out.append(dir)
+        }
+        return out
+    }
+
+    /// Where a process writes its status, and what it says it runs.
+    public struct Target: Sendable {
+        public var path: String
+        /// `daemon --config /etc/…` or `watch /srv/…`.
+        public var command: String
+        /// The config a daemon runs (absolute); `nil` for `watch`.
+        public var config: String?
+    }
+
+    /// This process's status file: `<directory>/<key>.json`, or `<key>-<pid>.json` when another
+    /// running process already writes the key's file (two `watch` of one folder).
+    /// - Parameter key: the absolute config path of a daemon, or the absolute root of a `watch`.
+    public static func target(for key: Key, environment: [String: String] = ProcessInfo.processInfo.environment) -> Target {
+        let base = directory(environment: environment) + "/" + key.fileStem
+        var path = base + ".json"
+        if let other = try? ServiceStatus.read(from: path), other.pid != getpid(), other.isRunning {
+            path = base + "-\(getpid()).json"
+        }
+        return switch key {
+        case .config(let config): Target(path: path, command: "daemon --config \(config)", config: config)
+        case .root(let root): Target(path: path, command: "watch \(root)", config: nil)
+        }
+    }
+
+    /// Every status file in `directories`, each with its path; unreadable ones are left out.
+    public static func all(environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> [(path: String, status: ServiceStatus)] {
+        var found: [(path: String, status: ServiceStatus)] = []
+        for dir in directories(environment: environment) {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+            for name in names.sorted() where name.hasSuffix(".json") && !name.hasPrefix(".") {
+                // A file another process is replacing, or not a status: not one to show.
+                if let status = try? ServiceStatus.read(from: dir + "/" + name) { found.append((dir + "/" + name, status)) }
+            }
+        }
+        return found
+    }
+
+    static let system = "/run/photofinish"
+
+    private static func runtimeDirectory(_ environment: [String: String]) -> String? {
+        guard let dir = environment["RUNTIME_DIRECTORY"], !dir.isEmpty else { return nil }
+        return dir.split(separator: ":").first.map(String.init)
+    }
+
+    private static func userDirectory(_ environment: [String: String]) -> String {
+        if let xdg = environment["XDG_RUNTIME_DIR"], !xdg.isEmpty { return xdg + "/photofinish" }
+        return "/tmp/photofinish-\(getuid())"
+    }
+}
+
 /// The live status, shared by the watching loop and the batch workers.
 final class StatusBoard: Sendable {
+    private let target: StatusFiles.Target
     private let inboxes = Mutex<[String: ServiceStatus.Inbox]>([:])
     private let order = Mutex<[String]>([])
+
+    init(target: StatusFiles.Target) {
+        self.target = target
+    }
 
     func set(_ names: [(String, String)]) {
         inboxes.withLock { all in
@@ -151,6 +247,6 @@ final class StatusBoard: Sendable {
         let all = inboxes.withLock { $0 }
         let names = order.withLock { $0 }
         return ServiceStatus(pid: getpid(), updated: BatchID.timestamp(Date()), state: state,
-                             inboxes: names.compactMap { all[$0] })
+                             command: target.command, config: target.config, inboxes: names.compactMap { all[$0] })
     }
 }

@@ -1,3 +1,18 @@
+/// One option of a command: `--name VALUE` (when `value` is set) or a flag `--name`.
+struct Option: Sendable {
+    var name: String
+    /// How the value is shown in help (`F`, `DIR`, `N`); `nil` for a flag.
+    var value: String?
+    /// What it does, for `--help` and `help COMMAND`.
+    var help: String
+
+    init(_ name: String, _ value: String?, _ help: String) {
+        self.name = name
+        self.value = value
+        self.help = help
+    }
+}
+
 /// A command line split into options and positional arguments. Options are `--name VALUE`,
 /// `--name=VALUE`, or flags; `--` ends options.
 struct Arguments {
@@ -7,10 +22,9 @@ struct Arguments {
 
     /// - Parameters:
     ///   - args: the words after the command name.
-    ///   - valued: options that take a value.
-    ///   - flagNames: options that take none.
+    ///   - known: the command's options (the only ones accepted).
     /// - Throws: `UsageError` for an unknown option or a missing value.
-    init(_ args: [String], valued: Set<String>, flags flagNames: Set<String> = []) throws(UsageError) {
+    init(_ args: [String], options known: [Option]) throws(UsageError) {
         var i = 0
         var onlyPositional = false
         while i < args.count {
@@ -26,20 +40,32 @@ struct Arguments {
                 value = String(name[name.index(after: eq)...])
                 name = String(name[..<eq])
             }
-            if flagNames.contains(name) {
+            guard let option = known.first(where: { $0.name == name }) else {
+                let names = known.map { "--\($0.name)" }
+                throw UsageError("unknown option --\(name)"
+                                 + (names.isEmpty ? " (this command takes none)" : " (options: \(names.joined(separator: ", ")))"))
+            }
+            if option.value == nil {
                 guard value == nil else { throw UsageError("--\(name) takes no value") }
                 flags.insert(name)
-            } else if valued.contains(name) {
+            } else {
                 if value == nil {
-                    guard i < args.count else { throw UsageError("--\(name) needs a value") }
+                    guard i < args.count else { throw UsageError("--\(name) needs a value (\(option.value!))") }
                     value = args[i]
                     i += 1
                 }
                 options[name] = value
-            } else {
-                throw UsageError("unknown option --\(name)")
             }
         }
+    }
+
+    /// Whether `--help` or `-h` comes before any `--`.
+    static func asksForHelp(_ args: [String]) -> Bool {
+        for a in args {
+            if a == "--" { return false }
+            if a == "--help" || a == "-h" { return true }
+        }
+        return false
     }
 }
 

@@ -7,12 +7,9 @@ import Service
 
 /// `photofinish daemon [--config FILE]`: the service, in the foreground (systemd `Type=notify`).
 enum DaemonCommand {
-    static let defaultConfig = "/etc/photofinish/photofinish.json5"
-
-    static func main(_ args: [String]) async throws(UsageError) -> Int32 {
-        let a = try Arguments(args, valued: ["config"])
+    static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
         guard a.positional.isEmpty else { throw UsageError("daemon takes no arguments besides --config FILE") }
-        let path = a.options["config"] ?? defaultConfig
+        let path = WatchCommand.absolute(a.options["config"] ?? Commands.defaultConfig)
         let signals = SignalEvents()  // first: from here on SIGHUP and SIGTERM are events
         let log = ServiceLog.make()
         let setup: ServiceSetup
@@ -25,7 +22,7 @@ enum DaemonCommand {
         }
         if setup.inboxes.isEmpty { log.warning("\(path) names no inboxes: nothing to watch until a reload adds some") }
         let service = HotFolderService(reload: { () throws(JSON5Errors) in try ServiceSetup.load(configPath: path) },
-                                       log: log, statusPath: ServiceStatus.defaultPath())
+                                       log: log, status: StatusFiles.target(for: .config(path)))
         return await service.run(setup, signals: signals)
     }
 }

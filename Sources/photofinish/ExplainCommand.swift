@@ -8,10 +8,7 @@ import HotFolders
 /// FILE's path lies in (`<root>/drop/x.jpg`, `<root>/failed/<id>/x.jpg` …), else the default
 /// config's. Exit 0 when something is known, 1 when nothing is.
 enum ExplainCommand {
-    static let defaultConfig = "/etc/photofinish/photofinish.json5"
-
-    static func main(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, valued: ["config"])
+    static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard let file = a.positional.first, a.positional.count <= 2 else {
             throw UsageError("explain needs FILE, and optionally the hot folder ROOT")
         }
@@ -22,7 +19,7 @@ enum ExplainCommand {
         } else if let inferred = root(of: file), a.options["config"] == nil {
             roots = [inferred]
         }
-        let configPath = a.options["config"] ?? (roots.isEmpty && FileManager.default.fileExists(atPath: defaultConfig) ? defaultConfig : nil)
+        let configPath = a.options["config"] ?? (roots.isEmpty && FileManager.default.fileExists(atPath: Commands.defaultConfig) ? Commands.defaultConfig : nil)
         if let configPath {
             do {
                 config = try Config.load(path: configPath)

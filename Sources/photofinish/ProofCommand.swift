@@ -8,8 +8,7 @@ import Service
 /// (SPEC §8), written as one contact sheet `<out>/proof-<template name>.png` (default out:
 /// the current folder).
 enum ProofCommand {
-    static func main(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, valued: ["template", "out", "config"])
+    static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard let templatePath = a.options["template"] else { throw UsageError("proof needs --template FILE") }
         guard a.positional.isEmpty else { throw UsageError("proof takes no photos: it makes its own (unexpected '\(a.positional[0])')") }
         let template: Template

@@ -7,8 +7,7 @@ import Foundation
 /// `photofinish run --template F [--out DIR] [--workers N] [--config FILE] FILE|DIR…`:
 /// one batch now. Inputs are never moved or changed.
 enum RunCommand {
-    static func main(_ args: [String]) async throws(UsageError) -> Int32 {
-        let a = try Arguments(args, valued: ["template", "out", "workers", "config"])
+    static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
         guard let templatePath = a.options["template"] else { throw UsageError("run needs --template FILE") }
         guard !a.positional.isEmpty else { throw UsageError("run needs at least one FILE or DIR") }
         let template: Template
@@ -59,8 +58,10 @@ enum RunCommand {
     }
 
     /// Runs one batch into `<outRoot>/<batch-id>/`, writes the report last, prints where it
-    /// is, and returns the exit code (0 all finished, 1 some failed or stopped).
-    static func execute(template: Template, paths: [String], outRoot: String, limits: BatchLimits) async -> Int32 {
+    /// is, and returns the exit code: `exitCode` of the report (by default 0 when all finished,
+    /// 1 when some failed or the batch was stopped), 1 when the report cannot be written.
+    static func execute(template: Template, paths: [String], outRoot: String, limits: BatchLimits,
+                        exitCode: (Report) -> Int32 = { $0.status == .complete ? 0 : 1 }) async -> Int32 {
         let batch = BatchID.make()
         let folder = outRoot + "/" + batch
         do {
@@ -94,7 +95,7 @@ enum RunCommand {
         for output in report.outputs { print("  \(output.file)") }
         for warning in report.warnings ?? [] { print("  \(warning)") }
         print("report: \(folder)/report.json, \(folder)/report.html (photofinish report \(folder))")
-        return report.status == .complete ? 0 : 1
+        return exitCode(report)
     }
 }
 

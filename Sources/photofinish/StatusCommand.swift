@@ -1,40 +1,63 @@
+import Batches
 import Configuration
-import Finishing
 import Foundation
 import Service
 
-/// `photofinish status [--config FILE]`: per hot folder what is pending and processing, and
-/// the last batch's result, from the running daemon's status file.
+/// `photofinish status [ROOT] [--config FILE]`: per hot folder what is pending and processing,
+/// and the last batch's result, from the status files of the running daemons and watches
+/// (each process writes its own, keyed by its config or its hot folder).
 enum StatusCommand {
-    static func main(_ args: [String]) throws(UsageError) -> Int32 {
-        let a = try Arguments(args, valued: ["config", "status-file"])
-        let path = a.options["status-file"] ?? ServiceStatus.defaultPath()
+    static func main(_ a: Arguments) throws(UsageError) -> Int32 {
+        guard a.positional.count <= 1 else { throw UsageError("status takes at most one ROOT folder") }
+        let places = StatusFiles.directories().joined(separator: ", ")
+        var found = StatusFiles.all().map(\.status)
         var names: [String]?
         if let configPath = a.options["config"] {
+            let absolute = WatchCommand.absolute(configPath)
             do {
                 names = try Config.load(path: configPath).inboxes.map(\.name)
             } catch {
                 for e in error.errors { Terminal.note(e.description) }
                 return 2
             }
+            found = found.filter { $0.config == absolute }
+            guard !found.isEmpty else {
+                print("no photofinish daemon runs \(absolute) (no status for it in \(places))")
+                return 1
+            }
         }
-        guard let status = try? ServiceStatus.read(from: path) else {
-            print("photofinish is not running (no status at \(path))")
+        var root: String?
+        if let given = a.positional.first {
+            let absolute = WatchCommand.absolute(given)
+            root = absolute
+            found = found.filter { $0.inboxes.contains { WatchCommand.absolute($0.root) == absolute } }
+            guard !found.isEmpty else {
+                print("nothing watches \(absolute) (no photofinish status names it in \(places))")
+                return 1
+            }
+        }
+        guard !found.isEmpty else {
+            print("photofinish is not running (no status in \(places))")
             return 1
         }
-        let alive = kill(status.pid, 0) == 0 || errno == EPERM
-        if status.state != "running" || !alive {
-            print("photofinish is not running (last status \(status.updated), pid \(status.pid))")
-        } else {
-            print("photofinish is running (pid \(status.pid), status of \(status.updated))")
+        // Running processes first; of stopped ones, the newest first.
+        found.sort { ($0.isRunning ? 0 : 1, $1.updated) < ($1.isRunning ? 0 : 1, $0.updated) }
+        for (index, status) in found.enumerated() {
+            if index > 0 { print("") }
+            let what = "photofinish " + (status.command ?? "daemon")
+            let when = HumanTime.words(isoUTC: status.updated)
+            print(status.isRunning
+                  ? "\(what): running (pid \(status.pid), status of \(when))"
+                  : "\(what): not running (last status \(when), pid \(status.pid))")
+            for inbox in status.inboxes where (names?.contains(inbox.name) ?? true)
+                && (root.map { WatchCommand.absolute(inbox.root) == $0 } ?? true) {
+                print(lines(inbox))
+            }
+            for name in names ?? [] where !status.inboxes.contains(where: { $0.name == name }) {
+                print("\(name): not watched by the running daemon (reload it: systemctl reload photofinish)")
+            }
         }
-        for inbox in status.inboxes where names?.contains(inbox.name) ?? true {
-            print(lines(inbox))
-        }
-        for name in names ?? [] where !status.inboxes.contains(where: { $0.name == name }) {
-            print("\(name): not watched by the running daemon (reload it: systemctl reload photofinish)")
-        }
-        return status.state == "running" && alive ? 0 : 1
+        return found.contains(where: \.isRunning) ? 0 : 1
     }
 
     static func lines(_ inbox: ServiceStatus.Inbox) -> String {
@@ -47,7 +70,7 @@ enum StatusCommand {
         if inbox.polling { out += "  watching by polling (no inotify watch available)\n" }
         if let l = inbox.last {
             out += "  last batch \(l.batch): \(l.status), \(l.ok) of \(l.items) finished"
-                + (l.failed > 0 ? ", \(l.failed) failed" : "") + " at \(l.finished)\n"
+                + (l.failed > 0 ? ", \(l.failed) failed" : "") + " at \(HumanTime.words(isoUTC: l.finished))\n"
         } else {
             out += "  no batch finished since the daemon started\n"
         }

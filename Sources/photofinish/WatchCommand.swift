@@ -9,8 +9,7 @@ import Service
 /// with the built-in default template unless `--template` names one; the config (optional)
 /// only gives timing and limits. Ctrl-C stops.
 enum WatchCommand {
-    static func main(_ args: [String]) async throws(UsageError) -> Int32 {
-        let a = try Arguments(args, valued: ["template", "config"])
+    static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
         guard a.positional.count == 1 else { throw UsageError("watch needs one ROOT folder") }
         let root = absolute(a.positional[0])
         let signals = SignalEvents()
@@ -50,7 +49,7 @@ enum WatchCommand {
               originals kept in:  \(root)/originals/<batch-id>/
             a batch closes \(setup.config.quiet) after the last photo arrives; Ctrl-C stops
             """)
-        let service = HotFolderService(reload: load, log: log, statusPath: ServiceStatus.defaultPath())
+        let service = HotFolderService(reload: load, log: log, status: StatusFiles.target(for: .root(root)))
         return await service.run(setup, signals: signals)
     }
 

@@ -230,7 +230,10 @@ struct WatchTests {
     @Test func initMakesTheLayoutAndWatchFinishesWithTheBuiltInTemplate() throws {
         let dir = try Harness.tempDir()
         let root = dir + "/new/studio"
-        let made = try Harness.run(["init", root, "--template", "shop"])
+        try FileManager.default.createDirectory(atPath: dir + "/templates", withIntermediateDirectories: true)
+        try Harness.write("{ version: 1 }", to: dir + "/templates/shop.json5")
+        try Harness.write("{ templatesDir: \"templates\", inboxes: [] }", to: dir + "/pf.json5")
+        let made = try Harness.run(["init", root, "--template", "shop", "--config", dir + "/pf.json5"])
         #expect(made.status == 0)
         #expect(made.stdout.contains("name: \"studio\", root: \"\(root)\", template: \"shop\""), "\(made.stdout)")
         for sub in ["drop", "out", "originals", "failed", ".work"] {

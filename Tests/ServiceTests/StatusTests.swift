@@ -17,15 +17,35 @@ struct StatusTests {
         #expect(status.summary == "shop: processing 23 of 80; 2 pending · studio: idle, last batch 20261129-140000-0001 complete (12 of 12) · new: idle")
     }
 
-    @Test func theStatusFileRoundTripsAndLivesInTheRuntimeDirectory() throws {
-        #expect(ServiceStatus.defaultPath(environment: ["RUNTIME_DIRECTORY": "/run/photofinish"]) == "/run/photofinish/status.json")
+    @Test func eachProcessHasItsOwnStatusFileInTheRuntimeDirectory() throws {
         let dir = NSTemporaryDirectory() + "pf-status-\(UInt32.random(in: 0...UInt32.max))"
-        let path = ServiceStatus.defaultPath(environment: ["RUNTIME_DIRECTORY": dir])
-        let status = ServiceStatus(pid: 42, updated: "2026-11-29T15:00:00.000Z", state: "running",
-                                   inboxes: [.init(name: "shop", root: "/srv/shop")])
-        try status.write(to: path)
-        #expect(try ServiceStatus.read(from: path) == status)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir) == ["status.json"])
+        defer { try? FileManager.default.removeItem(atPath: dir) }  // best effort: a temp folder
+        let env = ["RUNTIME_DIRECTORY": dir, "XDG_RUNTIME_DIR": "/run/user/1000"]
+        #expect(StatusFiles.directory(environment: env) == dir)
+        #expect(StatusFiles.directories(environment: env) == [dir, "/run/photofinish", "/run/user/1000/photofinish"])
+        let daemon = StatusFiles.target(for: .config("/etc/photofinish/photofinish.json5"), environment: env)
+        let shop = StatusFiles.target(for: .root("/srv/photofinish/shop"), environment: env)
+        let web = StatusFiles.target(for: .root("/srv/other/shop"), environment: env)
+        #expect(daemon.command == "daemon --config /etc/photofinish/photofinish.json5")
+        #expect(daemon.config == "/etc/photofinish/photofinish.json5" && shop.config == nil)
+        #expect(shop.command == "watch /srv/photofinish/shop")
+        #expect((daemon.path as NSString).lastPathComponent.hasPrefix("daemon-photofinish-"))
+        #expect((shop.path as NSString).lastPathComponent.hasPrefix("watch-shop-"))
+        #expect(Set([daemon.path, shop.path, web.path]).count == 3, "two folders of one name still differ")
+
+        let status = ServiceStatus(pid: getpid(), updated: "2026-11-29T15:00:00.000Z", state: "running",
+                                   command: shop.command, inboxes: [.init(name: "shop", root: "/srv/photofinish/shop")])
+        try status.write(to: shop.path)
+        #expect(try ServiceStatus.read(from: shop.path) == status)
+        #expect(StatusFiles.all(environment: env).map(\.status) == [status])
+        // Another running process on the same folder writes beside it, never over it.
+        let second = StatusFiles.target(for: .root("/srv/photofinish/shop"), environment: env)
+        #expect(second.path == shop.path, "our own file is ours to rewrite")
+        var other = status
+        other.pid = getppid()
+        try other.write(to: shop.path)
+        let beside = StatusFiles.target(for: .root("/srv/photofinish/shop"), environment: env)
+        #expect(beside.path == shop.path.replacingOccurrences(of: ".json", with: "-\(getpid()).json"))
     }
 }
 

@@ -70,6 +70,11 @@ private struct TemplateRules {
     static let unitOpenBelow = NumberRange(lower: 0, lowerOpen: true, upper: 1)
 
     func read(_ root: [String: JSON5Value], into template: inout Template, _ doc: inout JSON5Document) {
+        // A config given where a template belongs: one error that says so, not one per key.
+        if root["version"] == nil, let key = ["inboxes", "templatesDir"].first(where: { root[$0] != nil }) {
+            doc.fail([], "this is a config (it has '\(key)'), not a template: check it with photofinish check --config \(doc.file)")
+            return
+        }
         _ = doc.object(.object(root), at: [], allowed: Self.rootKeys)
         if let version = root["version"] {
             if case .number(1) = version {} else {

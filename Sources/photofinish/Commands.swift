@@ -1,0 +1,224 @@
+/// Every command of the command line (SPEC §5): how it is called, what it does, every option.
+/// The parser accepts only the options listed here, and `--help` prints them, so the help
+/// cannot leave an option out. `docs/photofinish.1.md` (the man page) says the same in prose;
+/// a test checks that it names every command and option.
+struct Command: Sendable {
+    var name: String
+    /// The arguments after the name, as in a synopsis.
+    var synopsis: String
+    /// One line for `photofinish help`.
+    var summary: String
+    /// Paragraphs for `photofinish help NAME`.
+    var details: String
+    var options: [Option]
+    var main: @Sendable (Arguments) async throws(UsageError) -> Int32
+
+    /// `photofinish help NAME`, `NAME --help`.
+    var help: String {
+        var out = "usage: photofinish \(name)\(synopsis.isEmpty ? "" : " " + synopsis)\n\n\(summary)\n"
+        if !details.isEmpty { out += "\n\(details)\n" }
+        let listed = options + [Option("help", nil, "this text")]
+        let labels = listed.map { "--\($0.name)" + ($0.value.map { " \($0)" } ?? "") }
+        let width = labels.map(\.count).max()! + 2
+        out += "\noptions:\n"
+        for (label, option) in zip(labels, listed) {
+            let indent = "\n  " + String(repeating: " ", count: width)
+            out += "  " + label.padding(toLength: width, withPad: " ", startingAt: 0)
+                + option.help.replacingOccurrences(of: "\n", with: indent) + "\n"
+        }
+        return out
+    }
+}
+
+enum Commands {
+    static let defaultConfig = "/etc/photofinish/photofinish.json5"
+
+    static let all: [Command] = [
+        Command(
+            name: "run", synopsis: "--template F [--out DIR] [--workers N] [--config FILE] FILE|DIR…",
+            summary: "Finish these photos now, as one batch.",
+            details: """
+                FILE arguments keep their order; a DIR stands for its files in the template's order
+                (natural sort by default: IMG_2 before IMG_10). Outputs go to <out>/<batch-id>/ with
+                report.json and report.html. The inputs are never moved or changed. Ctrl-C stops
+                cleanly: the photos in flight finish and the report says "interrupted".
+                Exit 0: every photo finished; 1: some failed or the batch was stopped; 2: usage or
+                template error.
+                """,
+            options: [
+                Option("template", "F", "the template file (required)"),
+                Option("out", "DIR", "where the batch folder goes (default: ./out)"),
+                Option("workers", "N", "photos in flight at once (0 = one per core, the default)"),
+                Option("config", "FILE", "take maxPixels, maxFileBytes, itemTimeout and workers from this config"),
+            ],
+            main: { a throws(UsageError) in try await RunCommand.main(a) }),
+        Command(
+            name: "check", synopsis: "[--config FILE] [TEMPLATE…]",
+            summary: "Validate a config (and its templates) or templates.",
+            details: """
+                Prints "configuration OK", or every error as FILE:LINE: KEY: MESSAGE (exit 2).
+                A TEMPLATE containing '/' or ending in .json5 is a file; otherwise it is a name in
+                the config's templatesDir (\(defaultConfig) names /etc/photofinish/templates).
+                Without arguments, checks \(defaultConfig) when it exists.
+                """,
+            options: [
+                Option("config", "FILE", "the config to check, with the template of each of its hot folders"),
+            ],
+            main: { a throws(UsageError) in try CheckCommand.main(a) }),
+        Command(
+            name: "report", synopsis: "PATH",
+            summary: "Print a batch's report for a person.",
+            details: "PATH is a batch folder or its report.json. Times are local, with their offset from UTC.",
+            options: [],
+            main: { a throws(UsageError) in try ReportCommand.main(a) }),
+        Command(
+            name: "watch", synopsis: "ROOT [--template F] [--config FILE]",
+            summary: "Run one hot folder in the foreground until Ctrl-C.",
+            details: """
+                Creates the layout under ROOT if missing (drop/, out/, originals/, failed/, .work/),
+                then finishes every batch dropped into ROOT/drop/. Uses the built-in template (long
+                side 2048 px, JPEG q88, location stripped) unless --template names one.
+                """,
+            options: [
+                Option("template", "F", "the template file (default: the built-in template)"),
+                Option("config", "FILE", "take timing and limits from this config (its hot folders are not used)"),
+            ],
+            main: { a throws(UsageError) in try await WatchCommand.main(a) }),
+        Command(
+            name: "init", synopsis: "ROOT [--template NAME] [--config FILE]",
+            summary: "Create a hot folder's layout and print how to use it.",
+            details: """
+                Creates ROOT/drop/, out/, originals/, failed/ and .work/ (mode 0700); safe to run
+                again. Prints the config entry to add (with a template that exists in the config's
+                templatesDir) and the commands to check, reload or try it, ready to copy.
+                """,
+            options: [
+                Option("template", "NAME", "the template the entry names (default: one that exists, by preference\nthe folder's own name)"),
+                Option("config", "FILE", "the config the entry is meant for (default: \(defaultConfig))"),
+            ],
+            main: { a throws(UsageError) in try InitCommand.main(a) }),
+        Command(
+            name: "daemon", synopsis: "[--config FILE]",
+            summary: "The service, in the foreground (systemd Type=notify).",
+            details: """
+                Watches every hot folder of the config. SIGHUP reloads the config and templates
+                (keeping the old ones on error); SIGTERM finishes the photos in flight and stops.
+                """,
+            options: [
+                Option("config", "FILE", "the config (default: \(defaultConfig))"),
+            ],
+            main: { a throws(UsageError) in try await DaemonCommand.main(a) }),
+        Command(
+            name: "status", synopsis: "[ROOT] [--config FILE]",
+            summary: "What the running daemons and watches are doing.",
+            details: """
+                Per hot folder: the batch in progress ("processing 23 of 80"), batches waiting,
+                files pending, the last batch's result. Each daemon and watch process writes its
+                own status file; without arguments every one found is shown. Exit 0 when what was
+                asked about is running, 1 when it is not.
+                """,
+            options: [
+                Option("config", "FILE", "only the daemon that runs this config, and only its hot folders"),
+            ],
+            main: { a throws(UsageError) in try StatusCommand.main(a) }),
+        Command(
+            name: "proof", synopsis: "--template F [--out DIR] [--config FILE]",
+            summary: "The template on six sample photos, as one contact sheet.",
+            details: """
+                Writes <out>/proof-<template>.png: a landscape, a portrait stored sideways, a 48 MP
+                photo, a screenshot, a square and a panorama, every output 360 px high and labelled.
+                """,
+            options: [
+                Option("template", "F", "the template file (required)"),
+                Option("out", "DIR", "where the sheet goes (default: the current folder)"),
+                Option("config", "FILE", "take maxPixels from this config"),
+            ],
+            main: { a throws(UsageError) in try ProofCommand.main(a) }),
+        Command(
+            name: "explain", synopsis: "FILE [ROOT] [--config FILE]",
+            summary: "What became of a dropped file.",
+            details: """
+                Settling or waiting in drop/ (or never taken, and why), claimed in a batch, finished
+                into these outputs, or failed and why. The hot folder: ROOT when given, else the one
+                FILE's path lies in, else the config's. Exit 1 when nothing is known.
+                """,
+            options: [
+                Option("config", "FILE", "search this config's hot folders (default: \(defaultConfig))"),
+            ],
+            main: { a throws(UsageError) in try ExplainCommand.main(a) }),
+        Command(
+            name: "demo", synopsis: "[DIR] [--template F] | --drop ROOT",
+            summary: "Make sample photos and finish them, to see PhotoFinish work.",
+            details: """
+                Writes six sample photos into DIR/photos (default DIR: ./demo) and finishes them
+                as one batch into DIR/out. One of them, broken.jpg, fails on purpose: exit 0 when
+                exactly that one failed, 1 when anything else went wrong. With --drop, only drops
+                the samples into a hot folder's drop/.
+                """,
+            options: [
+                Option("template", "F", "the template file (default: the built-in template)"),
+                Option("drop", "ROOT", "only drop the sample photos into ROOT/drop/"),
+            ],
+            main: { a throws(UsageError) in try await DemoCommand.main(a) }),
+        Command(
+            name: "help", synopsis: "[COMMAND]",
+            summary: "The commands, or one command's usage and options.",
+            details: "",
+            options: [],
+            main: { a throws(UsageError) in try HelpCommand.main(a) }),
+        Command(
+            name: "version", synopsis: "",
+            summary: "Print the version (also: photofinish --version).",
+            details: "",
+            options: [],
+            main: { a throws(UsageError) in try VersionCommand.main(a) }),
+    ]
+
+    static func named(_ name: String) -> Command? { all.first { $0.name == name } }
+
+    /// `photofinish help`: every command in one screen.
+    static var overview: String {
+        var out = "usage: photofinish COMMAND [OPTIONS]\n\ncommands:\n"
+        for c in all {
+            let line = "  \(c.name) \(c.synopsis)"
+            if line.count <= 32 {
+                out += line.padding(toLength: 34, withPad: " ", startingAt: 0) + c.summary + "\n"
+            } else {
+                out += line + "\n" + String(repeating: " ", count: 34) + c.summary + "\n"
+            }
+        }
+        out += """
+
+            'photofinish help COMMAND' or 'photofinish COMMAND --help' shows a command's options;
+            'man photofinish' and 'man photofinish.json5' the whole reference.
+            Exit codes: 0 ok, 1 some photos failed, 2 usage or configuration error.
+            """
+        return out
+    }
+}
+
+/// `photofinish help [COMMAND]`.
+enum HelpCommand {
+    static func main(_ a: Arguments) throws(UsageError) -> Int32 {
+        guard let name = a.positional.first else {
+            print(Commands.overview)
+            return 0
+        }
+        guard a.positional.count == 1 else { throw UsageError("help takes one COMMAND") }
+        guard let command = Commands.named(name) else { throw UsageError("unknown command '\(name)'") }
+        print(command.help, terminator: "")
+        return 0
+    }
+}
+
+/// `photofinish version`, `photofinish --version`.
+enum VersionCommand {
+    /// The release, as the Debian package is versioned (`scripts/package` reads it here).
+    static let version = "0.9.0"
+
+    static func main(_ a: Arguments) throws(UsageError) -> Int32 {
+        guard a.positional.isEmpty else { throw UsageError("version takes no arguments") }
+        print("photofinish \(version)")
+        return 0
+    }
+}
