@@ -28,6 +28,8 @@ let package = Package(
                        providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CExif", pkgConfig: "libexif",
                        providers: [.apt(["libexif-dev"])]),
+        .systemLibrary(name: "CExempi", pkgConfig: "exempi-2.0",
+                       providers: [.apt(["libexempi-dev"])]),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2",
                        providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CHarfBuzz", pkgConfig: "harfbuzz",
@@ -41,7 +43,7 @@ let package = Package(
 
         // Swift modules, lowest first.
         .target(name: "Pixels", dependencies: ["CLCMS"], swiftSettings: hotLoops),
-        .target(name: "Codecs", dependencies: ["Pixels", "CShims", "CJPEG", "CPNG", "CHeif", "CExif", "CLCMS"]),
+        .target(name: "Codecs", dependencies: ["Pixels", "CShims", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CLCMS"]),
         .target(name: "Typesetting", dependencies: ["Pixels", "CFreeType", "CHarfBuzz", "CFontconfig"],
                 swiftSettings: hotLoops),
         .target(name: "JSON5"),

@@ -1,0 +1,3 @@
+#pragma once
+#include <exempi/xmp.h>
+#include <exempi/xmpconsts.h>
