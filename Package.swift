@@ -49,10 +49,13 @@ let package = Package(
         .target(name: "JSON5"),
         .target(name: "Configuration", dependencies: ["JSON5"]),
         .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto"]),
-        .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels"]),
-        .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "JSON5", "CShims"]),
-        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "CSystemd"]),
-        .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "CShims"]),
+        // The Linux calls on files (one owner per descriptor, one EINTR retry, one SystemError):
+        // byte-string names, atomic files, the claim primitive, inotify, statfs.
+        .target(name: "System", dependencies: ["CShims"]),
+        .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "System"]),
+        .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "JSON5", "System"]),
+        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CSystemd"]),
+        .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
 
         .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
         .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels"]),
@@ -61,7 +64,8 @@ let package = Package(
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5"]),
         .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
-        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing"]),
+        .testTarget(name: "SystemTests", dependencies: ["System"]),
+        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "System"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
     ]

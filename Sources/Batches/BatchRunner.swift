@@ -2,6 +2,7 @@ import Codecs
 import Finishing
 import Foundation
 import Synchronization
+import System
 
 /// The limits one batch runs under (SPEC §6).
 public struct BatchLimits: Sendable {
@@ -55,16 +56,34 @@ public struct BatchRunner: Sendable {
     /// One source to finish.
     public struct Source: Sendable {
         /// Where to read it.
-        public var path: String
-        /// The name shown in the report (the file name as dropped).
-        public var name: String
+        public var path: FilePath
+        /// Its file name as dropped (any bytes).
+        public var file: FileName?
         /// What the report's `original` says (where the source is kept afterwards).
         public var original: String?
-        public init(path: String, name: String? = nil, original: String? = nil) {
+
+        /// - Parameters:
+        ///   - path: where to read it.
+        ///   - file: its name as dropped (default: the last component of `path`).
+        ///   - original: the report's `original`.
+        public init(path: FilePath, file: FileName? = nil, original: String? = nil) {
             self.path = path
-            self.name = name ?? URL(fileURLWithPath: path).lastPathComponent
+            self.file = file ?? path.lastComponent
             self.original = original
         }
+
+        /// The source at `path` (text: a `run` argument).
+        public init(path: String, original: String? = nil) {
+            self.init(path: FilePath(path), original: original)
+        }
+
+        /// The name in the report: the name as dropped, escaped where it is not UTF-8
+        /// (`FileName.escaped`).
+        public var name: String { file?.escaped ?? path.description }
+
+        /// What output names are made from: the name as dropped, as valid UTF-8
+        /// (`FileName.readable`).
+        public var readableName: String { file?.readable ?? path.description }
     }
 
     /// Finishes a whole batch into `folder` (which must exist): every photo, then the batch's
@@ -102,7 +121,7 @@ public struct BatchRunner: Sendable {
                              started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
                              progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
                              onItem: @escaping @Sendable (Report.Item) -> Void = { _ in }) async -> Report {
-        let stems = OutputNames.uniqueStems(sources.map(\.name))
+        let stems = OutputNames.uniqueStems(sources.map(\.readableName))
         var items: [Report.Item?] = sources.indices.map { alreadyFinished[$0 + 1] }
         let window = limits.effectiveWorkers
         await withTaskGroup(of: (Int, Report.Item).self) { group in
@@ -202,30 +221,27 @@ public struct BatchRunner: Sendable {
 
 /// Reading a source file: size checked from `fstat` before a byte is read (SPEC §6 `maxFileBytes`).
 enum SourceFile {
-    static func read(_ path: String, maxBytes: Int) throws(PhotoError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw PhotoError(.ioError, "cannot open: \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { throw PhotoError(.ioError, "cannot stat: \(String(cString: strerror(errno)))") }
-        guard (st.st_mode & S_IFMT) == S_IFREG else { throw PhotoError(.ioError, "not a regular file") }
-        let size = Int(st.st_size)
-        if size > maxBytes {
-            throw PhotoError(.tooLarge, "the file is \(ByteCount.words(size)), over the limit of \(ByteCount.words(maxBytes))")
+    /// The whole file.
+    /// - Throws: `too-large` over `maxBytes`; `io-error` with the system's reason when it cannot
+    ///   be opened or read (or is not a regular file).
+    static func read(_ path: FilePath, maxBytes: Int) throws(PhotoError) -> [UInt8] {
+        func ioError(_ error: SystemError) -> PhotoError { PhotoError(.ioError, "cannot \(error.call): \(error.reason)") }
+        let file: FileDescriptor, status: FileStatus
+        do throws(SystemError) {
+            file = try FileDescriptor.open(path, .read)
+            status = try file.status()
+        } catch {
+            throw ioError(error)
         }
-        var bytes = [UInt8](repeating: 0, count: size)
-        var got = 0
-        while got < size {
-            let n = bytes.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress! + got, size - got) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw PhotoError(.ioError, "cannot read: \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { break }
-            got += n
+        guard status.isRegular else { throw PhotoError(.ioError, "not a regular file") }
+        if status.size > Int64(maxBytes) {
+            throw PhotoError(.tooLarge, "the file is \(ByteCount.words(Int(status.size))), over the limit of \(ByteCount.words(maxBytes))")
         }
-        if got < size { bytes.removeLast(size - got) }
-        return bytes
+        do throws(SystemError) {
+            return try file.readAll(limit: maxBytes)
+        } catch {
+            throw ioError(error)
+        }
     }
 }
 

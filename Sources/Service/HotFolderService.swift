@@ -2,6 +2,7 @@ import Batches
 import Configuration
 import Finishing
 import Foundation
+import System
 import HotFolders
 import JSON5
 import Synchronization
@@ -255,7 +256,7 @@ public final class HotFolderService: Sendable {
     }
 
     /// Claims a closed batch and queues it for its hot folder's worker.
-    private func claim(_ names: [String], inbox: ServiceSetup.Inbox, heartbeat: () -> Void) {
+    private func claim(_ names: [FileName], inbox: ServiceSetup.Inbox, heartbeat: () -> Void) {
         let fields: LogFields = ["INBOX": inbox.name]
         do throws(SystemError) {
             guard let batch = try Claim.claim(names, layout: inbox.layout, inbox: inbox.name, template: inbox.template,

@@ -1,6 +1,7 @@
 import Batches
 import Finishing
 import Foundation
+import System
 import HotFolders
 import Synchronization
 
@@ -80,7 +81,11 @@ public final class ProofKeeper: Sendable {
     private func work() {
         // Lowest priority for this thread only: on Linux the nice value is per thread, and
         // `who = 0` is the calling thread.
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+        do throws(SystemError) {
+            try ProcessResources.setThreadNice(19)
+        } catch {
+            log.warning("proofs run at normal priority: \(error)")
+        }
         while !isStopped {
             wake.wait()
             while !isStopped, let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
@@ -96,7 +101,7 @@ public final class ProofKeeper: Sendable {
         if Files.exists(path) { return }
         do {
             let template = try job.template.template()
-            try Files.makeDirectory(folder, mode: 0o755)
+            try Files.makeDirectory(folder, permissions: 0o755)
             log.info("rendering the proof of template \(template.name) into proof/", fields)
             let sheet = try Proof.render(template: template, shrink: shrink, maxPixels: job.maxPixels) { [self] in
                 while busy() && !isStopped { usleep(200_000) }

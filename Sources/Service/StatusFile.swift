@@ -1,6 +1,7 @@
 import Batches
 import Finishing
 import Foundation
+import System
 import Synchronization
 
 /// What `photofinish status` shows, per hot folder: written by each daemon and `watch` process

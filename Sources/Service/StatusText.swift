@@ -1,5 +1,6 @@
 import Batches
 import Foundation
+import System
 import HotFolders
 
 /// `<root>/STATUS.txt` (SPEC §8): a hot folder's state in words, for people who drop files over
@@ -79,7 +80,7 @@ public enum StatusText {
                 if running, let last = written[inbox.root], now - last.at < Self.interval { continue }
                 let path = inbox.root + "/" + StatusText.fileName
                 if written[inbox.root] == nil { Self.removeLeftovers(in: inbox.root) }
-                do throws(FileError) {
+                do throws(SystemError) {
                     try AtomicFile.write(Array(StatusText.render(inbox, running: running, updated: Date()).utf8), to: path)
                     written[inbox.root] = (text, now)
                 } catch {
@@ -92,9 +93,10 @@ public enum StatusText {
         /// Removes the temporary `STATUS.txt` a crash in the middle of a write left in `root`
         /// (only ours: `.pf-tmp-STATUS.txt-*`).
         static func removeLeftovers(in root: String) {
-            let prefix = AtomicFile.temporaryPrefix + StatusText.fileName + "-"
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? [] where name.hasPrefix(prefix) {
-                unlink(root + "/" + name)
+            let prefix = Array((AtomicFile.temporaryPrefix + StatusText.fileName + "-").utf8)
+            guard let folder = try? Directory(root) else { return }
+            for name in (try? folder.names()) ?? [] where name.bytes.starts(with: prefix) {
+                try? folder.remove(name)
             }
         }
     }

@@ -2,6 +2,7 @@ import Configuration
 import Finishing
 import Foundation
 import HotFolders
+import System
 
 /// `photofinish explain FILE [--config FILE | ROOT]`: what became of a dropped file (SPEC §8).
 /// The hot folders searched: ROOT when given, else the config's (`--config`), else the one
@@ -32,10 +33,10 @@ enum ExplainCommand {
         guard !roots.isEmpty else {
             throw UsageError("which hot folder? give its ROOT (photofinish explain FILE ROOT) or --config FILE")
         }
-        let name = (file as NSString).lastPathComponent
-        var isDir: ObjCBool = false
-        let sha = FileManager.default.fileExists(atPath: file, isDirectory: &isDir) && !isDir.boolValue
-            ? try? Files.sha256(file).hex : nil
+        // The name's bytes as given (a Latin-1 name is not UTF-8): from argv itself.
+        let path = FilePath(bytes: rawArgument(file))
+        guard let name = path.lastComponent else { throw UsageError("explain needs a file name, not \(file)") }
+        let sha = (try? Files.status(path))?.isRegular == true ? Explain.sha256(of: path) : nil
         var known = false
         for root in roots {
             let facts = Explain.facts(name: name, sha256: sha, layout: HotFolderLayout(root: root))
@@ -48,6 +49,18 @@ enum ExplainCommand {
             print("nothing is known about \(name) in \(roots.joined(separator: ", ")): it is not in drop/, in a batch being finished, nor in any report under out/.")
         }
         return known ? 0 : 1
+    }
+
+    /// The bytes of the command-line argument Swift shows as `text`: Swift decodes arguments
+    /// as UTF-8 and repairs what is not, so a Latin-1 name is taken from `argv` itself.
+    static func rawArgument(_ text: String) -> [UInt8] {
+        for i in 1..<Int(CommandLine.argc) {
+            guard let arg = CommandLine.unsafeArgv[i] else { continue }
+            if String(cString: arg) == text {
+                return Array(UnsafeBufferPointer(start: arg, count: strlen(arg))).map { UInt8(bitPattern: $0) }
+            }
+        }
+        return Array(text.utf8)
     }
 
     /// The hot folder a path lies in, when it is `<root>/drop/<name>` or

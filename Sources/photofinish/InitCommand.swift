@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import System
 import HotFolders
 
 /// `photofinish init ROOT [--template NAME] [--config FILE]`: creates the hot-folder layout

@@ -2,6 +2,7 @@ import Batches
 import Configuration
 import Finishing
 import Foundation
+import System
 import Service
 
 /// `photofinish proof --template F [--out DIR]`: the template tried on the built-in mixed set

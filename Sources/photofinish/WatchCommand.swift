@@ -1,6 +1,7 @@
 import Configuration
 import Finishing
 import Foundation
+import System
 import HotFolders
 import JSON5
 import Service

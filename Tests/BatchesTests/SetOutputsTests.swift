@@ -128,7 +128,7 @@ import Testing
             .finishPhotos(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
         // Photo 4 (in the second part) is damaged after it was finished, before the stitch:
         // part 1 is written first, then must go again.
-        try Data([0xFF, 0xD8, 0xFF]).write(to: URL(fileURLWithPath: sources[3].path))
+        try Data([0xFF, 0xD8, 0xFF]).write(to: URL(fileURLWithPath: sources[3].path.description))
         let done = SetOutputs(template: template(), limits: limits).make(report, sources: sources, folder: folder)
         let names = try FileManager.default.contentsOfDirectory(atPath: folder)
         #expect(!names.contains { $0.contains("-story-") }, "\(names)")

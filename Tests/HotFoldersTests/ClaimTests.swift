@@ -1,6 +1,7 @@
 import Batches
 import Finishing
 import Foundation
+import System
 import HotFolders
 import Testing
 

@@ -1,4 +1,5 @@
 import HotFolders
+import System
 import Testing
 
 /// `photofinish explain` in words, from plain facts.

@@ -1,4 +1,5 @@
 import HotFolders
+import System
 import Testing
 
 /// The settle/batch rule of SPEC §2, driven with plain times: no files, no clock.
@@ -9,8 +10,8 @@ struct SettleBatcherTests {
     func t(_ seconds: Double) -> Duration { .milliseconds(Int64((seconds * 1000).rounded())) }
 
     /// Runs `close(at:)` every 100 ms from `from` to `to`, returning the batches with their close time.
-    func run(_ b: inout SettleBatcher, from: Double, to: Double,
-             each: (inout SettleBatcher, Double) -> Void = { _, _ in }) -> [(Double, [String])] {
+    func run(_ b: inout SettleBatcher<String>, from: Double, to: Double,
+             each: (inout SettleBatcher<String>, Double) -> Void = { _, _ in }) -> [(Double, [String])] {
         var closed: [(Double, [String])] = []
         var now = from
         while now <= to + 1e-9 {
@@ -22,7 +23,7 @@ struct SettleBatcherTests {
     }
 
     @Test func aBurstIsOneBatchClosedAfterQuiet() {
-        var b = SettleBatcher(rules: rules)
+        var b = SettleBatcher<String>(rules: rules)
         for i in 0..<80 { b.observe("IMG_\(i).jpg", stamp(1000 + Int64(i)), at: t(Double(i) * 0.05)) }  // 4 s burst
         let closed = run(&b, from: 4, to: 20)
         #expect(closed.count == 1)
@@ -33,7 +34,7 @@ struct SettleBatcherTests {
     }
 
     @Test func nothingClosesBeforeSettle() {
-        var b = SettleBatcher(rules: BatchRules(settle: .seconds(2), quiet: .milliseconds(500), maxWait: .seconds(120), maxBatch: 500))
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(2), quiet: .milliseconds(500), maxWait: .seconds(120), maxBatch: 500))
         b.observe("a.jpg", stamp(10), at: t(0))
         #expect(b.close(at: t(1.9)) == nil)
         #expect(b.settlingCount == 1)
@@ -41,7 +42,7 @@ struct SettleBatcherTests {
     }
 
     @Test func aSlowWriterKeepsTheBatchOpenAndIsTakenWhole() {
-        var b = SettleBatcher(rules: BatchRules(settle: .seconds(2), quiet: .seconds(3), maxWait: .seconds(120), maxBatch: 500))
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(2), quiet: .seconds(3), maxWait: .seconds(120), maxBatch: 500))
         b.observe("quick.jpg", stamp(100), at: t(0))
         // slow.jpg grows every 1.5 s (shorter than settle) until 12 s, then holds still.
         let closed = run(&b, from: 0, to: 30) { b, now in
@@ -57,7 +58,7 @@ struct SettleBatcherTests {
     }
 
     @Test func aSettledFileThatChangesAgainSettlesAnew() {
-        var b = SettleBatcher(rules: BatchRules(settle: .seconds(2), quiet: .seconds(10), maxWait: .seconds(120), maxBatch: 500))
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(2), quiet: .seconds(10), maxWait: .seconds(120), maxBatch: 500))
         b.observe("a.jpg", stamp(10), at: t(0))
         #expect(b.close(at: t(2.5)) == nil)
         #expect(b.pendingCount == 1)
@@ -67,7 +68,7 @@ struct SettleBatcherTests {
     }
 
     @Test func maxWaitClosesAStreamThatNeverGoesQuiet() {
-        var b = SettleBatcher(rules: BatchRules(settle: .milliseconds(500), quiet: .seconds(5), maxWait: .seconds(30), maxBatch: 500))
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .milliseconds(500), quiet: .seconds(5), maxWait: .seconds(30), maxBatch: 500))
         var n = 0
         // A new file every second, forever: quiet never comes.
         let closed = run(&b, from: 0, to: 70) { b, now in
@@ -84,7 +85,7 @@ struct SettleBatcherTests {
     }
 
     @Test func maxBatchSplitsABigDropInArrivalOrder() {
-        var b = SettleBatcher(rules: BatchRules(settle: .seconds(1), quiet: .seconds(2), maxWait: .seconds(120), maxBatch: 50))
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(1), quiet: .seconds(2), maxWait: .seconds(120), maxBatch: 50))
         for i in 0..<120 { b.observe(String(format: "IMG_%03d.jpg", i), stamp(1), at: t(Double(i) * 0.001)) }
         let closed = run(&b, from: 0, to: 10)
         #expect(closed.map(\.1.count) == [50, 50, 20])
@@ -96,7 +97,7 @@ struct SettleBatcherTests {
     }
 
     @Test func aFileThatVanishesBeforeItSettlesIsNotInTheBatch() {
-        var b = SettleBatcher(rules: BatchRules(settle: .seconds(2), quiet: .seconds(3), maxWait: .seconds(120), maxBatch: 500))
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(2), quiet: .seconds(3), maxWait: .seconds(120), maxBatch: 500))
         b.observe("keep.jpg", stamp(1), at: t(0))
         b.observe("gone.jpg", stamp(1), at: t(0.5))
         b.vanished("gone.jpg")
@@ -109,7 +110,7 @@ struct SettleBatcherTests {
     }
 
     @Test func aBatchClosesOnlyOnceItsFilesAreForgotten() {
-        var b = SettleBatcher(rules: BatchRules(settle: .seconds(1), quiet: .seconds(1), maxWait: .seconds(120), maxBatch: 500))
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(1), quiet: .seconds(1), maxWait: .seconds(120), maxBatch: 500))
         b.observe("a.jpg", stamp(1), at: t(0))
         #expect(b.close(at: t(1.5)) == ["a.jpg"])
         #expect(b.close(at: t(5)) == nil)

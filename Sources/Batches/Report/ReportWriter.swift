@@ -1,4 +1,5 @@
 import Foundation
+import System
 
 /// Writes a `Report` as `report.json`: its types' properties in declaration order (SPEC §4's
 /// order), pretty-printed, atomically.
@@ -14,7 +15,7 @@ public enum ReportWriter {
     }
 
     /// Writes `report.json` into `folder` (atomically: SPEC §1, the report is the last file).
-    public static func write(_ report: Report, toFolder folder: String) throws(FileError) {
+    public static func write(_ report: Report, toFolder folder: String) throws(SystemError) {
         try AtomicFile.write(Array(json(report).utf8), to: folder + "/report.json")
     }
 }

@@ -1,6 +1,7 @@
 import Codecs
 import Finishing
 import Foundation
+import System
 import Pixels
 
 /// What each finished photo adds for the whole-set outputs: its thumbnail for `report.html`

@@ -1,6 +1,7 @@
 import Codecs
 import Finishing
 import Foundation
+import System
 import Pixels
 
 /// The batch's own outputs, made after every photo is finished and before `report.json`

@@ -1,5 +1,6 @@
 #pragma once
-/* Linux file-system calls the Swift Glibc module does not show (they need _GNU_SOURCE). */
+/* Linux file-system calls the Swift Glibc module does not show (they need _GNU_SOURCE, or
+   live in headers it leaves out). */
 
 /* O_PATH: a descriptor that names a file without opening it for I/O (no FIFO blocking, no
    atime update); fstat works on it. */
@@ -8,3 +9,8 @@ extern const int pf_o_path;
 /* renameat2(..., RENAME_NOREPLACE): an atomic rename that fails with EEXIST instead of
    replacing an existing name. Returns 0, or -1 with errno set. */
 int pf_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const char *newpath);
+
+/* fstatfs/statfs, only the file system's type (f_type, its magic number: 0x6969 = NFS).
+   Return 0, or -1 with errno set. */
+int pf_fstatfs_type(int fd, unsigned int *type);
+int pf_statfs_type(const char *path, unsigned int *type);

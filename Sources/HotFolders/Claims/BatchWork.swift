@@ -1,6 +1,7 @@
 import Batches
 import Finishing
 import Foundation
+import System
 
 /// Finishing a claimed batch, crash-safe at every step (SPEC §1, §7). Each step leaves the
 /// disk in a state from which `finish` can simply be called again (after a crash, by this
@@ -55,15 +56,16 @@ public enum BatchWork {
             try cleanUp(batch, template: template)
             return .finished(try publishedReport(published))
         }
-        try Files.makeDirectory(staged, mode: 0o755)
-        try removeTemporaryFiles(in: staged)
+        try Files.makeDirectory(staged, permissions: 0o755)
+        try removeTemporaryFiles(in: try Directory(staged))
         let done = try ProgressJournal.read(folder: folder)
         // After a crash in step 2 some sources are already filed: the whole-set outputs read
         // them there (the photos needing a finish are all still in src/).
+        let srcPath = FilePath(folder).appending(Claim.sourceFolder)
         let sources = batch.manifest.items.map { item in
-            var source = BatchRunner.Source(path: folder + "/src/" + item.name, name: item.name)
+            var source = BatchRunner.Source(path: srcPath.appending(item.name), file: item.name)
             for kind in [layout.originals, layout.failed] where !Files.exists(source.path) {
-                let filed = kind + "/" + id + "/" + item.name
+                let filed = FilePath(kind + "/" + id).appending(item.name)
                 if Files.exists(filed) { source.path = filed }
             }
             return source
@@ -80,26 +82,26 @@ public enum BatchWork {
         })
         if report.items.contains(where: { $0.status == .interrupted }) { return .interrupted }
 
-        // 2. File the sources.
-        let src = try Files.Directory(folder + "/src")
+        // 2. File the sources (by their names in the manifest: the report shows them escaped).
+        let src = try Directory(FilePath(folder).appending(Claim.sourceFolder))
         for (i, item) in report.items.enumerated() {
             let keep = item.status != .ok || template.originals == .keep
             guard keep else { continue }
+            let name = batch.manifest.items[i].name
             let kind = item.status == .ok ? layout.originals : layout.failed
             let target = kind + "/" + id
-            try Files.makeDirectory(kind, mode: 0o755)
-            try Files.makeDirectory(target, mode: 0o755)
-            let destination = try Files.Directory(target)
-            let moved = try Files.move(item.source, from: src, to: destination)
-            let filedBefore = moved ? nil : try destination.stat(item.source)
-            if !moved && filedBefore == nil {
-                log.warning("source \(item.source) is missing from the batch (removed by hand?)", fields.with("FILE", item.source))
+            try Files.makeDirectory(kind, permissions: 0o755)
+            try Files.makeDirectory(target, permissions: 0o755)
+            let destination = try Directory(target)
+            let moved = try batch.mover.take(name, from: src, into: destination)
+            if !moved, try destination.status(of: name) == nil {
+                log.warning("source \(name.escaped) is missing from the batch (removed by hand?)", fields.with("FILE", name.escaped))
                 continue
             }
-            destination.sync()
-            report.items[i].original = (item.status == .ok ? "originals/" : "failed/") + id + "/" + item.source
+            try destination.sync()
+            report.items[i].original = (item.status == .ok ? "originals/" : "failed/") + id + "/" + name.escaped
         }
-        src.sync()
+        try src.sync()
         // 3. The report, last.
         do {
             try ReportWriter.write(report, toFolder: staged)
@@ -107,10 +109,11 @@ public enum BatchWork {
             throw SystemError("write the report in", staged, errno: error.code)
         }
         // 4. Publish the batch folder at once.
-        try Files.makeDirectory(layout.out, mode: 0o755)
-        try Files.rename(staged, published)
-        Files.syncDirectory(layout.out)
-        Files.syncDirectory(folder)
+        try Files.makeDirectory(layout.out, permissions: 0o755)
+        let out = try Directory(layout.out)
+        try batch.mover.renameFolder(FileName("out"), in: try Directory(folder), to: out, as: FileName(id)!)
+        try out.sync()
+        try Files.syncDirectory(folder)
         // 5. Delete what the template says to delete, then the work folder.
         try cleanUp(batch, template: template)
         return .finished(report)
@@ -119,23 +122,21 @@ public enum BatchWork {
     /// Step 5: deletes finished sources left in `src/` (`originals: "delete"`) and the work folder.
     static func cleanUp(_ batch: ClaimedBatch, template: Template) throws(SystemError) {
         let folder = batch.folder
-        if template.originals == .delete {
-            for item in batch.manifest.items { try Files.remove(folder + "/src/" + item.name) }
+        if template.originals == .delete, let src = try? Directory(FilePath(folder).appending(Claim.sourceFolder)) {
+            for item in batch.manifest.items { try src.remove(item.name) }
         }
         try Files.removeTree(folder)
-        Files.syncDirectory(batch.layout.work)
+        try Files.syncDirectory(batch.layout.work)
     }
 
     /// Removes `.pf-tmp-*` files a crash left behind in `folder` and its subfolders
     /// (`thumbs/`).
-    static func removeTemporaryFiles(in folder: String) throws(SystemError) {
-        let dir = try Files.Directory(folder)
-        for name in try dir.names() {
-            let path = folder + "/" + name
-            if name.hasPrefix(AtomicFile.temporaryPrefix) {
-                try Files.remove(path)
-            } else if Files.isDirectory(path) {
-                try removeTemporaryFiles(in: path)
+    static func removeTemporaryFiles(in folder: Directory) throws(SystemError) {
+        for name in try folder.names() {
+            if name.bytes.starts(with: AtomicFile.temporaryPrefix.utf8) {
+                try folder.remove(name)
+            } else if try folder.status(of: name)?.isDirectory == true {
+                try removeTemporaryFiles(in: try folder.folder(name))
             }
         }
     }

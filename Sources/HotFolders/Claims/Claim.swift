@@ -1,6 +1,7 @@
 import Batches
 import Finishing
 import Foundation
+import System
 
 /// A batch this process owns: claimed (or recovered) into `.work/<batch-id>/`, its manifest
 /// durable, its lock held until the value is dropped.
@@ -8,14 +9,17 @@ public struct ClaimedBatch: Sendable {
     public var layout: HotFolderLayout
     public var manifest: Manifest
     public var lock: BatchLock
+    /// How names are moved in this hot folder (filing the sources).
+    public var mover: Mover
 
     public var id: String { manifest.batch }
     public var folder: String { layout.workFolder(manifest.batch) }
 }
 
-/// Claiming files from `drop/`, maildir-style (SPEC §1): each is moved by `rename(2)` into
-/// `.work/<batch-id>/src/`, which is atomic, so of two daemons only one gets a file. Then the
-/// manifest (order, names, sizes, hashes) is written and fsynced before any processing.
+/// Claiming files from `drop/`, maildir-style (SPEC §1): each is moved into
+/// `.work/<batch-id>/src/` with the hot folder's claim primitive (`Mover.take`), which is
+/// atomic, so of two daemons only one gets a file. Then the manifest (order, names, sizes,
+/// hashes) is written and fsynced before any processing.
 ///
 /// Steps, each durable before the next:
 /// 1. `.work/.new-<id>/` is made and its `lock` taken, then renamed to `.work/<id>/`, so a
@@ -26,44 +30,51 @@ public struct ClaimedBatch: Sendable {
 /// 3. `manifest.json` lists what `src/` really holds, in the template's order.
 /// A crash before step 3 leaves a folder without manifest: recovery moves its sources back.
 public enum Claim {
+    static let sourceFolder = FileName("src")
+
     /// Claims `names` from the hot folder's `drop/`.
-    /// - Parameter heartbeat: called between files (hashing a big batch takes a while; the
-    ///   service keeps its watchdog fed from here).
+    /// - Parameters:
+    ///   - mover: how names move in this hot folder (`Mover.probe`).
+    ///   - heartbeat: called between files (hashing a big batch takes a while; the service
+    ///     keeps its watchdog fed from here).
     /// - Returns: the batch, or `nil` when none of the files could be claimed (all gone).
     /// - Throws: `SystemError` (the batch folder is then left for recovery, sources safe).
-    public static func claim(_ names: [String], layout: HotFolderLayout, inbox: String, template: TemplateSnapshot,
-                             order: Template.Order, now: Date = Date(),
+    public static func claim(_ names: [FileName], layout: HotFolderLayout, inbox: String, template: TemplateSnapshot,
+                             order: Template.Order, mover: Mover = Mover(.renameNoReplace), now: Date = Date(),
                              heartbeat: () -> Void = {}) throws(SystemError) -> ClaimedBatch? {
-        let (id, lock) = try makeBatchFolder(layout: layout, now: now)
+        let (id, lock) = try makeBatchFolder(layout: layout, mover: mover, now: now)
         let folder = layout.workFolder(id)
-        try Files.makeDirectory(folder + "/src")
-        let drop = try Files.Directory(layout.drop)
-        let src = try Files.Directory(folder + "/src")
-        var claimed: [String] = []
+        let batch = try Directory(folder)
+        try batch.makeFolder(sourceFolder)
+        let drop = try Directory(layout.drop)
+        let src = try batch.folder(sourceFolder)
+        var claimed: [FileName] = []
         for name in names {
-            guard let st = try drop.stat(name), st.isRegular, st.links == 1 else { continue }
-            guard try Files.move(name, from: drop, to: src) else { continue }
+            guard let st = try drop.status(of: name), st.isRegular, st.links == 1 else { continue }
+            guard try mover.take(name, from: drop, into: src) else { continue }
             // Check the descriptor of what we actually moved: a name swapped for a symlink
-            // or hard-linked between the check and the rename goes straight back.
-            if let moved = try src.stat(name), moved.isRegular, moved.links == 1 {
+            // or hard-linked between the check and the move goes straight back.
+            if let moved = try src.status(of: name), moved.isRegular, moved.links == 1 {
                 claimed.append(name)
             } else {
-                _ = try? Files.move(name, from: src, to: drop)
+                _ = try? mover.move(name, from: src, to: drop)
             }
         }
-        src.sync()
-        drop.sync()
+        try src.sync()
+        try drop.sync()
         guard !claimed.isEmpty else {
             try? Files.removeTree(folder)
-            Files.syncDirectory(layout.work)
+            try? Files.syncDirectory(layout.work)
             return nil
         }
-        let ordered = BatchOrder.sorted(claimed.map { folder + "/src/" + $0 }, by: order)
+        let srcPath = FilePath(folder).appending(sourceFolder)
+        let ordered = BatchOrder.sorted(claimed.map { srcPath.appending($0) }, by: order)
         var items: [Manifest.Item] = []
         for path in ordered {
             heartbeat()
-            let (bytes, sha256) = try Files.sha256(path)
-            items.append(Manifest.Item(name: URL(fileURLWithPath: path).lastPathComponent, bytes: bytes, sha256: sha256))
+            let file = try FileDescriptor.open(path, .read, [.noFollow])
+            let (bytes, sha256) = try FileHash.sha256(of: file)
+            items.append(Manifest.Item(name: path.lastComponent!, bytes: bytes, sha256: sha256))
         }
         let manifest = Manifest(batch: id, inbox: inbox, claimed: BatchID.timestamp(now), template: template, items: items)
         do {
@@ -71,28 +82,42 @@ public enum Claim {
         } catch {
             throw SystemError("write the manifest in", folder, errno: error.code)
         }
-        return ClaimedBatch(layout: layout, manifest: manifest, lock: lock)
+        return ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover)
     }
 
-    /// Steps 1: a fresh `.work/<id>/` whose lock this process holds.
-    static func makeBatchFolder(layout: HotFolderLayout, now: Date) throws(SystemError) -> (String, BatchLock) {
+    /// Step 1: a fresh `.work/<id>/` whose lock this process holds.
+    static func makeBatchFolder(layout: HotFolderLayout, mover: Mover, now: Date) throws(SystemError) -> (String, BatchLock) {
         try Files.makeDirectory(layout.work)
+        let work = try Directory(layout.work)
         while true {
             let id = BatchID.make(at: now)
-            let staging = layout.work + "/.new-" + id
-            try Files.makeDirectory(staging)
-            guard let lock = BatchLock.tryAcquire(staging) else {
-                throw SystemError("lock", staging + "/" + BatchLock.fileName)
+            let staging = FileName(".new-" + id)!
+            try work.makeFolder(staging)
+            guard let lock = BatchLock.tryAcquire(try work.folder(staging)) else {
+                throw SystemError("lock", layout.work + "/" + staging.escaped + "/" + BatchLock.fileName.escaped, errno: EWOULDBLOCK)
             }
             do {
-                try Files.rename(staging, layout.workFolder(id))
-            } catch where error.code == EEXIST || error.code == ENOTEMPTY {
+                try mover.renameFolder(staging, in: work, to: work, as: FileName(id)!)
+            } catch where error.code == EEXIST {
                 // Another batch got this id in the same second: draw again.
-                try? Files.removeTree(staging)
+                try? work.removeTree(staging)
                 continue
             }
-            Files.syncDirectory(layout.work)
+            try work.sync()
             return (id, lock)
         }
+    }
+}
+
+/// The size and SHA-256 of a file, read in pieces (a photo of any size, little memory).
+enum FileHash {
+    static func sha256(of file: FileDescriptor) throws(SystemError) -> (bytes: Int, hex: String) {
+        var hash = SHA256()
+        var total = 0
+        try file.forEachChunk { chunk in
+            hash.update(chunk)
+            total += chunk.count
+        }
+        return (total, hash.finalize())
     }
 }

@@ -1,5 +1,6 @@
 import Batches
 import Foundation
+import System
 
 /// `.work/<batch-id>/manifest.json`: what a claimed batch holds, in batch order, made durable
 /// before any photo is processed. A batch folder without a manifest was never started and is
@@ -15,16 +16,17 @@ public struct Manifest: Codable, Sendable, Equatable {
 
     /// One claimed source, as dropped.
     public struct Item: Codable, Sendable, Equatable {
-        /// The file name as dropped; the source is at `src/<name>` until filed.
-        public var name: String
+        /// The file name as dropped (any bytes); the source is at `src/<name>` until filed.
+        public var name: FileName
         public var bytes: Int
         public var sha256: String
     }
 
     public static let fileName = "manifest.json"
+    static let entryName = FileName(fileName)!
 
     /// Writes the manifest atomically and durably into `folder`.
-    public func write(toFolder folder: String) throws(FileError) {
+    public func write(toFolder folder: String) throws(SystemError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(self)) ?? Data()
@@ -49,6 +51,7 @@ public struct Manifest: Codable, Sendable, Equatable {
 /// is simply done again.
 public enum ProgressJournal {
     public static let fileName = "journal"
+    static let entryName = FileName(fileName)!
 
     /// Records one finished photo.
     public static func append(_ item: Report.Item, folder: String) throws(SystemError) {

@@ -1,5 +1,6 @@
 import Batches
 import Foundation
+import System
 
 /// Start-up recovery and sweep of `.work/` (SPEC §7): every batch a crash interrupted is either
 /// resumed (it has a manifest) or rolled back (it has none: its sources go back to `drop/`),
@@ -11,82 +12,84 @@ public enum Recovery {
     public struct Result: Sendable {
         /// Batches to finish, oldest first; their locks are held.
         public var resumable: [ClaimedBatch] = []
-        /// Sources moved back to `drop/` (rolled-back claims and swept folders).
-        public var returned: [String] = []
-        /// Folders removed.
-        public var removed: [String] = []
+        /// Sources moved back to `drop/` (rolled-back claims and swept folders), as named there now.
+        public var returned: [FileName] = []
+        /// Entries of `.work/` removed.
+        public var removed: [FileName] = []
     }
 
     /// Bookkeeping names at the top of a batch folder (never taken for a source).
-    static let bookkeeping: Set<String> = [BatchLock.fileName, Manifest.fileName, ProgressJournal.fileName]
+    static let bookkeeping: Set<FileName> = [BatchLock.fileName, Manifest.entryName, ProgressJournal.entryName]
 
     /// Recovers and sweeps the hot folder's `.work/`.
     /// - Parameters:
     ///   - staleAfter: anything in `.work/` that is not a batch folder and is older than this
     ///     is swept (a younger one may be another daemon's batch in the making).
+    ///   - mover: how names move in this hot folder.
     ///   - skipping: batch ids this process already owns.
-    public static func run(layout: HotFolderLayout, staleAfter: Duration, skipping: Set<String> = [],
-                           log: Logger, now: Date = Date()) -> Result {
+    public static func run(layout: HotFolderLayout, staleAfter: Duration, mover: Mover = Mover(.renameNoReplace),
+                           skipping: Set<String> = [], log: Logger, now: Date = Date()) -> Result {
         var result = Result()
-        guard let work = try? Files.Directory(layout.work), let names = try? work.names() else { return result }
+        guard let work = try? Directory(layout.work), let names = try? work.names() else { return result }
         let cutoff = now.timeIntervalSince1970 - Double(staleAfter / .milliseconds(1)) / 1000
-        for name in names.sorted() where !skipping.contains(name) {
-            let path = layout.work + "/" + name
-            if BatchID.isValid(name), let st = try? work.stat(name), st.isDirectory {
-                guard let lock = BatchLock.tryAcquire(path) else { continue }  // a live owner
+        for name in names.sorted() where !skipping.contains(name.escaped) {
+            let id = name.string ?? ""
+            if BatchID.isValid(id), let st = try? work.status(of: name), st.isDirectory {
+                guard let folder = try? work.folder(name), let lock = BatchLock.tryAcquire(folder) else { continue }  // a live owner
+                let path = layout.workFolder(id)
                 do throws(SystemError) {
                     if let manifest = try Manifest.read(fromFolder: path) {
-                        result.resumable.append(ClaimedBatch(layout: layout, manifest: manifest, lock: lock))
-                        log.notice("resuming batch \(name) (\(manifest.items.count) photos) left by a stopped daemon",
-                                   ["INBOX": manifest.inbox, "BATCH": name])
+                        result.resumable.append(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover))
+                        log.notice("resuming batch \(id) (\(manifest.items.count) photos) left by a stopped daemon",
+                                   ["INBOX": manifest.inbox, "BATCH": id])
                     } else {
-                        result.returned += try returnSources(from: path, to: layout, topLevel: true)
-                        try Files.removeTree(path)
-                        result.removed.append(path)
-                        log.notice("rolled back batch \(name): it was claimed but never started; its files are back in drop/",
-                                   ["BATCH": name])
+                        result.returned += try returnSources(from: folder, to: layout, mover: mover, topLevel: true)
+                        try work.removeTree(name)
+                        result.removed.append(name)
+                        log.notice("rolled back batch \(id): it was claimed but never started; its files are back in drop/",
+                                   ["BATCH": id])
                     }
                 } catch {
-                    log.error("cannot recover batch \(name): \(error)", ["BATCH": name])
+                    log.error("cannot recover batch \(id): \(error)", ["BATCH": id])
                 }
                 continue
             }
-            guard let st = try? work.stat(name), st.modified < cutoff else { continue }
+            guard let st = try? work.status(of: name), st.modified < cutoff else { continue }
             do throws(SystemError) {
                 if st.isDirectory {
-                    result.returned += try returnSources(from: path, to: layout, topLevel: true)
+                    result.returned += try returnSources(from: try work.folder(name), to: layout, mover: mover, topLevel: true)
                 } else if st.isRegular && isSource(name) {
-                    result.returned += try returnOne(name, from: work, to: layout)
+                    result.returned += try returnOne(name, from: work, to: layout, mover: mover)
                 }
-                try Files.removeTree(path)
-                result.removed.append(path)
-                log.notice("swept stale \(name) from .work/", ["FILE": name])
+                try work.removeTree(name)
+                result.removed.append(name)
+                log.notice("swept stale \(name.escaped) from .work/", ["FILE": name.escaped])
             } catch {
-                log.error("cannot sweep \(path): \(error)", ["FILE": name])
+                log.error("cannot sweep \(layout.work)/\(name.escaped): \(error)", ["FILE": name.escaped])
             }
         }
-        Files.syncDirectory(layout.work)
-        Files.syncDirectory(layout.drop)
+        try? work.sync()
+        try? Files.syncDirectory(layout.drop)
         result.resumable.sort { $0.id < $1.id }
         return result
     }
 
     /// A name that may be a person's photo (not a temporary or ignored name).
-    static func isSource(_ name: String) -> Bool {
-        !name.hasPrefix(AtomicFile.temporaryPrefix) && !IgnoreRules.ignores(name)
+    static func isSource(_ name: FileName) -> Bool {
+        !name.bytes.starts(with: AtomicFile.temporaryPrefix.utf8) && !IgnoreRules.ignores(name.readable)
     }
 
     /// Moves every source-looking regular file under `folder` back to `drop/`.
-    static func returnSources(from folder: String, to layout: HotFolderLayout, topLevel: Bool) throws(SystemError) -> [String] {
-        let dir = try Files.Directory(folder)
-        var returned: [String] = []
-        for name in try dir.names() {
+    static func returnSources(from folder: Directory, to layout: HotFolderLayout, mover: Mover,
+                              topLevel: Bool) throws(SystemError) -> [FileName] {
+        var returned: [FileName] = []
+        for name in try folder.names() {
             if topLevel && bookkeeping.contains(name) { continue }
-            guard let st = try dir.stat(name) else { continue }
+            guard let st = try folder.status(of: name) else { continue }
             if st.isDirectory {
-                returned += try returnSources(from: folder + "/" + name, to: layout, topLevel: false)
+                returned += try returnSources(from: try folder.folder(name), to: layout, mover: mover, topLevel: false)
             } else if st.isRegular && isSource(name) {
-                returned += try returnOne(name, from: dir, to: layout)
+                returned += try returnOne(name, from: folder, to: layout, mover: mover)
             }
         }
         return returned
@@ -94,20 +97,30 @@ public enum Recovery {
 
     /// Moves one file back to `drop/`, never over a file of the same name dropped since:
     /// then it is called `<stem>-recovered-N.<ext>`.
-    static func returnOne(_ name: String, from dir: Files.Directory, to layout: HotFolderLayout) throws(SystemError) -> [String] {
-        try Files.makeDirectory(layout.drop, mode: 0o755)
-        let drop = try Files.Directory(layout.drop)
-        let stem = (name as NSString).deletingPathExtension, ext = (name as NSString).pathExtension
+    static func returnOne(_ name: FileName, from folder: Directory, to layout: HotFolderLayout,
+                          mover: Mover) throws(SystemError) -> [FileName] {
+        try Files.makeDirectory(layout.drop, permissions: 0o755)
+        let drop = try Directory(layout.drop)
         var candidate = name
         var n = 1
         while true {
             do {
-                try Files.move(name, from: dir, to: drop, as: candidate)
+                try mover.move(name, from: folder, to: drop, as: candidate)
                 return [candidate]
             } catch where error.code == EEXIST {
-                candidate = stem + "-recovered-\(n)" + (ext.isEmpty ? "" : "." + ext)
+                candidate = recoveredName(name, n)
                 n += 1
             }
         }
+    }
+
+    /// `<stem>-recovered-N.<ext>`, the stem cut so the name stays within `NAME_MAX`.
+    static func recoveredName(_ name: FileName, _ n: Int) -> FileName {
+        let bytes = name.bytes
+        let dot = bytes.lastIndex(of: UInt8(ascii: ".")).flatMap { $0 > 0 ? $0 : nil } ?? bytes.endIndex
+        let tag = Array("-recovered-\(n)".utf8)
+        let ext = Array(bytes[dot...])
+        let room = FileName.maxLength - tag.count - ext.count
+        return FileName(bytes: FileName.prefix(of: bytes[..<dot], maxCount: max(1, room)) + tag + ext)!
     }
 }

@@ -1,5 +1,6 @@
 import Batches
 import Foundation
+import System
 
 /// `photofinish explain` (SPEC §8): what became of a dropped file, from what is on disk —
 /// `drop/`, the claimed batches in `.work/`, and the reports in `out/*/report.json`. Facts are
@@ -7,8 +8,8 @@ import Foundation
 public enum Explain {
     /// Everything one hot folder knows about a file.
     public struct Facts: Sendable, Equatable {
-        /// The file's name as dropped.
-        public var name: String
+        /// The file's name as dropped (any bytes).
+        public var name: FileName
         public var root: String
         /// What `drop/<name>` is now, if anything.
         public var drop: DropState?
@@ -17,7 +18,7 @@ public enum Explain {
         /// Report items matching the name or the file's content, newest batch first.
         public var finished: [Finished] = []
 
-        public init(name: String, root: String) {
+        public init(name: FileName, root: String) {
             self.name = name
             self.root = root
         }
@@ -85,9 +86,9 @@ public enum Explain {
     }
 
     /// Gathers what `layout` knows about `name` (and, when given, the file's sha256).
-    public static func facts(name: String, sha256: String?, layout: HotFolderLayout) -> Facts {
+    public static func facts(name: FileName, sha256: String?, layout: HotFolderLayout) -> Facts {
         var facts = Facts(name: name, root: layout.root)
-        facts.drop = dropState(layout.drop + "/" + name, name: name)
+        facts.drop = dropState(name, in: layout)
         let work = ((try? FileManager.default.contentsOfDirectory(atPath: layout.work)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
         for batch in work.reversed() {
             let folder = layout.workFolder(batch)
@@ -97,7 +98,7 @@ public enum Explain {
                 let journal = (try? ProgressJournal.read(folder: folder)) ?? [:]
                 facts.claimed.append(Claimed(batch: batch, position: index + 1, count: manifest.items.count,
                                              done: journal[index + 1] != nil, manifest: true))
-            } else if Files.exists(folder + "/src/" + name) {
+            } else if Files.exists(FilePath(folder).appending(Claim.sourceFolder).appending(name)) {
                 facts.claimed.append(Claimed(batch: batch, position: 0, count: 0, done: false, manifest: false))
             }
         }
@@ -105,7 +106,7 @@ public enum Explain {
         for batch in batches {
             guard let report = try? ReportText.load(layout.out + "/" + batch + "/report.json") else { continue }
             for item in report.items {
-                let byName = item.source == name
+                let byName = item.source == name.escaped
                 guard byName || (sha256 != nil && item.sha256 == sha256) else { continue }
                 facts.finished.append(Finished(
                     batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
@@ -116,41 +117,49 @@ public enum Explain {
         return facts
     }
 
+    /// The SHA-256 of the file at `path` (to find it in reports under another name), or nil
+    /// when it cannot be read.
+    public static func sha256(of path: FilePath) -> String? {
+        guard let file = try? FileDescriptor.open(path, .read) else { return nil }
+        return try? FileHash.sha256(of: file).hex
+    }
+
     /// The facts in words, one line each.
     /// - Parameters:
     ///   - settle: the config's settle time (for "waiting" in words).
     ///   - quiet: the config's quiet time.
     public static func words(_ f: Facts, settle: Duration, quiet: Duration) -> [String] {
         var lines: [String] = []
+        let name = f.name.escaped
         switch f.drop {
         case nil:
             break
         case .ignoredName:
-            lines.append("\(f.name) is in drop/ but is never taken: its name is ignored (names starting with . or ~$, "
+            lines.append("\(name) is in drop/ but is never taken: its name is ignored (names starting with . or ~$, "
                          + "*.part, *.partial, *.tmp, *.crdownload, *.download, *.swp, Thumbs.db, desktop.ini). Rename it to have it finished.")
         case .notRegular(let kind):
-            lines.append("\(f.name) in drop/ is \(kind), not a regular file: it is never taken (folders are not descended into).")
+            lines.append("\(name) in drop/ is \(kind), not a regular file: it is never taken (folders are not descended into).")
         case .hardLinked(let links):
-            lines.append("\(f.name) in drop/ has \(links) hard links: it is never taken (another name could still change it). Copy it in instead.")
+            lines.append("\(name) in drop/ has \(links) hard links: it is never taken (another name could still change it). Copy it in instead.")
         case .waiting(let bytes, let age):
             if age < seconds(settle) {
-                lines.append("\(f.name) is in drop/ (\(ByteCount.words(bytes))), settling: it changed \(words(age)) ago and joins the pending batch once it has held still for \(words(seconds(settle))).")
+                lines.append("\(name) is in drop/ (\(ByteCount.words(bytes))), settling: it changed \(words(age)) ago and joins the pending batch once it has held still for \(words(seconds(settle))).")
             } else {
-                lines.append("\(f.name) is in drop/ (\(ByteCount.words(bytes))), waiting for its batch: a batch closes \(words(seconds(quiet))) after the last arrival. "
+                lines.append("\(name) is in drop/ (\(ByteCount.words(bytes))), waiting for its batch: a batch closes \(words(seconds(quiet))) after the last arrival. "
                              + "If it stays longer, check that the daemon runs (photofinish status).")
             }
         }
         for c in f.claimed {
             if !c.manifest {
-                lines.append("\(f.name) is being claimed into batch \(c.batch) (.work/\(c.batch)/).")
+                lines.append("\(name) is being claimed into batch \(c.batch) (.work/\(c.batch)/).")
             } else if c.done {
-                lines.append("\(f.name) is finished in batch \(c.batch) (photo \(c.position) of \(c.count)); the batch is still being finished in .work/\(c.batch)/ and appears in out/\(c.batch)/ when done.")
+                lines.append("\(name) is finished in batch \(c.batch) (photo \(c.position) of \(c.count)); the batch is still being finished in .work/\(c.batch)/ and appears in out/\(c.batch)/ when done.")
             } else {
-                lines.append("\(f.name) is claimed in batch \(c.batch) (photo \(c.position) of \(c.count)), being finished in .work/\(c.batch)/.")
+                lines.append("\(name) is claimed in batch \(c.batch) (photo \(c.position) of \(c.count)), being finished in .work/\(c.batch)/.")
             }
         }
         for d in f.finished {
-            let who = d.byContent ? "The same photo, dropped as \(d.source)," : f.name
+            let who = d.byContent ? "The same photo, dropped as \(d.source)," : name
             switch d.status {
             case "ok":
                 let outputs = d.outputs.isEmpty ? "no outputs" : d.outputs.joined(separator: ", ")
@@ -185,20 +194,18 @@ public enum Explain {
         return "\(Int(seconds / 3600)) h"
     }
 
-    private static func dropState(_ path: String, name: String) -> DropState? {
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return nil }
-        if IgnoreRules.ignores(name) { return .ignoredName }
-        switch st.st_mode & S_IFMT {
-        case S_IFREG:
-            if st.st_nlink > 1 { return .hardLinked(links: Int(st.st_nlink)) }
-            let mtime = Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9
-            return .waiting(bytes: Int(st.st_size), age: max(0, Date().timeIntervalSince1970 - mtime))
-        case S_IFDIR: return .notRegular(kind: "a folder")
-        case S_IFLNK: return .notRegular(kind: "a symbolic link")
-        case S_IFIFO: return .notRegular(kind: "a FIFO")
-        case S_IFSOCK: return .notRegular(kind: "a socket")
-        default: return .notRegular(kind: "a device")
+    private static func dropState(_ name: FileName, in layout: HotFolderLayout) -> DropState? {
+        guard let st = try? Files.status(FilePath(layout.drop).appending(name)) else { return nil }
+        if IgnoreRules.ignores(name.readable) { return .ignoredName }
+        switch st.kind {
+        case .regular:
+            if st.links > 1 { return .hardLinked(links: st.links) }
+            return .waiting(bytes: Int(st.size), age: max(0, Date().timeIntervalSince1970 - st.modified))
+        case .directory: return .notRegular(kind: "a folder")
+        case .symbolicLink: return .notRegular(kind: "a symbolic link")
+        case .fifo: return .notRegular(kind: "a FIFO")
+        case .socket: return .notRegular(kind: "a socket")
+        case .device: return .notRegular(kind: "a device")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import System
 
 /// The folders of one hot folder (SPEC §1):
 /// `drop/`, `out/<batch-id>/`, `originals/<batch-id>/`, `failed/<batch-id>/`, `.work/` (0700).
@@ -23,19 +24,14 @@ public struct HotFolderLayout: Sendable, Equatable {
     /// - Throws: `SystemError` naming the folder that could not be made.
     public func create() throws(SystemError) {
         // The root and any missing parents, like `mkdir -p`.
-        var path = ""
-        for part in root.split(separator: "/") {
-            path += "/" + part
-            if !Files.exists(path) { try Files.makeDirectory(path, mode: 0o755) }
-        }
-        for path in [drop, out, originals, failed] { try Files.makeDirectory(path, mode: 0o755) }
-        try Files.makeDirectory(work, mode: 0o700)
-        _ = chmod(work, 0o700)
+        try Files.makeDirectories(root, permissions: 0o755)
+        for path in [drop, out, originals, failed] { try Files.makeDirectory(path, permissions: 0o755) }
+        try Files.makeDirectory(work, permissions: 0o700)
+        try Files.setPermissions(work, 0o700)
     }
 
     /// True when `root` holds a `drop/` folder.
     public var exists: Bool {
-        var st = stat()
-        return stat(drop, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+        Files.isDirectory(drop)
     }
 }

@@ -51,7 +51,9 @@ public struct BatchRules: Sendable, Equatable {
 /// - `maxWait` counts from the first arrival of the batch's oldest file.
 /// - Batch order here is arrival order (first seen, then name); the template's `order` is
 ///   applied when the batch is claimed.
-public struct SettleBatcher: Sendable {
+///
+/// `Name` is whatever names the files: `FileName` (any bytes) in the daemon, `String` in tests.
+public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
     public var rules: BatchRules
 
     private struct Tracked: Sendable {
@@ -61,7 +63,7 @@ public struct SettleBatcher: Sendable {
         var settled: Bool
     }
 
-    private var files: [String: Tracked] = [:]
+    private var files: [Name: Tracked] = [:]
     private var lastArrival: Duration?
 
     public init(rules: BatchRules) {
@@ -70,7 +72,7 @@ public struct SettleBatcher: Sendable {
 
     /// Every name being tracked (settling or pending): what the caller re-examines on disk
     /// before each `close(at:)`.
-    public var trackedNames: [String] { Array(files.keys) }
+    public var trackedNames: [Name] { Array(files.keys) }
 
     /// Files still being written (or not yet stable for `settle`).
     public var settlingCount: Int { files.values.filter { !$0.settled }.count }
@@ -79,7 +81,7 @@ public struct SettleBatcher: Sendable {
     public var pendingCount: Int { files.values.filter(\.settled).count }
 
     /// Reports a file seen in `drop/` at `now` with this stamp.
-    public mutating func observe(_ name: String, _ stamp: FileStamp, at now: Duration) {
+    public mutating func observe(_ name: Name, _ stamp: FileStamp, at now: Duration) {
         if var tracked = files[name] {
             guard tracked.stamp != stamp else { return }
             tracked.stamp = stamp
@@ -93,14 +95,14 @@ public struct SettleBatcher: Sendable {
     }
 
     /// Reports that a file is gone from `drop/` (deleted, renamed away, no longer a photo).
-    public mutating func vanished(_ name: String) {
+    public mutating func vanished(_ name: Name) {
         files[name] = nil
     }
 
     /// Settles what has held still for `settle`, then returns the batch that closes at `now`
     /// (names in arrival order) and forgets its files; `nil` when none closes. Call again
     /// until `nil`: a burst over `maxBatch` closes as several batches.
-    public mutating func close(at now: Duration) -> [String]? {
+    public mutating func close(at now: Duration) -> [Name]? {
         for (name, tracked) in files where !tracked.settled && now - tracked.lastChange >= rules.settle {
             files[name]?.settled = true
         }

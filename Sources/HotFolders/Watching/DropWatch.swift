@@ -1,5 +1,6 @@
 import Batches
 import Foundation
+import System
 
 /// Watches one hot folder's `drop/` and feeds its settle/batch state machine (SPEC §2).
 ///
@@ -7,19 +8,19 @@ import Foundation
 /// `IN_Q_OVERFLOW`, after `drop/` is deleted or moved and comes back, and every
 /// `rescanInterval` (inotify is blind to writes made by another NFS/SMB client). Without
 /// inotify (the watch limit reached) it polls with full scans. Every name is examined on an
-/// `O_PATH | O_NOFOLLOW` descriptor (`Files.Directory.stat`): only regular files with one
+/// `O_PATH | O_NOFOLLOW` descriptor (`Directory.status(of:)`): only regular files with one
 /// link and a name the ignore rules allow are tracked (SPEC §1).
 ///
 /// Confined to the loop that drives it; not shared between tasks.
 public final class DropWatch {
     public let inbox: String
     public let layout: HotFolderLayout
-    public private(set) var batcher: SettleBatcher
+    public private(set) var batcher: SettleBatcher<FileName>
     /// The inotify watch, when there is one.
     public private(set) var watch: Int32?
     /// True when watching fell back to polling.
     public private(set) var polling = false
-    private var drop: Files.Directory?
+    private var drop: Directory?
     private var needsFullScan = true
     private var lastFullScan: Duration?
     private let log: Logger
@@ -42,7 +43,7 @@ public final class DropWatch {
     /// Opens `drop/` and adds its inotify watch (or falls back to polling, with a warning).
     /// Quiet when `drop/` is missing: the next step tries again.
     func attach(_ inotify: Inotify.Instance?) {
-        guard let dir = try? Files.Directory(layout.drop) else {
+        guard let dir = try? Directory(layout.drop) else {
             drop = nil
             return
         }
@@ -90,10 +91,10 @@ public final class DropWatch {
 
     /// One turn: re-attach if needed, scan if due, re-examine what is tracked, and return the
     /// batches that closed (names in arrival order).
-    func step(now: Duration, rescanInterval: Duration, inotify: Inotify.Instance?) -> [[String]] {
+    func step(now: Duration, rescanInterval: Duration, inotify: Inotify.Instance?) -> [[FileName]] {
         // inotify says IN_DELETE_SELF only once the last descriptor closes, and ours is open:
         // so check that the open folder is still the one at drop/.
-        if let drop, !drop.isStill(at: layout.drop) { detach(inotify) }
+        if let drop, !drop.isStill(at: FilePath(layout.drop)) { detach(inotify) }
         if drop == nil { attach(inotify) }
         guard drop != nil else { return [] }
         let pollEvery = min(batcher.rules.settle / 2, .seconds(1))
@@ -103,19 +104,19 @@ public final class DropWatch {
         } else {
             for name in batcher.trackedNames { examine(name, now: now) }
         }
-        var closed: [[String]] = []
+        var closed: [[FileName]] = []
         while let batch = batcher.close(at: now) { closed.append(batch) }
         return closed
     }
 
     /// Looks at one name in `drop/` and tells the state machine what it is.
-    private func examine(_ name: String, now: Duration) {
+    private func examine(_ name: FileName, now: Duration) {
         guard let drop else { return }
-        guard !IgnoreRules.ignores(name), let st = try? drop.stat(name), st.isRegular, st.links == 1 else {
+        guard !IgnoreRules.ignores(name.readable), let st = try? drop.status(of: name), st.isRegular, st.links == 1 else {
             batcher.vanished(name)
             return
         }
-        batcher.observe(name, st.stamp, at: now)
+        batcher.observe(name, FileStamp(st), at: now)
     }
 
     func fullScan(now: Duration) {
@@ -171,7 +172,7 @@ public final class DropWatcher {
 
     /// Waits up to `timeout` for events, handles them, then steps every folder.
     /// - Returns: the batches that closed, per inbox name.
-    public func step(timeout: Duration, rescanInterval: Duration) -> [(DropWatch, [String])] {
+    public func step(timeout: Duration, rescanInterval: Duration) -> [(DropWatch, [FileName])] {
         if let inotify {
             let events = inotify.read(timeout: timeout)
             let t = now()
@@ -187,12 +188,19 @@ public final class DropWatcher {
             Thread.sleep(forTimeInterval: Double(timeout / .milliseconds(1)) / 1000)
         }
         let t = now()
-        var closed: [(DropWatch, [String])] = []
+        var closed: [(DropWatch, [FileName])] = []
         for folder in folders {
             for batch in folder.step(now: t, rescanInterval: rescanInterval, inotify: inotify) {
                 closed.append((folder, batch))
             }
         }
         return closed
+    }
+}
+
+extension FileStamp {
+    /// The stamp of what `fstat` said.
+    init(_ status: FileStatus) {
+        self.init(size: status.size, mtimeNanoseconds: status.modifiedNanoseconds, device: status.device, inode: status.inode)
     }
 }

@@ -1,8 +1,9 @@
-import Foundation
+import Glibc
 
 /// Linux inotify: the kernel tells which names in a watched folder were written, moved in or
-/// out, and when the folder itself went away. A thin layer over the syscalls; `EINTR` is
-/// retried in `Files.retrying`.
+/// out, and when the folder itself went away. A thin layer over the syscalls. It sees only
+/// this machine's changes: on a network or FUSE file system (`FileSystemType.isShared`)
+/// other machines' writes reach no watch.
 public enum Inotify {
     /// What a watch reports.
     public struct Events: OptionSet, Sendable, Hashable {
@@ -49,28 +50,25 @@ public enum Inotify {
     public struct Event: Sendable, Equatable {
         public var watch: Int32
         public var events: Events
-        public var name: String?
+        public var name: FileName?
     }
 
     /// An inotify instance (non-blocking), closed when dropped.
     public final class Instance: Sendable {
-        public let fd: Int32
+        private let descriptor: FileDescriptor
+        private var fd: Int32 { descriptor.raw }
 
         /// - Throws: `SystemError` when the kernel refuses (`EMFILE`: too many instances).
         public init() throws(SystemError) {
-            let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-            guard fd >= 0 else { throw SystemError("start inotify for", "hot folders") }
-            self.fd = fd
+            let fd = try Syscall.check("start inotify for", "hot folders") { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
+            descriptor = FileDescriptor(owning: fd, path: "inotify")
         }
-
-        deinit { close(fd) }
 
         /// Watches `path` for `events`. `ENOSPC` means the user's watch limit
         /// (`fs.inotify.max_user_watches`) is reached: the caller falls back to polling.
-        public func addWatch(_ path: String, events: Events) throws(SystemError) -> Int32 {
-            let wd = Files.retrying { inotify_add_watch(fd, path, events.rawValue) }
-            guard wd >= 0 else { throw SystemError("watch", path) }
-            return wd
+        public func addWatch(_ path: some FilePathRepresentable, events: Events) throws(SystemError) -> Int32 {
+            let path = path.filePath
+            return try Syscall.check("watch", path.description) { path.withCString { inotify_add_watch(fd, $0, events.rawValue) } }
         }
 
         /// Stops a watch (fine when the kernel dropped it already).
@@ -82,15 +80,15 @@ public enum Inotify {
         public func read(timeout: Duration) -> [Event] {
             var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ms = Int32(max(0, min(Int64(Int32.max), Int64(timeout / .milliseconds(1)))))
-            guard Files.retrying({ poll(&pfd, 1, ms) }) > 0 else { return [] }
+            guard case .success(let ready) = Syscall.run({ poll(&pfd, 1, ms) }), ready > 0 else { return [] }
             var out: [Event] = []
             // Room for many events at once; a single event is at most header + NAME_MAX + 1.
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
             while true {
-                let n = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress!, $0.count) }
-                if n < 0 && errno == EINTR { continue }
-                guard n > 0 else { break }
-                out += Self.parse(buffer[0..<n])
+                // Non-blocking: EAGAIN once the queue is empty.
+                let n = buffer.withUnsafeMutableBytes { raw in Syscall.run { Glibc.read(fd, raw.baseAddress!, raw.count) } }
+                guard case .success(let count) = n, count > 0 else { break }
+                out += Self.parse(buffer[0..<count])
             }
             return out
         }
@@ -105,10 +103,10 @@ public enum Inotify {
                     let wd = raw.loadUnaligned(fromByteOffset: offset, as: Int32.self)
                     let mask = raw.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
                     let length = Int(raw.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
-                    var name: String?
+                    var name: FileName?
                     if length > 0 {
                         let bytes = raw[(offset + header)..<min(raw.count, offset + header + length)]
-                        name = String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+                        name = FileName(bytes: bytes.prefix(while: { $0 != 0 }))
                     }
                     events.append(Event(watch: wd, events: Events(rawValue: mask), name: name))
                     offset += header + length

@@ -1,0 +1,173 @@
+internal import CShims
+import Glibc
+
+/// An open file descriptor and its one owner: closed when the value is dropped, never twice,
+/// never by anyone else. Every read, write, sync and `fstat` on it goes through `Syscall`
+/// (one `EINTR` retry, one `SystemError`).
+public final class FileDescriptor: Sendable {
+    /// The kernel's number (for the few calls made elsewhere in this module).
+    let raw: Int32
+    /// The path it was opened at, for error messages.
+    public let path: FilePath
+
+    /// Takes ownership of `raw`.
+    init(owning raw: Int32, path: FilePath) {
+        self.raw = raw
+        self.path = path
+    }
+
+    // `close` is not retried: on Linux the descriptor is gone even when it reports EINTR.
+    deinit { Glibc.close(raw) }
+
+    /// How a file is opened.
+    public enum Access: Sendable {
+        /// `O_RDONLY`.
+        case read
+        /// `O_WRONLY`.
+        case write
+        /// `O_RDWR`.
+        case readWrite
+        /// `O_PATH`: names the file without opening it for I/O (no FIFO ever blocks, no
+        /// access time changes); `fstat` works on it.
+        case pathOnly
+
+        var flags: Int32 {
+            switch self {
+            case .read: O_RDONLY
+            case .write: O_WRONLY
+            case .readWrite: O_RDWR
+            case .pathOnly: pf_o_path
+            }
+        }
+    }
+
+    /// Flags of `open(2)` besides the access mode; `O_CLOEXEC` is always set.
+    public struct Options: OptionSet, Sendable {
+        public let rawValue: Int32
+        public init(rawValue: Int32) { self.rawValue = rawValue }
+
+        /// Create the file if missing. The corresponding C constant is `O_CREAT`.
+        public static let create = Options(rawValue: O_CREAT)
+        /// With `create`: fail with `EEXIST` if it exists. The corresponding C constant is `O_EXCL`.
+        public static let exclusive = Options(rawValue: O_EXCL)
+        /// Every write goes to the end. The corresponding C constant is `O_APPEND`.
+        public static let append = Options(rawValue: O_APPEND)
+        /// Empty the file. The corresponding C constant is `O_TRUNC`.
+        public static let truncate = Options(rawValue: O_TRUNC)
+        /// Fail (`ELOOP`) when the last component is a symlink. The corresponding C constant is `O_NOFOLLOW`.
+        public static let noFollow = Options(rawValue: O_NOFOLLOW)
+        /// Fail unless it is a folder. The corresponding C constant is `O_DIRECTORY`.
+        public static let directory = Options(rawValue: O_DIRECTORY)
+    }
+
+    /// Opens `path`.
+    /// - Throws: `SystemError` (`ENOENT`, `EACCES`, `ELOOP` with `noFollow`…).
+    public static func open(_ path: some FilePathRepresentable, _ access: Access, _ options: Options = [],
+                            permissions: mode_t = 0o644) throws(SystemError) -> FileDescriptor {
+                                let path = path.filePath
+        let fd = try Syscall.check("open", path.description) {
+            path.withCString { Glibc.open($0, access.flags | options.rawValue | O_CLOEXEC, permissions) }
+        }
+        return FileDescriptor(owning: fd, path: path)
+    }
+
+    /// Reads up to `buffer.count` bytes at the current offset; 0 at the end of the file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
+        try Syscall.check("read", path.description) { Glibc.read(raw, buffer.baseAddress, buffer.count) }
+    }
+
+    /// Calls `body` with each piece of the file, from the current offset to its end, read
+    /// `chunk` bytes at a time (a photo of any size in little memory).
+    public func forEachChunk(size chunk: Int = 1 << 20,
+                             _ body: (UnsafeRawBufferPointer) throws(SystemError) -> Void) throws(SystemError) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            let n = try read(into: buffer)
+            if n == 0 { return }
+            try body(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        }
+    }
+
+    /// The file from the current offset, read into one array of the size `fstat` gives (a
+    /// file that shrank meanwhile gives fewer bytes; one that grew, the first `size`).
+    /// - Parameter limit: at most this many bytes (the caller checks the size first).
+    public func readAll(limit: Int = .max) throws(SystemError) -> [UInt8] {
+        let expected = Int(clamping: max(0, try status().size))
+        var bytes = [UInt8](repeating: 0, count: min(expected, limit))
+        var got = 0
+        while got < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                Syscall.run { Glibc.read(raw, buffer.baseAddress! + got, buffer.count - got) }
+            }
+            switch n {
+            case .success(0): bytes.removeLast(bytes.count - got)
+            case .success(let count): got += count
+            case .failure(let e): throw SystemError("read", path.description, errno: e.code)
+            }
+        }
+        return bytes
+    }
+
+    /// Writes all of `bytes` (retrying short writes).
+    public func write(_ bytes: some Collection<UInt8>) throws(SystemError) {
+        let array = Array(bytes)
+        var written = 0
+        while written < array.count {
+            let n = array.withUnsafeBytes { buffer in
+                Syscall.run { Glibc.write(raw, buffer.baseAddress! + written, buffer.count - written) }
+            }
+            switch n {
+            case .success(let count): written += count
+            case .failure(let e): throw SystemError("write", path.description, errno: e.code)
+            }
+        }
+    }
+
+    /// `fsync`: the file's data and metadata are on disk when it returns. Also flushes pages
+    /// another process wrote and never synced (a Samba client, `cp`).
+    public func sync() throws(SystemError) {
+        _ = try Syscall.check("sync", path.description) { fsync(raw) }
+    }
+
+    /// `fdatasync`: the data (and the size) are on disk.
+    public func syncData() throws(SystemError) {
+        _ = try Syscall.check("sync", path.description) { fdatasync(raw) }
+    }
+
+    /// `fstat` of the open file.
+    public func status() throws(SystemError) -> FileStatus {
+        var st = stat()
+        _ = try Syscall.check("stat", path.description) { fstat(raw, &st) }
+        return FileStatus(st)
+    }
+
+    /// The file system the file lives on (`fstatfs`).
+    public func fileSystem() throws(SystemError) -> FileSystemType {
+        var type: UInt32 = 0
+        _ = try Syscall.check("statfs", path.description) { pf_fstatfs_type(raw, &type) }
+        return FileSystemType(magic: type)
+    }
+
+    /// Takes an exclusive `flock` without waiting.
+    /// - Returns: false when another open file holds it.
+    public func tryLock() throws(SystemError) -> Bool {
+        switch Syscall.run({ flock(raw, LOCK_EX | LOCK_NB) }) {
+        case .success: return true
+        case .failure(let e) where e.code == EWOULDBLOCK: return false
+        case .failure(let e): throw SystemError("lock", path.description, errno: e.code)
+        }
+    }
+
+    /// Sets the modification time to now.
+    public func touch() throws(SystemError) {
+        _ = try Syscall.check("touch", path.description) { futimens(raw, nil) }
+    }
+
+    /// Replaces what the file holds with `bytes` (from offset 0).
+    public func replaceContents(with bytes: [UInt8]) throws(SystemError) {
+        _ = try Syscall.check("truncate", path.description) { ftruncate(raw, 0) }
+        _ = try Syscall.check("seek", path.description) { lseek(raw, 0, SEEK_SET) }
+        try write(bytes)
+    }
+}

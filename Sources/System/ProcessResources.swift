@@ -1,0 +1,46 @@
+import Glibc
+
+/// The process's own resources: its open-file limit and its threads' CPU priority.
+public enum ProcessResources {
+    /// The limit of open files (`RLIMIT_NOFILE`): soft (in force) and hard (the most the
+    /// soft limit may be raised to without privilege).
+    public static func openFiles() throws(SystemError) -> (soft: UInt64, hard: UInt64) {
+        var limit = rlimit()
+        _ = try Syscall.check("read the open-file limit of", "this process") {
+            getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
+    }
+
+    /// Raises the soft limit of open files to the hard limit (the default soft limit, 1,024,
+    /// is too few for hundreds of hot folders). No call is made when they are equal already.
+    /// - Returns: the limits now in force.
+    @discardableResult
+    public static func raiseOpenFiles() throws(SystemError) -> (soft: UInt64, hard: UInt64) {
+        var limit = rlimit()
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        _ = try Syscall.check("read the open-file limit of", "this process") { getrlimit(resource, &limit) }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            _ = try Syscall.check("raise the open-file limit of", "this process") { setrlimit(resource, &raised) }
+            limit = raised
+        }
+        return (UInt64(limit.rlim_cur), UInt64(limit.rlim_max))
+    }
+
+    /// Sets the calling thread's nice value (on Linux the nice value is per thread, and
+    /// `who = 0` is the calling thread). Raising it (lowering the priority) needs no privilege.
+    /// - Throws: `SystemError` (`EPERM` under a system call filter that forbids `setpriority`).
+    public static func setThreadNice(_ value: Int32) throws(SystemError) {
+        _ = try Syscall.check("set the CPU priority of", "this thread") {
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, value)
+        }
+    }
+
+    /// The calling thread's nice value.
+    public static func threadNice() -> Int32 {
+        errno = 0
+        return getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+    }
+}
