@@ -75,8 +75,15 @@ public final class MemoryBudget: Sendable {
         guard let decoder = try? openDecoder(bytes: bytes, limits: DecodeLimits(maxPixels: .max, maxFileBytes: maxFileBytes)) else {
             return bytes.count
         }
-        return decoder.info.width * decoder.info.height * 4 + bytes.count
+        // The header's sizes may be anything up to 2^32 each: a cost past `largestCost` is
+        // `largestCost` (the photo then fails too-large once it is opened for real).
+        let pixels = DecodeLimits.byteCount(width: decoder.info.width, height: decoder.info.height, channels: 4)
+        return min(pixels ?? largestCost, largestCost) + bytes.count
     }
+
+    /// The largest decoded size counted (4 PiB): more than any machine has, and small enough
+    /// that adding a few costs never overflows.
+    static let largestCost = 1 << 52
 
     /// `"auto"`: half of the cgroup's `memory.max`, or of the machine's RAM when the cgroup
     /// sets no limit.

@@ -75,6 +75,15 @@ static void pf_error_exit(j_common_ptr cinfo) {
         err->status = PF_JPEG_EOF;
         longjmp(err->jump, 1);
     }
+    if (err->pub.msg_code == JERR_IMAGE_TOO_BIG && cinfo->is_decompressor) {
+        /* A header bomb, not a broken file: name the size the header declares. */
+        j_decompress_ptr d = (j_decompress_ptr)cinfo;
+        snprintf(err->message, sizeof err->message,
+                 "JPEG header says %u×%u, over the largest JPEG libjpeg decodes (%ld pixels a side)",
+                 (unsigned)d->image_width, (unsigned)d->image_height, (long)JPEG_MAX_DIMENSION);
+        err->status = PF_JPEG_TOO_LARGE;
+        longjmp(err->jump, 1);
+    }
     char buffer[JMSG_LENGTH_MAX];
     (*cinfo->err->format_message)(cinfo, buffer);
     snprintf(err->message, sizeof err->message, "%s", buffer);

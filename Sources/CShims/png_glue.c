@@ -129,8 +129,11 @@ int pf_png_start(pf_png_reader *r, int channels) {
         if (!r->scratch) goto nomem;
     }
     if (passes > 1) {
-        /* Adam7 spreads every row over seven passes: decode the whole image first. */
-        r->whole = malloc(r->lib_row_bytes * (size_t)h->height);
+        /* Adam7 spreads every row over seven passes: decode the whole image first. The
+           size comes from the header: a product that overflows is refused, not wrapped. */
+        size_t whole_bytes;
+        if (__builtin_mul_overflow(r->lib_row_bytes, (size_t)h->height, &whole_bytes)) goto nomem;
+        r->whole = malloc(whole_bytes);
         r->rows = malloc(sizeof(png_bytep) * (size_t)h->height);
         if (!r->whole || !r->rows) goto nomem;
         for (uint32_t y = 0; y < h->height; y++) r->rows[y] = r->whole + r->lib_row_bytes * y;

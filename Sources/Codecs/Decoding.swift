@@ -33,14 +33,36 @@ public struct DecodeLimits: Sendable {
     }
 
     /// Refuses an image whose header declares more than `maxPixels`, before any pixel is
-    /// decoded.
+    /// decoded. The sides come from the file, so any value is possible: the product is
+    /// checked for overflow (a PNG may say 4294967295×4294967295), never trapped on.
     /// - Parameter format: the format's name as a person knows it ("JPEG").
-    /// - Throws: `PhotoError` with code `too-large`, naming the size and the limit.
+    /// - Throws: `PhotoError` with code `too-large`, naming the size and the limit;
+    ///   `corrupt-image` for a negative side.
     public func checkPixels(width: Int, height: Int, format: String) throws(PhotoError) {
-        guard width * height > maxPixels else { return }
-        func words(_ n: Int) -> String { n >= 1_000_000 ? "\((n + 500_000) / 1_000_000) MP" : "\(n) pixels" }
-        throw PhotoError(.tooLarge, "\(format) header says \(width)×\(height) = \(words(width * height)), "
-                         + "over the limit of \(words(maxPixels)) (maxPixels)")
+        guard width >= 0, height >= 0 else {
+            throw PhotoError(.corruptImage, "\(format) header declares an impossible size (\(width)×\(height))")
+        }
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard overflow || pixels > maxPixels else { return }
+        let product = overflow ? "" : " = \(Self.words(pixels))"
+        throw PhotoError(.tooLarge, "\(format) header says \(width)×\(height)\(product), "
+                         + "over the limit of \(Self.words(maxPixels)) (maxPixels)")
+    }
+
+    /// A pixel count as a person reads it: "24 MP", or "640 pixels" below a megapixel
+    /// (rounded without an addition that could overflow near `Int.max`).
+    static func words(_ n: Int) -> String {
+        guard n >= 1_000_000 else { return "\(n) pixels" }
+        return "\(n / 1_000_000 + (n % 1_000_000 >= 500_000 ? 1 : 0)) MP"
+    }
+
+    /// The bytes of a `width` × `height` image of `channels` channels, or nil when that
+    /// does not fit an `Int` (sizes from a file's header may be anything).
+    public static func byteCount(width: Int, height: Int, channels: Int) -> Int? {
+        guard width >= 0, height >= 0, channels >= 0 else { return nil }
+        let (pixels, o1) = width.multipliedReportingOverflow(by: height)
+        let (bytes, o2) = pixels.multipliedReportingOverflow(by: channels)
+        return o1 || o2 ? nil : bytes
     }
 
     /// Throws `timeout` when the deadline has passed.
@@ -115,6 +137,8 @@ extension PhotoDecoder {
     /// without scaling only offer 1, the full size).
     public func scaledSize(denominator: Int) -> (width: Int, height: Int) {
         precondition(scaleDenominators.contains(denominator), "scale 1/\(denominator) is not one of \(scaleDenominators)")
-        return ((info.width + denominator - 1) / denominator, (info.height + denominator - 1) / denominator)
+        // Rounded up without adding to a size that came from the file.
+        func up(_ side: Int) -> Int { side / denominator + (side % denominator == 0 ? 0 : 1) }
+        return (up(info.width), up(info.height))
     }
 }

@@ -7,8 +7,8 @@ public enum ICC {
     /// when lcms2 can't open the profile or it has no description.
     /// - Parameter icc: the profile's bytes.
     public static func description(_ icc: [UInt8]) -> String? {
-        guard !icc.isEmpty else { return nil }
-        let profile = icc.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, UInt32($0.count)) }
+        guard !icc.isEmpty, let count = UInt32(exactly: icc.count) else { return nil }
+        let profile = icc.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, count) }
         guard let profile else { return nil }
         defer { cmsCloseProfile(profile) }
         let length = cmsGetProfileInfoASCII(profile, cmsInfoDescription, "en", "US", nil, 0)

@@ -64,8 +64,8 @@ public final class ColorTransform: @unchecked Sendable {
     }
 
     private static func openRGB(_ icc: [UInt8]) -> cmsHPROFILE? {
-        guard !icc.isEmpty else { return nil }
-        let profile = icc.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, UInt32($0.count)) }
+        guard !icc.isEmpty, let count = UInt32(exactly: icc.count) else { return nil }
+        let profile = icc.withUnsafeBytes { cmsOpenProfileFromMem($0.baseAddress, count) }
         guard let profile else { return nil }
         guard cmsGetColorSpace(profile) == cmsSigRgbData else {
             cmsCloseProfile(profile)

@@ -53,4 +53,28 @@ struct MemoryBudgetTests {
         #expect(MemoryBudget.automatic(memoryMax: nil, ram: 1 << 30) == 512 << 20)
         #expect(MemoryBudget.automatic(memoryMax: String(64 << 30), ram: 8 << 30) == 4 << 30)
     }
+
+    /// A PNG signature, an IHDR (8-bit RGB) with a right CRC and the start of an IDAT: a
+    /// header libpng opens, no pixel data.
+    static func pngHeader(width: UInt32, height: UInt32) -> [UInt8] {
+        func be(_ v: UInt32) -> [UInt8] { [UInt8(v >> 24), UInt8((v >> 16) & 0xff), UInt8((v >> 8) & 0xff), UInt8(v & 0xff)] }
+        let ihdr: [UInt8] = Array("IHDR".utf8) + be(width) + be(height) + [8, 2, 0, 0, 0]
+        var crc: UInt32 = 0xFFFF_FFFF
+        for b in ihdr {
+            crc ^= UInt32(b)
+            for _ in 0..<8 { crc = (crc >> 1) ^ (crc & 1 == 1 ? 0xEDB8_8320 : 0) }
+        }
+        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + ihdr + be(~crc) + [0, 0, 0, 1] + Array("IDAT".utf8)
+    }
+
+    @Test func costOfAnyHeaderSizeIsANumberNotATrap() {
+        // Over Int64 in width × height: not opened, it costs its bytes.
+        let bomb = Self.pngHeader(width: 0xFFFF_FFFF, height: 0xFFFF_FFFF)
+        #expect(MemoryBudget.cost(ofPhoto: bomb, maxFileBytes: 1 << 29) == bomb.count)
+        // Opened (libpng takes sides up to 2^31 - 1) but × 4 bytes overflows: the largest cost.
+        let huge = Self.pngHeader(width: 0x7FFF_FFFF, height: 0x7FFF_FFFF)
+        #expect(MemoryBudget.cost(ofPhoto: huge, maxFileBytes: 1 << 29) == 1 << 52 + huge.count)
+        let small = Self.pngHeader(width: 100, height: 50)
+        #expect(MemoryBudget.cost(ofPhoto: small, maxFileBytes: 1 << 29) == 100 * 50 * 4 + small.count)
+    }
 }

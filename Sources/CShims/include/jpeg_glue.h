@@ -13,7 +13,8 @@ enum {
     PF_JPEG_TOO_MANY_SCANS = 3, /* a progressive file with more scans than the cap */
     PF_JPEG_STOPPED = 4,     /* the deadline passed or a stop was requested */
     PF_JPEG_NO_MEMORY = 5,   /* malloc failed in the glue */
-    PF_JPEG_BAD_STATE = 6    /* a call out of order (a programmer's mistake) */
+    PF_JPEG_BAD_STATE = 6,   /* a call out of order (a programmer's mistake) */
+    PF_JPEG_TOO_LARGE = 7    /* the header's size is over what libjpeg decodes (65500 a side) */
 };
 
 /* The most scans a progressive file may have (what libjpeg-turbo's fuzzers use). */

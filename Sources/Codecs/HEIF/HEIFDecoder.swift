@@ -26,7 +26,16 @@ public final class HEIFDecoder: PhotoDecoder {
         guard !bytes.isEmpty else { throw PhotoError(.emptyFile, "the HEIF file is empty") }
         let context = try HEIFContext()
         self.context = context
+        // libheif refuses a side over its limit (32768 by default) while reading the
+        // container: raise it to what maxPixels allows, so a wide panorama within the limit
+        // reads, and a side over it is refused here (too-large) before any allocation.
+        heif_context_set_maximum_image_size_limit(context.pointer, Int32(min(max(limits.maxPixels, 0), Int(Int32.max) - 1) + 1))
         let error = bytes.withUnsafeBytes { heif_context_read_from_memory(context.pointer, $0.baseAddress, $0.count, nil) }
+        if error.subcode == heif_suberror_Security_limit_exceeded,
+           let detail = error.message.map({ String(cString: $0) }), detail.lowercased().contains("image size") {
+            throw PhotoError(.tooLarge, "HEIF header: \(detail.trimmingCharacters(in: .whitespacesAndNewlines)), "
+                             + "over the limit of \(DecodeLimits.words(limits.maxPixels)) (maxPixels)")
+        }
         try heifCheck(error, "HEIF container could not be read")
         // libheif decodes tiles (iPhone grids) on several threads.
         heif_context_set_max_decoding_threads(context.pointer, Int32(max(1, ProcessInfo.processInfo.activeProcessorCount)))

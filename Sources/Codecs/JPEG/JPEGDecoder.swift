@@ -148,6 +148,8 @@ public final class JPEGDecoder: PhotoDecoder {
         switch status {
         case Int32(PF_JPEG_EOF), Int32(PF_JPEG_TOO_MANY_SCANS):
             return PhotoError(.corruptImage, message)
+        case Int32(PF_JPEG_TOO_LARGE):
+            return PhotoError(.tooLarge, message)
         case Int32(PF_JPEG_STOPPED):
             return PhotoError(.timeout, message)
         case Int32(PF_JPEG_NO_MEMORY):

@@ -76,10 +76,11 @@ public final class PNGDecoder: PhotoDecoder {
     static func chunk(_ type: String, in b: [UInt8]) -> [UInt8]? {
         let wanted = Array(type.utf8)
         var at = 8
-        while at + 12 <= b.count {
+        while b.count - at >= 12 {
             let length = Int(b[at]) << 24 | Int(b[at + 1]) << 16 | Int(b[at + 2]) << 8 | Int(b[at + 3])
+            // The length comes from the file: compared with what is left, never added to.
+            guard length <= b.count - at - 12 else { return nil }
             let end = at + 8 + length
-            guard length >= 0, end + 4 <= b.count else { return nil }
             if b[(at + 4)..<(at + 8)].elementsEqual(wanted) { return Array(b[(at + 8)..<end]) }
             if b[(at + 4)..<(at + 8)].elementsEqual("IEND".utf8) { return nil }
             at = end + 4
