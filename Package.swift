@@ -59,7 +59,7 @@ let package = Package(
 
         .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
         .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"], exclude: ["Fixtures"]),
         .testTarget(name: "JSON5Tests", dependencies: ["JSON5"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5"]),
         .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting"]),

@@ -240,6 +240,10 @@ int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t
         return PF_PNG_ERROR;
     }
     png_set_write_fn(png, sink, pf_png_write_fn, pf_png_flush_fn);
+    /* The old HP/Microsoft "sRGB IEC61966-2.1" profile (in many cameras' photos) is on
+       libpng's list of known incorrect sRGB profiles, and a write struct treats that as an
+       error: the photo would fail. Kept as the photo carries it, as every reader does. */
+    png_set_option(png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
     png_set_IHDR(png, info, width, height, bit_depth, color_type,
                  interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
