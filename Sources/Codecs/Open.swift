@@ -27,7 +27,7 @@ public func openDecoder(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError)
 
 /// Encodes a finished image in the format `options` names.
 /// - Throws: `PhotoError` (`io-error`) when the library refuses.
-public func encodeImage(_ image: PixelBuffer, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
+public func encodeImage(_ image: Image, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
     switch options.format {
     case .jpeg: try JPEGEncoder.encode(image, options: options)
     case .png: try PNGEncoder.encode(image, options: options)

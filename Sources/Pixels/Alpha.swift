@@ -44,15 +44,17 @@ func unpremultiply(_ pixels: UnsafeMutablePointer<UInt8>, pixels count: Int) {
 
 /// Flattens RGBA onto an opaque background colour: the result is RGB.
 /// - Parameters:
-///   - image: RGBA with straight alpha (an RGB image is returned unchanged).
+///   - canvas: RGBA with straight alpha (an RGB canvas is returned as it is).
 ///   - color: the background, 3 values (R, G, B).
-/// - Returns: a new RGB buffer of the same size.
-public func flattened(_ image: PixelBuffer, over color: [UInt8]) -> PixelBuffer {
+/// - Returns: an RGB canvas of the same size.
+public func flattened(_ canvas: consuming Canvas, over color: [UInt8]) -> Canvas {
     precondition(color.count == 3, "background colour needs 3 values, got \(color.count)")
-    if image.channels == 3 { return image }
-    let result = PixelBuffer(width: image.width, height: image.height, channels: 3)
-    for y in 0..<image.height {
-        flattenRow(image.row(y), into: result.row(y), width: image.width, over: color)
+    if canvas.channels == 3 { return canvas }
+    var result = Canvas(width: canvas.width, height: canvas.height, channels: 3)
+    canvas.withUnsafeRows { source in
+        result.withUnsafeMutableRows { out in
+            for y in 0..<source.height { flattenRow(source[y], into: out[y], width: source.width, over: color) }
+        }
     }
     return result
 }

@@ -53,14 +53,31 @@ public final class ColorTransform: @unchecked Sendable {
         return ColorTransform(source: source, destination: srgb, channels: channels)
     }
 
-    /// Converts every pixel of `buffer` in place, row by row.
-    /// - Parameter buffer: must have `channels` channels.
-    public func apply(_ buffer: PixelBuffer) {
-        precondition(buffer.channels == channels, "buffer has \(buffer.channels) channels, transform \(channels)")
-        for y in 0..<buffer.height {
-            let row = buffer.row(y)
-            cmsDoTransform(transform, row, row, UInt32(buffer.width))
+    /// Converts every pixel of `canvas` in place, row by row.
+    /// - Parameter canvas: must have `channels` channels.
+    public func apply(to canvas: inout Canvas) {
+        canvas.withUnsafeMutableRows { apply(to: $0) }
+    }
+
+    /// Converts rows already lent (a band being drawn) in place.
+    public func apply(to rows: MutablePixelRows) {
+        precondition(rows.channels == channels, "image has \(rows.channels) channels, transform \(channels)")
+        for y in 0..<rows.height {
+            cmsDoTransform(transform, rows[y], rows[y], UInt32(rows.width))
         }
+    }
+
+    /// A converted copy of a read-only image (a shared logo stays as it is).
+    /// - Parameter image: must have `channels` channels.
+    public func applied(to image: Image) -> Image {
+        precondition(image.channels == channels, "image has \(image.channels) channels, transform \(channels)")
+        var result = Canvas(width: image.width, height: image.height, channels: channels)
+        image.withUnsafeRows { source in
+            result.withUnsafeMutableRows { out in
+                for y in 0..<source.height { cmsDoTransform(transform, source[y], out[y], UInt32(source.width)) }
+            }
+        }
+        return result.finished()
     }
 
     private static func openRGB(_ icc: [UInt8]) -> cmsHPROFILE? {

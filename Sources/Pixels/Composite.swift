@@ -7,23 +7,30 @@
 /// multiplied by its alpha exactly once (twice gives the dark fringes of a double
 /// premultiply; zero times gives a box where the overlay is transparent).
 
-/// Paints `mask` in `color` at `opacity` over `image`, the mask's top-left at (`x`, `y`).
+/// Paints `mask` in `color` at `opacity` over `canvas`, the mask's top-left at (`x`, `y`).
 /// - Parameters:
 ///   - mask: coverage; 0 leaves the photo untouched.
-///   - x: column of the mask's left edge in `image` (may be negative).
-///   - y: row of the mask's top edge in `image` (may be negative).
+///   - x: column of the mask's left edge in `canvas` (may be negative).
+///   - y: row of the mask's top edge in `canvas` (may be negative).
 ///   - color: R, G, B in the image's colour space.
 ///   - opacity: 0…1, applied on top of the mask's coverage.
-///   - image: RGB, or RGBA (straight alpha: the result is the mark over the pixel).
+///   - canvas: RGB, or RGBA (straight alpha: the result is the mark over the pixel).
 public func composite(_ mask: CoverageMask, at x: Int, _ y: Int, color: [UInt8], opacity: Double,
-                      onto image: PixelBuffer) {
+                      onto canvas: inout Canvas) {
+    canvas.withUnsafeMutableRows { composite(mask, at: x, y, color: color, opacity: opacity, onto: $0) }
+}
+
+/// `composite(_:at:_:color:opacity:onto:)` on rows already lent (a band being drawn).
+public func composite(_ mask: CoverageMask, at x: Int, _ y: Int, color: [UInt8], opacity: Double,
+                      onto image: MutablePixelRows) {
     precondition(color.count == 3, "a mark colour has 3 values, got \(color.count)")
-    guard let (o, x0, x1, y0, y1) = overlap(x, y, mask.width, mask.height, opacity, image) else { return }
+    guard let (o, x0, x1, y0, y1) = overlap(x, y, mask.width, mask.height, opacity, image.width, image.height)
+    else { return }
     let c0 = UInt32(color[0]), c1 = UInt32(color[1]), c2 = UInt32(color[2])
     let channels = image.channels
     for row in y0..<y1 {
         let m = mask.row(row - y) + (x0 - x)
-        let d = image.row(row) + x0 * channels
+        let d = image[row] + x0 * channels
         for i in 0..<(x1 - x0) {
             let coverage = UInt32(m[i])
             if coverage == 0 { continue }
@@ -39,31 +46,39 @@ public func composite(_ mask: CoverageMask, at x: Int, _ y: Int, color: [UInt8],
     }
 }
 
-/// Paints an RGBA `overlay` (straight alpha) at `opacity` over `image`, its top-left at
+/// Paints an RGBA `overlay` (straight alpha) at `opacity` over `canvas`, its top-left at
 /// (`x`, `y`).
 /// - Parameters:
 ///   - overlay: 4 channels, straight (not premultiplied) alpha, as decoders and
 ///     `StreamingResizer` deliver it.
-///   - x: column of the overlay's left edge in `image` (may be negative).
-///   - y: row of the overlay's top edge in `image` (may be negative).
+///   - x: column of the overlay's left edge in `canvas` (may be negative).
+///   - y: row of the overlay's top edge in `canvas` (may be negative).
 ///   - opacity: 0…1, multiplied with the overlay's own alpha once.
-///   - image: RGB, or RGBA.
-public func composite(_ overlay: PixelBuffer, at x: Int, _ y: Int, opacity: Double, onto image: PixelBuffer) {
+///   - canvas: RGB, or RGBA.
+public func composite(_ overlay: Image, at x: Int, _ y: Int, opacity: Double, onto canvas: inout Canvas) {
+    canvas.withUnsafeMutableRows { composite(overlay, at: x, y, opacity: opacity, onto: $0) }
+}
+
+/// `composite(_:at:_:opacity:onto:)` on rows already lent (a band being drawn).
+public func composite(_ overlay: Image, at x: Int, _ y: Int, opacity: Double, onto image: MutablePixelRows) {
     precondition(overlay.channels == 4, "an overlay needs alpha (4 channels), got \(overlay.channels)")
-    guard let (o, x0, x1, y0, y1) = overlap(x, y, overlay.width, overlay.height, opacity, image) else { return }
+    guard let (o, x0, x1, y0, y1) = overlap(x, y, overlay.width, overlay.height, opacity, image.width, image.height)
+    else { return }
     let channels = image.channels
-    for row in y0..<y1 {
-        let s = overlay.row(row - y) + (x0 - x) * 4
-        let d = image.row(row) + x0 * channels
-        for i in 0..<(x1 - x0) {
-            let q = s + i * 4
-            let a = UInt32(q[3]) * o
-            if a == 0 { continue }
-            let p = d + i * channels
-            if channels == 3 {
-                over3(p, UInt32(q[0]), UInt32(q[1]), UInt32(q[2]), a)
-            } else {
-                over4(p, UInt32(q[0]), UInt32(q[1]), UInt32(q[2]), a)
+    overlay.withUnsafeRows { overlay in
+        for row in y0..<y1 {
+            let s = overlay[row - y] + (x0 - x) * 4
+            let d = image[row] + x0 * channels
+            for i in 0..<(x1 - x0) {
+                let q = s + i * 4
+                let a = UInt32(q[3]) * o
+                if a == 0 { continue }
+                let p = d + i * channels
+                if channels == 3 {
+                    over3(p, UInt32(q[0]), UInt32(q[1]), UInt32(q[2]), a)
+                } else {
+                    over4(p, UInt32(q[0]), UInt32(q[1]), UInt32(q[2]), a)
+                }
             }
         }
     }
@@ -72,10 +87,10 @@ public func composite(_ overlay: PixelBuffer, at x: Int, _ y: Int, opacity: Doub
 /// Opacity as 0…255 and the part of a `width` × `height` mark at (`x`, `y`) that lies on the
 /// image (columns x0..<x1, rows y0..<y1); nil when nothing would change.
 private func overlap(_ x: Int, _ y: Int, _ width: Int, _ height: Int, _ opacity: Double,
-                     _ image: PixelBuffer) -> (UInt32, Int, Int, Int, Int)? {
+                     _ imageWidth: Int, _ imageHeight: Int) -> (UInt32, Int, Int, Int, Int)? {
     let o = UInt32((max(0, min(1, opacity)) * 255).rounded())
-    let x0 = max(0, x), x1 = min(image.width, x + width)
-    let y0 = max(0, y), y1 = min(image.height, y + height)
+    let x0 = max(0, x), x1 = min(imageWidth, x + width)
+    let y0 = max(0, y), y1 = min(imageHeight, y + height)
     return o > 0 && x0 < x1 && y0 < y1 ? (o, x0, x1, y0, y1) : nil
 }
 

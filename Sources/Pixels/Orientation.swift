@@ -27,39 +27,55 @@ public enum Orientation {
     /// - Parameters:
     ///   - image: the pixels as stored.
     ///   - exif: orientation value 1–8.
-    /// - Returns: `image` itself for 1; otherwise a new upright buffer.
-    public static func apply(_ image: PixelBuffer, exif: Int) -> PixelBuffer {
+    /// - Returns: `image` itself for 1 (it is read only, so sharing it is safe); otherwise a
+    ///   new upright image.
+    public static func apply(_ image: Image, exif: Int) -> Image {
+        if StoredMap(exif: exif, storedWidth: image.width, storedHeight: image.height).isIdentity { return image }
+        return image.withUnsafeRows { upright($0, exif: exif) }.finished()
+    }
+
+    /// Turns a canvas upright.
+    /// - Returns: the same canvas for 1; otherwise a new upright canvas (the stored one is
+    ///   freed once it is read).
+    public static func apply(_ canvas: consuming Canvas, exif: Int) -> Canvas {
+        if StoredMap(exif: exif, storedWidth: canvas.width, storedHeight: canvas.height).isIdentity { return canvas }
+        return canvas.withUnsafeRows { upright($0, exif: exif) }
+    }
+
+    /// The stored rows written upright into a new canvas.
+    public static func upright(_ image: PixelRows, exif: Int) -> Canvas {
         let map = StoredMap(exif: exif, storedWidth: image.width, storedHeight: image.height)
-        if map.isIdentity { return image }
         let size = uprightSize(width: image.width, height: image.height, exif: exif)
         let channels = image.channels
-        let result = PixelBuffer(width: size.width, height: size.height, channels: channels)
+        var result = Canvas(width: size.width, height: size.height, channels: channels)
         // Byte steps in the source for one step right / down in the result.
         let stepX = map.xx * channels + map.xy * image.rowBytes
         let stepY = map.yx * channels + map.yy * image.rowBytes
-        let origin = UnsafePointer(image.base) + map.x0 * channels + map.y0 * image.rowBytes
+        let origin = image.base + map.x0 * channels + map.y0 * image.rowBytes
         // Square tiles keep both the rows read and the rows written in cache when the
         // walk goes down source columns (rotations by 90°).
         let tile = 64
-        for tileY in stride(from: 0, to: size.height, by: tile) {
-            let endY = min(tileY + tile, size.height)
-            for tileX in stride(from: 0, to: size.width, by: tile) {
-                let endX = min(tileX + tile, size.width)
-                for y in tileY..<endY {
-                    var d = result.row(y) + tileX * channels
-                    var s = origin + tileX * stepX + y * stepY
-                    if channels == 3 {
-                        for _ in tileX..<endX {
-                            d[0] = s[0]; d[1] = s[1]; d[2] = s[2]
-                            d += 3
-                            s += stepX
-                        }
-                    } else {
-                        for _ in tileX..<endX {
-                            UnsafeMutableRawPointer(d).storeBytes(
-                                of: UnsafeRawPointer(s).loadUnaligned(as: UInt32.self), as: UInt32.self)
-                            d += 4
-                            s += stepX
+        result.withUnsafeMutableRows { out in
+            for tileY in stride(from: 0, to: size.height, by: tile) {
+                let endY = min(tileY + tile, size.height)
+                for tileX in stride(from: 0, to: size.width, by: tile) {
+                    let endX = min(tileX + tile, size.width)
+                    for y in tileY..<endY {
+                        var d = out[y] + tileX * channels
+                        var s = origin + tileX * stepX + y * stepY
+                        if channels == 3 {
+                            for _ in tileX..<endX {
+                                d[0] = s[0]; d[1] = s[1]; d[2] = s[2]
+                                d += 3
+                                s += stepX
+                            }
+                        } else {
+                            for _ in tileX..<endX {
+                                UnsafeMutableRawPointer(d).storeBytes(
+                                    of: UnsafeRawPointer(s).loadUnaligned(as: UInt32.self), as: UInt32.self)
+                                d += 4
+                                s += stepX
+                            }
                         }
                     }
                 }

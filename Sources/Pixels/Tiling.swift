@@ -13,9 +13,17 @@ import Foundation
 ///   - across: pixels from one row of copies to the next; odd rows shift by `along` / 2.
 ///   - color: R, G, B in the image's colour space.
 ///   - opacity: 0…1.
-///   - image: RGB or RGBA, painted in place.
+///   - canvas: RGB or RGBA, painted in place.
 public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, across: Double,
-                           color: [UInt8], opacity: Double, onto image: PixelBuffer) {
+                           color: [UInt8], opacity: Double, onto canvas: inout Canvas) {
+    canvas.withUnsafeMutableRows {
+        compositeTiled(mask, angle: angle, along: along, across: across, color: color, opacity: opacity, onto: $0)
+    }
+}
+
+/// `compositeTiled` on rows already lent.
+public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, across: Double,
+                           color: [UInt8], opacity: Double, onto image: MutablePixelRows) {
     precondition(color.count == 3, "a mark colour has 3 values, got \(color.count)")
     precondition(along > 0 && across > 0, "tile steps must be positive")
     guard mask.width > 0, mask.height > 0 else { return }

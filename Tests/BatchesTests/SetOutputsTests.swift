@@ -19,13 +19,14 @@ import Testing
 
     /// A 160×120 JPEG of horizontal colour bands.
     static func bands(_ parts: [([UInt8], Double)]) throws -> [UInt8] {
-        let image = PixelBuffer(width: 160, height: 120, channels: 3)
         var limits: [(Int, [UInt8])] = []
         var acc = 0.0
         for (c, f) in parts { acc += f; limits.append((Int((acc * 120).rounded()), c)) }
-        for y in 0..<120 {
-            let c = limits.first { y < $0.0 }?.1 ?? parts.last!.0
-            for x in 0..<160 { for i in 0..<3 { image.row(y)[x * 3 + i] = c[i] } }
+        let image = Image(width: 160, height: 120, channels: 3) { rows in
+            for y in 0..<120 {
+                let c = limits.first { y < $0.0 }?.1 ?? parts.last!.0
+                for x in 0..<160 { for i in 0..<3 { rows[y][x * 3 + i] = c[i] } }
+            }
         }
         return try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 95))
     }
@@ -136,16 +137,16 @@ import Testing
         #expect(done.warnings?.first?.contains("photo 4 (photo4.jpg) could not be read again") == true, "\(done.warnings ?? [])")
     }
 
-    static func decode(_ path: String) throws -> PixelBuffer {
+    static func decode(_ path: String) throws -> Image {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         let decoder = try openDecoder(bytes: bytes, limits: DecodeLimits())
-        let image = PixelBuffer(width: decoder.info.width, height: decoder.info.height, channels: 3)
         var y = 0
-        try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
-            image.row(y).update(from: row, count: image.rowBytes)
-            y += 1
+        return try Image(width: decoder.info.width, height: decoder.info.height, channels: 3) { rows in
+            try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
+                rows[y].update(from: row, count: rows.rowBytes)
+                y += 1
+            }
         }
-        return image
     }
 }
 

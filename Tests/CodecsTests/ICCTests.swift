@@ -49,16 +49,18 @@ func displayP3Profile() -> [UInt8] {
 
     @Test(arguments: [3, 4])
     func p3RedBecomesClippedSRGBRedAndGreyStaysGrey(channels: Int) throws {
-        let buffer = PixelBuffer(width: 3, height: 2, channels: channels)
+        var buffer = Canvas(width: 3, height: 2, channels: channels)
         let pixels: [[UInt8]] = [[255, 0, 0], [128, 128, 128], [0, 0, 0]]
-        for y in 0..<2 {
-            for x in 0..<3 {
-                for c in 0..<3 { buffer.row(y)[x * channels + c] = pixels[x][c] }
-                if channels == 4 { buffer.row(y)[x * channels + 3] = 77 }
+        buffer.withUnsafeMutableRows { rows in
+            for y in 0..<2 {
+                for x in 0..<3 {
+                    for c in 0..<3 { rows[y][x * channels + c] = pixels[x][c] }
+                    if channels == 4 { rows[y][x * channels + 3] = 77 }
+                }
             }
         }
         let transform = try #require(ColorTransform.toSRGB(from: displayP3Profile(), channels: channels))
-        transform.apply(buffer)
+        transform.apply(to: &buffer)
         let red = buffer.pixel(0, 1)
         #expect(red[0] == 255 && red[1] < 20 && red[2] < 20)
         let grey = buffer.pixel(1, 0)

@@ -4,53 +4,62 @@ import Pixels
 
 /// A test picture with structure in both directions: red grows left to right, green top
 /// to bottom, blue is a coarse checkerboard.
-func gradient(width: Int, height: Int) -> PixelBuffer {
-    let image = PixelBuffer(width: width, height: height, channels: 3)
-    for y in 0..<height {
-        let row = image.row(y)
-        for x in 0..<width {
-            row[x * 3] = UInt8(x * 255 / max(width - 1, 1))
-            row[x * 3 + 1] = UInt8(y * 255 / max(height - 1, 1))
-            row[x * 3 + 2] = ((x / 16) + (y / 16)) % 2 == 0 ? 40 : 200
+func gradient(width: Int, height: Int) -> Image {
+    Image(width: width, height: height, channels: 3) { rows in
+        for y in 0..<height {
+            let row = rows[y]
+            for x in 0..<width {
+                row[x * 3] = UInt8(x * 255 / max(width - 1, 1))
+                row[x * 3 + 1] = UInt8(y * 255 / max(height - 1, 1))
+                row[x * 3 + 2] = ((x / 16) + (y / 16)) % 2 == 0 ? 40 : 200
+            }
         }
     }
-    return image
 }
 
 /// Decodes every row into one buffer.
 func decodeAll(_ decoder: JPEGDecoder, denominator: Int = 1, channels: Int = 3,
-               limits: DecodeLimits = DecodeLimits()) throws -> PixelBuffer {
+               limits: DecodeLimits = DecodeLimits()) throws -> Image {
     let size = decoder.scaledSize(denominator: denominator)
-    let out = PixelBuffer(width: size.width, height: size.height, channels: channels)
     var y = 0
-    try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
-        precondition(y < size.height, "more rows than scaledSize says")
-        out.row(y).update(from: row, count: out.rowBytes)
-        y += 1
+    let out = try Image(width: size.width, height: size.height, channels: channels) { rows in
+        try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
+            precondition(y < size.height, "more rows than scaledSize says")
+            rows[y].update(from: row, count: rows.rowBytes)
+            y += 1
+        }
     }
     #expect(y == size.height)
     return out
 }
 
 /// The largest channel difference between two same-sized images.
-func maxDifference(_ a: PixelBuffer, _ b: PixelBuffer) -> Int {
+func maxDifference(_ a: Image, _ b: Image) -> Int {
     var worst = 0
-    for y in 0..<a.height {
-        let ra = a.row(y), rb = b.row(y)
-        for x in 0..<a.width {
-            for c in 0..<3 { worst = max(worst, abs(Int(ra[x * a.channels + c]) - Int(rb[x * b.channels + c]))) }
+    a.withUnsafeRows { a in
+        b.withUnsafeRows { b in
+            for y in 0..<a.height {
+                let ra = a[y], rb = b[y]
+                for x in 0..<a.width {
+                    for c in 0..<3 { worst = max(worst, abs(Int(ra[x * a.channels + c]) - Int(rb[x * b.channels + c]))) }
+                }
+            }
         }
     }
     return worst
 }
 
 /// The mean channel difference between two same-sized images.
-func meanDifference(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
+func meanDifference(_ a: Image, _ b: Image) -> Double {
     var total = 0
-    for y in 0..<a.height {
-        let ra = a.row(y), rb = b.row(y)
-        for x in 0..<a.width {
-            for c in 0..<3 { total += abs(Int(ra[x * a.channels + c]) - Int(rb[x * b.channels + c])) }
+    a.withUnsafeRows { a in
+        b.withUnsafeRows { b in
+            for y in 0..<a.height {
+                let ra = a[y], rb = b[y]
+                for x in 0..<a.width {
+                    for c in 0..<3 { total += abs(Int(ra[x * a.channels + c]) - Int(rb[x * b.channels + c])) }
+                }
+            }
         }
     }
     return Double(total) / Double(a.width * a.height * 3)
@@ -105,12 +114,13 @@ struct JPEGTests {
 
     @Test("a smooth picture comes back within a few levels")
     func smooth() throws {
-        let image = PixelBuffer(width: 96, height: 64, channels: 3)
-        for y in 0..<64 {
-            for x in 0..<96 {
-                image.row(y)[x * 3] = UInt8(60 + x)
-                image.row(y)[x * 3 + 1] = UInt8(200 - y)
-                image.row(y)[x * 3 + 2] = UInt8(100 + (x + y) / 4)
+        let image = Image(width: 96, height: 64, channels: 3) { rows in
+            for y in 0..<64 {
+                for x in 0..<96 {
+                    rows[y][x * 3] = UInt8(60 + x)
+                    rows[y][x * 3 + 1] = UInt8(200 - y)
+                    rows[y][x * 3 + 2] = UInt8(100 + (x + y) / 4)
+                }
             }
         }
         let bytes = try JPEGEncoder.encode(image, options: EncodeOptions(format: .jpeg, quality: 95))
@@ -127,7 +137,7 @@ struct JPEGTests {
         let rgb = try decodeAll(decoder, channels: 3)
         let rgba = try decodeAll(decoder, channels: 4)
         #expect(maxDifference(rgb, rgba) == 0)
-        for y in 0..<rgba.height { for x in 0..<rgba.width { #expect(rgba.row(y)[x * 4 + 3] == 255) } }
+        for y in 0..<rgba.height { for x in 0..<rgba.width { #expect(rgba.pixel(x, y)[3] == 255) } }
     }
 
     @Test("scaled decodes give libjpeg's sizes", arguments: [1, 2, 4, 8])

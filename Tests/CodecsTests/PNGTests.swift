@@ -3,38 +3,40 @@ import Testing
 import Pixels
 
 /// Decodes every row into a buffer.
-func decodeAll(_ decoder: any PhotoDecoder, channels: Int) throws -> PixelBuffer {
-    let out = PixelBuffer(width: decoder.info.width, height: decoder.info.height, channels: channels)
+func decodeAll(_ decoder: any PhotoDecoder, channels: Int) throws -> Image {
     var y = 0
-    try decoder.decode(denominator: 1, channels: channels, limits: DecodeLimits()) { row in
-        (out.row(y)).update(from: row, count: out.rowBytes)
-        y += 1
+    let out = try Image(width: decoder.info.width, height: decoder.info.height, channels: channels) { rows in
+        try decoder.decode(denominator: 1, channels: channels, limits: DecodeLimits()) { row in
+            rows[y].update(from: row, count: rows.rowBytes)
+            y += 1
+        }
     }
     #expect(y == out.height)
     return out
 }
 
 /// A gradient with a distinct value in every pixel of a small image.
-func gradient(width: Int, height: Int, channels: Int) -> PixelBuffer {
-    let image = PixelBuffer(width: width, height: height, channels: channels)
-    for y in 0..<height {
-        for x in 0..<width {
-            let p = image.row(y) + x * channels
-            p[0] = UInt8((x * 255) / max(width - 1, 1))
-            p[1] = UInt8((y * 255) / max(height - 1, 1))
-            p[2] = UInt8((x + y) & 0xff)
-            if channels == 4 { p[3] = UInt8((x * 7 + y * 3) & 0xff) }
+func gradient(width: Int, height: Int, channels: Int) -> Image {
+    Image(width: width, height: height, channels: channels) { rows in
+        for y in 0..<height {
+            for x in 0..<width {
+                let p = rows[y] + x * channels
+                p[0] = UInt8((x * 255) / max(width - 1, 1))
+                p[1] = UInt8((y * 255) / max(height - 1, 1))
+                p[2] = UInt8((x + y) & 0xff)
+                if channels == 4 { p[3] = UInt8((x * 7 + y * 3) & 0xff) }
+            }
         }
     }
-    return image
 }
 
-func samePixels(_ a: PixelBuffer, _ b: PixelBuffer) -> Bool {
-    guard a.width == b.width, a.height == b.height, a.channels == b.channels else { return false }
-    for y in 0..<a.height where !(0..<a.rowBytes).allSatisfy({ a.row(y)[$0] == b.row(y)[$0] }) {
-        return false
-    }
-    return true
+/// The pixels as one array, row after row.
+func bytes(of image: Image) -> [UInt8] {
+    image.withUnsafeRows { Array(UnsafeBufferPointer(start: $0.base, count: $0.byteCount)) }
+}
+
+func samePixels(_ a: Image, _ b: Image) -> Bool {
+    a.width == b.width && a.height == b.height && a.channels == b.channels && bytes(of: a) == bytes(of: b)
 }
 
 /// Raw PNG bytes in a layout our encoder does not make (grey, palette, 16-bit, interlaced).
@@ -68,9 +70,10 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
     }
 
     @Test func alphaAsRGBIsCompositedOverWhite() throws {
-        let image = PixelBuffer(width: 3, height: 1, channels: 4)
         let pixels: [[UInt8]] = [[0, 0, 0, 0], [0, 0, 0, 255], [200, 100, 0, 128]]
-        for x in 0..<3 { for c in 0..<4 { image.row(0)[x * 4 + c] = pixels[x][c] } }
+        let image = Image(width: 3, height: 1, channels: 4) { rows in
+            for x in 0..<3 { for c in 0..<4 { rows[0][x * 4 + c] = pixels[x][c] } }
+        }
         let png = try PNGEncoder.encode(image, options: EncodeOptions(format: .png))
         let rgb = try decodeAll(try PNGDecoder(bytes: png, limits: DecodeLimits()), channels: 3)
         #expect(rgb.pixel(0, 0) == [255, 255, 255])
@@ -124,8 +127,7 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
 
     @Test func interlacedDecodesWhole() throws {
         let image = gradient(width: 19, height: 13, channels: 3)
-        let bytes = [UInt8](UnsafeBufferPointer(start: image.base, count: image.byteCount))
-        let png = try rawPNG(bytes, width: 19, height: 13, rowBytes: image.rowBytes, colorType: 2,
+        let png = try rawPNG(bytes(of: image), width: 19, height: 13, rowBytes: image.rowBytes, colorType: 2,
                              bitDepth: 8, interlaced: true)
         let decoder = try PNGDecoder(bytes: png, limits: DecodeLimits())
         #expect(samePixels(try decodeAll(decoder, channels: 3), image))

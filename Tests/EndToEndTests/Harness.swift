@@ -100,39 +100,42 @@ enum Harness {
     }
 
     /// Decodes a whole image (upright as stored: outputs carry orientation 1).
-    static func decode(_ path: String) throws -> (PixelBuffer, SourceInfo) {
+    static func decode(_ path: String) throws -> (Image, SourceInfo) {
         let decoder = try openDecoder(bytes: try read(path), limits: DecodeLimits())
         let info = decoder.info
-        let image = PixelBuffer(width: info.width, height: info.height, channels: 3)
         var y = 0
-        try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
-            (image.row(y)).update(from: row, count: image.rowBytes)
-            y += 1
+        let image = try Image(width: info.width, height: info.height, channels: 3) { rows in
+            try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
+                rows[y].update(from: row, count: rows.rowBytes)
+                y += 1
+            }
         }
         return (image, info)
     }
 
     /// A test picture, upright: grey-blue, with a red block in the top-left corner and a
     /// green block in the top-right corner (so both rotation and mirroring show).
-    static func marked(width: Int, height: Int) -> PixelBuffer {
-        let image = PixelBuffer(width: width, height: height, channels: 3, fill: [90, 110, 140])
+    static func marked(width: Int, height: Int) -> Image {
+        var image = Canvas(width: width, height: height, channels: 3, fill: [90, 110, 140])
         let block = max(2, min(width, height) / 5)
-        for y in 0..<block {
-            let row = image.row(y)
-            for x in 0..<block {
-                row[x * 3] = 220; row[x * 3 + 1] = 30; row[x * 3 + 2] = 30
-                let r = (width - 1 - x) * 3
-                row[r] = 30; row[r + 1] = 200; row[r + 2] = 40
+        image.withUnsafeMutableRows { rows in
+            for y in 0..<block {
+                let row = rows[y]
+                for x in 0..<block {
+                    row[x * 3] = 220; row[x * 3 + 1] = 30; row[x * 3 + 2] = 30
+                    let r = (width - 1 - x) * 3
+                    row[r] = 30; row[r + 1] = 200; row[r + 2] = 40
+                }
             }
         }
-        return image
+        return image.finished()
     }
 
     /// The orientation whose transform undoes `o`.
     static func inverse(_ o: Int) -> Int { o == 6 ? 8 : o == 8 ? 6 : o }
 
     /// A JPEG that shows `upright` once its EXIF `orientation` is applied.
-    static func jpeg(upright: PixelBuffer, orientation: Int = 1, exif: ExifBuilder = ExifBuilder(),
+    static func jpeg(upright: Image, orientation: Int = 1, exif: ExifBuilder = ExifBuilder(),
                      icc: [UInt8]? = nil, quality: Int = 92) throws -> [UInt8] {
         var e = exif
         e.orientation = orientation

@@ -8,21 +8,20 @@ import Testing
     static let grey: [UInt8] = [50, 50, 50]
 
     /// A flat picture, filled row by row (48 MP in well under a second, even in debug).
-    static func flat(_ width: Int, _ height: Int, _ colour: [UInt8], channels: Int = 3) -> PixelBuffer {
-        let image = PixelBuffer(width: width, height: height, channels: channels)
-        for x in 0..<width { for c in 0..<channels { image.base[x * channels + c] = colour[c] } }
-        for y in 1..<height { image.row(y).update(from: image.base, count: image.rowBytes) }
-        return image
+    static func flat(_ width: Int, _ height: Int, _ colour: [UInt8], channels: Int = 3) -> Image {
+        Image(width: width, height: height, channels: channels, fill: colour)
     }
 
     /// Pixels matching `test` (given a pointer to R, G, B), as a box (nil when none do).
-    static func box(_ image: PixelBuffer, in region: PixelRect,
-                    where test: (UnsafeMutablePointer<UInt8>) -> Bool) -> PixelRect? {
+    static func box(_ image: Image, in region: PixelRect,
+                    where test: (UnsafePointer<UInt8>) -> Bool) -> PixelRect? {
         var minX = Int.max, minY = Int.max, maxX = -1, maxY = -1
-        for y in region.y..<(region.y + region.height) {
-            let row = image.row(y)
-            for x in region.x..<(region.x + region.width) where test(row + x * image.channels) {
-                minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
+        image.withUnsafeRows { rows in
+            for y in region.y..<(region.y + region.height) {
+                let row = rows[y]
+                for x in region.x..<(region.x + region.width) where test(row + x * rows.channels) {
+                    minX = min(minX, x); maxX = max(maxX, x); minY = min(minY, y); maxY = max(maxY, y)
+                }
             }
         }
         return maxX < 0 ? nil : PixelRect(x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1)

@@ -156,10 +156,14 @@ struct SeeingTests {
     /// top-left corners (the sheet's background above and left of them), measured down and
     /// right until the background comes back for good (a photo pixel that happens to equal
     /// the background does not end a tile).
-    static func tiles(in sheet: PixelBuffer) -> [PixelRect] {
+    static func tiles(in sheet: Image) -> [PixelRect] {
+        sheet.withUnsafeRows { tiles(in: $0) }
+    }
+
+    static func tiles(in sheet: PixelRows) -> [PixelRect] {
         func isBackground(_ x: Int, _ y: Int) -> Bool {
             guard x >= 0, y >= 0, x < sheet.width, y < sheet.height else { return true }
-            let p = sheet.row(y) + x * 3
+            let p = sheet[y] + x * 3
             return p[0] == background[0] && p[1] == background[1] && p[2] == background[2]
         }
         func run(_ x: Int, _ y: Int, dx: Int, dy: Int) -> Int {
@@ -185,12 +189,14 @@ struct SeeingTests {
         return found
     }
 
-    static func count(_ image: PixelBuffer, in rect: PixelRect, _ match: ([UInt8]) -> Bool) -> Int {
+    static func count(_ image: Image, in rect: PixelRect, _ match: ([UInt8]) -> Bool) -> Int {
         var n = 0
-        for y in rect.y..<min(image.height, rect.y + rect.height) {
-            let row = image.row(y)
-            for x in rect.x..<min(image.width, rect.x + rect.width) where match([row[x * 3], row[x * 3 + 1], row[x * 3 + 2]]) {
-                n += 1
+        image.withUnsafeRows { rows in
+            for y in rect.y..<min(rows.height, rect.y + rect.height) {
+                let row = rows[y]
+                for x in rect.x..<min(rows.width, rect.x + rect.width) where match([row[x * 3], row[x * 3 + 1], row[x * 3 + 2]]) {
+                    n += 1
+                }
             }
         }
         return n

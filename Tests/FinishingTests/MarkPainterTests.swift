@@ -7,11 +7,20 @@ import Typesetting
 
 /// The box of pixels that differ from a flat background by more than half of what the
 /// mark adds: the mark's visible ink, measured from the pixels alone.
-func markBox(_ image: PixelBuffer, background: [UInt8], threshold: Int, in region: PixelRect? = nil) -> PixelRect? {
+func markBox(_ image: Image, background: [UInt8], threshold: Int, in region: PixelRect? = nil) -> PixelRect? {
+    image.withUnsafeRows { markBox($0, background: background, threshold: threshold, in: region) }
+}
+
+/// `markBox` on a canvas still being drawn on.
+func markBox(_ image: borrowing Canvas, background: [UInt8], threshold: Int, in region: PixelRect? = nil) -> PixelRect? {
+    image.withUnsafeRows { markBox($0, background: background, threshold: threshold, in: region) }
+}
+
+func markBox(_ image: PixelRows, background: [UInt8], threshold: Int, in region: PixelRect?) -> PixelRect? {
     let r = region ?? PixelRect(x: 0, y: 0, width: image.width, height: image.height)
     var minX = Int.max, minY = Int.max, maxX = -1, maxY = -1
     for y in r.y..<(r.y + r.height) {
-        let row = image.row(y)
+        let row = image[y]
         for x in r.x..<(r.x + r.width) {
             var difference = 0
             for c in 0..<3 { difference = max(difference, abs(Int(row[x * image.channels + c]) - Int(background[c]))) }
@@ -24,11 +33,8 @@ func markBox(_ image: PixelBuffer, background: [UInt8], threshold: Int, in regio
 }
 
 /// A flat RGB picture, filled row by row (fast even in debug builds).
-func flat(_ width: Int, _ height: Int, _ colour: [UInt8]) -> PixelBuffer {
-    let image = PixelBuffer(width: width, height: height, channels: 3)
-    for x in 0..<width { for c in 0..<3 { image.base[x * 3 + c] = colour[c] } }
-    for y in 1..<height { image.row(y).update(from: image.base, count: image.rowBytes) }
-    return image
+func flat(_ width: Int, _ height: Int, _ colour: [UInt8]) -> Canvas {
+    Canvas(width: width, height: height, channels: 3, fill: colour)
 }
 
 /// A Display P3 profile (P3 primaries, D65, sRGB curve; made with lcms2, 580 bytes).
@@ -37,7 +43,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
 @Suite struct MarkPainterTests {
     static let grey: [UInt8] = [60, 60, 60]
 
-    func painter(_ template: Template, logo: PixelBuffer? = nil) throws -> MarkPainter {
+    func painter(_ template: Template, logo: Image? = nil) throws -> MarkPainter {
         let text = template.text.map { _ in try? Typesetter(pattern: "DejaVu Sans:bold") } ?? nil
         let tile = template.tile.map { _ in try? Typesetter(pattern: "DejaVu Sans:bold") } ?? nil
         return MarkPainter(template: template, assets: MarkAssets(textSetter: text, tileSetter: tile, logo: logo))
@@ -59,10 +65,11 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
             $0.capHeight = 0.04
             $0.maxWidth = 0.8
         }
-        let image = flat(1179, 2556, Self.grey)
-        let result = try painter(template).paint(image, icc: nil)
+        var image = flat(1179, 2556, Self.grey)
+        let result = try painter(template).paint(&image, icc: nil)
         let record = try #require(result.text)
-        let ink = try #require(markBox(image, background: Self.grey, threshold: 20))
+        let inkFound = markBox(image, background: Self.grey, threshold: 20)
+        let ink = try #require(inkFound)
         // Within maxWidth × width, measured from the pixels, and not much narrower either.
         #expect(Double(ink.width) <= 0.8 * 1179, "ink \(ink.width) px wide")
         #expect(Double(ink.width) >= 0.8 * 1179 - 4)
@@ -76,33 +83,34 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
     @Test("on a tiny photo the text is clamped to a legible cap height, and the report says so")
     func tinyClamp() throws {
         let template = textTemplate("HELL")
-        let image = flat(160, 120, Self.grey)  // 3.5 % of 120 px would be 4.2 px capitals
-        let record = try #require(try painter(template).paint(image, icc: nil).text)
+        var image = flat(160, 120, Self.grey)  // 3.5 % of 120 px would be 4.2 px capitals
+        let record = try #require(try painter(template).paint(&image, icc: nil).text)
         #expect(record.clamped && record.capHeightPx == Int(MarkLayout.minimumCapHeight))
-        let ink = try #require(markBox(image, background: Self.grey, threshold: 97))
+        let inkFound = markBox(image, background: Self.grey, threshold: 97)
+        let ink = try #require(inkFound)
         #expect(abs(ink.height - Int(MarkLayout.minimumCapHeight)) <= 1, "capitals \(ink.height) px tall")
     }
 
     /// A logo of one colour whose alpha is a disc with a soft, antialiased edge; the
     /// transparent pixels are black (0, 0, 0, 0), as many tools save them: a compositor
     /// that forgets to weigh colour by alpha shows them as a dark fringe.
-    static func softDisc(size: Int, colour: [UInt8]) -> PixelBuffer {
-        let logo = PixelBuffer(width: size, height: size, channels: 4)
+    static func softDisc(size: Int, colour: [UInt8]) -> Image {
         let centre = Double(size) / 2, radius = Double(size) * 0.4, soft = Double(size) * 0.05
-        for y in 0..<size {
-            for x in 0..<size {
-                let d = ((Double(x) + 0.5 - centre) * (Double(x) + 0.5 - centre)
-                         + (Double(y) + 0.5 - centre) * (Double(y) + 0.5 - centre)).squareRoot()
-                let a = max(0, min(1, (radius - d) / soft + 0.5))
-                let p = logo.row(y) + x * 4
-                if a == 0 {
-                    p[0] = 0; p[1] = 0; p[2] = 0; p[3] = 0
-                } else {
-                    p[0] = colour[0]; p[1] = colour[1]; p[2] = colour[2]; p[3] = UInt8((a * 255).rounded())
+        return Image(width: size, height: size, channels: 4) { rows in
+            for y in 0..<size {
+                for x in 0..<size {
+                    let d = ((Double(x) + 0.5 - centre) * (Double(x) + 0.5 - centre)
+                             + (Double(y) + 0.5 - centre) * (Double(y) + 0.5 - centre)).squareRoot()
+                    let a = max(0, min(1, (radius - d) / soft + 0.5))
+                    let p = rows[y] + x * 4
+                    if a == 0 {
+                        p[0] = 0; p[1] = 0; p[2] = 0; p[3] = 0
+                    } else {
+                        p[0] = colour[0]; p[1] = colour[1]; p[2] = colour[2]; p[3] = UInt8((a * 255).rounded())
+                    }
                 }
             }
         }
-        return logo
     }
 
     @Test("a soft-edged logo over a mid-tone photo: no dark fringe, no box, opacity once")
@@ -114,8 +122,8 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         mark.opacity = 0.8
         mark.position = .center
         template.logo = mark
-        let image = flat(640, 480, background)
-        let result = try painter(template, logo: Self.softDisc(size: 400, colour: colour)).paint(image, icc: nil)
+        var image = flat(640, 480, background)
+        let result = try painter(template, logo: Self.softDisc(size: 400, colour: colour)).paint(&image, icc: nil)
         let logo = try #require(result.logo)
         let box = PixelRect(x: logo.box[0], y: logo.box[1], width: logo.box[2], height: logo.box[3])
         #expect(box.width == 144 && box.height == 144 && logo.scale == 0.36)
@@ -145,7 +153,8 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
     func logoUpscale() throws {
         var template = Template(name: "t")
         template.logo = Template.LogoMark(file: "unused.png")  // 16 % of 1080 = 173 px from 96 px
-        let result = try painter(template, logo: Self.softDisc(size: 96, colour: [255, 0, 0])).paint(flat(1920, 1080, Self.grey), icc: nil)
+        var canvas = flat(1920, 1080, Self.grey)
+        let result = try painter(template, logo: Self.softDisc(size: 96, colour: [255, 0, 0])).paint(&canvas, icc: nil)
         #expect(result.warnings == ["logo scaled up 1.8×: use a larger logo file"])
         #expect(abs((result.logo?.scale ?? 0) - 1.8) < 0.01)
     }
@@ -157,15 +166,16 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         tile.angle = angle
         tile.opacity = 0.5
         template.tile = tile
-        let image = flat(600, 400, Self.grey)
-        let record = try #require(try painter(template).paint(image, icc: nil).tile)
+        var image = flat(600, 400, Self.grey)
+        let record = try #require(try painter(template).paint(&image, icc: nil).tile)
         #expect(record.capHeightPx == 20 && record.angle == angle)
         // Any square as large as one step in both directions holds some of the mark: there is
         // no clean corner to crop out.
         let side = max(record.step[0], record.step[1])
         for (x, y) in [(0, 0), (600 - side, 0), (0, 400 - side), (600 - side, 400 - side), (300 - side / 2, 200 - side / 2)] {
             let region = PixelRect(x: max(0, x), y: max(0, y), width: min(side, 600), height: min(side, 400))
-            #expect(markBox(image, background: Self.grey, threshold: 30, in: region) != nil,
+            let found = markBox(image, background: Self.grey, threshold: 30, in: region)
+            #expect(found != nil,
                     "no mark in \(region) at \(angle)°")
         }
     }
@@ -182,23 +192,24 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
             $0.position = .right
         }
 
-        func solidInk(_ image: PixelBuffer, in region: PixelRect) throws -> [UInt8] {
+        func solidInk(_ image: borrowing Canvas, in region: PixelRect) throws -> [UInt8] {
             // The middle of the first H's left stem: full coverage.
-            let ink = try #require(markBox(image, background: Self.grey, threshold: 60, in: region))
+            let inkFound = markBox(image, background: Self.grey, threshold: 60, in: region)
+            let ink = try #require(inkFound)
             return image.pixel(ink.x + 3, ink.y + ink.height / 2)
         }
-        let plain = flat(400, 300, Self.grey)
-        _ = try painter(red).paint(plain, icc: nil)
+        var plain = flat(400, 300, Self.grey)
+        _ = try painter(red).paint(&plain, icc: nil)
         #expect(try solidInk(plain, in: PixelRect(x: 0, y: 0, width: 200, height: 300)) == [255, 0, 0])
 
-        let p3 = flat(400, 300, Self.grey)
-        _ = try painter(red).paint(p3, icc: displayP3)
+        var p3 = flat(400, 300, Self.grey)
+        _ = try painter(red).paint(&p3, icc: displayP3)
         let ink = try solidInk(p3, in: PixelRect(x: 0, y: 0, width: 200, height: 300))
         // sRGB red inside P3 is about (234, 51, 35): less saturated numbers, the same colour.
         #expect(ink[0] < 245 && ink[0] > 220 && ink[1] > 35 && ink[2] > 20, "sRGB red in P3: \(ink)")
 
-        let p3White = flat(400, 300, Self.grey)
-        _ = try painter(white).paint(p3White, icc: displayP3)
+        var p3White = flat(400, 300, Self.grey)
+        _ = try painter(white).paint(&p3White, icc: displayP3)
         #expect(try solidInk(p3White, in: PixelRect(x: 200, y: 0, width: 200, height: 300)) == [255, 255, 255])
     }
 
@@ -211,8 +222,8 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
             $0.position = .topLeft
         }
         let light: [UInt8] = [200, 200, 200]
-        let image = flat(800, 600, light)
-        let record = try #require(try painter(template).paint(image, icc: nil).text)
+        var image = flat(800, 600, light)
+        let record = try #require(try painter(template).paint(&image, icc: nil).text)
         // Below the ink's bottom edge the shadow fades out over a few sigma (6 px): darkest
         // near the ink, lighter further down, back to the photo beyond 3 sigma + offset.
         let x = record.box[0] + 5, bottom = record.box[1] + record.box[3]
@@ -233,7 +244,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         template.output.format = .format(.png)
         let finisher = PhotoFinisher(template: template)
         try FileManager.default.removeItem(atPath: folder + "/logo.png")
-        let photo = try encodeImage(flat(500, 400, Self.grey), options: EncodeOptions(format: .png))
+        let photo = try encodeImage(flat(500, 400, Self.grey).finished(), options: EncodeOptions(format: .png))
         for _ in 0..<2 {
             let finished = try finisher.finish(bytes: photo, limits: DecodeLimits())
             let logo = try #require(finished.outputs.first?.applied.logo)
@@ -248,7 +259,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         template.output.format = .format(.png)
         let finisher = PhotoFinisher(template: template, marks: MarkAssets(
             textSetter: try Typesetter(pattern: "DejaVu Sans:bold"), tileSetter: nil, logo: nil))
-        let photo = try encodeImage(flat(500, 400, Self.grey), options: EncodeOptions(format: .png))
+        let photo = try encodeImage(flat(500, 400, Self.grey).finished(), options: EncodeOptions(format: .png))
         let output = try #require(try finisher.finish(bytes: photo, limits: DecodeLimits()).outputs.first)
         let box = try #require(output.applied.text?.box)
         #expect(output.applied.frame == 20 && output.size == .init(540, 440))
@@ -256,7 +267,8 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         #expect(abs(box[0] - 32) <= 1 && abs(box[1] - 32) <= 1, "\(box)")
         let image = try decodeRGB(output.bytes)
         let inner = PixelRect(x: 20, y: 20, width: 500, height: 400)
-        let ink = try #require(markBox(image, background: Self.grey, threshold: 97, in: inner))
+        let inkFound = markBox(image, background: Self.grey, threshold: 97, in: inner)
+        let ink = try #require(inkFound)
         #expect(abs(ink.x - box[0]) <= 1 && abs(ink.y - box[1]) <= 1 && abs(ink.width - box[2]) <= 1)
     }
 
@@ -268,7 +280,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
         try Data("not an image".utf8).write(to: URL(fileURLWithPath: folder + "/logo.png"))
         var template = Template(name: "t", directory: folder)
         template.logo = Template.LogoMark(file: "logo.png")
-        let photo = try encodeImage(flat(50, 40, Self.grey), options: EncodeOptions(format: .png))
+        let photo = try encodeImage(flat(50, 40, Self.grey).finished(), options: EncodeOptions(format: .png))
         #expect {
             _ = try PhotoFinisher(template: template).finish(bytes: photo, limits: DecodeLimits())
         } throws: { error in
@@ -280,7 +292,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
 /// Finishes a flat blue photo of `width`×`height` with an opaque magenta text mark.
 private func finishFlatPhoto(width: Int, height: Int, text: String, capHeight: Double = 0.035,
                              position: Template.Position = .bottomRight) throws -> FinishedPhoto {
-    let source = PixelBuffer(width: width, height: height, channels: 3, fill: [40, 90, 200])
+    let source = Image(width: width, height: height, channels: 3, fill: [40, 90, 200])
     let bytes = try encodeImage(source, options: EncodeOptions(format: .jpeg, quality: 95))
     var template = Template(name: "t")
     var mark = Template.TextMark(text: text)

@@ -65,11 +65,10 @@ import Testing
         }
     }
 
-    func count(_ image: PixelBuffer, in rect: PixelRect, _ match: ([UInt8]) -> Bool) -> Int {
+    func count(_ image: Image, in rect: PixelRect, _ match: ([UInt8]) -> Bool) -> Int {
         var n = 0
         for y in rect.y..<(rect.y + rect.height) {
-            let row = image.row(y)
-            for x in rect.x..<(rect.x + rect.width) where match([row[x * 3], row[x * 3 + 1], row[x * 3 + 2]]) { n += 1 }
+            for x in rect.x..<(rect.x + rect.width) where match(image.pixel(x, y)) { n += 1 }
         }
         return n
     }

@@ -39,7 +39,7 @@ import Testing
 
     @Test func sidewaysStoredPhotoIsPlannedUpright() throws {
         // Stored 400×300 with EXIF orientation 6: a person sees 300×400.
-        let stored = PixelBuffer(width: 400, height: 300, channels: 3, fill: [10, 20, 30])
+        let stored = Image(width: 400, height: 300, channels: 3, fill: [10, 20, 30])
         let jpeg = try encodeImage(stored, options: EncodeOptions(format: .jpeg, exif: ExifBuilder(orientation: 6).bytes()))
         let header = try UprightDecode.header(bytes: jpeg, limits: DecodeLimits())
         #expect(header.upright == Size(300, 400))
@@ -102,7 +102,7 @@ import Testing
 
 @Suite struct StitchRenderTests {
     /// A JPEG that shows `upright` once its EXIF orientation is applied.
-    func jpeg(_ upright: PixelBuffer, orientation: Int = 1) throws -> [UInt8] {
+    func jpeg(_ upright: Image, orientation: Int = 1) throws -> [UInt8] {
         let inverse = orientation == 6 ? 8 : orientation == 8 ? 6 : orientation
         return try encodeImage(Orientation.apply(upright, exif: inverse),
                                options: EncodeOptions(format: .jpeg, quality: 95,
@@ -110,13 +110,13 @@ import Testing
     }
 
     /// Top half `top`, bottom half `bottom`.
-    func halves(_ w: Int, _ h: Int, _ top: [UInt8], _ bottom: [UInt8]) -> PixelBuffer {
-        let image = PixelBuffer(width: w, height: h, channels: 3)
-        for y in 0..<h {
-            let c = y < h / 2 ? top : bottom
-            for x in 0..<w { for i in 0..<3 { image.row(y)[x * 3 + i] = c[i] } }
+    func halves(_ w: Int, _ h: Int, _ top: [UInt8], _ bottom: [UInt8]) -> Image {
+        Image(width: w, height: h, channels: 3) { rows in
+            for y in 0..<h {
+                let c = y < h / 2 ? top : bottom
+                for x in 0..<w { for i in 0..<3 { rows[y][x * 3 + i] = c[i] } }
+            }
         }
-        return image
     }
 
     func near(_ p: [UInt8], _ c: [UInt8], _ tolerance: Int = 12) -> Bool {
@@ -128,11 +128,12 @@ import Testing
         let yellow: [UInt8] = [230, 220, 40], bg: [UInt8] = [250, 0, 250]
         // A landscape JPEG, a portrait stored sideways (orientation 6), and an RGBA PNG
         // whose transparent half must show the background.
-        let rgba = PixelBuffer(width: 200, height: 200, channels: 4)
-        for y in 0..<200 { for x in 0..<200 {
-            let p = rgba.row(y) + x * 4
-            p[0] = yellow[0]; p[1] = yellow[1]; p[2] = yellow[2]; p[3] = y < 100 ? 255 : 0
-        } }
+        let rgba = Image(width: 200, height: 200, channels: 4) { rows in
+            for y in 0..<200 { for x in 0..<200 {
+                let p = rows[y] + x * 4
+                p[0] = yellow[0]; p[1] = yellow[1]; p[2] = yellow[2]; p[3] = y < 100 ? 255 : 0
+            } }
+        }
         let files = [try jpeg(halves(480, 360, red, green)),
                      try jpeg(halves(300, 400, blue, red), orientation: 6),
                      try encodeImage(rgba, options: EncodeOptions(format: .png))]
@@ -166,7 +167,7 @@ import Testing
     }
 
     @Test func anUnreadablePhotoStopsTheStitchAndIsNamed() throws {
-        let good = try jpeg(PixelBuffer(width: 64, height: 48, channels: 3, fill: [1, 2, 3]))
+        let good = try jpeg(Image(width: 64, height: 48, channels: 3, fill: [1, 2, 3]))
         let broken = Array(good.prefix(good.count / 2))
         var settings = Template.Stitch()
         settings.width = 64
@@ -183,11 +184,11 @@ import Testing
     }
 
     @Test func marksHookRunsOnEachPartOnlyWhenAsked() throws {
-        let file = try jpeg(PixelBuffer(width: 40, height: 30, channels: 3, fill: [0, 0, 255]))
+        let file = try jpeg(Image(width: 40, height: 30, channels: 3, fill: [0, 0, 255]))
         var settings = Template.Stitch()
         settings.width = 40
         let plan = try StitchPlan.make(upright: [.init(40, 30)], stitch: settings)
-        let painter: CanvasMarks = { canvas in canvas.row(0)[0] = 7; canvas.row(0)[1] = 7; canvas.row(0)[2] = 7 }
+        let painter: CanvasMarks = { canvas in canvas.withUnsafeMutableRows { $0[0].update(repeating: 7, count: 3) } }
         let marked = try Stitcher(stitch: settings, quality: 90, marks: painter)
             .render(plan.parts[0], width: plan.width, read: { _ in file }, limits: DecodeLimits())
         #expect(marked.pixel(0, 0) == [7, 7, 7])

@@ -4,10 +4,10 @@ import Pixels
 @Suite struct CompositeTests {
     @Test("a mask paints its colour in proportion to coverage × opacity, clipped at the edges")
     func maskOverRGB() {
-        let image = makeImage(width: 4, height: 2, channels: 3) { _, _ in [100, 100, 100] }
+        var image = makeCanvas(width: 4, height: 2, channels: 3) { _, _ in [100, 100, 100] }
         let mask = CoverageMask(width: 3, height: 1)
         mask.base[0] = 255; mask.base[1] = 128; mask.base[2] = 0
-        composite(mask, at: 2, 1, color: [200, 0, 100], opacity: 0.5, onto: image)
+        composite(mask, at: 2, 1, color: [200, 0, 100], opacity: 0.5, onto: &image)
         #expect(image.pixel(2, 1) == [150, 50, 100])   // A = 0.5
         #expect(image.pixel(3, 1) == [125, 75, 100])   // A = 0.25 (128/255 · 0.5, rounded)
         #expect(image.pixel(1, 1) == [100, 100, 100] && image.pixel(2, 0) == [100, 100, 100])
@@ -15,18 +15,18 @@ import Pixels
 
     @Test("an overlay over a transparent RGBA pixel keeps its colour and takes alpha × opacity")
     func overlayOverTransparent() {
-        let image = makeImage(width: 2, height: 1, channels: 4) { x, _ in x == 0 ? [0, 0, 0, 0] : [0, 0, 255, 255] }
+        var image = makeCanvas(width: 2, height: 1, channels: 4) { x, _ in x == 0 ? [0, 0, 0, 0] : [0, 0, 255, 255] }
         let overlay = makeImage(width: 2, height: 1, channels: 4) { _, _ in [255, 0, 0, 255] }
-        composite(overlay, at: 0, 0, opacity: 0.6, onto: image)
+        composite(overlay, at: 0, 0, opacity: 0.6, onto: &image)
         #expect(image.pixel(0, 0) == [255, 0, 0, 153])
         #expect(image.pixel(1, 0) == [153, 0, 102, 255])
     }
 
     @Test("a fully transparent overlay pixel changes nothing, whatever its colour")
     func transparentOverlay() {
-        let image = makeImage(width: 1, height: 1, channels: 3) { _, _ in [10, 20, 30] }
+        var image = makeCanvas(width: 1, height: 1, channels: 3) { _, _ in [10, 20, 30] }
         let overlay = makeImage(width: 1, height: 1, channels: 4) { _, _ in [255, 255, 255, 0] }
-        composite(overlay, at: 0, 0, opacity: 1, onto: image)
+        composite(overlay, at: 0, 0, opacity: 1, onto: &image)
         #expect(image.pixel(0, 0) == [10, 20, 30])
     }
 
@@ -54,10 +54,10 @@ import Pixels
 
     @Test("a tiled mark fills the whole image at any angle")
     func tiles() {
-        let image = makeImage(width: 120, height: 80, channels: 3) { _, _ in [0, 0, 0] }
+        var image = makeCanvas(width: 120, height: 80, channels: 3) { _, _ in [0, 0, 0] }
         let mask = CoverageMask(width: 10, height: 4)
         for i in 0..<40 { mask.base[i] = 255 }
-        compositeTiled(mask, angle: -30, along: 20, across: 10, color: [255, 255, 255], opacity: 1, onto: image)
+        compositeTiled(mask, angle: -30, along: 20, across: 10, color: [255, 255, 255], opacity: 1, onto: &image)
         for (x0, y0) in [(0, 0), (100, 0), (0, 60), (100, 60)] {
             var lit = 0
             for y in y0..<(y0 + 20) { for x in x0..<(x0 + 20) where image.pixel(x, y)[0] > 128 { lit += 1 } }

@@ -4,7 +4,7 @@ import Testing
 @Suite struct DominantColorTests {
     /// An image made of colour bands covering the given fractions of its rows, with a little
     /// deterministic noise so clusters have spread, as in a photo.
-    func bands(_ parts: [([UInt8], Double)], width: Int = 120, height: Int = 100) -> PixelBuffer {
+    func bands(_ parts: [([UInt8], Double)], width: Int = 120, height: Int = 100) -> Image {
         var seed: UInt32 = 7
         var limits: [(Int, [UInt8])] = []
         var acc = 0.0
@@ -17,7 +17,7 @@ import Testing
         }
     }
 
-    func expectNear(_ image: PixelBuffer, _ rgb: [UInt8], within dE: Double = 3) {
+    func expectNear(_ image: Image, _ rgb: [UInt8], within dE: Double = 3) {
         let got = DominantColor.of(image)
         let want = Lab(srgb: rgb[0], rgb[1], rgb[2])
         #expect(got.deltaE(want) < dE, "got \(got.hex), want \(want.hex)")

@@ -6,7 +6,7 @@ import Testing
     func frameAddsBorderOnEverySide(channels: Int) {
         let image = naturalImage(width: 7, height: 4, channels: channels)
         let colour: [UInt8] = [1, 2, 3, 4].prefix(channels).map { $0 }
-        let out = framed(image, border: 3, color: colour)
+        let out = framed(canvas(copying: image), border: 3, color: colour)
         #expect(out.width == 13 && out.height == 10 && out.channels == channels)
         for y in 0..<10 {
             for x in 0..<13 {
@@ -15,11 +15,12 @@ import Testing
                 #expect(out.pixel(x, y) == want, "(\(x), \(y))")
             }
         }
-        #expect(framed(image, border: 0, color: colour) === image)
+        let unframed = framed(canvas(copying: image), border: 0, color: colour).finished()
+        #expect(pixels(unframed) == pixels(image))
     }
 
     @Test func flattenBlendsOverBackground() {
-        let image = makeImage(width: 3, height: 1, channels: 4) { x, _ in
+        let image = makeCanvas(width: 3, height: 1, channels: 4) { x, _ in
             [[200, 100, 0, 255], [200, 100, 0, 0], [200, 100, 0, 128]][x]
         }
         let out = flattened(image, over: [0, 0, 255])

@@ -1,44 +1,59 @@
 import Pixels
 
-/// Builds an image whose pixel (x, y) is `value(x, y)`.
-func makeImage(width: Int, height: Int, channels: Int,
-               _ value: (Int, Int) -> [UInt8]) -> PixelBuffer {
-    let image = PixelBuffer(width: width, height: height, channels: channels)
-    for y in 0..<height {
-        for x in 0..<width {
-            let v = value(x, y)
-            for c in 0..<channels { image.row(y)[x * channels + c] = v[c] }
+/// A canvas whose pixel (x, y) is `value(x, y)`.
+func makeCanvas(width: Int, height: Int, channels: Int,
+                _ value: (Int, Int) -> [UInt8]) -> Canvas {
+    var canvas = Canvas(width: width, height: height, channels: channels)
+    canvas.withUnsafeMutableRows { rows in
+        for y in 0..<height {
+            for x in 0..<width {
+                let v = value(x, y)
+                for c in 0..<channels { rows[y][x * channels + c] = v[c] }
+            }
         }
     }
-    return image
+    return canvas
+}
+
+/// An image whose pixel (x, y) is `value(x, y)`.
+func makeImage(width: Int, height: Int, channels: Int,
+               _ value: (Int, Int) -> [UInt8]) -> Image {
+    makeCanvas(width: width, height: height, channels: channels, value).finished()
+}
+
+/// A canvas holding a copy of `image` (to draw on it).
+func canvas(copying image: Image) -> Canvas {
+    makeCanvas(width: image.width, height: image.height, channels: image.channels) { x, y in image.pixel(x, y) }
 }
 
 /// All pixels, row by row.
-func pixels(_ image: PixelBuffer) -> [[[UInt8]]] {
+func pixels(_ image: Image) -> [[[UInt8]]] {
     (0..<image.height).map { y in (0..<image.width).map { x in image.pixel(x, y) } }
 }
 
 /// A copy of a rectangle of `image`.
-func cropped(_ image: PixelBuffer, _ rect: PixelRect) -> PixelBuffer {
+func cropped(_ image: Image, _ rect: PixelRect) -> Image {
     makeImage(width: rect.width, height: rect.height, channels: image.channels) { x, y in
         image.pixel(rect.x + x, rect.y + y)
     }
 }
 
 /// Pushes every row of `image` (or stops at completion when `stopEarly`).
-func stream(_ image: PixelBuffer, crop: PixelRect, width: Int, height: Int,
-            stopEarly: Bool = false) -> PixelBuffer {
+func stream(_ image: Image, crop: PixelRect, width: Int, height: Int,
+            stopEarly: Bool = false) -> Image {
     let resizer = StreamingResizer(sourceWidth: image.width, sourceHeight: image.height, crop: crop,
                                    targetWidth: width, targetHeight: height, channels: image.channels)
-    for y in 0..<image.height {
-        if stopEarly && resizer.isComplete { break }
-        resizer.push(image.row(y))
+    image.withUnsafeRows { rows in
+        for y in 0..<rows.height {
+            if stopEarly && resizer.isComplete { break }
+            resizer.push(rows[y])
+        }
     }
-    return resizer.finish()
+    return resizer.finish().finished()
 }
 
 /// A smooth, non-periodic test picture with some texture (deterministic).
-func naturalImage(width: Int, height: Int, channels: Int) -> PixelBuffer {
+func naturalImage(width: Int, height: Int, channels: Int, alpha: (Int, Int) -> UInt8 = { _, _ in 255 }) -> Image {
     var seed: UInt32 = 12345
     return makeImage(width: width, height: height, channels: channels) { x, y in
         seed = seed &* 1_664_525 &+ 1_013_904_223
@@ -47,7 +62,7 @@ func naturalImage(width: Int, height: Int, channels: Int) -> PixelBuffer {
         let g = (y * 255 / max(height - 1, 1) + x % 37) / 2 + 30
         let b = ((x + y) % 200) / 2 + 60
         var p = [UInt8(r), UInt8(g), UInt8(b)]
-        if channels == 4 { p.append(255) }
+        if channels == 4 { p.append(alpha(x, y)) }
         return p
     }
 }

@@ -3,7 +3,7 @@
 // Usage: resample-bench IN.ppm OUT.ppm WIDTH HEIGHT [RUNS] [rgba]
 import Foundation
 
-func readPPM(_ path: String) -> PixelBuffer {
+func readPPM(_ path: String) -> Image {
     let data = FileManager.default.contents(atPath: path)!
     // Header: "P6" w h maxval, whitespace separated, then one whitespace byte.
     var fields: [String] = []
@@ -18,19 +18,21 @@ func readPPM(_ path: String) -> PixelBuffer {
         i += 1
     }
     let w = Int(fields[1])!, h = Int(fields[2])!
-    let image = PixelBuffer(width: w, height: h, channels: 3)
-    data.withUnsafeBytes { raw in
-        image.base.update(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + i, count: w * h * 3)
+    return Image(width: w, height: h, channels: 3) { rows in
+        data.withUnsafeBytes { raw in
+            rows.base.update(from: raw.baseAddress!.assumingMemoryBound(to: UInt8.self) + i, count: w * h * 3)
+        }
     }
-    return image
 }
 
-func writePPM(_ image: PixelBuffer, _ path: String) {
+func writePPM(_ image: Image, _ path: String) {
     var data = Data("P6\n\(image.width) \(image.height)\n255\n".utf8)
-    if image.channels == 3 {
-        data.append(image.base, count: image.byteCount)
-    } else {
-        for y in 0..<image.height { for x in 0..<image.width { data.append(image.row(y) + x * 4, count: 3) } }
+    image.withUnsafeRows { rows in
+        if rows.channels == 3 {
+            data.append(rows.base, count: rows.byteCount)
+        } else {
+            for y in 0..<rows.height { for x in 0..<rows.width { data.append(rows[y] + x * 4, count: 3) } }
+        }
     }
     _ = FileManager.default.createFile(atPath: path, contents: data)
 }
@@ -41,11 +43,14 @@ let width = Int(args[3])!, height = Int(args[4])!
 let runs = args.count > 5 ? Int(args[5])! : 5
 var input = source
 if args.count > 6 && args[6] == "rgba" {
-    input = PixelBuffer(width: source.width, height: source.height, channels: 4)
-    for y in 0..<source.height {
-        for x in 0..<source.width {
-            for c in 0..<3 { input.row(y)[x * 4 + c] = source.row(y)[x * 3 + c] }
-            input.row(y)[x * 4 + 3] = 255
+    input = source.withUnsafeRows { source in
+        Image(width: source.width, height: source.height, channels: 4) { rows in
+            for y in 0..<source.height {
+                for x in 0..<source.width {
+                    for c in 0..<3 { rows[y][x * 4 + c] = source[y][x * 3 + c] }
+                    rows[y][x * 4 + 3] = 255
+                }
+            }
         }
     }
 }
@@ -57,15 +62,15 @@ func threadCPUms() -> Double {
 }
 var best = Double.infinity
 var bestCPU = Double.infinity
-var result: PixelBuffer? = nil
+var result: Image? = nil
 for _ in 0..<runs {
     let start = DispatchTime.now().uptimeNanoseconds
     let startCPU = threadCPUms()
     let resizer = StreamingResizer(sourceWidth: input.width, sourceHeight: input.height,
                                    crop: PixelRect(x: 0, y: 0, width: input.width, height: input.height),
                                    targetWidth: width, targetHeight: height, channels: input.channels)
-    for y in 0..<input.height { resizer.push(input.row(y)) }
-    let out = resizer.finish()
+    input.withUnsafeRows { rows in for y in 0..<rows.height { resizer.push(rows[y]) } }
+    let out = resizer.finish().finished()
     let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
     best = min(best, ms)
     bestCPU = min(bestCPU, threadCPUms() - startCPU)

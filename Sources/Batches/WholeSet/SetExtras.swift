@@ -14,7 +14,7 @@ enum SetExtras {
 
     /// Writes `thumbs/<stem>.jpg` and fills the item's `thumbnail` and `color`. A thumbnail
     /// that cannot be written becomes a warning on the item: the photo itself is finished.
-    static func record(_ preview: PixelBuffer, stem: String, folder: String, color: Bool,
+    static func record(_ preview: Image, stem: String, folder: String, color: Bool,
                        into item: inout Report.Item) {
         if color { item.color = DominantColor.of(preview).hex }
         let name = thumbnailFolder + "/" + stem + ".jpg"

@@ -22,13 +22,13 @@ public enum HEIFEncoder {
     ///     `exif` (TIFF header onwards) added as the image's Exif item.
     /// - Returns: the file's bytes.
     /// - Throws: `PhotoError` `io-error` with libheif's message (no encoder, encoder failure).
-    public static func encode(_ image: PixelBuffer, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
+    public static func encode(_ image: Image, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
         try encode(image, options: options, orientation: 1)
     }
 
     /// As `encode(_:options:)`, with `irot`/`imir` boxes for an EXIF-style `orientation`
     /// (libheif ≥ 1.15 writes them from the encoding options; tests use it for rotated files).
-    static func encode(_ image: PixelBuffer, options: EncodeOptions, orientation: Int) throws(PhotoError) -> [UInt8] {
+    static func encode(_ image: Image, options: EncodeOptions, orientation: Int) throws(PhotoError) -> [UInt8] {
         precondition(options.format == .heic || options.format == .avif, "HEIFEncoder writes heic or avif")
         let avif = options.format == .avif
         let name = avif ? "AVIF" : "HEIC"
@@ -80,7 +80,7 @@ public enum HEIFEncoder {
 
     /// Copies the pixels into a libheif image (rows `stride` apart), composited over
     /// white when alpha is not kept.
-    private static func makeImage(_ image: PixelBuffer, keepAlpha: Bool) throws(PhotoError) -> HEIFImage {
+    private static func makeImage(_ image: Image, keepAlpha: Bool) throws(PhotoError) -> HEIFImage {
         var pointer: OpaquePointer?
         try heifCheck(heif_image_create(Int32(image.width), Int32(image.height), heif_colorspace_RGB,
                                         keepAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &pointer),
@@ -93,12 +93,14 @@ public enum HEIFEncoder {
         guard let plane = heif_image_get_plane(pointer, heif_channel_interleaved, &stride) else {
             throw PhotoError(.ioError, "libheif: no image plane")
         }
-        for y in 0..<image.height {
-            let target = plane + y * Int(stride)
-            if image.channels == 4 && !keepAlpha {
-                flattenRow(image.row(y), into: target, width: image.width, over: [255, 255, 255])
-            } else {
-                target.update(from: image.row(y), count: image.rowBytes)
+        image.withUnsafeRows { rows in
+            for y in 0..<rows.height {
+                let target = plane + y * Int(stride)
+                if rows.channels == 4 && !keepAlpha {
+                    flattenRow(rows[y], into: target, width: rows.width, over: [255, 255, 255])
+                } else {
+                    target.update(from: rows[y], count: rows.rowBytes)
+                }
             }
         }
         return heifImage

@@ -12,7 +12,7 @@ public enum JPEGEncoder {
     /// - Returns: the JPEG file's bytes.
     /// - Throws: `PhotoError` with code `io-error` when libjpeg fails or the EXIF block
     ///   does not fit.
-    public static func encode(_ image: PixelBuffer, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
+    public static func encode(_ image: Image, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
         precondition(image.channels == 3, "JPEGEncoder takes RGB; flatten the alpha channel first")
         var out: UnsafeMutablePointer<UInt8>?
         var size = 0
@@ -20,9 +20,11 @@ public enum JPEGEncoder {
         var message = [CChar](repeating: 0, count: messageSize)
         let status = withOptionalBytes(options.icc) { icc, iccCount in
             withOptionalBytes(options.exif) { exif, exifCount in
-                pf_jpeg_encode_rgb(image.base, Int32(image.width), Int32(image.height), image.rowBytes,
-                                   Int32(options.quality), options.progressive ? 1 : 0, 0,
-                                   icc, iccCount, exif, exifCount, &out, &size, &message, messageSize)
+                image.withUnsafeRows { rows in
+                    pf_jpeg_encode_rgb(rows.base, Int32(rows.width), Int32(rows.height), rows.rowBytes,
+                                       Int32(options.quality), options.progressive ? 1 : 0, 0,
+                                       icc, iccCount, exif, exifCount, &out, &size, &message, messageSize)
+                }
             }
         }
         defer { pf_jpeg_free(out) }

@@ -17,11 +17,13 @@ public enum PNGEncoder {
     /// - Returns: the PNG file's bytes.
     /// - Throws: `PhotoError` `io-error` with libpng's reason (out of memory, a profile
     ///   libpng refuses).
-    public static func encode(_ image: PixelBuffer, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
+    public static func encode(_ image: Image, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
         let colorType = image.channels == 4 ? PNG_COLOR_TYPE_RGB_ALPHA : PNG_COLOR_TYPE_RGB
-        return try encodeRaw(pixels: UnsafePointer(image.base), width: image.width, height: image.height,
-                             rowBytes: image.rowBytes, colorType: colorType, bitDepth: 8,
-                             icc: options.icc, exif: options.exif)
+        return try image.withUnsafeRows { rows throws(PhotoError) in
+            try encodeRaw(pixels: rows.base, width: rows.width, height: rows.height,
+                          rowBytes: rows.rowBytes, colorType: colorType, bitDepth: 8,
+                          icc: options.icc, exif: options.exif)
+        }
     }
 
     /// Any PNG layout libpng writes (tests use it for grey, palette, 16-bit, interlaced).

@@ -14,11 +14,11 @@ public final class MarkAssets: Sendable {
     /// Sets the `tile` mark (in the text mark's font, or DejaVu Sans Bold).
     public let tileSetter: Typesetter?
     /// The logo file's pixels: RGBA, straight alpha, as decoded.
-    public let logo: PixelBuffer?
+    public let logo: Image?
 
     private let texts = SmallCache<RenderedText>()
     private let shadows = SmallCache<(mask: CoverageMask, padding: Int)>()
-    private let logos = SmallCache<PixelBuffer>()
+    private let logos = SmallCache<Image>()
 
     /// Marks with nothing to draw (a template without `text`, `logo` and `tile`).
     public static let none = MarkAssets(textSetter: nil, tileSetter: nil, logo: nil)
@@ -27,7 +27,7 @@ public final class MarkAssets: Sendable {
     ///   - textSetter: the text mark's fonts.
     ///   - tileSetter: the tiled mark's fonts.
     ///   - logo: the decoded logo, RGBA.
-    public init(textSetter: Typesetter?, tileSetter: Typesetter?, logo: PixelBuffer?) {
+    public init(textSetter: Typesetter?, tileSetter: Typesetter?, logo: Image?) {
         precondition(logo.map { $0.channels == 4 } ?? true, "the logo must be RGBA")
         self.textSetter = textSetter
         self.tileSetter = tileSetter
@@ -50,7 +50,7 @@ public final class MarkAssets: Sendable {
         } catch {
             throw PhotoError(.ioError, "text mark: \(error.description)")
         }
-        var logo: PixelBuffer?
+        var logo: Image?
         if let mark = template.logo {
             logo = try decodeLogo(path: mark.file.hasPrefix("/") ? mark.file : template.directory + "/" + mark.file)
         }
@@ -58,7 +58,7 @@ public final class MarkAssets: Sendable {
     }
 
     /// Reads a logo PNG whole, as RGBA.
-    static func decodeLogo(path: String) throws(PhotoError) -> PixelBuffer {
+    static func decodeLogo(path: String) throws(PhotoError) -> Image {
         let bytes: [UInt8]
         do {
             bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -71,13 +71,15 @@ public final class MarkAssets: Sendable {
             guard info.format == .png else {
                 throw PhotoError(.unsupportedFormat, "is a \(info.format.rawValue.uppercased()), not a PNG")
             }
-            let image = PixelBuffer(width: info.width, height: info.height, channels: 4)
+            var image = Canvas(width: info.width, height: info.height, channels: 4)
             var y = 0
             do {
-                try decoder.decode(denominator: 1, channels: 4, limits: DecodeLimits()) { row in
-                    guard y < image.height else { return }
-                    image.row(y).update(from: row, count: image.rowBytes)
-                    y += 1
+                try image.withUnsafeMutableRows { rows in
+                    try decoder.decode(denominator: 1, channels: 4, limits: DecodeLimits()) { row in
+                        guard y < rows.height else { return }
+                        rows[y].update(from: row, count: rows.rowBytes)
+                        y += 1
+                    }
                 }
             } catch let error as PhotoError {
                 throw error
@@ -85,7 +87,7 @@ public final class MarkAssets: Sendable {
                 throw PhotoError(.corruptImage, "\(error)")
             }
             guard y == image.height else { throw PhotoError(.corruptImage, "its data ends early") }
-            return image
+            return image.finished()
         } catch {
             throw PhotoError(.ioError, "logo file \(path): \(error.message) (a logo must be a PNG, ideally with alpha)")
         }
@@ -105,17 +107,11 @@ public final class MarkAssets: Sendable {
         }
     }
 
-    /// The logo resampled to `size` with Lanczos-3 on premultiplied pixels (cached per size;
-    /// the returned buffer is shared: copy it before changing it).
-    func scaledLogo(_ size: OutputPlan.Size) -> PixelBuffer? {
+    /// The logo resampled to `size` with Lanczos-3 on premultiplied pixels (cached per size).
+    func scaledLogo(_ size: OutputPlan.Size) -> Image? {
         guard let logo else { return nil }
         return logos.value(for: "\(size.width)x\(size.height)") {
-            let resizer = StreamingResizer(
-                sourceWidth: logo.width, sourceHeight: logo.height,
-                crop: PixelRect(x: 0, y: 0, width: logo.width, height: logo.height),
-                targetWidth: size.width, targetHeight: size.height, channels: 4)
-            for y in 0..<logo.height where !resizer.isComplete { resizer.push(logo.row(y)) }
-            return resizer.finish()
+            resized(logo, width: size.width, height: size.height)
         }
     }
 }
@@ -123,24 +119,17 @@ public final class MarkAssets: Sendable {
 /// A few recently made values by key, shared between workers. Values are made outside the
 /// lock (two workers may make the same one at once; the second simply wins); the cache is
 /// emptied when it holds `limit` values, which a batch of mixed sizes reaches rarely.
-final class SmallCache<Value>: Sendable {
-    private let values = Mutex<[String: UncheckedBox<Value>]>([:])
+final class SmallCache<Value: Sendable>: Sendable {
+    private let values = Mutex<[String: Value]>([:])
     private let limit = 32
 
     func value(for key: String, make: () -> Value) -> Value {
-        if let hit = values.withLock({ $0[key] }) { return hit.value }
+        if let hit = values.withLock({ $0[key] }) { return hit }
         let made = make()
         values.withLock {
             if $0.count >= limit { $0.removeAll() }
-            $0[key] = UncheckedBox(made)
+            $0[key] = made
         }
         return made
     }
-}
-
-/// A value that is never changed after it is cached (masks and pixel buffers are only
-/// read once made), so handing it to another thread is safe.
-private struct UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

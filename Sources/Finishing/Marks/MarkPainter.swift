@@ -24,7 +24,7 @@ struct MarkPainter {
     ///   - icc: the profile the output keeps, or nil for sRGB: mark colours (sRGB, as
     ///     written in the template) and the logo are converted into it, so white stays
     ///     white and brand colours stay true in a wide-gamut photo.
-    func paint(_ image: PixelBuffer, icc: [UInt8]?) -> Result {
+    func paint(_ image: inout Canvas, icc: [UInt8]?) -> Result {
         var result = Result()
         let shortSide = min(image.width, image.height)
         let colours = MarkColours(icc: icc)
@@ -37,7 +37,7 @@ struct MarkPainter {
                 let colour = template.text?.color ?? .white
                 compositeTiled(text.mask, angle: tile.angle, along: lattice.along, across: lattice.across,
                                color: colours.convert(colour), opacity: tile.opacity * Double(colour.a) / 255,
-                               onto: image)
+                               onto: &image)
                 result.tile = .init(capHeightPx: Int(cap.rounded()), angle: tile.angle,
                                     step: [Int(lattice.along.rounded()), Int(lattice.across.rounded())],
                                     opacity: tile.opacity, clamped: clamped)
@@ -48,12 +48,11 @@ struct MarkPainter {
                                                     shortSide: shortSide)
             if var overlay = assets.scaledLogo(size) {
                 if let transform = colours.transform(channels: 4) {
-                    overlay = copy(overlay)
-                    transform.apply(overlay)
+                    overlay = transform.applied(to: overlay)
                 }
                 let (x, y) = MarkLayout.logoOrigin(position: mark.position, image: .init(image.width, image.height),
                                                    logo: size, padding: mark.padding)
-                composite(overlay, at: x, y, opacity: mark.opacity, onto: image)
+                composite(overlay, at: x, y, opacity: mark.opacity, onto: &image)
                 result.logo = .init(box: [x, y, size.width, size.height], scale: (scale * 1000).rounded() / 1000)
                 if let warning = MarkLayout.upscaleWarning(scale: scale) { result.warnings.append(warning) }
             }
@@ -91,20 +90,14 @@ struct MarkPainter {
                     let (sigma, offset) = MarkLayout.shadow(shadow, shortSide: shortSide)
                     let blurred = assets.shadow(of: text, key: mark.text, sigma: sigma)
                     composite(blurred.mask, at: x + offset - blurred.padding, y + offset - blurred.padding,
-                              color: colours.convert(.black), opacity: shadow.opacity * alpha, onto: image)
+                              color: colours.convert(.black), opacity: shadow.opacity * alpha, onto: &image)
                 }
                 composite(text.mask, at: x, y, color: colours.convert(mark.color), opacity: mark.opacity * alpha,
-                          onto: image)
+                          onto: &image)
                 result.text = .init(capHeightPx: Int(cap.rounded()), box: MarkLayout.inkBox(text.ink, at: x, y),
                                     clamped: clamped)
             }
         }
-        return result
-    }
-
-    private func copy(_ image: PixelBuffer) -> PixelBuffer {
-        let result = PixelBuffer(width: image.width, height: image.height, channels: image.channels)
-        result.base.update(from: image.base, count: image.byteCount)
         return result
     }
 }
@@ -131,8 +124,8 @@ struct MarkColours {
     func convert(_ colour: Template.Color) -> [UInt8] {
         let values = [colour.r, colour.g, colour.b]
         guard let rgb else { return values }
-        let pixel = PixelBuffer(width: 1, height: 1, channels: 3, fill: values)
-        rgb.apply(pixel)
+        var pixel = Canvas(width: 1, height: 1, channels: 3, fill: values)
+        rgb.apply(to: &pixel)
         return pixel.pixel(0, 0)
     }
 }

@@ -9,7 +9,7 @@ public enum WholeSetMarks {
     /// Draws `template`'s marks on a canvas, or nil when it has none.
     public static func canvas(template: Template, assets: MarkAssets) -> CanvasMarks? {
         guard template.text != nil || template.logo != nil || template.tile != nil else { return nil }
-        return { canvas in _ = MarkPainter(template: template, assets: assets).paint(canvas, icc: nil) }
+        return { canvas in _ = MarkPainter(template: template, assets: assets).paint(&canvas, icc: nil) }
     }
 
     /// The colour card's labels: the hex code centred in its band, dark grey DejaVu Sans,
@@ -24,7 +24,7 @@ public enum WholeSetMarks {
             // Centre the capitals (baseline to cap top) in the band.
             let capTop = rendered.baseline - Int(rendered.capHeight.rounded())
             let y = band.y + (band.height - Int(rendered.capHeight.rounded())) / 2 - capTop
-            composite(rendered.mask, at: x, y, color: [60, 64, 70], opacity: 1, onto: canvas)
+            composite(rendered.mask, at: x, y, color: [60, 64, 70], opacity: 1, onto: &canvas)
         }
     }
 }

@@ -32,11 +32,11 @@ public enum Proof {
                               proceed: () -> Bool = { true }) throws(PhotoError) -> Sheet? {
         let finisher = PhotoFinisher(template: template)
         let samples = SamplePhotos.proofSet(shrink: shrink)
-        var rows: [[PixelBuffer]] = [], captions: [[String]] = [], failures: [String] = [], notes: [String] = []
+        var rows: [[Image]] = [], captions: [[String]] = [], failures: [String] = [], notes: [String] = []
         var rowFailures: [Int: String] = [:]
         for (i, sample) in samples.enumerated() {
             guard proceed() else { return nil }
-            var tiles: [PixelBuffer] = [], texts: [String] = []
+            var tiles: [Image] = [], texts: [String] = []
             do throws(PhotoError) {
                 let bytes = try SamplePhotos.encoded(sample, seed: i + 3)
                 let finished = try finisher.finish(bytes: bytes, limits: DecodeLimits(maxPixels: maxPixels))
@@ -58,14 +58,14 @@ public enum Proof {
             captions.append(texts)
         }
         let layout = ProofSheet.layout(rows: rows.map { $0.map { OutputPlan.Size($0.width, $0.height) } })
-        let canvas = PixelBuffer(width: layout.width, height: layout.height, channels: 3, fill: ProofSheet.background)
+        var canvas = Canvas(width: layout.width, height: layout.height, channels: 3, fill: ProofSheet.background)
         let labeler = Labeler()
         let outputs = rows.reduce(0) { $0 + $1.count }
         labeler?.write("proof · template \(template.name) · \(samples.count) sample photos → \(outputs) outputs",
-                       in: layout.title, capHeight: 18, color: [240, 240, 240], onto: canvas)
+                       in: layout.title, capHeight: 18, color: [240, 240, 240], onto: &canvas)
         for (r, band) in layout.emptyRows {
             labeler?.write(rowFailures[r] ?? "\(samples[r].caption): no outputs", in: band, capHeight: 12,
-                           color: [255, 150, 140], onto: canvas)
+                           color: [255, 150, 140], onto: &canvas)
         }
         var k = 0
         for (r, row) in rows.enumerated() {
@@ -73,18 +73,20 @@ public enum Proof {
                 let rect = layout.tiles[k], band = layout.labels[k]
                 let placed = tile.width == rect.width && tile.height == rect.height
                     ? tile : resized(tile, width: rect.width, height: rect.height)
-                for y in 0..<placed.height {  // both RGB, the tile inside the sheet by layout
-                    (canvas.row(rect.y + y) + rect.x * 3).update(from: placed.row(y), count: placed.rowBytes)
+                placed.withUnsafeRows { tile in  // both RGB, the tile inside the sheet by layout
+                    canvas.withUnsafeMutableRows { sheet in
+                        for y in 0..<tile.height { (sheet[rect.y + y] + rect.x * 3).update(from: tile[y], count: tile.rowBytes) }
+                    }
                 }
                 let line = band.height / 2
                 labeler?.write(samples[r].caption, in: PixelRect(x: band.x, y: band.y + 4, width: band.width, height: line - 4),
-                               capHeight: 11, color: [235, 235, 235], onto: canvas)
+                               capHeight: 11, color: [235, 235, 235], onto: &canvas)
                 labeler?.write(caption, in: PixelRect(x: band.x, y: band.y + line, width: band.width, height: line - 4),
-                               capHeight: 11, color: [170, 200, 235], onto: canvas)
+                               capHeight: 11, color: [170, 200, 235], onto: &canvas)
                 k += 1
             }
         }
-        let png = try encodeImage(canvas, options: EncodeOptions(format: .png, quality: 90))
+        let png = try encodeImage(canvas.finished(), options: EncodeOptions(format: .png, quality: 90))
         return Sheet(png: png, layout: layout, failures: failures, notes: notes, outputs: outputs)
     }
 
@@ -105,7 +107,7 @@ public enum Proof {
             self.setter = setter
         }
 
-        func write(_ text: String, in band: PixelRect, capHeight: Double, color: [UInt8], onto canvas: PixelBuffer) {
+        func write(_ text: String, in band: PixelRect, capHeight: Double, color: [UInt8], onto canvas: inout Canvas) {
             var rendered = setter.render(text, capHeight: capHeight)
             if rendered.mask.width > band.width, rendered.mask.width > 0 {
                 rendered = setter.render(text, capHeight: max(5, capHeight * Double(band.width) / Double(rendered.mask.width)))
@@ -114,7 +116,7 @@ public enum Proof {
             // Capitals centred in the band.
             let cap = Int(rendered.capHeight.rounded())
             let y = band.y + (band.height - cap) / 2 - (rendered.baseline - cap)
-            composite(rendered.mask, at: band.x, y, color: color, opacity: 1, onto: canvas)
+            composite(rendered.mask, at: band.x, y, color: color, opacity: 1, onto: &canvas)
         }
     }
 }

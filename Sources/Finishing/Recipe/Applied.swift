@@ -129,5 +129,5 @@ public struct FinishedPhoto: Sendable {
     public var warnings: [String]
     /// A small upright RGB copy (long side at most `PhotoFinisher.previewLongSide`), made from
     /// the same decode: the report's thumbnail and the colour card's sample.
-    public var preview: PixelBuffer?
+    public var preview: Image?
 }

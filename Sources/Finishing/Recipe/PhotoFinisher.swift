@@ -39,18 +39,19 @@ public struct PhotoFinisher: Sendable {
         let stored = OutputPlan.Size(info.width, info.height)
         var warnings = decoded.warnings
         var outputs: [FinishedOutput] = []
-        var preview: PixelBuffer?
+        var preview: Image?
         let wholeOutput = decoded.plans.firstIndex { $0.crop == nil }
-        for (index, (plan, image)) in zip(decoded.plans, decoded.images).enumerated() {
+        for (index, (plan, resizer)) in zip(decoded.plans, decoded.resizers).enumerated() {
             try limits.checkDeadline()
-            // Made before finishOutput, which may convert `image` to sRGB and draw marks in
-            // place: the preview shows the photo as it came.
-            if index == wholeOutput { preview = Self.preview(image, orientation: orientation) }
+            let image = resizer.finish()
+            // Made before finishOutput, which converts the canvas to sRGB and draws marks on
+            // it: the preview shows the photo as it came.
+            if index == wholeOutput { preview = image.withUnsafeRows { Self.preview($0, orientation: orientation) } }
             outputs.append(try finishOutput(image, plan: plan, info: info, orientation: orientation,
                                             scale: decoded.denominator, assets: assets, warnings: &warnings))
         }
-        if wholeOutput == nil, let small = decoded.images.last, decoded.images.count > decoded.plans.count {
-            preview = Self.preview(small, orientation: orientation)
+        if wholeOutput == nil, let small = decoded.resizers.last, decoded.resizers.count > decoded.plans.count {
+            preview = small.finish().withUnsafeRows { Self.preview($0, orientation: orientation) }
         }
         return FinishedPhoto(format: info.format.rawValue,
                              uprightSize: Layout.swapsAxes(orientation) ? stored.swapped : stored,
@@ -59,13 +60,14 @@ public struct PhotoFinisher: Sendable {
     }
 
     /// What one decode pass produced: every planned output resized (and, when every output
-    /// is a crop, the preview's source as one more image after them).
+    /// is a crop, the preview's source as one more after them), each still in its resampler
+    /// until it is finished.
     struct Decoded {
         var info: SourceInfo
         var plans: [OutputPlan]
         var skipped: [SkippedCrop]
         var denominator: Int
-        var images: [PixelBuffer]
+        var resizers: [StreamingResizer]
         var warnings: [String]
     }
 
@@ -85,17 +87,18 @@ public struct PhotoFinisher: Sendable {
         // along the decode as one more small resampler.
         let streamed = plans.contains { $0.crop == nil }
             ? plans : plans + [Self.previewPlan(stored: stored, orientation: orientation)]
-        let (denominator, images) = try Self.resample(decoder, into: streamed, limits: limits)
-        return Decoded(info: info, plans: plans, skipped: skipped, denominator: denominator, images: images,
+        let (denominator, resizers) = try Self.resample(decoder, into: streamed, limits: limits)
+        return Decoded(info: info, plans: plans, skipped: skipped, denominator: denominator, resizers: resizers,
                        warnings: (decoder as? JPEGDecoder)?.warnings ?? [])
     }
 
     /// Decodes once, at the smallest DCT scale that serves every plan, streaming the rows into
     /// one resampler per plan: no whole source frame is held for a downscale.
-    /// - Returns: the denominator used and each plan's image, in stored orientation.
+    /// - Returns: the denominator used and each plan's resampler, complete: `finish()` hands
+    ///   over its image, in stored orientation.
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
     static func resample(_ decoder: any PhotoDecoder, into plans: [OutputPlan],
-                         limits: DecodeLimits) throws(PhotoError) -> (denominator: Int, images: [PixelBuffer]) {
+                         limits: DecodeLimits) throws(PhotoError) -> (denominator: Int, resizers: [StreamingResizer]) {
         let stored = OutputPlan.Size(decoder.info.width, decoder.info.height)
         let denominator = Layout.decodeDenominator(
             stored: stored, outputs: plans, denominators: decoder.scaleDenominators,
@@ -118,7 +121,7 @@ public struct PhotoFinisher: Sendable {
         } catch {
             throw PhotoError(.corruptImage, "\(error)")
         }
-        return (denominator, resizers.map { $0.finish() })
+        return (denominator, resizers)
     }
 
     /// The long side of the preview every finished photo carries (report thumbnails are
@@ -135,17 +138,13 @@ public struct PhotoFinisher: Sendable {
     }
 
     /// A stored-orientation image of the whole photo made into the preview: shrunk to
-    /// `previewLongSide` (never enlarged), upright, flattened over white.
-    /// Always a buffer of its own: the output it came from gets marks drawn in place later,
-    /// and the preview shows the photo (its colour feeds the colour card).
-    static func preview(_ image: PixelBuffer, orientation: Int) -> PixelBuffer {
+    /// `previewLongSide` (never enlarged), upright, flattened over white. An image of its
+    /// own: the output it came from is drawn on afterwards, and the preview shows the photo
+    /// (its colour feeds the colour card).
+    static func preview(_ image: PixelRows, orientation: Int) -> Image {
         let size = Layout.resized(.init(image.width, image.height), by: .longSide(previewLongSide))
-        let preview = flattened(Orientation.apply(resized(image, width: size.width, height: size.height),
-                                                  exif: orientation), over: [255, 255, 255])
-        guard preview === image else { return preview }
-        let copy = PixelBuffer(width: image.width, height: image.height, channels: image.channels)
-        copy.base.update(from: image.base, count: image.byteCount)
-        return copy
+        return flattened(Orientation.apply(resized(image, width: size.width, height: size.height),
+                                           exif: orientation), over: [255, 255, 255]).finished()
     }
 
     /// The EXIF orientation still to apply (HEIF decoders apply `irot`/`imir` themselves and
@@ -160,7 +159,7 @@ public struct PhotoFinisher: Sendable {
     }
 
     /// Orient, colour, mark, frame, metadata and encode one resized output.
-    private func finishOutput(_ resized: PixelBuffer, plan: OutputPlan, info: SourceInfo, orientation: Int,
+    private func finishOutput(_ resized: consuming Canvas, plan: OutputPlan, info: SourceInfo, orientation: Int,
                               scale: Int, assets: MarkAssets,
                               warnings: inout [String]) throws(PhotoError) -> FinishedOutput {
         let format: ImageFormat
@@ -184,7 +183,7 @@ public struct PhotoFinisher: Sendable {
         case .srgb:
             if let source = info.icc, !ICC.isSRGB(source) {
                 if let transform = ColorTransform.toSRGB(from: source, channels: image.channels) {
-                    transform.apply(image)
+                    transform.apply(to: &image)
                     iccNote = "\(sourceName) → sRGB"
                 } else {
                     iccNote = "\(sourceName) unreadable, treated as sRGB"
@@ -197,7 +196,7 @@ public struct PhotoFinisher: Sendable {
 
         // Marks go on the upright, resized photo in its output colour space, before the frame.
         let marked = MarkPainter(template: template, assets: assets)
-            .paint(image, icc: template.output.color == .keep ? icc : nil)
+            .paint(&image, icc: template.output.color == .keep ? icc : nil)
         for warning in marked.warnings where !warnings.contains(warning) { warnings.append(warning) }
 
         var framePx: Int?
@@ -224,7 +223,8 @@ public struct PhotoFinisher: Sendable {
 
         let options = EncodeOptions(format: format, quality: template.output.quality,
                                     progressive: template.output.progressive, icc: icc, exif: exif)
-        let bytes = try encodeImage(image, options: options)
+        let size = OutputPlan.Size(image.width, image.height)
+        let bytes = try encodeImage(image.finished(), options: options)
         let applied = Applied(
             decodeScale: "1/\(scale)",
             crop: plan.crop.map { .init(ratio: $0.label, box: [plan.uprightCrop.x, plan.uprightCrop.y,
@@ -234,6 +234,6 @@ public struct PhotoFinisher: Sendable {
             logo: marked.logo.map { var r = $0; r.box = Self.shifted(r.box, by: framePx); return r },
             tile: marked.tile, icc: iccNote, removed: removed)
         return FinishedOutput(cropLabel: plan.crop?.label, bytes: bytes, fileExtension: format.fileExtension,
-                              size: .init(image.width, image.height), applied: applied)
+                              size: size, applied: applied)
     }
 }

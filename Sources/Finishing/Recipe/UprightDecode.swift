@@ -31,7 +31,7 @@ public enum UprightDecode {
     /// - Returns: the image and the DCT scale denominator used.
     /// - Throws: `PhotoError` with the report's code.
     public static func decode(bytes: [UInt8], size: OutputPlan.Size, background: [UInt8],
-                              limits: DecodeLimits) throws(PhotoError) -> (image: PixelBuffer, denominator: Int) {
+                              limits: DecodeLimits) throws(PhotoError) -> (image: Image, denominator: Int) {
         let decoder = try openDecoder(bytes: bytes, limits: limits)
         let info = decoder.info
         let orientation = PhotoFinisher.orientationToApply(info)
@@ -40,13 +40,13 @@ public enum UprightDecode {
         let whole = PixelRect(x: 0, y: 0, width: stored.width, height: stored.height)
         let plan = OutputPlan(crop: nil, uprightCrop: swaps ? PixelRect(x: 0, y: 0, width: stored.height, height: stored.width) : whole,
                               storedCrop: whole, upright: size, stored: swaps ? size.swapped : size)
-        let (denominator, images) = try PhotoFinisher.resample(decoder, into: [plan], limits: limits)
-        let image = flattened(Orientation.apply(images[0], exif: orientation), over: background)
+        let (denominator, resizers) = try PhotoFinisher.resample(decoder, into: [plan], limits: limits)
+        var image = flattened(Orientation.apply(resizers[0].finish(), exif: orientation), over: background)
         // A story mixes photos from several devices: everything is brought to sRGB, the one
         // profile a shared long image can honestly carry.
         if let icc = info.icc, !ICC.isSRGB(icc), let transform = ColorTransform.toSRGB(from: icc, channels: 3) {
-            transform.apply(image)
+            transform.apply(to: &image)
         }
-        return (image, denominator)
+        return (image.finished(), denominator)
     }
 }

@@ -2,7 +2,7 @@ import Codecs
 import Pixels
 
 /// Writes a swatch's label (its hex code) into the band under it: see `WholeSetMarks`.
-public typealias SwatchLabeler = @Sendable (_ canvas: PixelBuffer, _ band: PixelRect, _ text: String) throws(PhotoError) -> Void
+public typealias SwatchLabeler = @Sendable (_ canvas: inout Canvas, _ band: PixelRect, _ text: String) throws(PhotoError) -> Void
 
 /// The colour card (SPEC §3 `colorCard`): one swatch per photo, in batch order, on a white
 /// card `width` px wide, with a band under each swatch for its hex code.
@@ -44,26 +44,28 @@ public struct ColorCard: Sendable, Equatable {
     ///   - colors: one `Lab` per swatch, in order.
     ///   - labeler: writes each hex code into its band (nil: bands left blank).
     /// - Throws: whatever the labeler throws.
-    public func render(_ colors: [Lab], labeler: SwatchLabeler? = nil) throws(PhotoError) -> PixelBuffer {
+    public func render(_ colors: [Lab], labeler: SwatchLabeler? = nil) throws(PhotoError) -> Image {
         precondition(colors.count == swatches.count, "\(colors.count) colours for \(swatches.count) swatches")
-        let card = PixelBuffer(width: width, height: height, channels: 3, fill: [255, 255, 255])
+        var card = Canvas(width: width, height: height, channels: 3, fill: [255, 255, 255])
         for (rect, lab) in zip(swatches, colors) {
             let c = lab.srgb
-            fill(card, rect, [c.r, c.g, c.b])
+            fill(&card, rect, [c.r, c.g, c.b])
         }
         for (band, lab) in zip(labels, colors) {
             // A light-grey rule keeps a near-white swatch visible against the white card.
-            fill(card, PixelRect(x: band.x, y: band.y, width: band.width, height: 1), [220, 220, 220])
-            try labeler?(card, band, lab.hex)
+            fill(&card, PixelRect(x: band.x, y: band.y, width: band.width, height: 1), [220, 220, 220])
+            try labeler?(&card, band, lab.hex)
         }
-        return card
+        return card.finished()
     }
 
-    private func fill(_ image: PixelBuffer, _ rect: PixelRect, _ color: [UInt8]) {
-        for y in rect.y..<(rect.y + rect.height) {
-            let row = image.row(y)
-            for x in rect.x..<(rect.x + rect.width) {
-                row[x * 3] = color[0]; row[x * 3 + 1] = color[1]; row[x * 3 + 2] = color[2]
+    private func fill(_ card: inout Canvas, _ rect: PixelRect, _ color: [UInt8]) {
+        card.withUnsafeMutableRows { rows in
+            for y in rect.y..<(rect.y + rect.height) {
+                let row = rows[y]
+                for x in rect.x..<(rect.x + rect.width) {
+                    row[x * 3] = color[0]; row[x * 3 + 1] = color[1]; row[x * 3 + 2] = color[2]
+                }
             }
         }
     }

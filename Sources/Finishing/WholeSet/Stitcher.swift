@@ -2,7 +2,7 @@ import Codecs
 import Pixels
 
 /// Draws a finished canvas's marks (text, logo, tile) in place: see `WholeSetMarks`.
-public typealias CanvasMarks = @Sendable (PixelBuffer) throws(PhotoError) -> Void
+public typealias CanvasMarks = @Sendable (inout Canvas) throws(PhotoError) -> Void
 
 /// What stopped a stitch: a photo (0-based, in the plan's list) that could not be read or
 /// decoded, or the marks (`photo` nil), and why.
@@ -42,51 +42,43 @@ public struct Stitcher: Sendable {
     ///   - limits: decode limits for every photo.
     /// - Throws: `StitchError` naming the photo that could not be read or decoded.
     public func render(_ part: StitchPlan.Part, width: Int, read: (Int) throws(PhotoError) -> [UInt8],
-                       limits: DecodeLimits) throws(StitchError) -> PixelBuffer {
+                       limits: DecodeLimits) throws(StitchError) -> Image {
         let bg = stitch.background
         let background = [bg.r, bg.g, bg.b]
-        let canvas = Self.filled(width: width, height: part.height, color: background)
+        var canvas = Canvas(width: width, height: part.height, channels: 3, fill: background)
         for placement in part.placements {
             do throws(PhotoError) {
                 let bytes = try read(placement.photo)
                 let r = placement.rect
                 let photo = try UprightDecode.decode(bytes: bytes, size: .init(r.width, r.height),
                                                      background: background, limits: limits).image
-                Self.place(photo, on: canvas, at: r)
+                Self.place(photo, on: &canvas, at: r)
             } catch {
                 throw StitchError(photo: placement.photo, error: error)
             }
         }
         if stitch.marks, let marks {
-            do throws(PhotoError) { try marks(canvas) } catch { throw StitchError(photo: nil, error: error) }
+            do throws(PhotoError) { try marks(&canvas) } catch { throw StitchError(photo: nil, error: error) }
         }
-        return canvas
+        return canvas.finished()
     }
 
     /// Encodes a part: JPEG, sRGB profile embedded, no EXIF (a story is no single camera's).
     /// - Throws: `PhotoError` when the encoder refuses.
-    public func encode(_ canvas: PixelBuffer) throws(PhotoError) -> [UInt8] {
+    public func encode(_ canvas: Image) throws(PhotoError) -> [UInt8] {
         try encodeImage(canvas, options: EncodeOptions(format: .jpeg, quality: quality, icc: ICC.sRGB, exif: nil))
     }
 
-    /// An RGB canvas of one colour (one row filled, then copied: a 16000-row canvas is
-    /// filled at memory speed).
-    static func filled(width: Int, height: Int, color: [UInt8]) -> PixelBuffer {
-        let canvas = PixelBuffer(width: width, height: height, channels: 3)
-        let first = canvas.row(0)
-        for x in 0..<width { first[x * 3] = color[0]; first[x * 3 + 1] = color[1]; first[x * 3 + 2] = color[2] }
-        for y in 1..<height { canvas.row(y).update(from: first, count: canvas.rowBytes) }
-        return canvas
-    }
-
     /// Copies `photo` (RGB, exactly `rect`'s size) onto `canvas` at `rect`.
-    static func place(_ photo: PixelBuffer, on canvas: PixelBuffer, at rect: PixelRect) {
+    static func place(_ photo: Image, on canvas: inout Canvas, at rect: PixelRect) {
         precondition(photo.channels == 3 && canvas.channels == 3, "stitch works in RGB")
         precondition(photo.width == rect.width && photo.height == rect.height, "photo \(photo.width)×\(photo.height) ≠ \(rect)")
         precondition(rect.x >= 0 && rect.y >= 0 && rect.x + rect.width <= canvas.width
                      && rect.y + rect.height <= canvas.height, "\(rect) outside the canvas")
-        for y in 0..<rect.height {
-            (canvas.row(rect.y + y) + rect.x * 3).update(from: photo.row(y), count: photo.rowBytes)
+        photo.withUnsafeRows { source in
+            canvas.withUnsafeMutableRows { out in
+                for y in 0..<rect.height { (out[rect.y + y] + rect.x * 3).update(from: source[y], count: source.rowBytes) }
+            }
         }
     }
 }

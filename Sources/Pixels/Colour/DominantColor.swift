@@ -88,7 +88,7 @@ public enum DominantColor {
 
     /// The dominant colour of `image` (RGB or RGBA; fully transparent pixels are ignored).
     /// Deterministic: the same pixels always give the same colour.
-    public static func of(_ image: PixelBuffer) -> Lab {
+    public static func of(_ image: Image) -> Lab {
         let all = samples(image)
         guard !all.isEmpty else { return Lab(srgb: 255, 255, 255) }
         let colourful = all.filter { !isNeutralExtreme($0) }
@@ -97,14 +97,18 @@ public enum DominantColor {
     }
 
     /// An evenly strided sample of the image's pixels, as Lab.
-    static func samples(_ image: PixelBuffer) -> [Lab] {
+    static func samples(_ image: Image) -> [Lab] {
+        image.withUnsafeRows { samples($0) }
+    }
+
+    private static func samples(_ image: PixelRows) -> [Lab] {
         let total = image.width * image.height
         let step = max(1, Int((Double(total) / Double(maxSamples)).squareRoot().rounded(.up)))
         var out: [Lab] = []
         out.reserveCapacity((image.width / step + 1) * (image.height / step + 1))
         let ch = image.channels
         for y in stride(from: step / 2, to: image.height, by: step) {
-            let row = image.row(y)
+            let row = image[y]
             for x in stride(from: step / 2, to: image.width, by: step) {
                 let p = row + x * ch
                 if ch == 4 && p[3] == 0 { continue }

@@ -30,7 +30,10 @@ public final class StreamingResizer {
     private let crop: PixelRect
     private let horizontal: AxisWeights
     private let vertical: AxisWeights
-    private let output: PixelBuffer
+    /// The output's pixels: written here row by row, handed over once as a `Canvas` by
+    /// `finish()` (after which nothing here touches them).
+    private let output: PixelStorage
+    private var handedOver = false
     /// Premultiply on the way in, unpremultiply on the way out. Not needed for a pure
     /// copy (no filtering, so no mixing of pixels).
     private let premultiplies: Bool
@@ -89,7 +92,7 @@ public final class StreamingResizer {
         self.channels = channels
         horizontal = AxisWeights(inSize: crop.width, outSize: targetWidth, evenTaps: true)
         vertical = AxisWeights(inSize: crop.height, outSize: targetHeight)
-        output = PixelBuffer(width: targetWidth, height: targetHeight, channels: channels)
+        output = PixelStorage(byteCount: targetWidth * targetHeight * channels)
         premultiplies = channels == 4 && !(horizontal.isIdentity && vertical.isIdentity)
         ringRows = vertical.taps
         ringRowBytes = targetWidth * channels
@@ -145,7 +148,7 @@ public final class StreamingResizer {
         let source = row + crop.x * channels
         if horizontal.isIdentity && vertical.isIdentity {
             // Same size: a crop, copied straight through.
-            output.row(r).update(from: source, count: ringRowBytes)
+            outputRow(r).update(from: source, count: ringRowBytes)
             nextOutputRow += 1
             return
         }
@@ -184,13 +187,19 @@ public final class StreamingResizer {
         }
     }
 
-    /// The resized image.
+    /// The resized image, handed over once.
     ///
-    /// - Precondition: `isComplete` (all rows down to the crop's bottom were pushed).
-    public func finish() -> PixelBuffer {
+    /// - Precondition: `isComplete` (all rows down to the crop's bottom were pushed), and
+    ///   `finish()` not called before.
+    public func finish() -> Canvas {
         precondition(isComplete, "resize finished after \(rowsPushed) of \(crop.y + crop.height) needed rows")
-        return output
+        precondition(!handedOver, "the resized image was already handed over")
+        handedOver = true
+        return Canvas(width: targetWidth, height: targetHeight, channels: channels, storage: output)
     }
+
+    @inline(__always)
+    private func outputRow(_ y: Int) -> UnsafeMutablePointer<UInt8> { output.base + y * ringRowBytes }
 
     // MARK: - Horizontal pass
 
@@ -329,7 +338,7 @@ public final class StreamingResizer {
     // MARK: - Vertical pass
 
     private func writeOutputRow(_ y: Int) {
-        let out = output.row(y)
+        let out = outputRow(y)
         let start = Int(vertical.starts[y])
         let count = ringRowBytes
         if vertical.isIdentity {
@@ -409,15 +418,20 @@ public final class StreamingResizer {
 ///   - image: the source, RGB or RGBA.
 ///   - width: output width.
 ///   - height: output height.
-/// - Returns: a new buffer; or `image` itself when the size is unchanged.
-public func resized(_ image: PixelBuffer, width: Int, height: Int) -> PixelBuffer {
+/// - Returns: a new image; or `image` itself when the size is unchanged (it is read only).
+public func resized(_ image: Image, width: Int, height: Int) -> Image {
     if width == image.width && height == image.height { return image }
+    return image.withUnsafeRows { resized($0, width: width, height: height) }.finished()
+}
+
+/// Resizes rows lent for reading into a new canvas (a copy when the size is unchanged).
+public func resized(_ image: PixelRows, width: Int, height: Int) -> Canvas {
     let resizer = StreamingResizer(
         sourceWidth: image.width, sourceHeight: image.height,
         crop: PixelRect(x: 0, y: 0, width: image.width, height: image.height),
         targetWidth: width, targetHeight: height, channels: image.channels)
     for y in 0..<image.height where !resizer.isComplete {
-        resizer.push(image.row(y))
+        resizer.push(image[y])
     }
     return resizer.finish()
 }
