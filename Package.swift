@@ -56,7 +56,7 @@ let package = Package(
         // byte-string names, atomic files, the claim primitive, inotify, statfs.
         .target(name: "System", dependencies: ["CShims"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "System"]),
-        .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "JSON5", "System"]),
+        .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
         .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CSystemd"]),
         .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
 
@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
         .testTarget(name: "SystemTests", dependencies: ["System"]),
-        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "System"]),
+        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
     ]

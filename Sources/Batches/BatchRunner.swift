@@ -61,15 +61,30 @@ public struct BatchRunner: Sendable {
         public var file: FileName?
         /// What the report's `original` says (where the source is kept afterwards).
         public var original: String?
+        /// What the file held when it was claimed (the daemon's manifest): a source that reads
+        /// differently now (a power cut emptied it, someone wrote to it) fails as `io-error`.
+        public var claimed: Claimed?
+
+        /// A source's size and SHA-256 as claimed.
+        public struct Claimed: Sendable, Equatable {
+            public var bytes: Int
+            public var sha256: String
+            public init(bytes: Int, sha256: String) {
+                self.bytes = bytes
+                self.sha256 = sha256
+            }
+        }
 
         /// - Parameters:
         ///   - path: where to read it.
         ///   - file: its name as dropped (default: the last component of `path`).
         ///   - original: the report's `original`.
-        public init(path: FilePath, file: FileName? = nil, original: String? = nil) {
+        ///   - claimed: what it held when claimed, to check it against.
+        public init(path: FilePath, file: FileName? = nil, original: String? = nil, claimed: Claimed? = nil) {
             self.path = path
             self.file = file ?? path.lastComponent
             self.original = original
+            self.claimed = claimed
         }
 
         /// The source at `path` (text: a `run` argument).
@@ -95,15 +110,30 @@ public struct BatchRunner: Sendable {
     ///   - resumable: the batch is resumed after a stop (the daemon's): a stopped batch makes
     ///     no whole-set outputs now; they are made when it is resumed and finished. Without
     ///     it, a stopped batch still gets them (its report says `interrupted`).
+    ///   - wholeSet: false when the story and colour card must not be tried again (they
+    ///     stopped the finisher twice): `report.html` is still written, with a warning.
+    ///   - onStart: also called with 0 just before the whole-set outputs are made.
     ///   - the rest: as `finishPhotos`.
     public func run(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
                     started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
-                    resumable: Bool = false,
+                    resumable: Bool = false, alone: Set<Int> = [], wholeSet: Bool = true,
                     progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
-                    onItem: @escaping @Sendable (Report.Item) -> Void = { _ in }) async -> Report {
-        let report = await finishPhotos(batch: batch, sources: sources, folder: folder, stop: stop, started: started,
-                                        finished: alreadyFinished, progress: progress, onItem: onItem)
+                    onItem: @escaping @Sendable (Report.Item) -> Void = { _ in },
+                    onStart: @escaping @Sendable (Int) -> Void = { _ in }) async -> Report {
+        var report = await finishPhotos(batch: batch, sources: sources, folder: folder, stop: stop, started: started,
+                                        finished: alreadyFinished, alone: alone, progress: progress, onItem: onItem,
+                                        onStart: onStart)
         if resumable && report.status == .interrupted { return report }
+        guard wholeSet else {
+            report.warnings = (report.warnings ?? []) + [
+                "no stitched story and no colour card: making them stopped the finisher twice (a crash or a kill), so they are not tried again",
+            ]
+            var plain = template
+            plain.stitch = nil
+            plain.colorCard = false
+            return SetOutputs(template: plain, limits: limits).make(report, sources: sources, folder: folder)
+        }
+        onStart(0)
         return SetOutputs(runner: self).make(report, sources: sources, folder: folder)
     }
 
@@ -115,27 +145,45 @@ public struct BatchRunner: Sendable {
     ///   - started: the batch's start time for the report (a resumed batch keeps its own).
     ///   - finished: items already finished by an earlier run of this batch (resuming after a
     ///     crash), by 1-based index: they are not done again.
+    ///   - alone: photos (1-based) to finish with no other photo in flight — in this batch nor,
+    ///     through `sharedSlots`, in any other: photos in flight when the finisher last
+    ///     stopped, so if one of them stops it again, it alone is to blame.
+    ///   - onStart: called with a photo's 1-based index just before its work begins (it holds
+    ///     its slot), e.g. to journal it.
     ///   - onItem: called with each photo's item once its outputs are in place (one call at a
     ///     time), e.g. to journal it.
     public func finishPhotos(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
                              started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
+                             alone: Set<Int> = [],
                              progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
-                             onItem: @escaping @Sendable (Report.Item) -> Void = { _ in }) async -> Report {
-        let stems = OutputNames.uniqueStems(sources.map(\.readableName))
+                             onItem: @escaping @Sendable (Report.Item) -> Void = { _ in },
+                             onStart: @escaping @Sendable (Int) -> Void = { _ in }) async -> Report {
+        let stems = OutputNames.uniqueStems(sources.map(\.readableName), maxBytes: OutputNames.stemRoom(
+            suffix: template.output.suffix, cropLabels: template.crops.map(\.label)))
         var items: [Report.Item?] = sources.indices.map { alreadyFinished[$0 + 1] }
         let window = limits.effectiveWorkers
         await withTaskGroup(of: (Int, Report.Item).self) { group in
             var next = 0
             var done = items.compactMap { $0 }.count
+            var inFlight = 0
+            var exclusive = false
             func admit() -> Bool {
                 while next < sources.count && items[next] != nil { next += 1 }
-                guard next < sources.count, !stop.isRequested else { return false }
+                guard next < sources.count, !stop.isRequested, !exclusive, inFlight < window else { return false }
+                let isAlone = alone.contains(next + 1)
+                if isAlone {
+                    guard inFlight == 0 else { return false }  // once the photos in flight are done
+                    exclusive = true
+                }
                 let index = next
                 next += 1
+                inFlight += 1
                 let source = sources[index], stem = stems[index]
                 group.addTask {
-                    await limits.sharedSlots?.acquire()
-                    defer { limits.sharedSlots?.release() }
+                    let slots = isAlone ? limits.sharedSlots?.capacity ?? 1 : 1
+                    await limits.sharedSlots?.acquire(slots)
+                    defer { limits.sharedSlots?.release(slots) }
+                    onStart(index + 1)
                     // Read once: the memory budget's cost comes from the same bytes the photo is
                     // finished from.
                     let reading = ContinuousClock.now
@@ -154,13 +202,15 @@ public struct BatchRunner: Sendable {
                 }
                 return true
             }
-            for _ in 0..<window { if !admit() { break } }
+            while admit() {}
             for await (index, item) in group {
                 items[index] = item
+                inFlight -= 1
+                if alone.contains(index + 1) { exclusive = false }
                 onItem(item)
                 done += 1
                 progress(done, sources.count)
-                _ = admit()
+                while admit() {}
             }
         }
         let finished = items.enumerated().map { index, item in
@@ -182,10 +232,17 @@ public struct BatchRunner: Sendable {
         let start = clock.now - readTime
         var item = Report.Item(index: index + 1, source: source.name, status: .failed)
         item.original = source.original
+        // What this photo wrote, removed again if it fails: a failed photo leaves no outputs.
+        var written: [String] = []
         do throws(PhotoError) {
             let bytes = try (consume read).get()
             item.bytes = bytes.count
             item.sha256 = SHA256.hex(of: bytes)
+            if let claimed = source.claimed, claimed.bytes != bytes.count || claimed.sha256 != item.sha256 {
+                throw PhotoError(.ioError, "changed since it was claimed: it held \(ByteCount.words(claimed.bytes)) "
+                                 + "(sha256 \(claimed.sha256.prefix(12))…) and now holds \(ByteCount.words(bytes.count)) "
+                                 + "(sha256 \(item.sha256!.prefix(12))…); it is filed as failed, never as the original")
+            }
             var decodeLimits = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)
             decodeLimits.deadline = start + limits.itemTimeout
             let photo = try finisher.finish(bytes: consume bytes, limits: decodeLimits)
@@ -198,6 +255,7 @@ public struct BatchRunner: Sendable {
                                             extension: output.fileExtension)
                 do {
                     try AtomicFile.write(output.bytes, to: folder + "/" + name)
+                    written.append(name)
                 } catch {
                     throw PhotoError(.ioError, error.description)
                 }
@@ -213,6 +271,7 @@ public struct BatchRunner: Sendable {
             item.status = .ok
         } catch {
             item.error = .init(code: error.code.rawValue, message: error.message)
+            for name in written { try? Files.remove(folder + "/" + name) }
         }
         item.ms = Int((clock.now - start) / .milliseconds(1))
         return item

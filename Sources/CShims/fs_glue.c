@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -25,4 +26,8 @@ int pf_statfs_type(const char *path, unsigned int *type) {
     if (statfs(path, &st) != 0) return -1;
     *type = (unsigned int)st.f_type;
     return 0;
+}
+
+int pf_set_thread_name(const char *name) {
+    return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }

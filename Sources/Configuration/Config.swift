@@ -42,8 +42,11 @@ public struct Config: Sendable, Equatable {
     public var maxWait: Duration = .seconds(120)
     /// …or holds this many files.
     public var maxBatch: Int = 500
-    /// A full rescan of `drop/` this often (inotify is blind to network writes).
+    /// A full rescan of `drop/` this often (and of `.work/` for batches a dead daemon left).
     public var rescanInterval: Duration = .seconds(300)
+    /// `drop/` on a network or FUSE file system (inotify is blind to other machines' writes
+    /// there), or without an inotify watch, is scanned this often.
+    public var pollInterval: Duration = .seconds(2)
     /// Temp folders and partial files older than this are swept at start-up.
     public var staleAfter: Duration = .seconds(86_400)
     /// Photos in flight at once; 0 = one per core.
@@ -148,7 +151,7 @@ public struct Config: Sendable, Equatable {
 /// The rules of SPEC §6, key by key.
 private enum ConfigRules {
     static let rootKeys = ["templatesDir", "inboxes", "settle", "quiet", "maxWait", "maxBatch",
-                           "rescanInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
+                           "rescanInterval", "pollInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
                            "maxFileBytes", "itemTimeout"]
 
     static func read(_ root: [String: JSON5Value], into config: inout Config, _ doc: inout JSON5Document) {
@@ -166,6 +169,7 @@ private enum ConfigRules {
         duration(root, "quiet", &config.quiet, doc: &doc)
         duration(root, "maxWait", &config.maxWait, doc: &doc)
         duration(root, "rescanInterval", &config.rescanInterval, doc: &doc)
+        duration(root, "pollInterval", &config.pollInterval, doc: &doc)
         duration(root, "staleAfter", &config.staleAfter, doc: &doc)
         duration(root, "itemTimeout", &config.itemTimeout, doc: &doc)
         if let value = root["maxBatch"], let n = doc.integer(value, at: [.key("maxBatch")], in: 1...1_000_000) {

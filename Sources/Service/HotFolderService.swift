@@ -98,13 +98,15 @@ public final class HotFolderService: Sendable {
         proofs = ProofKeeper(log: log, busy: { board.isBusy })
     }
 
-    /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0).
+    /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0). Raises the
+    /// open-file limit first (a hot folder holds descriptors for as long as it is watched).
     /// - Parameters:
     ///   - setup: the validated setup (the caller has reported errors and exited 2).
     ///   - signals: made by the caller as early as it can (an early SIGHUP must not kill us,
     ///     nor an early SIGTERM be lost).
     public func run(_ setup: ServiceSetup, signals: SignalEvents) async -> Int32 {
         defer { withExtendedLifetime(signals) {} }
+        OpenFiles.raise(log: log)
         signals.setHandler { [self] signal in
             switch signal {
             case .reload:
@@ -160,19 +162,24 @@ public final class HotFolderService: Sendable {
             guard !stop.isRequested else { break }
             for (folder, names) in closed {
                 guard let inbox = setup.inboxes.first(where: { $0.name == folder.inbox }) else { continue }
-                claim(names, inbox: inbox, heartbeat: watchdog.feed)
+                claim(names, inbox: inbox, folder: folder, now: watcher.now(), heartbeat: watchdog.feed)
             }
             if now() - lastRecovery >= setup.config.rescanInterval {
                 lastRecovery = now()
-                for inbox in setup.inboxes { recover(inbox, staleAfter: setup.config.staleAfter) }
+                for folder in watcher.folders {
+                    guard let inbox = setup.inboxes.first(where: { $0.name == folder.inbox }) else { continue }
+                    recover(inbox, system: folder.system, staleAfter: setup.config.staleAfter)
+                }
             }
             for folder in watcher.folders {
                 let (settling, pending) = folder.counts
-                let polling = folder.polling
+                let polling = folder.polling, mode = folder.mode, refusals = folder.refusals
                 board.update(folder.inbox) {
                     $0.settling = settling
                     $0.pending = pending
                     $0.polling = polling
+                    $0.watching = mode
+                    $0.refused = refusals.isEmpty ? nil : refusals
                 }
             }
             let status = board.snapshot(state: "running")
@@ -181,8 +188,8 @@ public final class HotFolderService: Sendable {
             if comparable != lastStatus || now() - lastStatusWrite >= .seconds(5) {
                 if comparable.summary != lastStatus?.summary { Notify.status(status.summary) }
                 lastStatus = status
-                lastStatusWrite = now()
-                writeStatus(status)
+                // A write that failed (a full disk) is tried again a second later.
+                lastStatusWrite = writeStatus(status) ? now() : now() - .seconds(4)
             }
             statusText.update(status, now: now(), log: log)
             watchdog.feed()
@@ -216,19 +223,23 @@ public final class HotFolderService: Sendable {
             _ = queues.withLock { $0.removeValue(forKey: inbox.name) }?.finish()
             log.notice("no longer watching \(inbox.layout.root) (changed in the config)", ["INBOX": inbox.name])
         }
-        for folder in watcher.folders { folder.update(rules: setup.rules) }
+        for folder in watcher.folders { folder.update(rules: setup.rules, pollInterval: setup.config.pollInterval) }
         for inbox in added {
+            let system: FolderSystem
             do throws(SystemError) {
                 try inbox.layout.create()
+                system = try FolderSystem.probe(inbox.layout)
             } catch {
                 log.error("\(error): this hot folder is not watched until the next reload", ["INBOX": inbox.name])
                 continue
             }
             startWorker(for: inbox.name)
             if let last = LastBatch.newest(in: inbox.layout) { board.update(inbox.name) { $0.last = $0.last ?? last } }
-            recover(inbox, staleAfter: setup.config.staleAfter)
-            watcher.add(DropWatch(inbox: inbox.name, layout: inbox.layout, rules: setup.rules, log: log))
+            recover(inbox, system: system, staleAfter: setup.config.staleAfter)
+            watcher.add(DropWatch(inbox: inbox.name, layout: inbox.layout, rules: setup.rules, system: system,
+                                  pollInterval: setup.config.pollInterval, log: log))
         }
+        OpenFiles.check(folders: watcher.folders.count, workers: limits.withLock { $0.effectiveWorkers }, log: log)
         // A proof for each hot folder whose template is new or changed (made if missing).
         for inbox in setup.inboxes where !old.contains(where: { same($0, inbox) && $0.template.sha256 == inbox.template.sha256 }) {
             proofs.request(.init(inbox: inbox.name, root: inbox.layout.root, template: inbox.template,
@@ -255,22 +266,30 @@ public final class HotFolderService: Sendable {
         return result
     }
 
-    /// Claims a closed batch and queues it for its hot folder's worker.
-    private func claim(_ names: [FileName], inbox: ServiceSetup.Inbox, heartbeat: () -> Void) {
+    /// Claims a closed batch and queues it for its hot folder's worker. Files that cannot be
+    /// moved out of drop/ are left there, refused until they change (STATUS.txt says why).
+    private func claim(_ names: [FileName], inbox: ServiceSetup.Inbox, folder: DropWatch, now: Duration,
+                       heartbeat: () -> Void) {
         let fields: LogFields = ["INBOX": inbox.name]
         do throws(SystemError) {
-            guard let batch = try Claim.claim(names, layout: inbox.layout, inbox: inbox.name, template: inbox.template,
-                                              order: inbox.order, heartbeat: heartbeat) else { return }
+            let outcome = try Claim.claim(names, layout: inbox.layout, inbox: inbox.name, template: inbox.template,
+                                          order: inbox.order, mover: folder.system.mover, heartbeat: heartbeat)
+            for (name, error) in outcome.refused { folder.refuse(name, because: error, now: now) }
+            guard let batch = outcome.batch else { return }
             log.info("claimed batch of \(batch.manifest.items.count) photo\(batch.manifest.items.count == 1 ? "" : "s")",
                      fields.with("BATCH", batch.id))
+            for item in batch.manifest.items where item.error != nil {
+                log.warning("\(item.error!): it is claimed and will fail as io-error unless it can be read by then",
+                            fields.with("BATCH", batch.id).with("FILE", item.name.escaped))
+            }
             enqueue(batch, to: inbox.name)
         } catch {
             log.error("cannot claim a batch: \(error) (the files stay in drop/ or are recovered later)", fields)
         }
     }
 
-    private func recover(_ inbox: ServiceSetup.Inbox, staleAfter: Duration) {
-        let result = Recovery.run(layout: inbox.layout, staleAfter: staleAfter, log: log)
+    private func recover(_ inbox: ServiceSetup.Inbox, system: FolderSystem, staleAfter: Duration) {
+        let result = Recovery.run(layout: inbox.layout, staleAfter: staleAfter, mover: system.mover, log: log)
         // Queued by the hot folder it was found in (the config may have renamed the inbox).
         for batch in result.resumable { enqueue(batch, to: inbox.name) }
     }
@@ -308,7 +327,12 @@ public final class HotFolderService: Sendable {
                 board.update(inbox) { $0.processing = .init(batch: batch.id, done: done, total: total) }
             }
             switch outcome {
-            case .finished(let report):
+            case .filing(let left):
+                board.update(inbox) { $0.unfiled = Self.unfiled($0.unfiled, batch: batch.id, left) }
+                if left.isEmpty { log.notice("every source of the batch is filed now", fields) }
+            case .finished(let report, let left):
+                board.update(inbox) { $0.unfiled = Self.unfiled($0.unfiled, batch: batch.id, left) }
+                for line in left { log.error(line, fields) }
                 let c = report.counts
                 let line = "batch \(report.status.rawValue): \(c.ok) of \(c.items) finished"
                     + (c.failed > 0 ? ", \(c.failed) failed" : "") + " → out/\(batch.id)/"
@@ -328,11 +352,21 @@ public final class HotFolderService: Sendable {
         }
     }
 
-    private func writeStatus(_ status: ServiceStatus) {
-        do {
+    /// The unfiled sources by batch, with `batch`'s replaced by `left`.
+    static func unfiled(_ all: [String: [String]]?, batch: String, _ left: [String]) -> [String: [String]]? {
+        var all = all ?? [:]
+        all[batch] = left.isEmpty ? nil : left
+        return all.isEmpty ? nil : all
+    }
+
+    @discardableResult
+    private func writeStatus(_ status: ServiceStatus) -> Bool {
+        do throws(SystemError) {
             try status.write(to: statusPath)
+            return true
         } catch {
             log.log(.debug, "cannot write \(statusPath): \(error)")
+            return false
         }
     }
 }

@@ -81,6 +81,7 @@ public final class ProofKeeper: Sendable {
     private func work() {
         // Lowest priority for this thread only: on Linux the nice value is per thread, and
         // `who = 0` is the calling thread.
+        ProcessResources.nameThisThread("pf-proofs")
         do throws(SystemError) {
             try ProcessResources.setThreadNice(19)
         } catch {

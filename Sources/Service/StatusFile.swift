@@ -46,6 +46,13 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         public var last: Last?
         /// Watching fell back to polling (no inotify watch).
         public var polling: Bool = false
+        /// How drop/ is watched: `"inotify"`, `"inotify + polling every 2s (nfs)"`,
+        /// `"polling every 2s (no inotify watch)"`.
+        public var watching: String?
+        /// Files in drop/ the claim could not take, and why (one sentence each).
+        public var refused: [String]?
+        /// Sources that could not be filed, by batch: they wait in `.work/<batch>/src/`.
+        public var unfiled: [String: [String]]?
 
         public init(name: String, root: String) {
             self.name = name
@@ -100,13 +107,12 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     }
 
     /// Writes the status atomically (a reader never sees half of it).
-    public func write(to path: String) throws {
-        let folder = (path as NSString).deletingLastPathComponent
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o755])
+    /// - Throws: `SystemError` (a full disk: the caller tries again).
+    public func write(to path: String) throws(SystemError) {
+        try Files.makeDirectories(FilePath(path).parent, permissions: 0o755)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.write([UInt8](try encoder.encode(self)), to: path)
+        try AtomicFile.write([UInt8]((try? encoder.encode(self)) ?? Data()), to: path)
     }
 
     public static func read(from path: String) throws -> ServiceStatus {

@@ -35,7 +35,17 @@ public enum StatusText {
         } else {
             lines.append("Pending in drop/: nothing.")
         }
-        if inbox.polling { lines.append("Note: drop/ is checked by polling (no inotify), so arrivals are seen a little later.") }
+        if let watching = inbox.watching, watching != "inotify" {
+            lines.append("drop/ is checked by \(watching.replacingOccurrences(of: "inotify + ", with: "")): files written there are seen within that time.")
+        } else if inbox.polling {
+            lines.append("Note: drop/ is checked by polling (no inotify), so arrivals are seen a little later.")
+        }
+        let attention = (inbox.refused ?? []) + (inbox.unfiled ?? [:]).sorted { $0.key < $1.key }.flatMap(\.value)
+        if !attention.isEmpty {
+            lines.append("")
+            lines.append("Needs attention (\(attention.count) file\(attention.count == 1 ? "" : "s")):")
+            lines += attention.map { "- " + ascii($0) }
+        }
         lines.append("")
         if let last = inbox.last {
             let finished = isoDate(last.finished).map(clock) ?? last.finished
@@ -47,6 +57,20 @@ public enum StatusText {
             lines.append("Last batch: none since PhotoFinish started.")
         }
         return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// `text` in plain ASCII: every other byte of its UTF-8 as `\xHH` (file names in the
+    /// file's words, which stay ASCII for every viewer).
+    static func ascii(_ text: String) -> String {
+        var out = ""
+        for byte in text.utf8 {
+            if byte < 0x80 {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += "\\x" + String(byte, radix: 16, uppercase: true)
+            }
+        }
+        return out
     }
 
     /// "2026-11-29 15:04:05 UTC".
@@ -65,9 +89,12 @@ public enum StatusText {
     }
 
     /// Writes each hot folder's `STATUS.txt` when its words change, at most about once a
-    /// second per folder (a change within the second is written when the second is up).
+    /// second per folder (a change within the second is written when the second is up). A
+    /// write that failed (a full disk, a share gone away) is tried again every second until
+    /// it succeeds, so the file is never left stale once the disk has room again.
     struct Writer {
         private var written: [String: (text: String, at: Duration)] = [:]
+        private var failed: [String: Duration] = [:]
         static let interval = Duration.seconds(1)
 
         /// - Parameter now: the monotonic clock (`.zero` with a final state: written at once).
@@ -78,25 +105,29 @@ public enum StatusText {
                 let text = StatusText.render(inbox, running: running, updated: Date(timeIntervalSince1970: 0))
                 if let last = written[inbox.root], last.text == text { continue }
                 if running, let last = written[inbox.root], now - last.at < Self.interval { continue }
+                if running, let last = failed[inbox.root], now - last < Self.interval { continue }
                 let path = inbox.root + "/" + StatusText.fileName
                 if written[inbox.root] == nil { Self.removeLeftovers(in: inbox.root) }
                 do throws(SystemError) {
                     try AtomicFile.write(Array(StatusText.render(inbox, running: running, updated: Date()).utf8), to: path)
                     written[inbox.root] = (text, now)
+                    failed[inbox.root] = nil
                 } catch {
-                    log.log(.debug, "cannot write \(path): \(error)", ["INBOX": inbox.name])
-                    written[inbox.root] = (text, now)  // tried; again at the next change
+                    if failed[inbox.root] == nil { log.warning("cannot write \(path): \(error); trying again every second", ["INBOX": inbox.name]) }
+                    failed[inbox.root] = now
                 }
             }
         }
 
         /// Removes the temporary `STATUS.txt` a crash in the middle of a write left in `root`
-        /// (only ours: `.pf-tmp-STATUS.txt-*`).
+        /// (only ours: `.pf-tmp-STATUS.txt-*`, and only once a minute old: another daemon on
+        /// the same hot folder may be writing one right now).
         static func removeLeftovers(in root: String) {
             let prefix = Array((AtomicFile.temporaryPrefix + StatusText.fileName + "-").utf8)
             guard let folder = try? Directory(root) else { return }
+            let cutoff = Date().timeIntervalSince1970 - 60
             for name in (try? folder.names()) ?? [] where name.bytes.starts(with: prefix) {
-                try? folder.remove(name)
+                if let st = try? folder.status(of: name), st.modified < cutoff { try? folder.remove(name) }
             }
         }
     }

@@ -1,23 +1,33 @@
 internal import CShims
 import Glibc
+import Synchronization
 
 /// An open file descriptor and its one owner: closed when the value is dropped, never twice,
 /// never by anyone else. Every read, write, sync and `fstat` on it goes through `Syscall`
 /// (one `EINTR` retry, one `SystemError`).
 public final class FileDescriptor: Sendable {
-    /// The kernel's number (for the few calls made elsewhere in this module).
-    let raw: Int32
+    private let number: Atomic<Int32>
     /// The path it was opened at, for error messages.
     public let path: FilePath
 
     /// Takes ownership of `raw`.
     init(owning raw: Int32, path: FilePath) {
-        self.raw = raw
+        number = Atomic(raw)
         self.path = path
     }
 
-    // `close` is not retried: on Linux the descriptor is gone even when it reports EINTR.
-    deinit { Glibc.close(raw) }
+    /// The kernel's number (for the few calls made elsewhere in this module); -1 once closed.
+    var raw: Int32 { number.load(ordering: .acquiring) }
+
+    /// Closes the descriptor now rather than when the value is dropped (a lock let go before
+    /// its folder is removed). Safe to call twice; calls on a closed descriptor fail with `EBADF`.
+    public func close() {
+        let raw = number.exchange(-1, ordering: .acquiringAndReleasing)
+        // Not retried on EINTR: on Linux the descriptor is gone even when close reports it.
+        if raw >= 0 { Glibc.close(raw) }
+    }
+
+    deinit { close() }
 
     /// How a file is opened.
     public enum Access: Sendable {

@@ -1,3 +1,4 @@
+internal import CShims
 import Glibc
 
 /// The process's own resources: its open-file limit and its threads' CPU priority.
@@ -36,6 +37,12 @@ public enum ProcessResources {
         _ = try Syscall.check("set the CPU priority of", "this thread") {
             setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, value)
         }
+    }
+
+    /// Names the calling thread (at most 15 bytes are kept), for `top -H` and
+    /// `/proc/<pid>/task/<tid>/comm`.
+    public static func nameThisThread(_ name: String) {
+        _ = pf_set_thread_name(name)
     }
 
     /// The calling thread's nice value.

@@ -67,7 +67,13 @@ enum StatusCommand {
         }
         if inbox.queued > 0 { out += "  \(inbox.queued) claimed batch\(inbox.queued == 1 ? "" : "es") waiting\n" }
         out += "  \(inbox.pending) pending, \(inbox.settling) still arriving in drop/\n"
-        if inbox.polling { out += "  watching by polling (no inotify watch available)\n" }
+        if let watching = inbox.watching {
+            out += "  drop/ watched by \(watching)\n"
+        } else if inbox.polling {
+            out += "  watching by polling (no inotify watch available)\n"
+        }
+        let attention = (inbox.refused ?? []) + (inbox.unfiled ?? [:]).sorted { $0.key < $1.key }.flatMap(\.value)
+        for line in attention { out += "  needs attention: \(line)\n" }
         if let l = inbox.last {
             out += "  last batch \(l.batch): \(l.status), \(l.ok) of \(l.items) finished"
                 + (l.failed > 0 ? ", \(l.failed) failed" : "") + " at \(HumanTime.words(isoUTC: l.finished))\n"

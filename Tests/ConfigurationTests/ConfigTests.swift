@@ -34,16 +34,17 @@ let exampleConfigPath = URL(fileURLWithPath: #filePath)
         let d = Config.defaults
         #expect(d.settle == .seconds(2) && d.quiet == .seconds(5) && d.maxWait == .seconds(120))
         #expect(d.maxBatch == 500 && d.workers == 0 && d.memoryBudget == .auto)
-        #expect(d.rescanInterval == .seconds(300) && d.staleAfter == .seconds(86_400))
+        #expect(d.rescanInterval == .seconds(300) && d.staleAfter == .seconds(86_400) && d.pollInterval == .seconds(2))
         #expect(d.maxPixels == 150_000_000 && d.maxFileBytes == 536_870_912 && d.itemTimeout == .seconds(120))
     }
 
     @Test func valuesAreRead() throws {
         let config = try Config.parse(text: """
-            { settle: "500ms", quiet: "1.5s", maxWait: "2m", staleAfter: "7d", workers: 3,
+            { settle: "500ms", quiet: "1.5s", maxWait: "2m", staleAfter: "7d", workers: 3, pollInterval: "750ms",
               memoryBudget: "2GiB", maxFileBytes: 1000000, maxPixels: 1000, maxBatch: 10, itemTimeout: "1h" }
             """, file: "pf.json5")
         #expect(config.settle == .milliseconds(500))
+        #expect(config.pollInterval == .milliseconds(750))
         #expect(config.quiet == .milliseconds(1500))
         #expect(config.maxWait == .seconds(120))
         #expect(config.staleAfter == .seconds(7 * 86_400))
@@ -108,6 +109,12 @@ let exampleConfigPath = URL(fileURLWithPath: #filePath)
         #expect(errors.contains { $0.keyPath == "memoryBudget" && $0.message.contains("or \"auto\"") })
         #expect(errors.contains { $0.keyPath == "workers" && $0.line == 12 })
         #expect(text.contains("pf.json5:13: maxWiat: unknown key 'maxWiat' (did you mean 'maxWait'?)"))
+    }
+
+    @Test func pollIntervalIsADurationLikeTheOthers() {
+        #expect(configTestErrors("{ pollInterval: 2 }").first?.keyPath == "pollInterval")
+        #expect(configTestErrors("{ pollInterval: \"0s\" }").first?.message.contains("more than 0") == true)
+        #expect(configTestErrors("{ pollInterval: \"1s\" }").isEmpty)
     }
 
     @Test func quietLongerThanMaxWaitIsAnError() {

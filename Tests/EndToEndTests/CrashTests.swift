@@ -63,25 +63,35 @@ struct CrashTests {
         for p in final { #expect(p.wait() == 0) }
         #expect(done, "not finished: drop \(hot.names(in: hot.drop)), .work \(hot.names(in: hot.root + "/.work")); log:\n\(final[0].log)")
 
-        // Every photo in exactly one report, finished.
+        // Every photo in exactly one report, finished — or failed because the random kills
+        // stopped the finisher twice while it was being finished (SPEC §7: such a photo is
+        // failed, not tried forever; it is the only failure allowed here).
         let sources = hot.reportedSources()
         #expect(sources.count == dropped.count, "reported \(sources.count) items for \(dropped.count) photos")
         #expect(Set(sources) == Set(dropped.keys))
+        var stoppedTwice: Set<String> = []
         for report in hot.reports().values {
-            #expect(report["status"] as? String == "complete")
+            #expect(["complete", "partial", "failed"].contains(report["status"] as? String ?? "?"))
             for item in report["items"] as? [[String: Any]] ?? [] {
                 let name = item["source"] as? String ?? ""
                 #expect(item["sha256"] as? String == Fixtures.sha256Hex(dropped[name] ?? []), "\(name)")
+                if item["status"] as? String != "ok" {
+                    let message = (item["error"] as? [String: Any])?["message"] as? String ?? ""
+                    #expect(message.hasPrefix("stopped the finisher twice"), "\(name): \(item)")
+                    stoppedTwice.insert(name)
+                }
                 // Its original is where the report says, intact.
                 let original = hot.root + "/" + (item["original"] as? String ?? "?")
                 #expect((try? Harness.read(original)) == dropped[name], "\(name) at \(original)")
             }
         }
-        // Every original kept exactly once, intact; nothing failed.
+        if !stoppedTwice.isEmpty { print("\(name): killed twice while being finished, so failed: \(stoppedTwice.sorted())") }
+        // Every original kept exactly once, intact, in originals/ (or failed/, see above).
         let originals = hot.allFiles(under: hot.root + "/originals")
         let names = originals.map { URL(fileURLWithPath: $0).lastPathComponent }
-        #expect(names.sorted() == dropped.keys.sorted(), "originals: \(names.sorted())")
-        #expect(hot.allFiles(under: hot.root + "/failed").isEmpty)
+        #expect(names.sorted() == dropped.keys.filter { !stoppedTwice.contains($0) }.sorted(), "originals: \(names.sorted())")
+        let failed = hot.allFiles(under: hot.root + "/failed").map { URL(fileURLWithPath: $0).lastPathComponent }
+        #expect(failed.sorted() == stoppedTwice.sorted())
         // No temporary name visible in out/; every batch folder has its report and outputs.
         let outFiles = hot.allFiles(under: hot.root + "/out")
         #expect(!outFiles.contains { $0.contains(".pf-tmp-") }, "\(outFiles)")

@@ -67,11 +67,17 @@ final class DaemonProcess {
     let process = Process()
     let logPath: String
 
+    /// - Parameter wrapper: a command that runs the binary (`setpriv --reuid=…`), or none.
     init(_ args: [String], notify: NotifyListener?, runtime: String, logPath: String,
-         environment: [String: String] = [:]) throws {
+         environment: [String: String] = [:], wrapper: [String] = []) throws {
         self.logPath = logPath
-        process.executableURL = URL(fileURLWithPath: Harness.binary)
-        process.arguments = args
+        if let program = wrapper.first {
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = Array(wrapper.dropFirst()) + [Harness.binary] + args
+        } else {
+            process.executableURL = URL(fileURLWithPath: Harness.binary)
+            process.arguments = args
+        }
         var env = ProcessInfo.processInfo.environment
         env["NOTIFY_SOCKET"] = notify?.path
         env["RUNTIME_DIRECTORY"] = runtime
@@ -155,10 +161,13 @@ struct HotFolderFixture {
         { version: 1, resize: { longSide: 32 }, output: { format: "jpeg", quality: 80 } }
         """
 
+    /// - Parameter root: the hot folder (default: `<dir>/hot`).
     init(name: String = #function, settle: String = "300ms", quiet: String = "400ms", maxBatch: Int = 500,
-         maxWait: String = "20s", rescan: String = "2s", extra: String = "", template: String = Self.template) throws {
+         maxWait: String = "20s", rescan: String = "2s", extra: String = "", template: String = Self.template,
+         root: String? = nil) throws {
         dir = try Harness.tempDir(name)
-        root = dir + "/hot"
+        self.root = root ?? dir + "/hot"
+        let root = self.root
         runtime = dir + "/run"
         config = dir + "/photofinish.json5"
         try FileManager.default.createDirectory(atPath: dir + "/templates", withIntermediateDirectories: true)
@@ -176,9 +185,9 @@ struct HotFolderFixture {
     var drop: String { root + "/drop" }
 
     func start(notify: NotifyListener? = nil, log: String = "daemon.log",
-               environment: [String: String] = [:]) throws -> DaemonProcess {
+               environment: [String: String] = [:], wrapper: [String] = []) throws -> DaemonProcess {
         try DaemonProcess(["daemon", "--config", config], notify: notify, runtime: runtime, logPath: dir + "/" + log,
-                          environment: environment)
+                          environment: environment, wrapper: wrapper)
     }
 
     /// A small JPEG whose bytes differ by `seed`.
@@ -187,12 +196,15 @@ struct HotFolderFixture {
                          quality: 70 + seed % 25)
     }
 
-    /// Writes a file elsewhere, then renames it into `drop/`: it arrives whole.
-    func drop(_ bytes: [UInt8], as name: String) throws {
-        let staging = dir + "/incoming"
+    /// Writes a file elsewhere, then renames it into `drop/`: it arrives whole. `through`: the
+    /// folder holding `drop/` as the writer sees it (another machine's view of a share).
+    func drop(_ bytes: [UInt8], as name: String, through root: String? = nil) throws {
+        let root = root ?? self.root
+        // The staging folder is on the same file system as drop/ (a rename cannot cross).
+        let staging = root + "/incoming"
         try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
         try Harness.write(bytes, to: staging + "/" + name)
-        guard rename(staging + "/" + name, drop + "/" + name) == 0 else { throw POSIXError(.EIO) }
+        guard rename(staging + "/" + name, root + "/drop/" + name) == 0 else { throw POSIXError(.EIO) }
     }
 
     /// Every published batch folder's report, by batch id.

@@ -103,9 +103,12 @@ struct SeeingTests {
     /// `proof/` at start and again after a reload that changed the template.
     @Test func daemonWritesStatusTextAndTheProofOfItsTemplate() throws {
         let hot = try HotFolderFixture()
-        // What a crash in the middle of writing STATUS.txt leaves behind: swept at start.
+        // What a crash in the middle of writing STATUS.txt left behind (an hour ago): swept at
+        // start. A younger one may be another daemon's write in progress and stays.
         let leftover = hot.root + "/.pf-tmp-STATUS.txt-1a2b3c"
         try Harness.write("half a stat", to: leftover)
+        var hourAgo = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, leftover, &hourAgo, 0) == 0)
         let daemon = try hot.start()
         let status = hot.root + "/STATUS.txt"
         func text() -> String { (try? String(contentsOfFile: status, encoding: .utf8)) ?? "" }

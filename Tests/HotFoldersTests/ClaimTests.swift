@@ -22,7 +22,7 @@ struct ClaimTests {
         let layout = try hotFolder()
         for name in ["IMG_10.jpg", "IMG_2.jpg", "IMG_1.jpg"] { try write(name, layout.drop + "/" + name) }
         let batch = try #require(try Claim.claim(["IMG_10.jpg", "IMG_2.jpg", "IMG_1.jpg", "gone.jpg"], layout: layout,
-                                                 inbox: "shop", template: .builtIn, order: .name))
+                                                 inbox: "shop", template: .builtIn, order: .name).batch)
         #expect(batch.manifest.items.map(\.name) == ["IMG_1.jpg", "IMG_2.jpg", "IMG_10.jpg"])
         #expect(batch.manifest.items[0].sha256 == SHA256.hex(of: Array("IMG_1.jpg".utf8)))
         #expect(batch.manifest.items[0].bytes == 9)
@@ -34,15 +34,15 @@ struct ClaimTests {
     @Test func aFileClaimedByAnotherDaemonIsSkippedAndNothingLeftBehind() throws {
         let layout = try hotFolder()
         // Another daemon took it between our scan and our claim: the rename finds nothing.
-        let batch = try Claim.claim(["taken.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name)
-        #expect(batch == nil)
+        let outcome = try Claim.claim(["taken.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name)
+        #expect(outcome.batch == nil && outcome.refused.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
     }
 
     @Test func recoveryLeavesALiveBatchAloneAndRollsBackAnUnfinishedClaim() throws {
         let layout = try hotFolder()
         try write("a", layout.drop + "/a.jpg")
-        var owner: ClaimedBatch? = try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name)
+        var owner: ClaimedBatch? = try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name).batch
         let live = try #require(owner)
         let id = live.id
         do {

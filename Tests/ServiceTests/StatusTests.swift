@@ -1,6 +1,6 @@
 import Foundation
 import HotFolders
-import Service
+@testable import Service
 import Testing
 
 /// What a person reads: the `STATUS=` line, `status.json`, its place.
@@ -79,5 +79,49 @@ struct StatusTextTests {
         #expect(running.contains("Idle: no batch is being processed.\r\nPending in drop/: nothing.\r\n"))
         #expect(running.contains("Last batch: none since PhotoFinish started."))
         #expect(StatusText.render(idle, running: false, updated: updated).contains("PhotoFinish is stopped."))
+    }
+
+    @Test func sharesAndWhatNeedsAttentionInPlainASCII() {
+        var shop = ServiceStatus.Inbox(name: "shop", root: "/srv/shop")
+        shop.watching = "inotify + polling every 2 s (nfs)"
+        shop.refused = ["caf\\xE9.jpg in drop/ cannot be taken: Permission denied"]
+        shop.unfiled = ["20261129-150405-3f2a": ["été.jpg could not be filed (Read-only file system); it waits in .work/20261129-150405-3f2a/src/"]]
+        let text = StatusText.render(shop, running: true, updated: updated)
+        #expect(text.unicodeScalars.allSatisfy { $0.isASCII })
+        let lines = text.components(separatedBy: "\r\n")
+        #expect(lines.contains("drop/ is checked by polling every 2 s (nfs): files written there are seen within that time."))
+        #expect(lines.contains("Needs attention (2 files):"))
+        #expect(lines.contains("- caf\\xE9.jpg in drop/ cannot be taken: Permission denied"))
+        #expect(lines.contains("- \\xC3\\xA9t\\xC3\\xA9.jpg could not be filed (Read-only file system); it waits in .work/20261129-150405-3f2a/src/"))
+    }
+
+    @Test func aStatusTextWriteThatFailsIsTriedAgainEverySecondUntilItWorks() throws {
+        let root = NSTemporaryDirectory() + "pf-statustext-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        func chattr(_ flag: String) -> Bool {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+            p.arguments = [flag, root]
+            p.standardError = FileHandle.nullDevice
+            guard (try? p.run()) != nil else { return false }
+            p.waitUntilExit()
+            return p.terminationStatus == 0
+        }
+        // An immutable folder refuses the new file as a full disk would (even to root).
+        guard getuid() == 0, chattr("+i") else {
+            print("skipped: needs root and chattr on a file system with the immutable flag")
+            return
+        }
+        defer { _ = chattr("-i") }
+        let status = ServiceStatus(pid: 1, updated: "", state: "running", inboxes: [ServiceStatus.Inbox(name: "shop", root: root)])
+        var writer = StatusText.Writer()
+        let file = root + "/STATUS.txt"
+        writer.update(status, now: .seconds(10), log: .silent)
+        #expect(!FileManager.default.fileExists(atPath: file))
+        #expect(chattr("-i"))  // room again
+        writer.update(status, now: .milliseconds(10_500), log: .silent)
+        #expect(!FileManager.default.fileExists(atPath: file), "not before the second is up")
+        writer.update(status, now: .milliseconds(11_100), log: .silent)
+        #expect(FileManager.default.fileExists(atPath: file), "written once it can be, with no change of state needed")
     }
 }

@@ -14,3 +14,7 @@ int pf_rename_noreplace(int olddirfd, const char *oldpath, int newdirfd, const c
    Return 0, or -1 with errno set. */
 int pf_fstatfs_type(int fd, unsigned int *type);
 int pf_statfs_type(const char *path, unsigned int *type);
+
+/* prctl(PR_SET_NAME): names the calling thread (15 bytes at most), as `top -H` and
+   /proc/<pid>/task/<tid>/comm show it. Returns 0, or -1 with errno set. */
+int pf_set_thread_name(const char *name);

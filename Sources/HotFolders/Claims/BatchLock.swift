@@ -1,3 +1,4 @@
+import Glibc
 import System
 
 /// `.work/<batch-id>/lock`, held with `flock` for as long as a process owns the batch. The
@@ -20,6 +21,36 @@ public final class BatchLock: Sendable {
               (try? file.tryLock()) == true,
               let st = try? file.status(), st.links > 0 else { return nil }
         return BatchLock(file: file)
+    }
+
+    /// Lets the lock go now (it is also let go when the value is dropped).
+    public func release() {
+        file.close()
+    }
+
+    /// Removes the batch folder `path`, whose lock `lock` is (everything in it, the lock last).
+    /// On a share a file that is still open cannot really go (NFS renames it `.nfsXXXX`, FUSE
+    /// `.fuse_hiddenXXXX`, and the folder is then not empty): so everything else is removed
+    /// first, then the lock is let go, then its file and the folder. Should another daemon open
+    /// the lock in that instant, the folder stays, empty but for the lock, and its recovery
+    /// removes it.
+    public static func removeFolder(_ path: some FilePathRepresentable, lock: BatchLock?) throws(SystemError) {
+        let fs = path.filePath
+        let folder: Directory
+        do {
+            folder = try Directory(fs)
+        } catch where error.code == ENOENT {
+            return
+        }
+        for name in try folder.names() where name != fileName { try folder.removeTree(name) }
+        lock?.release()
+        try folder.remove(fileName)
+        guard let name = fs.lastComponent else { return }
+        do {
+            try Directory(fs.parent).removeTree(name)
+        } catch where error.code == ENOTEMPTY || error.code == EBUSY {
+            return
+        }
     }
 
     /// Takes the lock of the batch folder at `path`.

@@ -1,4 +1,5 @@
 import Batches
+import Codecs
 import Finishing
 import Foundation
 import System
@@ -7,13 +8,20 @@ import System
 /// disk in a state from which `finish` can simply be called again (after a crash, by this
 /// or another daemon):
 ///
-/// 1. Photos are finished into `.work/<id>/out/`; each one's report item is journaled once
-///    its outputs are in place. Leftover temporary files there are removed first, and photos
-///    already journaled are not done again. Then the batch's own outputs (story, colour
-///    card, `report.html`) are made, again whole if a crash interrupted them.
+/// 1. Photos are finished into `.work/<id>/out/`; each one is journaled as started before its
+///    work and as finished once its outputs are in place. Leftover temporary files there are
+///    removed first, and photos already journaled are not done again; a photo that stopped the
+///    finisher once is done again alone, one that stopped it twice is failed (see
+///    `ProgressJournal`). Each source is checked against the manifest's size and SHA-256: one
+///    that changed since the claim fails (`io-error`). Then the batch's own outputs (story,
+///    colour card, `report.html`) are made, again whole if a crash interrupted them. Files
+///    the report does not name (outputs of a failed photo, of an attempt a crash cut short)
+///    are removed.
 /// 2. Sources are filed: `src/<name>` → `originals/<id>/<name>` (finished) or
-///    `failed/<id>/<name>` (failed). With `originals: "delete"`, finished sources stay in
-///    `src/` for now.
+///    `failed/<id>/<name>` (failed). A source that cannot be filed fails alone: a finished
+///    one goes to `failed/` instead (`io-error`); one that cannot be moved at all stays in
+///    `src/`, the report says where, and `.work/<id>/` is kept until it can be filed. With
+///    `originals: "delete"`, finished sources stay in `src/` for now.
 /// 3. `report.json` is written into `.work/<id>/out/`: the last file of the batch.
 /// 4. `.work/<id>/out/` is renamed to `out/<id>/`: the whole batch folder, report included,
 ///    appears at once, and never holds a temporary name.
@@ -22,8 +30,12 @@ import System
 public enum BatchWork {
     /// How a call ended.
     public enum Outcome: Sendable {
-        /// The batch folder is published under `out/<id>/` with its report.
-        case finished(Report)
+        /// The batch folder is published under `out/<id>/` with its report. `left` names the
+        /// sources that could not be filed and wait in `.work/<id>/src/` (in words).
+        case finished(Report, left: [String])
+        /// The batch was published before (by an earlier run); only its sources that could
+        /// not be filed then were tried again. `left`: those still waiting.
+        case filing(left: [String])
         /// Stopped (SIGTERM) before every photo was done: the batch stays in `.work/` and is
         /// resumed by the next start.
         case interrupted
@@ -35,8 +47,9 @@ public enum BatchWork {
     ///   - stop: once requested, no new photo starts.
     ///   - log: where warnings go.
     ///   - progress: (done, total) after each photo.
-    /// - Throws: `SystemError` when a step cannot be done (disk full, permissions): the batch
-    ///   stays in `.work/` and is retried by recovery.
+    /// - Throws: `SystemError` when a step of the batch itself cannot be done (disk full while
+    ///   writing the report, permissions on `out/`): the batch stays in `.work/` and is retried
+    ///   by recovery. One photo's trouble never throws: it fails that photo.
     public static func finish(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, log: Logger,
                               progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in })
         async throws(SystemError) -> Outcome {
@@ -53,17 +66,37 @@ public enum BatchWork {
                               folder, errno: EINVAL)
         }
         if !Files.exists(staged) && Files.exists(published) {
-            try cleanUp(batch, template: template)
-            return .finished(try publishedReport(published))
+            let report = try publishedReport(published)
+            return .filing(left: try cleanUp(batch, template: template, report: report, log: log))
         }
         try Files.makeDirectory(staged, permissions: 0o755)
         try removeTemporaryFiles(in: try Directory(staged))
-        let done = try ProgressJournal.read(folder: folder)
+
+        // What an earlier run of this batch did, and what stopped it.
+        let journal = try ProgressJournal.read(folder: folder)
+        var done = journal.finished
+        var alone: Set<Int> = []
+        for (index, count) in journal.unfinished.sorted(by: { $0.key < $1.key }) where index <= batch.manifest.items.count {
+            if count >= 2 {
+                let item = stoppedTwice(index, batch.manifest.items[index - 1])
+                done[index] = item
+                try? ProgressJournal.append(item, folder: folder)
+                log.error("\(item.error!.message)", fields.with("FILE", item.source))
+            } else {
+                alone.insert(index)
+                log.warning("photo \(index) was being finished when the daemon stopped: it is done again, alone",
+                            fields.with("FILE", batch.manifest.items[index - 1].name.escaped))
+            }
+        }
+        let wholeSet = (journal.starts[0] ?? 0) < 2
+        if !wholeSet { log.error("the batch's own outputs (story, colour card) stopped the finisher twice: not made again", fields) }
+
         // After a crash in step 2 some sources are already filed: the whole-set outputs read
         // them there (the photos needing a finish are all still in src/).
         let srcPath = FilePath(folder).appending(Claim.sourceFolder)
         let sources = batch.manifest.items.map { item in
-            var source = BatchRunner.Source(path: srcPath.appending(item.name), file: item.name)
+            var source = BatchRunner.Source(path: srcPath.appending(item.name), file: item.name,
+                                            claimed: item.sha256.map { .init(bytes: item.bytes, sha256: $0) })
             for kind in [layout.originals, layout.failed] where !Files.exists(source.path) {
                 let filed = FilePath(kind + "/" + id).appending(item.name)
                 if Files.exists(filed) { source.path = filed }
@@ -73,35 +106,28 @@ public enum BatchWork {
         let runner = BatchRunner(template: template, limits: limits, inbox: batch.manifest.inbox)
         let started = Self.date(batch.manifest.claimed) ?? Date()
         var report = await runner.run(batch: id, sources: sources, folder: staged, stop: stop, started: started,
-                                      finished: done, resumable: true, progress: progress, onItem: { item in
+                                      finished: done, resumable: true, alone: alone, wholeSet: wholeSet,
+                                      progress: progress, onItem: { item in
             do throws(SystemError) {
                 try ProgressJournal.append(item, folder: folder)
             } catch {
                 log.warning("cannot journal \(item.source) (it would be done again after a crash): \(error)", fields)
             }
+        }, onStart: { index in
+            do throws(SystemError) {
+                try ProgressJournal.started(index, folder: folder)
+            } catch {
+                log.warning("cannot journal the start of photo \(index): \(error)", fields)
+            }
         })
         if report.items.contains(where: { $0.status == .interrupted }) { return .interrupted }
 
         // 2. File the sources (by their names in the manifest: the report shows them escaped).
-        let src = try Directory(FilePath(folder).appending(Claim.sourceFolder))
-        for (i, item) in report.items.enumerated() {
-            let keep = item.status != .ok || template.originals == .keep
-            guard keep else { continue }
-            let name = batch.manifest.items[i].name
-            let kind = item.status == .ok ? layout.originals : layout.failed
-            let target = kind + "/" + id
-            try Files.makeDirectory(kind, permissions: 0o755)
-            try Files.makeDirectory(target, permissions: 0o755)
-            let destination = try Directory(target)
-            let moved = try batch.mover.take(name, from: src, into: destination)
-            if !moved, try destination.status(of: name) == nil {
-                log.warning("source \(name.escaped) is missing from the batch (removed by hand?)", fields.with("FILE", name.escaped))
-                continue
-            }
-            try destination.sync()
-            report.items[i].original = (item.status == .ok ? "originals/" : "failed/") + id + "/" + name.escaped
+        if fileSources(&report, batch: batch, template: template, log: log) {
+            // An item failed at filing: the page must say so too.
+            try? AtomicFile.write(Array(ReportHTML.render(report).utf8), to: staged + "/report.html")
         }
-        try src.sync()
+        try removeUnreferencedFiles(in: staged, report: report)
         // 3. The report, last.
         do {
             try ReportWriter.write(report, toFolder: staged)
@@ -111,22 +137,115 @@ public enum BatchWork {
         // 4. Publish the batch folder at once.
         try Files.makeDirectory(layout.out, permissions: 0o755)
         let out = try Directory(layout.out)
-        try batch.mover.renameFolder(FileName("out"), in: try Directory(folder), to: out, as: FileName(id)!)
+        try batch.mover.renameFolder("out", in: try Directory(folder), to: out, as: FileName(id)!)
         try out.sync()
         try Files.syncDirectory(folder)
         // 5. Delete what the template says to delete, then the work folder.
-        try cleanUp(batch, template: template)
-        return .finished(report)
+        return .finished(report, left: try cleanUp(batch, template: template, report: report, log: log))
     }
 
-    /// Step 5: deletes finished sources left in `src/` (`originals: "delete"`) and the work folder.
-    static func cleanUp(_ batch: ClaimedBatch, template: Template) throws(SystemError) {
-        let folder = batch.folder
-        if template.originals == .delete, let src = try? Directory(FilePath(folder).appending(Claim.sourceFolder)) {
-            for item in batch.manifest.items { try src.remove(item.name) }
+    /// The item of a photo that stopped the finisher twice.
+    static func stoppedTwice(_ index: Int, _ claimed: Manifest.Item) -> Report.Item {
+        var item = Report.Item(index: index, source: claimed.name.escaped, status: .failed)
+        item.bytes = claimed.bytes
+        item.sha256 = claimed.sha256
+        item.error = .init(code: PhotoError.Code.corruptImage.rawValue,
+                           message: "stopped the finisher twice: the daemon crashed or was killed twice while finishing it, so it is not tried again")
+        return item
+    }
+
+    /// Step 2: every source to `originals/<id>/` or `failed/<id>/`, each on its own: a source
+    /// that cannot be filed fails (a finished one is tried in `failed/` instead), and one that
+    /// cannot be moved anywhere stays in `src/`, its item saying so.
+    /// - Returns: whether an item changed (it failed at filing).
+    static func fileSources(_ report: inout Report, batch: ClaimedBatch, template: Template,
+                            log: Logger) -> Bool {
+        let id = batch.id
+        let fields: LogFields = ["INBOX": batch.manifest.inbox, "BATCH": id]
+        var changed = false
+        guard let src = try? Directory(FilePath(batch.folder).appending(Claim.sourceFolder)) else { return false }
+        for (i, item) in report.items.enumerated() {
+            guard item.status != .ok || template.originals == .keep else { continue }
+            let name = batch.manifest.items[i].name
+            let fileFields = fields.with("FILE", name.escaped)
+            var kind = item.status == .ok ? "originals" : "failed"
+            do throws(SystemError) {
+                guard try file(name, from: src, into: kind, batch: batch) else {
+                    log.warning("source \(name.escaped) is missing from the batch (removed by hand?)", fileFields)
+                    continue
+                }
+            } catch {
+                if kind == "originals" {
+                    // A finished photo whose original cannot be kept is not finished: fail it,
+                    // and keep the source in failed/ if that works.
+                    report.items[i].status = .failed
+                    report.items[i].error = .init(code: PhotoError.Code.ioError.rawValue,
+                                                  message: "finished, but the original could not be filed in originals/\(id)/: \(error)")
+                    report.items[i].outputs = nil
+                    report.items[i].thumbnail = nil
+                    changed = true
+                    log.error("\(error): the photo is failed", fileFields)
+                    kind = "failed"
+                    if (try? file(name, from: src, into: kind, batch: batch)) == true {
+                        report.items[i].original = "failed/\(id)/\(name.escaped)"
+                        continue
+                    }
+                }
+                report.items[i].original = ".work/\(id)/src/\(name.escaped)"
+                report.items[i].warnings = (report.items[i].warnings ?? []) + [
+                    "the file could not be moved to \(kind)/\(id)/ (\(error.reason)): it stays in .work/\(id)/src/ and is moved once that works",
+                ]
+                changed = true
+                log.error("\(error): the file stays in .work/\(id)/src/", fileFields)
+                continue
+            }
+            report.items[i].original = kind + "/" + id + "/" + name.escaped
         }
-        try Files.removeTree(folder)
+        try? src.sync()
+        return changed
+    }
+
+    /// Moves one source into `<root>/<kind>/<id>/` (made if missing) and syncs that folder.
+    /// - Returns: false when the source is neither in `src/` nor filed there already.
+    static func file(_ name: FileName, from src: Directory, into kind: String, batch: ClaimedBatch) throws(SystemError) -> Bool {
+        let root = batch.layout.root + "/" + kind, target = root + "/" + batch.id
+        try Files.makeDirectory(root, permissions: 0o755)
+        try Files.makeDirectory(target, permissions: 0o755)
+        let destination = try Directory(target)
+        let moved = try batch.mover.take(name, from: src, into: destination)
+        if !moved, try destination.status(of: name) == nil { return false }
+        try destination.sync()
+        return true
+    }
+
+    /// Step 5: deletes finished sources left in `src/` (`originals: "delete"`), tries again to
+    /// file a source step 2 could not move, and removes the work folder once `src/` holds
+    /// nothing of the batch.
+    /// - Returns: the sources still waiting in `src/`, in words.
+    static func cleanUp(_ batch: ClaimedBatch, template: Template, report: Report, log: Logger) throws(SystemError) -> [String] {
+        let folder = batch.folder
+        var left: [String] = []
+        if let src = try? Directory(FilePath(folder).appending(Claim.sourceFolder)) {
+            for (i, item) in batch.manifest.items.enumerated() where try src.status(of: item.name) != nil {
+                let ok = i < report.items.count && report.items[i].status == .ok
+                if ok && template.originals == .delete {
+                    try src.remove(item.name)
+                    continue
+                }
+                let kind = ok ? "originals" : "failed"
+                do throws(SystemError) {
+                    _ = try file(item.name, from: src, into: kind, batch: batch)
+                    log.notice("\(item.name.escaped) is filed in \(kind)/\(batch.id)/ at last",
+                               ["INBOX": batch.manifest.inbox, "BATCH": batch.id, "FILE": item.name.escaped])
+                } catch {
+                    left.append("\(item.name.escaped) could not be filed (\(error.reason)); it waits in .work/\(batch.id)/src/")
+                }
+            }
+        }
+        guard left.isEmpty else { return left }
+        try BatchLock.removeFolder(folder, lock: batch.lock)
         try Files.syncDirectory(batch.layout.work)
+        return []
     }
 
     /// Removes `.pf-tmp-*` files a crash left behind in `folder` and its subfolders
@@ -139,6 +258,29 @@ public enum BatchWork {
                 try removeTemporaryFiles(in: try folder.folder(name))
             }
         }
+    }
+
+    /// Removes every file of the batch folder the report does not name: the outputs of a
+    /// photo that failed (disk full half way through), or of an attempt a crash cut short
+    /// that then failed. What is left is exactly what the report lists.
+    static func removeUnreferencedFiles(in folder: String, report: Report) throws(SystemError) {
+        var named: Set<String> = ["report.json", "report.html"]
+        for item in report.items {
+            for output in item.outputs ?? [] { named.insert(output.file) }
+            if let thumbnail = item.thumbnail { named.insert(thumbnail) }
+        }
+        for output in report.outputs { named.insert(output.file) }
+        func sweep(_ dir: Directory, prefix: String) throws(SystemError) {
+            for name in try dir.names() {
+                let relative = prefix + name.escaped
+                if try dir.status(of: name)?.isDirectory == true {
+                    try sweep(try dir.folder(name), prefix: relative + "/")
+                } else if !named.contains(relative) {
+                    try dir.remove(name)
+                }
+            }
+        }
+        try sweep(try Directory(folder), prefix: "")
     }
 
     static func publishedReport(_ folder: String) throws(SystemError) -> Report {

@@ -16,32 +16,51 @@ public struct ClaimedBatch: Sendable {
     public var folder: String { layout.workFolder(manifest.batch) }
 }
 
-/// Claiming files from `drop/`, maildir-style (SPEC §1): each is moved into
-/// `.work/<batch-id>/src/` with the hot folder's claim primitive (`Mover.take`), which is
-/// atomic, so of two daemons only one gets a file. Then the manifest (order, names, sizes,
-/// hashes) is written and fsynced before any processing.
+/// Claiming files from `drop/`, maildir-style (SPEC §1, §7): each is moved into
+/// `.work/<batch-id>/src/` with the hot folder's claim primitive (`Mover.take`: atomic on
+/// local disks and shares alike), so of two daemons — on one machine or several — only one
+/// gets a file. Then every claimed source is fsynced and hashed, and the manifest (order,
+/// names, sizes, hashes) is written and fsynced before any processing.
 ///
 /// Steps, each durable before the next:
 /// 1. `.work/.new-<id>/` is made and its `lock` taken, then renamed to `.work/<id>/`, so a
 ///    batch folder is never seen without a held lock by its live owner.
 /// 2. Each name is moved `drop/<name>` → `.work/<id>/src/<name>` (a name someone else took
-///    is skipped), checked again on its descriptor (regular file, one link), and the two
-///    folders fsynced.
-/// 3. `manifest.json` lists what `src/` really holds, in the template's order.
-/// A crash before step 3 leaves a folder without manifest: recovery moves its sources back.
+///    is skipped; a name that cannot be moved stays in `drop/` and is reported as refused),
+///    checked again on its descriptor (regular file, one link).
+/// 3. Each claimed source is read once: hashed, and fsynced on the same descriptor — a
+///    client that never synced (Samba, `cp`) leaves the data in the page cache, and a power
+///    cut after the manifest must not find an empty file where the manifest promises a photo.
+///    A source that cannot be read is claimed all the same, with the reason: it fails as one
+///    `io-error` item (SPEC §7: one bad file is one failed item, never a stuck batch).
+/// 4. `src/` and `drop/` are fsynced (the moves are durable), then `manifest.json` lists what
+///    `src/` holds, in the template's order.
+/// A crash before step 4 leaves a folder without manifest: recovery moves its sources back.
+///
+/// (Pairs and ignored files, when they come, are decided before step 2: the claim takes the
+/// names it is given.)
 public enum Claim {
-    static let sourceFolder = FileName("src")
+    static let sourceFolder: FileName = "src"
+
+    /// What a claim did.
+    public struct Outcome: Sendable {
+        /// The batch, or `nil` when none of the files could be claimed (all gone or refused).
+        public var batch: ClaimedBatch?
+        /// Names that could not be moved out of `drop/`, and why (they stay there).
+        public var refused: [(name: FileName, error: SystemError)] = []
+    }
 
     /// Claims `names` from the hot folder's `drop/`.
     /// - Parameters:
-    ///   - mover: how names move in this hot folder (`Mover.probe`).
+    ///   - mover: how names move in this hot folder (`FolderSystem.mover`).
     ///   - heartbeat: called between files (hashing a big batch takes a while; the service
     ///     keeps its watchdog fed from here).
-    /// - Returns: the batch, or `nil` when none of the files could be claimed (all gone).
-    /// - Throws: `SystemError` (the batch folder is then left for recovery, sources safe).
+    /// - Throws: `SystemError` when the batch itself cannot be made or recorded (no `.work/`,
+    ///   disk full): the batch folder is then left for recovery, sources safe.
     public static func claim(_ names: [FileName], layout: HotFolderLayout, inbox: String, template: TemplateSnapshot,
                              order: Template.Order, mover: Mover = Mover(.renameNoReplace), now: Date = Date(),
-                             heartbeat: () -> Void = {}) throws(SystemError) -> ClaimedBatch? {
+                             heartbeat: () -> Void = {}) throws(SystemError) -> Outcome {
+        var outcome = Outcome()
         let (id, lock) = try makeBatchFolder(layout: layout, mover: mover, now: now)
         let folder = layout.workFolder(id)
         let batch = try Directory(folder)
@@ -50,39 +69,57 @@ public enum Claim {
         let src = try batch.folder(sourceFolder)
         var claimed: [FileName] = []
         for name in names {
-            guard let st = try drop.status(of: name), st.isRegular, st.links == 1 else { continue }
-            guard try mover.take(name, from: drop, into: src) else { continue }
+            do throws(SystemError) {
+                guard let st = try drop.status(of: name), st.isRegular, st.links == 1 else { continue }
+                guard try mover.take(name, from: drop, into: src) else { continue }
+            } catch {
+                outcome.refused.append((name, error))
+                continue
+            }
             // Check the descriptor of what we actually moved: a name swapped for a symlink
             // or hard-linked between the check and the move goes straight back.
-            if let moved = try src.status(of: name), moved.isRegular, moved.links == 1 {
+            if let moved = try? src.status(of: name), moved.isRegular, moved.links == 1 {
                 claimed.append(name)
             } else {
                 _ = try? mover.move(name, from: src, to: drop)
             }
         }
-        try src.sync()
-        try drop.sync()
         guard !claimed.isEmpty else {
-            try? Files.removeTree(folder)
+            try? BatchLock.removeFolder(folder, lock: lock)
             try? Files.syncDirectory(layout.work)
-            return nil
+            return outcome
         }
         let srcPath = FilePath(folder).appending(sourceFolder)
         let ordered = BatchOrder.sorted(claimed.map { srcPath.appending($0) }, by: order)
         var items: [Manifest.Item] = []
         for path in ordered {
             heartbeat()
-            let file = try FileDescriptor.open(path, .read, [.noFollow])
-            let (bytes, sha256) = try FileHash.sha256(of: file)
-            items.append(Manifest.Item(name: path.lastComponent!, bytes: bytes, sha256: sha256))
+            items.append(durable(path.lastComponent!, in: src))
         }
+        try src.sync()
+        try drop.sync()
         let manifest = Manifest(batch: id, inbox: inbox, claimed: BatchID.timestamp(now), template: template, items: items)
         do {
             try manifest.write(toFolder: folder)
         } catch {
             throw SystemError("write the manifest in", folder, errno: error.code)
         }
-        return ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover)
+        outcome.batch = ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover)
+        return outcome
+    }
+
+    /// Step 3 for one claimed source: its size and hash, read once, and its data fsynced on
+    /// the same descriptor; or, when it cannot be read, its size and the reason.
+    static func durable(_ name: FileName, in src: Directory) -> Manifest.Item {
+        do throws(SystemError) {
+            let file = try src.open(name, .read, [.noFollow])
+            let (bytes, sha256) = try FileHash.sha256(of: file)
+            try file.sync()
+            return Manifest.Item(name: name, bytes: bytes, sha256: sha256)
+        } catch {
+            let size = (try? src.status(of: name)).map { Int($0.size) } ?? 0
+            return Manifest.Item(name: name, bytes: size, sha256: nil, error: "cannot \(error.call): \(error.reason)")
+        }
     }
 
     /// Step 1: a fresh `.work/<id>/` whose lock this process holds.

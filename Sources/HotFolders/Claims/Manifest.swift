@@ -1,5 +1,6 @@
 import Batches
 import Foundation
+import Synchronization
 import System
 
 /// `.work/<batch-id>/manifest.json`: what a claimed batch holds, in batch order, made durable
@@ -14,12 +15,23 @@ public struct Manifest: Codable, Sendable, Equatable {
     public var template: TemplateSnapshot
     public var items: [Item]
 
-    /// One claimed source, as dropped.
+    /// One claimed source, as dropped, and what it held when it was claimed (and fsynced).
     public struct Item: Codable, Sendable, Equatable {
         /// The file name as dropped (any bytes); the source is at `src/<name>` until filed.
         public var name: FileName
         public var bytes: Int
-        public var sha256: String
+        /// `nil` when the file could not be read at the claim (see `error`).
+        public var sha256: String?
+        /// Why the file could not be read (and fsynced) at the claim: it is claimed all the
+        /// same and fails as `io-error` unless it can be read by the time it is finished.
+        public var error: String?
+
+        public init(name: FileName, bytes: Int, sha256: String?, error: String? = nil) {
+            self.name = name
+            self.bytes = bytes
+            self.sha256 = sha256
+            self.error = error
+        }
     }
 
     public static let fileName = "manifest.json"
@@ -45,28 +57,74 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 }
 
-/// `.work/<batch-id>/journal`: one line per finished photo (its report item as JSON), appended
-/// and `fdatasync`ed as each photo's outputs are in place, so a restarted daemon resumes a
-/// batch instead of redoing it. A torn last line (a crash mid-append) is ignored: that photo
-/// is simply done again.
+/// `.work/<batch-id>/journal`: what happened to each photo of a batch, one JSON line per
+/// event, appended and `fdatasync`ed, so a restarted daemon resumes a batch instead of
+/// redoing it, and never crashes twice on the same photo:
+///
+/// - `{"started": N}` before photo N's work begins (N = 0: the batch's own outputs: story,
+///   colour card). Photo N found started but not finished after a restart stopped the finisher
+///   (a crash, a kill, a power cut): it is done again, alone. Found started *twice*, it is
+///   failed instead ("stopped the finisher twice"), so a photo that crashes the decoder cannot
+///   crash the daemon in a loop.
+/// - a report item, once photo N's outputs are in place.
+///
+/// A torn last line (a crash mid-append) is ignored: that photo is simply done again.
 public enum ProgressJournal {
     public static let fileName = "journal"
     static let entryName = FileName(fileName)!
 
-    /// Records one finished photo.
-    public static func append(_ item: Report.Item, folder: String) throws(SystemError) {
-        guard var line = try? JSONEncoder().encode(item) else { return }
-        line.append(UInt8(ascii: "\n"))
-        try Files.appendDurably([UInt8](line), to: folder + "/" + fileName)
+    /// What the journal says.
+    public struct Progress: Sendable {
+        /// Finished photos (ok or failed), by 1-based index.
+        public var finished: [Int: Report.Item] = [:]
+        /// How often each photo (0: the batch's own outputs) was started.
+        public var starts: [Int: Int] = [:]
+
+        /// Photos started and not finished, and how often: what stopped the finisher.
+        public var unfinished: [Int: Int] {
+            starts.filter { $0.key > 0 && finished[$0.key] == nil }
+        }
     }
 
-    /// The photos already finished, by 1-based index.
-    public static func read(folder: String) throws(SystemError) -> [Int: Report.Item] {
-        guard let bytes = try Files.read(folder + "/" + fileName) else { return [:] }
-        var items: [Int: Report.Item] = [:]
-        for line in bytes.split(separator: UInt8(ascii: "\n")) {
-            if let item = try? JSONDecoder().decode(Report.Item.self, from: Data(line)) { items[item.index] = item }
+    private struct Start: Codable {
+        var started: Int
+    }
+
+    /// Appends one line and syncs it (one writer at a time: photos start side by side).
+    private static let lock = Mutex(())
+
+    private static func append(_ line: Data, folder: String) throws(SystemError) {
+        var bytes = [UInt8](line)
+        bytes.append(UInt8(ascii: "\n"))
+        try lock.withLock { _ throws(SystemError) in
+            try Files.appendDurably(bytes, to: folder + "/" + fileName)
         }
-        return items
+    }
+
+    /// Records one finished photo.
+    public static func append(_ item: Report.Item, folder: String) throws(SystemError) {
+        guard let line = try? JSONEncoder().encode(item) else { return }
+        try append(line, folder: folder)
+    }
+
+    /// Records that photo `index` (0: the batch's own outputs) is about to be worked on.
+    public static func started(_ index: Int, folder: String) throws(SystemError) {
+        guard let line = try? JSONEncoder().encode(Start(started: index)) else { return }
+        try append(line, folder: folder)
+    }
+
+    /// What the journal in `folder` says (nothing when there is none).
+    public static func read(folder: String) throws(SystemError) -> Progress {
+        var progress = Progress()
+        guard let bytes = try Files.read(folder + "/" + fileName) else { return progress }
+        let decoder = JSONDecoder()
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            if let item = try? decoder.decode(Report.Item.self, from: Data(line)) {
+                progress.finished[item.index] = item
+            } else if let start = try? decoder.decode(Start.self, from: Data(line)) {
+                progress.starts[start.started, default: 0] += 1
+            }
+        }
+        return progress
     }
 }

@@ -40,17 +40,42 @@ public enum Recovery {
                 do throws(SystemError) {
                     if let manifest = try Manifest.read(fromFolder: path) {
                         result.resumable.append(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover))
-                        log.notice("resuming batch \(id) (\(manifest.items.count) photos) left by a stopped daemon",
-                                   ["INBOX": manifest.inbox, "BATCH": id])
+                        if Files.exists(layout.out + "/" + id) && !Files.exists(path + "/out") {
+                            log.info("batch \(id) is published; filing again what it could not file", ["INBOX": manifest.inbox, "BATCH": id])
+                        } else {
+                            log.notice("resuming batch \(id) (\(manifest.items.count) photos) left by a stopped daemon",
+                                       ["INBOX": manifest.inbox, "BATCH": id])
+                        }
                     } else {
                         result.returned += try returnSources(from: folder, to: layout, mover: mover, topLevel: true)
-                        try work.removeTree(name)
+                        try BatchLock.removeFolder(path, lock: lock)
                         result.removed.append(name)
                         log.notice("rolled back batch \(id): it was claimed but never started; its files are back in drop/",
                                    ["BATCH": id])
                     }
                 } catch {
                     log.error("cannot recover batch \(id): \(error)", ["BATCH": id])
+                }
+                continue
+            }
+            // A claim that died while making its folder (`.new-<id>/`: a lock file, no
+            // source) or a probe cut short: nobody's once a minute old and unlocked.
+            if isHalfMade(name), let st = try? work.status(of: name), st.modified < now.timeIntervalSince1970 - 60 {
+                var lock: BatchLock?
+                if st.isDirectory {
+                    guard let folder = try? work.folder(name), let held = BatchLock.tryAcquire(folder) else { continue }
+                    lock = held
+                }
+                do throws(SystemError) {
+                    if st.isDirectory {
+                        result.returned += try returnSources(from: try work.folder(name), to: layout, mover: mover, topLevel: true)
+                        try BatchLock.removeFolder(FilePath(layout.work).appending(name), lock: lock)
+                    } else {
+                        try work.removeTree(name)
+                    }
+                    result.removed.append(name)
+                } catch {
+                    log.error("cannot remove \(layout.work)/\(name.escaped): \(error)", ["FILE": name.escaped])
                 }
                 continue
             }
@@ -72,6 +97,11 @@ public enum Recovery {
         try? Files.syncDirectory(layout.drop)
         result.resumable.sort { $0.id < $1.id }
         return result
+    }
+
+    /// `.new-<id>` (a batch folder being made) and `.pf-probe-*` (the claim-primitive probe).
+    static func isHalfMade(_ name: FileName) -> Bool {
+        name.bytes.starts(with: ".new-".utf8) || name.bytes.starts(with: ".pf-probe-".utf8)
     }
 
     /// A name that may be a person's photo (not a temporary or ignored name).

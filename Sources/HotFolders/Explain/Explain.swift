@@ -95,7 +95,7 @@ public enum Explain {
             if let manifest = try? Manifest.read(fromFolder: folder) {
                 guard let index = manifest.items.firstIndex(where: { $0.name == name || ($0.sha256 == sha256 && sha256 != nil) })
                 else { continue }
-                let journal = (try? ProgressJournal.read(folder: folder)) ?? [:]
+                let journal = (try? ProgressJournal.read(folder: folder))?.finished ?? [:]
                 facts.claimed.append(Claimed(batch: batch, position: index + 1, count: manifest.items.count,
                                              done: journal[index + 1] != nil, manifest: true))
             } else if Files.exists(FilePath(folder).appending(Claim.sourceFolder).appending(name)) {

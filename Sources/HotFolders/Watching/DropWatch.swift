@@ -6,35 +6,78 @@ import System
 ///
 /// What is seen: inotify events for names, plus a full rescan at start, after
 /// `IN_Q_OVERFLOW`, after `drop/` is deleted or moved and comes back, and every
-/// `rescanInterval` (inotify is blind to writes made by another NFS/SMB client). Without
-/// inotify (the watch limit reached) it polls with full scans. Every name is examined on an
+/// `rescanInterval`. On a network or FUSE file system (`FolderSystem.isShared`: inotify sees
+/// only this machine's writes there) and without inotify (the watch limit reached), it also
+/// polls with a full scan every `pollInterval`. Every name is examined on an
 /// `O_PATH | O_NOFOLLOW` descriptor (`Directory.status(of:)`): only regular files with one
 /// link and a name the ignore rules allow are tracked (SPEC §1).
+///
+/// A name the claim could not move out of `drop/` (permissions, a share's lock) is *refused*:
+/// not tracked again until it changes or the next `rescanInterval`, so it never blocks the
+/// batches after it nor fills the log; `refusals` says why, for STATUS.txt.
 ///
 /// Confined to the loop that drives it; not shared between tasks.
 public final class DropWatch {
     public let inbox: String
     public let layout: HotFolderLayout
+    /// What the hot folder's file system allows (found at start).
+    public let system: FolderSystem
     public private(set) var batcher: SettleBatcher<FileName>
     /// The inotify watch, when there is one.
     public private(set) var watch: Int32?
-    /// True when watching fell back to polling.
+    /// True when no inotify watch could be had: drop/ is only polled.
     public private(set) var polling = false
+    /// How often drop/ is scanned in full when it is polled.
+    public private(set) var pollInterval: Duration
     private var drop: Directory?
     private var needsFullScan = true
     private var lastFullScan: Duration?
+    private var refused: [FileName: (stamp: FileStamp?, reason: String, at: Duration)] = [:]
+    private var rescanInterval = Duration.seconds(300)
     private let log: Logger
 
-    public init(inbox: String, layout: HotFolderLayout, rules: BatchRules, log: Logger) {
+    public init(inbox: String, layout: HotFolderLayout, rules: BatchRules, system: FolderSystem = .local,
+                pollInterval: Duration = .seconds(2), log: Logger) {
         self.inbox = inbox
         self.layout = layout
+        self.system = system
         self.batcher = SettleBatcher(rules: rules)
+        self.pollInterval = pollInterval
         self.log = log
     }
 
-    /// New batch rules (a reload); what is pending stays pending.
-    public func update(rules: BatchRules) {
+    /// New batch rules and poll interval (a reload); what is pending stays pending.
+    public func update(rules: BatchRules, pollInterval: Duration) {
         batcher.rules = rules
+        self.pollInterval = pollInterval
+    }
+
+    /// True when drop/ is scanned every `pollInterval` (a share, or no inotify watch).
+    public var isPolled: Bool { polling || system.isShared }
+
+    /// How drop/ is watched, in words: `"inotify"`, `"inotify + polling every 2s (nfs)"`,
+    /// `"polling every 2s (no inotify watch)"`.
+    public var mode: String {
+        if polling { return "polling every \(Explain.words(Explain.seconds(pollInterval))) (no inotify watch)" }
+        if system.isShared { return "inotify + polling every \(Explain.words(Explain.seconds(pollInterval))) (\(system.type.name))" }
+        return "inotify"
+    }
+
+    /// Files in drop/ the claim could not take, and why (one sentence each).
+    public var refusals: [String] {
+        refused.sorted { $0.key < $1.key }.map { "\($0.key.escaped) in drop/ cannot be taken: \($0.value.reason)" }
+    }
+
+    /// The claim could not move `name` out of drop/: leave it alone until it changes or the
+    /// next full rescan (said once in the log).
+    public func refuse(_ name: FileName, because error: SystemError, now: Duration) {
+        let stamp = (try? drop?.status(of: name)).flatMap { $0 }.map { FileStamp($0) }
+        if refused[name] == nil {
+            log.warning("\(name.escaped) cannot be taken from drop/: \(error); it is left there and tried again at the next full scan",
+                        ["INBOX": inbox, "FILE": name.escaped])
+        }
+        refused[name] = (stamp, error.reason, now)
+        batcher.vanished(name)
     }
 
     /// Files settling, and files settled waiting for their batch to close.
@@ -92,13 +135,13 @@ public final class DropWatch {
     /// One turn: re-attach if needed, scan if due, re-examine what is tracked, and return the
     /// batches that closed (names in arrival order).
     func step(now: Duration, rescanInterval: Duration, inotify: Inotify.Instance?) -> [[FileName]] {
+        self.rescanInterval = rescanInterval
         // inotify says IN_DELETE_SELF only once the last descriptor closes, and ours is open:
         // so check that the open folder is still the one at drop/.
         if let drop, !drop.isStill(at: FilePath(layout.drop)) { detach(inotify) }
         if drop == nil { attach(inotify) }
         guard drop != nil else { return [] }
-        let pollEvery = min(batcher.rules.settle / 2, .seconds(1))
-        let due = needsFullScan || lastFullScan.map { now - $0 >= (polling ? pollEvery : rescanInterval) } ?? true
+        let due = needsFullScan || lastFullScan.map { now - $0 >= (isPolled ? min(pollInterval, rescanInterval) : rescanInterval) } ?? true
         if due {
             fullScan(now: now)
         } else {
@@ -114,9 +157,16 @@ public final class DropWatch {
         guard let drop else { return }
         guard !IgnoreRules.ignores(name.readable), let st = try? drop.status(of: name), st.isRegular, st.links == 1 else {
             batcher.vanished(name)
+            refused[name] = nil
             return
         }
-        batcher.observe(name, FileStamp(st), at: now)
+        let stamp = FileStamp(st)
+        if let refusal = refused[name] {
+            // Left alone until it changes, or the next full rescan tries it again.
+            if refusal.stamp == stamp && now - refusal.at < rescanInterval { return }
+            refused[name] = nil
+        }
+        batcher.observe(name, stamp, at: now)
     }
 
     func fullScan(now: Duration) {
@@ -128,6 +178,7 @@ public final class DropWatch {
         }
         let present = Set(names)
         for name in batcher.trackedNames where !present.contains(name) { batcher.vanished(name) }
+        for name in refused.keys where !present.contains(name) { refused[name] = nil }
         for name in names { examine(name, now: now) }
         needsFullScan = false
         lastFullScan = now
@@ -155,11 +206,14 @@ public final class DropWatcher {
         }
     }
 
-    /// Starts watching a hot folder, and scans what its `drop/` holds already.
+    /// Starts watching a hot folder, and scans what its `drop/` holds already. Says once in
+    /// the log how its drop/ is watched and how claims are made there.
     public func add(_ folder: DropWatch) {
         folder.attach(inotify)
         folder.fullScan(now: now())
         folders.append(folder)
+        log.notice("\(folder.system.words(pollInterval: folder.pollInterval))" + (folder.polling ? " (and polled: no inotify watch)" : ""),
+                   ["INBOX": folder.inbox])
     }
 
     /// Stops watching a hot folder (a reload removed it).

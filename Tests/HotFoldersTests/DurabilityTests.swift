@@ -1,0 +1,215 @@
+import Batches
+import Codecs
+import Finishing
+import Foundation
+import HotFolders
+import Pixels
+import Synchronization
+import System
+import Testing
+
+/// One bad file is one failed item; a changed source is never filed as the original; a photo
+/// that stops the finisher twice is failed; claims work with every claim primitive (SPEC §7).
+/// On real temporary folders, with real (small) photos.
+@Suite(.serialized) struct DurabilityTests {
+    func hotFolder() throws -> HotFolderLayout {
+        let layout = HotFolderLayout(root: NSTemporaryDirectory() + "pf-durable-\(UInt32.random(in: 0...UInt32.max))")
+        try layout.create()
+        return layout
+    }
+
+    func photo(_ seed: Int) throws -> [UInt8] {
+        let image = PixelBuffer(width: 48 + seed, height: 32, channels: 3, fill: [UInt8(40 * seed % 256), 120, 200])
+        return try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 80))
+    }
+
+    func drop(_ names: [String], into layout: HotFolderLayout) throws -> [String: [UInt8]] {
+        var dropped: [String: [UInt8]] = [:]
+        for (i, name) in names.enumerated() {
+            dropped[name] = try photo(i)
+            try Data(dropped[name]!).write(to: URL(fileURLWithPath: layout.drop + "/" + name))
+        }
+        return dropped
+    }
+
+    func claim(_ names: [FileName], _ layout: HotFolderLayout, mover: Mover = Mover(.renameNoReplace)) throws -> ClaimedBatch {
+        try #require(try Claim.claim(names, layout: layout, inbox: "shop", template: .builtIn, order: .name, mover: mover).batch)
+    }
+
+    /// Lines the code under test logs, for checking what it said.
+    final class Lines: Sendable {
+        let lines = Mutex<[String]>([])
+        var logger: Logger { Logger { _, message, _ in self.lines.withLock { $0.append(message) } } }
+        var all: [String] { lines.withLock { $0 } }
+    }
+
+    func finish(_ batch: ClaimedBatch, log: Logger = .silent) async throws -> (Report?, [String]) {
+        var limits = BatchLimits()
+        limits.workers = 2
+        switch try await BatchWork.finish(batch, limits: limits, stop: StopRequest(), log: log) {
+        case .finished(let report, let left): return (report, left)
+        case .filing(let left): return (nil, left)
+        case .interrupted: return (nil, ["interrupted"])
+        }
+    }
+
+    func outputs(_ layout: HotFolderLayout, _ id: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: layout.out + "/" + id)) ?? []).filter { $0.hasSuffix(".jpg") }.sorted()
+    }
+
+    @Test func aSourceChangedSinceItsClaimFailsAndIsNeverFiledAsTheOriginal() async throws {
+        let layout = try hotFolder()
+        let dropped = try drop(["a.jpg", "b.jpg"], into: layout)
+        let batch = try claim(["a.jpg", "b.jpg"], layout)
+        #expect(batch.manifest.items.map(\.bytes) == [dropped["a.jpg"]!.count, dropped["b.jpg"]!.count])
+        // A power cut emptied b.jpg after the claim (as a client that never synced would see it).
+        #expect(truncate(batch.folder + "/src/b.jpg", 0) == 0)
+        let (report, left) = try await finish(batch)
+        let items = try #require(report?.items)
+        #expect(left.isEmpty)
+        #expect(items[0].status == .ok && items[0].original == "originals/\(batch.id)/a.jpg")
+        #expect(items[1].status == .failed && items[1].error?.code == "io-error")
+        #expect(items[1].error?.message.contains("changed since it was claimed") == true, "\(items[1].error?.message ?? "")")
+        #expect(items[1].original == "failed/\(batch.id)/b.jpg")
+        #expect(!FileManager.default.fileExists(atPath: layout.originals + "/\(batch.id)/b.jpg"))
+        #expect(FileManager.default.fileExists(atPath: layout.failed + "/\(batch.id)/b.jpg"))
+        #expect(outputs(layout, batch.id) == ["a.jpg"], "a failed photo leaves no outputs")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
+    }
+
+    @Test func aPhotoThatStoppedTheFinisherTwiceIsFailedAndOneThatStoppedItOnceIsDoneAgain() async throws {
+        let layout = try hotFolder()
+        _ = try drop(["1.jpg", "2.jpg", "3.jpg"], into: layout)
+        let batch = try claim(["1.jpg", "2.jpg", "3.jpg"], layout)
+        // Two earlier runs were killed while photo 1 was being finished; photo 2 was in
+        // flight beside it the second time.
+        try ProgressJournal.started(1, folder: batch.folder)
+        try ProgressJournal.started(1, folder: batch.folder)
+        try ProgressJournal.started(2, folder: batch.folder)
+        let lines = Lines()
+        let (report, _) = try await finish(batch, log: lines.logger)
+        let items = try #require(report?.items)
+        #expect(items[0].status == .failed && items[0].error?.code == "corrupt-image")
+        #expect(items[0].error?.message.hasPrefix("stopped the finisher twice") == true)
+        #expect(items[0].original == "failed/\(batch.id)/1.jpg")
+        #expect(items[1].status == .ok && items[2].status == .ok)
+        #expect(lines.all.contains { $0.contains("photo 2 was being finished when the daemon stopped: it is done again, alone") })
+        #expect(outputs(layout, batch.id) == ["2.jpg", "3.jpg"])
+    }
+
+    @Test func theJournalMarksEachPhotoStartedBeforeItsWork() async throws {
+        let layout = try hotFolder()
+        _ = try drop(["x.jpg", "y.jpg"], into: layout)
+        let batch = try claim(["x.jpg", "y.jpg"], layout)
+        // Keep the work folder's journal: a copy is taken before the batch is cleaned up.
+        let journalPath = batch.folder + "/journal"
+        let copied = Mutex<[UInt8]?>(nil)
+        var limits = BatchLimits()
+        limits.workers = 1
+        _ = try await BatchWork.finish(batch, limits: limits, stop: StopRequest(), log: .silent) { done, total in
+            if done == total { copied.withLock { $0 = try? Files.read(journalPath) } }
+        }
+        let text = String(decoding: try #require(copied.withLock { $0 }), as: UTF8.self)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.first == "{\"started\":1}", "\(lines)")
+        #expect(lines.filter { $0.hasPrefix("{\"started\"") } == ["{\"started\":1}", "{\"started\":2}"])
+        #expect(lines.count == 4)  // two starts, two items
+    }
+
+    @Test(arguments: [Mover.Method.renameNoReplace, .renameAndLink, .renameChecked])
+    func everyClaimPrimitiveClaimsFinishesAndFiles(_ method: Mover.Method) async throws {
+        let layout = try hotFolder()
+        let dropped = try drop(["p.jpg", "q.jpg"], into: layout)
+        let batch = try claim(["p.jpg", "q.jpg", "gone.jpg"], layout, mover: Mover(method))
+        #expect(batch.manifest.items.map(\.name) == ["p.jpg", "q.jpg"])
+        let (report, _) = try await finish(batch)
+        #expect(report?.status == .complete)
+        for name in ["p.jpg", "q.jpg"] {
+            #expect(try Data(contentsOf: URL(fileURLWithPath: layout.originals + "/\(batch.id)/\(name)")) == Data(dropped[name]!))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
+    }
+
+    @Test func recoveryFinishesAMoveALinkLeftHalfDoneAndRemovesHalfMadeClaims() throws {
+        let layout = try hotFolder()
+        // A rolled-back claim that died between link() and unlink(): b.jpg is in drop/ and in src/.
+        let dead = layout.work + "/20261129-101010-dead"
+        try FileManager.default.createDirectory(atPath: dead + "/src", withIntermediateDirectories: true)
+        try Data("b".utf8).write(to: URL(fileURLWithPath: dead + "/src/b.jpg"))
+        #expect(link(dead + "/src/b.jpg", layout.drop + "/b.jpg") == 0)
+        // A batch folder whose making was cut short, an hour ago.
+        let half = layout.work + "/.new-20261129-101011-beef"
+        try FileManager.default.createDirectory(atPath: half, withIntermediateDirectories: true)
+        try Data().write(to: URL(fileURLWithPath: half + "/lock"))
+        var old = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, half, &old, 0) == 0)
+        let result = Recovery.run(layout: layout, staleAfter: .seconds(86_400), mover: Mover(.renameAndLink), log: .silent)
+        #expect(result.returned == ["b.jpg"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.drop) == ["b.jpg"])
+        var st = stat()
+        #expect(stat(layout.drop + "/b.jpg", &st) == 0 && st.st_nlink == 1)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
+    }
+
+    // MARK: - Files the daemon cannot move (chattr +i: refused even to root)
+
+    func immutable(_ path: String, _ on: Bool) throws -> Bool {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        p.arguments = [on ? "+i" : "-i", path]
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }
+
+    @Test func aFileThatCannotBeMovedOutOfDropIsRefusedAndTheOthersAreClaimed() throws {
+        let layout = try hotFolder()
+        _ = try drop(["stuck.jpg", "fine.jpg"], into: layout)
+        guard getuid() == 0, try immutable(layout.drop + "/stuck.jpg", true) else {
+            print("skipped: needs root and chattr on a file system with the immutable flag")
+            return
+        }
+        defer { _ = try? immutable(layout.drop + "/stuck.jpg", false) }
+        let outcome = try Claim.claim(["stuck.jpg", "fine.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name)
+        #expect(outcome.batch?.manifest.items.map(\.name) == ["fine.jpg"])
+        #expect(outcome.refused.map(\.name) == ["stuck.jpg"])
+        #expect(outcome.refused.first?.error.code == EPERM)
+        #expect(FileManager.default.fileExists(atPath: layout.drop + "/stuck.jpg"))
+    }
+
+    @Test func anOriginalThatCannotBeFiledFailsItsPhotoAndWaitsUntilItCanBe() async throws {
+        let layout = try hotFolder()
+        _ = try drop(["k.jpg", "m.jpg"], into: layout)
+        let batch = try claim(["k.jpg", "m.jpg"], layout)
+        // originals/ and failed/ refuse new names (a broken share, permissions gone wrong).
+        try FileManager.default.createDirectory(atPath: layout.originals + "/" + batch.id, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: layout.failed + "/" + batch.id, withIntermediateDirectories: true)
+        guard getuid() == 0, try immutable(layout.originals + "/" + batch.id, true) else {
+            print("skipped: needs root and chattr on a file system with the immutable flag")
+            return
+        }
+        #expect(try immutable(layout.failed + "/" + batch.id, true))
+        let (report, left) = try await finish(batch)
+        let items = try #require(report?.items)
+        for item in items {
+            #expect(item.status == .failed && item.error?.code == "io-error", "\(item)")
+            #expect(item.error?.message.contains("could not be filed in originals/") == true)
+            #expect(item.original == ".work/\(batch.id)/src/\(item.source)")
+        }
+        #expect(left.count == 2)
+        #expect(outputs(layout, batch.id).isEmpty, "the failed photos' outputs are removed")
+        #expect(FileManager.default.fileExists(atPath: batch.folder + "/src/k.jpg"), "the source is kept")
+        // Once the folders take names again, the next recovery files them and the batch is done.
+        #expect(try immutable(layout.originals + "/" + batch.id, false))
+        #expect(try immutable(layout.failed + "/" + batch.id, false))
+        let id = batch.id
+        _ = consume batch
+        let again = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent)
+        let resumed = try #require(again.resumable.first)
+        let (_, stillLeft) = try await finish(resumed)
+        #expect(stillLeft.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: layout.failed + "/\(id)/k.jpg"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
+    }
+}
