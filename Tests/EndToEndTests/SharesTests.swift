@@ -364,13 +364,15 @@ import Testing
 
     /// Random pixels: a PNG that does not compress (its size is known in advance).
     static func noise(_ side: Int) throws -> [UInt8] {
-        let image = PixelBuffer(width: side, height: side, channels: 3)
+        var image = Canvas(width: side, height: side, channels: 3, fill: [0, 0, 0])
         var rng = SystemRandomNumberGenerator()
-        for y in 0..<side {
-            let row = image.row(y)
-            for x in 0..<(side * 3) { row[x] = UInt8.random(in: 0...255, using: &rng) }
+        image.withUnsafeMutableRows { rows in
+            for y in 0..<side {
+                let row = rows[y]
+                for x in 0..<(side * 3) { row[x] = UInt8.random(in: 0...255, using: &rng) }
+            }
         }
-        return try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 95))
+        return try encodeImage(image.finished(), options: EncodeOptions(format: .jpeg, quality: 95))
     }
 
     @Test func aPhotoThatRunsOutOfDiskLeavesNoOutputsAndTheOthersFinish() throws {

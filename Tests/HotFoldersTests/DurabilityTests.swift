@@ -19,8 +19,8 @@ import Testing
     }
 
     func photo(_ seed: Int) throws -> [UInt8] {
-        let image = PixelBuffer(width: 48 + seed, height: 32, channels: 3, fill: [UInt8(40 * seed % 256), 120, 200])
-        return try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 80))
+        let image = Canvas(width: 48 + seed, height: 32, channels: 3, fill: [UInt8(40 * seed % 256), 120, 200])
+        return try encodeImage(image.finished(), options: EncodeOptions(format: .jpeg, quality: 80))
     }
 
     func drop(_ names: [String], into layout: HotFolderLayout) throws -> [String: [UInt8]] {
