@@ -162,7 +162,10 @@ public final class HotFolderService: Sendable {
             guard !stop.isRequested else { break }
             for (folder, names) in closed {
                 guard let inbox = setup.inboxes.first(where: { $0.name == folder.inbox }) else { continue }
-                claim(names, inbox: inbox, folder: folder, now: watcher.now(), heartbeat: watchdog.feed)
+                claim(names, inbox: inbox, folder: folder, now: watcher.now()) {
+                    watchdog.feed()
+                    BatchLock.renewLeases()
+                }
             }
             if now() - lastRecovery >= setup.config.rescanInterval {
                 lastRecovery = now()
@@ -193,6 +196,7 @@ public final class HotFolderService: Sendable {
             }
             statusText.update(status, now: now(), log: log)
             watchdog.feed()
+            BatchLock.renewLeases()
         }
     }
 

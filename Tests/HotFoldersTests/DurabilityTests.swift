@@ -212,4 +212,71 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: layout.failed + "/\(id)/k.jpg"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
     }
+
+    // MARK: - Locks that another machine holds (flock does not reach it on every share)
+
+    /// A claimed batch, let go, whose lock file then says `owner` held it.
+    func batch(heldBy owner: String, _ layout: HotFolderLayout) throws -> String {
+        _ = try drop(["h.jpg"], into: layout)
+        let folder = try claim(["h.jpg"], layout).folder  // the lock is let go with the value
+        try Data(owner.utf8).write(to: URL(fileURLWithPath: folder + "/lock"))
+        return folder
+    }
+
+    @Test func aBatchHeldFromAnotherMachineIsTakenOnlyOnceItsLeaseStopsBeingRenewed() throws {
+        let layout = try hotFolder()
+        let folder = try batch(heldBy: "host=elsewhere/0123\nboot=not-this-kernel\npid=42\n", layout)
+        func recover() -> [ClaimedBatch] {
+            Recovery.run(layout: layout, staleAfter: .seconds(86_400), leaseTimeout: .milliseconds(300), log: .silent).resumable
+        }
+        #expect(recover().isEmpty, "first seen: the other machine may be working on it")
+        // The owner renews its lease (touches the file): still its.
+        var later = [timespec(tv_sec: time(nil) + 5, tv_nsec: 0), timespec(tv_sec: time(nil) + 5, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, folder + "/lock", &later, 0) == 0)
+        #expect(recover().isEmpty, "renewed: still held")
+        // No renewal for the lease's time: the owner is gone; the batch is resumed here.
+        var taken: [ClaimedBatch] = []
+        #expect(Poll.until(.seconds(20)) { taken = recover(); return !taken.isEmpty })
+        #expect(taken.first?.folder == folder)
+        // And the lock file now names this machine.
+        let text = try String(contentsOfFile: folder + "/lock", encoding: .utf8)
+        #expect(text.contains("pid=\(getpid())") && !text.contains("elsewhere"))
+    }
+
+    @Test func aBatchThisMachineHeldBeforeARebootIsTakenAtOnce() throws {
+        let layout = try hotFolder()
+        let folder = try batch(heldBy: "", layout)
+        let ours = try String(contentsOfFile: folder + "/lock", encoding: .utf8)
+        #expect(ours.isEmpty)
+        // Written by this process when it claimed: host=<this machine>; make it an older boot.
+        let host = BatchLockProbe.host()
+        try Data("host=\(host)\nboot=an-earlier-boot\npid=1\n".utf8).write(to: URL(fileURLWithPath: folder + "/lock"))
+        let resumed = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent).resumable
+        #expect(resumed.map(\.folder) == [folder])
+    }
+}
+
+/// This machine's name as the lock file writes it (taken from a lock this test makes).
+enum BatchLockProbe {
+    static func host() -> String {
+        let dir = NSTemporaryDirectory() + "pf-lockprobe-\(UInt32.random(in: 0...UInt32.max))"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        guard let lock = BatchLock.tryAcquire(dir) else { return "?" }
+        let text = (try? String(contentsOfFile: dir + "/lock", encoding: .utf8)) ?? ""
+        _ = lock
+        let line = text.split(separator: "\n").first { $0.hasPrefix("host=") } ?? ""
+        return String(line.dropFirst("host=".count))
+    }
+}
+
+/// Checks `condition` every 20 ms until it holds or `deadline` passes.
+enum Poll {
+    static func until(_ deadline: Duration, _ condition: () -> Bool) -> Bool {
+        let end = ContinuousClock.now + deadline
+        while ContinuousClock.now < end {
+            if condition() { return true }
+            usleep(20_000)
+        }
+        return condition()
+    }
 }

@@ -27,15 +27,19 @@ public enum Recovery {
     ///     is swept (a younger one may be another daemon's batch in the making).
     ///   - mover: how names move in this hot folder.
     ///   - skipping: batch ids this process already owns.
+    ///   - leaseTimeout: a batch held from another machine is taken once its lease has not been
+    ///     renewed for this long (`BatchLock.Lease`).
     public static func run(layout: HotFolderLayout, staleAfter: Duration, mover: Mover = Mover(.renameNoReplace),
-                           skipping: Set<String> = [], log: Logger, now: Date = Date()) -> Result {
+                           skipping: Set<String> = [], leaseTimeout: Duration = BatchLock.Lease.timeout,
+                           log: Logger, now: Date = Date()) -> Result {
         var result = Result()
         guard let work = try? Directory(layout.work), let names = try? work.names() else { return result }
         let cutoff = now.timeIntervalSince1970 - Double(staleAfter / .milliseconds(1)) / 1000
         for name in names.sorted() where !skipping.contains(name.escaped) {
             let id = name.string ?? ""
             if BatchID.isValid(id), let st = try? work.status(of: name), st.isDirectory {
-                guard let folder = try? work.folder(name), let lock = BatchLock.tryAcquire(folder) else { continue }  // a live owner
+                guard let folder = try? work.folder(name), let lock = BatchLock.tryAcquire(folder, leaseTimeout: leaseTimeout)
+                else { continue }  // a live owner, here or on another machine
                 let path = layout.workFolder(id)
                 do throws(SystemError) {
                     if let manifest = try Manifest.read(fromFolder: path) {
