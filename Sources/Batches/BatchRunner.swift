@@ -158,8 +158,7 @@ public struct BatchRunner: Sendable {
                              progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
                              onItem: @escaping @Sendable (Report.Item) -> Void = { _ in },
                              onStart: @escaping @Sendable (Int) -> Void = { _ in }) async -> Report {
-        let stems = OutputNames.uniqueStems(sources.map(\.readableName), maxBytes: OutputNames.stemRoom(
-            suffix: template.output.suffix, cropLabels: template.crops.map(\.label)))
+        let stems = OutputNames.uniqueStems(sources.map(\.readableName), maxBytes: OutputNames.stemRoom(template))
         var items: [Report.Item?] = sources.indices.map { alreadyFinished[$0 + 1] }
         let window = limits.effectiveWorkers
         await withTaskGroup(of: (Int, Report.Item).self) { group in
@@ -198,7 +197,7 @@ public struct BatchRunner: Sendable {
                     await budget?.acquire(cost)
                     defer { budget?.release(cost) }
                     return (index, finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
-                                             folder: folder, finisher: finisher))
+                                             batch: batch, count: sources.count, folder: folder, finisher: finisher))
                 }
                 return true
             }
@@ -227,7 +226,8 @@ public struct BatchRunner: Sendable {
 
     /// Finishes and writes one photo read in `readTime`; every failure becomes a failed item.
     private func finishOne(_ source: Source, read: consuming Result<[UInt8], PhotoError>, readTime: Duration,
-                           index: Int, stem: String, folder: String, finisher: PhotoFinisher) -> Report.Item {
+                           index: Int, stem: String, batch: String, count: Int, folder: String,
+                           finisher: PhotoFinisher) -> Report.Item {
         let clock = ContinuousClock()
         let start = clock.now - readTime
         var item = Report.Item(index: index + 1, source: source.name, status: .failed)
@@ -245,22 +245,22 @@ public struct BatchRunner: Sendable {
             }
             var decodeLimits = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)
             decodeLimits.deadline = start + limits.itemTimeout
-            let photo = try finisher.finish(bytes: consume bytes, limits: decodeLimits)
+            var facts = PhotoFacts(filename: source.name, batch: batch, index: index + 1, count: count)
+            facts.stem = stem
+            let photo = try finisher.finish(bytes: consume bytes, limits: decodeLimits, facts: facts)
             item.format = photo.format
             item.size = [photo.uprightSize.width, photo.uprightSize.height]
             item.orientation = photo.orientation
             var outputs: [Report.Output] = []
             for output in photo.outputs {
-                let name = OutputNames.file(stem: stem, suffix: template.output.suffix, crop: output.cropLabel,
-                                            extension: output.fileExtension)
                 do {
-                    try AtomicFile.write(output.bytes, to: folder + "/" + name)
-                    written.append(name)
+                    try AtomicFile.write(output.bytes, to: folder + "/" + output.name)
+                    written.append(output.name)
                 } catch {
                     throw PhotoError(.ioError, error.description)
                 }
-                outputs.append(Report.Output(file: name, size: [output.size.width, output.size.height],
-                                             bytes: output.bytes.count, applied: output.applied))
+                outputs.append(Report.Output(file: output.name, size: [output.size.width, output.size.height],
+                                             bytes: output.bytes.count, variant: output.variant, applied: output.applied))
             }
             item.outputs = outputs
             item.skipped = photo.skipped.map(Skipped.init)

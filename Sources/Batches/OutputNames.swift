@@ -1,16 +1,9 @@
+import Finishing
 import Foundation
 import System
 
-/// Output file names (SPEC §3): `<stem><suffix>[-<ratio>].<ext>`, the ratio written with
-/// `x` (`4x5`) because `:` is not allowed in file names on SMB shares.
+/// A batch's file stems (the names themselves are made with each photo: `OutputName`).
 public enum OutputNames {
-    /// The name of one output.
-    public static func file(stem: String, suffix: String, crop: String?, extension ext: String) -> String {
-        var name = stem + suffix
-        if let crop { name += "-" + crop.replacingOccurrences(of: ":", with: "x") }
-        return name + "." + ext
-    }
-
     /// File stems for a batch, made unique: a second `IMG_1` (say `IMG_1.png` beside
     /// `IMG_1.jpg`) becomes `IMG_1-2`, so no output overwrites another. A stem longer than
     /// `maxBytes` (UTF-8) is cut at a character, so every name made from it stays within
@@ -21,8 +14,7 @@ public enum OutputNames {
             String(decoding: FileName.prefix(of: Array(text.utf8), maxCount: max(1, room)), as: UTF8.self)
         }
         return names.map { name in
-            var stem = name
-            if let dot = name.lastIndex(of: "."), dot != name.startIndex { stem = String(name[..<dot]) }
+            let stem = PhotoFacts.stem(name)
             var candidate = cut(stem, maxBytes), n = 2
             while seen.contains(candidate.lowercased()) {
                 let tag = "-\(n)"
@@ -34,10 +26,14 @@ public enum OutputNames {
         }
     }
 
-    /// The room a stem has in an output name of `template`'s: `NAME_MAX` less the suffix,
-    /// the longest crop label (`-16x9`) and the longest extension (`.heic`).
-    public static func stemRoom(suffix: String, cropLabels: [String]) -> Int {
-        let crop = cropLabels.map { $0.utf8.count + 1 }.max() ?? 0
-        return FileName.maxLength - suffix.utf8.count - crop - ".jpeg".utf8.count
+    /// The room a stem has in an output name of `template`'s: `NAME_MAX` less the longest
+    /// suffix, variant (`-thumb`) and crop label (`-16x9`) of its recipes and the longest
+    /// extension (`.heic`). (A name pattern is cut to `NAME_MAX` where it is made: `OutputName`.)
+    public static func stemRoom(_ template: Template) -> Int {
+        let recipes = template.recipes
+        let suffix = recipes.map { $0.recipe.output.suffix.utf8.count }.max() ?? 0
+        let variant = recipes.map { ($0.variant?.utf8.count).map { $0 + 1 } ?? 0 }.max() ?? 0
+        let crop = recipes.flatMap { $0.recipe.crops.map { $0.label.utf8.count + 1 } }.max() ?? 0
+        return FileName.maxLength - suffix - variant - crop - ".jpeg".utf8.count
     }
 }

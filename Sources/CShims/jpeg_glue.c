@@ -221,6 +221,7 @@ static void pf_begin(pf_jpeg_decoder *d, int save_markers) {
     if (save_markers) {
         jpeg_save_markers(&d->cinfo, JPEG_APP0 + 1, 0xFFFF);
         jpeg_save_markers(&d->cinfo, JPEG_APP0 + 2, 0xFFFF);
+        jpeg_save_markers(&d->cinfo, JPEG_APP0 + 13, 0xFFFF);
     }
     jpeg_read_header(&d->cinfo, TRUE);
 }
@@ -275,6 +276,19 @@ int pf_jpeg_decoder_is_progressive(const pf_jpeg_decoder *d) { return d->cinfo.p
 const uint8_t *pf_jpeg_decoder_exif(const pf_jpeg_decoder *d, size_t *size) {
     *size = d->exif_size;
     return d->exif;
+}
+
+const uint8_t *pf_jpeg_decoder_marker(const pf_jpeg_decoder *d, int index, int *code, size_t *size) {
+    if (d == NULL || d->state != ST_HEADER) return NULL;
+    int i = 0;
+    for (jpeg_saved_marker_ptr m = d->cinfo.marker_list; m != NULL; m = m->next, i++) {
+        if (i == index) {
+            *code = m->marker;
+            *size = m->data_length;
+            return m->data;
+        }
+    }
+    return NULL;
 }
 
 const uint8_t *pf_jpeg_decoder_icc(const pf_jpeg_decoder *d, size_t *size) {
@@ -429,6 +443,7 @@ int pf_jpeg_encode_rgb(const uint8_t *pixels, int width, int height, size_t stri
                        int quality, int progressive, int optimize_coding,
                        const uint8_t *icc, size_t icc_size,
                        const uint8_t *exif, size_t exif_size,
+                       const pf_jpeg_marker *markers, int marker_count,
                        uint8_t **out, size_t *out_size, char *message, size_t message_size) {
     *out = NULL;
     *out_size = 0;
@@ -436,6 +451,13 @@ int pf_jpeg_encode_rgb(const uint8_t *pixels, int width, int height, size_t stri
     if (exif != NULL && exif_size > 65533 - 6) {
         snprintf(message, message_size, "EXIF block of %zu bytes does not fit a JPEG APP1 marker (at most 65527)", exif_size);
         return PF_JPEG_BAD_STATE;
+    }
+    for (int i = 0; i < marker_count; i++) {
+        if (markers[i].size > 65533) {
+            snprintf(message, message_size, "APP%d block of %zu bytes does not fit a JPEG marker (at most 65533)",
+                     markers[i].code - JPEG_APP0, markers[i].size);
+            return PF_JPEG_BAD_STATE;
+        }
     }
     pf_encoder *s = calloc(1, sizeof *s);
     if (s == NULL) {
@@ -480,8 +502,15 @@ int pf_jpeg_encode_rgb(const uint8_t *pixels, int width, int height, size_t stri
         memcpy(s->exif_marker + 6, exif, exif_size);
         jpeg_write_marker(&s->cinfo, JPEG_APP0 + 1, s->exif_marker, (unsigned int)(exif_size + 6));
     }
+    /* XMP (APP1) after the EXIF APP1, then the ICC profile (APP2), then IPTC (APP13). */
+    for (int i = 0; i < marker_count; i++)
+        if (markers[i].code == JPEG_APP0 + 1)
+            jpeg_write_marker(&s->cinfo, markers[i].code, markers[i].data, (unsigned int)markers[i].size);
     if (icc != NULL && icc_size > 0)
         jpeg_write_icc_profile(&s->cinfo, icc, (unsigned int)icc_size);
+    for (int i = 0; i < marker_count; i++)
+        if (markers[i].code != JPEG_APP0 + 1)
+            jpeg_write_marker(&s->cinfo, markers[i].code, markers[i].data, (unsigned int)markers[i].size);
     while (s->cinfo.next_scanline < s->cinfo.image_height) {
         JSAMPROW rows[16];
         JDIMENSION want = s->cinfo.image_height - s->cinfo.next_scanline;

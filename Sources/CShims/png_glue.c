@@ -93,6 +93,20 @@ pf_png_reader *pf_png_open(const uint8_t *data, size_t length,
         h->exif = exif;
         h->exif_length = exif_length;
     }
+    /* XMP: the text chunk keyed "XML:com.adobe.xmp" (iTXt by the spec, any kind accepted). */
+    png_textp texts = NULL;
+    int text_count = png_get_text(r->png, r->info, &texts, NULL);
+    for (int i = 0; i < text_count && texts; i++) {
+        if (texts[i].key && strcmp(texts[i].key, "XML:com.adobe.xmp") == 0 && texts[i].text) {
+            size_t length = texts[i].compression >= PNG_ITXT_COMPRESSION_NONE ? texts[i].itxt_length
+                                                                            : texts[i].text_length;
+            if (length > 0) {
+                h->xmp = (const uint8_t *)texts[i].text;
+                h->xmp_length = length;
+            }
+            break;
+        }
+    }
     r->status = PF_PNG_OK;
     return r;
 }
@@ -215,6 +229,7 @@ int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t
                   const uint8_t *trns, int trns_count,
                   const uint8_t *icc, size_t icc_length,
                   const uint8_t *exif, size_t exif_length,
+                  const uint8_t *xmp, size_t xmp_length,
                   int compression_level, int filters,
                   uint8_t **out, size_t *out_length,
                   char *message, size_t message_size) {
@@ -265,6 +280,24 @@ int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t
         png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, (png_uint_32)icc_length);
     if (exif && exif_length > 0)
         png_set_eXIf_1(png, info, (png_uint_32)exif_length, (png_bytep)exif);
+    /* XMP as an uncompressed iTXt chunk before the image data (XMP spec part 3). libpng
+       copies the text, so a NUL-terminated copy of ours lives only until png_set_text. */
+    if (xmp && xmp_length > 0) {
+        char *text = malloc(xmp_length + 1);
+        if (!text) png_error(png, "out of memory");
+        memcpy(text, xmp, xmp_length);
+        text[xmp_length] = '\0';
+        png_text entry;
+        memset(&entry, 0, sizeof entry);
+        entry.compression = PNG_ITXT_COMPRESSION_NONE;
+        entry.key = "XML:com.adobe.xmp";
+        entry.text = text;
+        entry.itxt_length = xmp_length;
+        entry.lang = "";
+        entry.lang_key = "";
+        png_set_text(png, info, &entry, 1);
+        free(text);
+    }
     png_write_info(png, info);
     int passes = png_set_interlace_handling(png);
     for (int pass = 0; pass < passes; pass++)

@@ -1,8 +1,9 @@
 import Foundation
+import Pixels
 
 /// The formats PhotoFinish reads and writes.
 public enum ImageFormat: String, Sendable, Codable, CaseIterable {
-    case jpeg, png, heic, avif
+    case jpeg, png, heic, avif, webp
 
     /// The file extension written for this format.
     public var fileExtension: String {
@@ -11,8 +12,12 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
         case .png: "png"
         case .heic: "heic"
         case .avif: "avif"
+        case .webp: "webp"
         }
     }
+
+    /// True when the format keeps an alpha channel in PhotoFinish's outputs.
+    public var keepsAlpha: Bool { self == .png || self == .webp }
 }
 
 /// Limits checked before and while decoding, so a hostile file costs little.
@@ -94,6 +99,13 @@ public struct SourceInfo: Sendable {
     public var icc: [UInt8]?
     /// The raw EXIF block (TIFF header onwards, without the "Exif\0\0" prefix), if any.
     public var exif: [UInt8]?
+    /// The XMP packet (JPEG APP1, PNG iTXt, HEIF metadata item, WebP chunk), if any.
+    public var xmp: [UInt8]?
+    /// True when a JPEG also carried extended XMP (not read: it is made for the source's
+    /// pixels, see `MetadataRewrite`).
+    public var xmpExtended = false
+    /// The IPTC IIM stream (JPEG APP13), if any.
+    public var iptc: [UInt8]?
 
     public init(format: ImageFormat, width: Int, height: Int, orientation: Int = 1,
                 declaredOrientation: Int = 1, hasAlpha: Bool = false,
@@ -140,5 +152,26 @@ extension PhotoDecoder {
         // Rounded up without adding to a size that came from the file.
         func up(_ side: Int) -> Int { side / denominator + (side % denominator == 0 ? 0 : 1) }
         return (up(info.width), up(info.height))
+    }
+}
+
+/// Hands out the rows of an image decoded whole (HEIF, WebP), top to bottom, checking the
+/// deadline every 64 rows. RGBA rows asked for as RGB are composited over white first.
+/// - Parameters:
+///   - pixels: the first row; rows are `stride` bytes apart, RGBA when `rgba`, else RGB.
+///   - channels: what the caller asked for (3 or 4; 4 only from RGBA rows).
+func handOutRows(_ pixels: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int, rgba: Bool, channels: Int,
+                 limits: DecodeLimits, row: (UnsafePointer<UInt8>) throws -> Void) throws {
+    let composite: UnsafeMutablePointer<UInt8>? = (rgba && channels == 3) ? .allocate(capacity: width * 3) : nil
+    defer { composite?.deallocate() }
+    for y in 0..<height {
+        if y & 63 == 0 { try limits.checkDeadline() }
+        let source = pixels + y * stride
+        if let composite {
+            flattenRow(source, into: composite, width: width, over: [255, 255, 255])
+            try row(composite)
+        } else {
+            try row(source)
+        }
     }
 }

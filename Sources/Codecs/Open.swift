@@ -15,13 +15,15 @@ public func openDecoder(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError)
         throw PhotoError(.cameraRaw, "\(kind) camera raw file: PhotoFinish does not develop raw files; "
                          + "drop the camera's JPEG or HEIC instead")
     case .unsupported(let kind):
-        throw PhotoError(.unsupportedFormat, "\(kind): not a format PhotoFinish reads (JPEG, PNG, HEIC/HEIF, AVIF)")
+        throw PhotoError(.unsupportedFormat, "\(kind): not a format PhotoFinish reads (JPEG, PNG, HEIC/HEIF, AVIF, WebP)")
     case .image(.jpeg):
         return try JPEGDecoder(bytes: bytes, limits: limits)
     case .image(.png):
         return try PNGDecoder(bytes: bytes, limits: limits)
     case .image(.heic), .image(.avif):
         return try HEIFDecoder(bytes: bytes, limits: limits)
+    case .image(.webp):
+        return try WebPDecoder(bytes: bytes, limits: limits)
     }
 }
 
@@ -32,5 +34,6 @@ public func encodeImage(_ image: Image, options: EncodeOptions) throws(PhotoErro
     case .jpeg: try JPEGEncoder.encode(image, options: options)
     case .png: try PNGEncoder.encode(image, options: options)
     case .heic, .avif: try HEIFEncoder.encode(image, options: options)
+    case .webp: try WebPEncoder.encode(image, options: options)
     }
 }

@@ -63,7 +63,7 @@ private struct Sniffer {
         if has("FOVb") { return .cameraRaw("X3F") }
         if has("GIF87a") || has("GIF89a") { return .unsupported("GIF") }
         if has("RIFF") {
-            if has("WEBP", at: 8) { return .unsupported("WebP") }
+            if has("WEBP", at: 8) { return .image(.webp) }
             if has("AVI ", at: 8) { return .unsupported("AVI video") }
             if has("WAVE", at: 8) { return .unsupported("WAV audio") }
             return .unsupported("RIFF file")

@@ -24,8 +24,12 @@ import Testing
     }
 
     @Test func outputNamesAreUniqueAndShareSafe() {
-        #expect(OutputNames.file(stem: "IMG_1", suffix: "-web", crop: "4:5", extension: "jpg") == "IMG_1-web-4x5.jpg")
-        #expect(OutputNames.file(stem: "IMG_1", suffix: "", crop: nil, extension: "png") == "IMG_1.png")
+        #expect(OutputName.file(pattern: nil, suffix: "-web", values: ["stem": "IMG_1"], variant: nil, crop: "4:5",
+                                extension: "jpg") == "IMG_1-web-4x5.jpg")
+        #expect(OutputName.file(pattern: nil, suffix: "", values: ["stem": "IMG_1"], variant: nil, crop: nil,
+                                extension: "png") == "IMG_1.png")
+        #expect(OutputName.file(pattern: nil, suffix: "", values: ["stem": "IMG_1"], variant: "thumb", crop: "1:1",
+                                extension: "png") == "IMG_1-thumb-1x1.png")
         #expect(OutputNames.uniqueStems(["IMG_1.jpg", "IMG_1.png", "img_1.heic", ".hidden", "noext"])
                 == ["IMG_1", "IMG_1-2", "img_1-3", ".hidden", "noext"])
     }
@@ -97,14 +101,14 @@ import Testing
         ok.outputs = [
             .init(file: "IMG_0001.jpg", size: [1636, 2148], bytes: 512_000,
                   applied: .init(decodeScale: "1/2", crop: nil, resizedTo: .init(1536, 2048), frame: 50,
-                                 text: .init(capHeightPx: 54, box: [1118, 1948, 372, 54], clamped: false),
+                                 text: .init(capHeightPx: 54, box: [1118, 1948, 372, 54], text: "© Example Studio", clamped: false),
                                  logo: .init(box: [61, 82, 246, 123], scale: 0.49),
                                  tile: .init(capHeightPx: 20, angle: -30, step: [300, 80], opacity: 0.25, clamped: true),
                                  icc: "Display P3 (kept)", removed: ["GPS"])),
             .init(file: "IMG_0001-4x5.jpg", size: [1200, 1500], bytes: 300_000,
                   applied: .init(decodeScale: "1/1", crop: .init(ratio: "4:5", box: [0, 62, 1500, 1875]),
                                  resizedTo: .init(1200, 1500),
-                                 text: .init(capHeightPx: 9, box: [1, 2, 3, 4], clamped: true),
+                                 text: .init(capHeightPx: 9, box: [1, 2, 3, 4], text: "IMG_0001", clamped: true),
                                  tile: .init(capHeightPx: 20, angle: 12.5, step: [300, 80], opacity: 0.3, clamped: false),
                                  icc: nil, removed: [])),
         ]
@@ -177,7 +181,8 @@ import Testing
             "frame": 50,
             "text": {
               "capHeightPx": 54,
-              "box": [1118, 1948, 372, 54]
+              "box": [1118, 1948, 372, 54],
+              "text": "© Example Studio"
             },
             "logo": {
               "box": [61, 82, 246, 123],
@@ -210,6 +215,7 @@ import Testing
             "text": {
               "capHeightPx": 9,
               "box": [1, 2, 3, 4],
+              "text": "IMG_0001",
               "clamped": true
             },
             "tile": {

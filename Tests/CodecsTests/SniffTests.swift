@@ -82,7 +82,7 @@ struct SniffTests {
     func others() {
         #expect(sniff(a("GIF89a\u{01}\0\u{01}\0")) == .unsupported("GIF"))
         #expect(sniff(a("GIF87a")) == .unsupported("GIF"))
-        #expect(sniff(a("RIFF\u{24}\0\0\0WEBPVP8 ")) == .unsupported("WebP"))
+        #expect(sniff(a("RIFF\u{24}\0\0\0WEBPVP8 ")) == .image(.webp))
         #expect(sniff(a("BM") + [0x46, 0, 0, 0, 0, 0, 0, 0, 0x36, 0, 0, 0, 40, 0, 0, 0]) == .unsupported("BMP"))
         #expect(sniff([0, 0, 0, 0x0C, 0x6A, 0x50, 0x20, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) == .unsupported("JPEG 2000"))
         #expect(sniff([0xFF, 0x0A, 0xFA, 0x7F]) == .unsupported("JPEG XL"))

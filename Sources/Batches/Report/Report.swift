@@ -113,6 +113,8 @@ public struct Report: Codable, Sendable {
         public var file: String
         public var size: [Int]
         public var bytes: Int
+        /// The variant it was made for (left out for the template's own outputs).
+        public var variant: String?
         public var applied: Applied
     }
 

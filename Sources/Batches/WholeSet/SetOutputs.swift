@@ -19,11 +19,15 @@ public struct SetOutputs: Sendable {
     /// The batch outputs of a batch run by `runner`: its marks (already prepared for the
     /// photos) on the stitched parts, and the hex codes on the colour card.
     public init(runner: BatchRunner) {
-        let assets = try? runner.finisher.marks.get()
         self.init(template: runner.template, limits: runner.limits,
-                  marks: assets.flatMap { WholeSetMarks.canvas(template: runner.template, assets: $0) },
                   labeler: runner.template.colorCard ? WholeSetMarks.swatchLabels() : nil)
+        markAssets = try? runner.finisher.marks.get()
     }
+
+    /// The batch's prepared marks: the parts get the template's marks, their variables filled
+    /// in for the batch (a part shows many photos: `{batch}` and `{count}` have values, the
+    /// photo's own facts are left empty).
+    var markAssets: MarkAssets?
 
     public init(template: Template, limits: BatchLimits, marks: CanvasMarks? = nil, labeler: SwatchLabeler? = nil) {
         self.template = template
@@ -44,7 +48,13 @@ public struct SetOutputs: Sendable {
         var report = report
         var warnings = report.warnings ?? []
         if let stitch = template.stitch {
-            switch story(stitch, report: report, sources: sources, folder: folder) {
+            var marks = self.marks
+            if let assets = markAssets {
+                let (filled, _, missing) = template.filled(with: PhotoFacts(batch: report.batch, count: report.items.count))
+                marks = WholeSetMarks.canvas(template: filled, assets: assets)
+                if stitch.marks { warnings += missing.map { "stitched story: \($0)" } }
+            }
+            switch story(stitch, marks: marks, report: report, sources: sources, folder: folder) {
             case .success(let outputs): report.outputs += outputs
             case .failure(let reason): warnings.append(reason.message)
             }
@@ -74,7 +84,7 @@ public struct SetOutputs: Sendable {
     /// encoded (memory stays at one canvas); if a later part fails, the parts already written
     /// are removed before the report exists: a story with a photo missing is worse than none
     /// (SPEC §3).
-    func story(_ stitch: Template.Stitch, report: Report, sources: [BatchRunner.Source],
+    func story(_ stitch: Template.Stitch, marks: CanvasMarks?, report: Report, sources: [BatchRunner.Source],
                folder: String) -> Result<[Report.BatchOutput], Reason> {
         if let stopper = report.items.first(where: { $0.status != .ok }) {
             let others = report.items.filter { $0.status != .ok }.count - 1

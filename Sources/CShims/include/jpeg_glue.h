@@ -41,6 +41,10 @@ int pf_jpeg_decoder_components(const pf_jpeg_decoder *d);
 int pf_jpeg_decoder_is_progressive(const pf_jpeg_decoder *d);
 /* The EXIF block after "Exif\0\0" (TIFF header onwards), or NULL. */
 const uint8_t *pf_jpeg_decoder_exif(const pf_jpeg_decoder *d, size_t *size);
+/* The `index`th marker saved with the header (APP1, APP2, APP13, in file order): its
+   code (0xE0 + n) and payload, or NULL past the last. Valid only between read_header and
+   the first start (the marker memory belongs to libjpeg's image pool): copy it at once. */
+const uint8_t *pf_jpeg_decoder_marker(const pf_jpeg_decoder *d, int index, int *code, size_t *size);
 /* The ICC profile (reassembled from its APP2 chunks), or NULL. */
 const uint8_t *pf_jpeg_decoder_icc(const pf_jpeg_decoder *d, size_t *size);
 
@@ -75,14 +79,22 @@ const char *pf_jpeg_decoder_warning(const pf_jpeg_decoder *d, int index);
 int pf_jpeg_decoder_warnings_dropped(const pf_jpeg_decoder *d);
 
 /* Encodes interleaved 8-bit RGB rows (`stride` bytes apart) as baseline or progressive
-   JPEG with 4:2:0 chroma, writing an ICC profile and an EXIF APP1 (given without the
-   "Exif\0\0" prefix; the glue adds it) before the scanlines. On success `*out` is a
+   JPEG with 4:2:0 chroma, writing an ICC profile, an EXIF APP1 (given without the
+   "Exif\0\0" prefix; the glue adds it) and `markers` (XMP, IPTC) before the scanlines. On success `*out` is a
    malloc'd buffer of `*out_size` bytes the caller frees with pf_jpeg_free; on failure
    `message` (at least 200 bytes) says why. */
+/* A marker to write as it is: code 0xE0 + n, payload of at most 65533 bytes. */
+typedef struct pf_jpeg_marker {
+    int code;
+    const uint8_t *data;
+    size_t size;
+} pf_jpeg_marker;
+
 int pf_jpeg_encode_rgb(const uint8_t *pixels, int width, int height, size_t stride,
                        int quality, int progressive, int optimize_coding,
                        const uint8_t *icc, size_t icc_size,
                        const uint8_t *exif, size_t exif_size,
+                       const pf_jpeg_marker *markers, int marker_count,
                        uint8_t **out, size_t *out_size, char *message, size_t message_size);
 /* Frees a buffer returned by pf_jpeg_encode_rgb. Safe on NULL. */
 void pf_jpeg_free(void *p);

@@ -18,6 +18,7 @@ typedef struct pf_png_header {
     int has_alpha;      /* alpha channel or tRNS */
     const uint8_t *icc; size_t icc_length;
     const uint8_t *exif; size_t exif_length;
+    const uint8_t *xmp; size_t xmp_length;   /* the "XML:com.adobe.xmp" text chunk */
 } pf_png_header;
 
 /* Status codes. */
@@ -47,8 +48,8 @@ void pf_png_close(pf_png_reader *reader);
 
 /* Encodes to PNG in memory. `pixels` are `height` rows `row_bytes` apart, in the layout
    color_type/bit_depth call for (16-bit samples big-endian). `palette` holds `palette_count`
-   RGB triples and `trns` `trns_count` alpha values (both may be NULL/0). `icc`/`exif` may be
-   NULL. On success *out is a malloc'd buffer (free with pf_png_free) and *out_length its
+   RGB triples and `trns` `trns_count` alpha values (both may be NULL/0). `icc`/`exif`/`xmp`
+   may be NULL. On success *out is a malloc'd buffer (free with pf_png_free) and *out_length its
    size; on failure `message` (of `message_size` bytes) holds libpng's reason. */
 int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t row_bytes,
                   int color_type, int bit_depth, int interlaced,
@@ -56,6 +57,7 @@ int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t
                   const uint8_t *trns, int trns_count,
                   const uint8_t *icc, size_t icc_length,
                   const uint8_t *exif, size_t exif_length,
+                  const uint8_t *xmp, size_t xmp_length,
                   int compression_level, int filters,
                   uint8_t **out, size_t *out_length,
                   char *message, size_t message_size);

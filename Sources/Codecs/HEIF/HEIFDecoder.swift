@@ -54,10 +54,12 @@ public final class HEIFDecoder: PhotoDecoder {
         let mime = bytes.withUnsafeBufferPointer { heif_get_file_mime_type($0.baseAddress, Int32(min($0.count, 4096))) }
         let format: ImageFormat = mime.map { String(cString: $0) } == "image/avif" ? .avif : .heic
         let exif = try HEIFDecoder.exif(primary)
-        info = SourceInfo(format: format, width: width, height: height, orientation: 1,
-                          declaredOrientation: exif.flatMap { Exif.orientation($0) } ?? 1,
-                          hasAlpha: heif_image_handle_has_alpha_channel(primary) != 0,
-                          icc: try HEIFDecoder.icc(primary), exif: exif)
+        var info = SourceInfo(format: format, width: width, height: height, orientation: 1,
+                              declaredOrientation: exif.flatMap { Exif.orientation($0) } ?? 1,
+                              hasAlpha: heif_image_handle_has_alpha_channel(primary) != 0,
+                              icc: try HEIFDecoder.icc(primary), exif: exif)
+        info.xmp = try HEIFDecoder.xmp(primary)
+        self.info = info
     }
 
     /// Decodes the primary image (transforms applied, HDR reduced to 8 bits), then hands
@@ -94,18 +96,8 @@ public final class HEIFDecoder: PhotoDecoder {
         guard width == info.width, height == info.height else {
             throw PhotoError(.corruptImage, "HEIF decoded to \(width)×\(height), header said \(info.width)×\(info.height)")
         }
-        let composite: UnsafeMutablePointer<UInt8>? = (decodeRGBA && channels == 3) ? .allocate(capacity: width * 3) : nil
-        defer { composite?.deallocate() }
-        for y in 0..<height {
-            if y & 63 == 0 { try limits.checkDeadline() }
-            let source = plane + y * Int(stride)
-            if let composite {
-                flattenRow(source, into: composite, width: width, over: [255, 255, 255])
-                try row(composite)
-            } else {
-                try row(source)
-            }
-        }
+        try handOutRows(plane, stride: Int(stride), width: width, height: height, rgba: decodeRGBA,
+                        channels: channels, limits: limits, row: row)
     }
 
     /// The EXIF block from the TIFF header on: libheif's block starts with a 4-byte
@@ -121,6 +113,25 @@ public final class HEIFDecoder: PhotoDecoder {
         let offset = Int(block[0]) << 24 | Int(block[1]) << 16 | Int(block[2]) << 8 | Int(block[3])
         guard 4 + offset < size else { return nil }
         return Array(block[(4 + offset)...])
+    }
+
+    /// The XMP packet: the `mime` metadata item of type `application/rdf+xml`.
+    private static func xmp(_ handle: OpaquePointer) throws(PhotoError) -> [UInt8]? {
+        let count = Int(heif_image_handle_get_number_of_metadata_blocks(handle, "mime"))
+        guard count > 0 else { return nil }
+        var ids = [heif_item_id](repeating: 0, count: count)
+        let got = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, "mime", &ids, Int32(count)))
+        for id in ids.prefix(got) {
+            guard let type = heif_image_handle_get_metadata_content_type(handle, id),
+                  String(cString: type) == "application/rdf+xml" else { continue }
+            let size = heif_image_handle_get_metadata_size(handle, id)
+            guard size > 0 else { continue }
+            var packet = [UInt8](repeating: 0, count: size)
+            try heifCheck(packet.withUnsafeMutableBytes { heif_image_handle_get_metadata(handle, id, $0.baseAddress) },
+                          "HEIF XMP item could not be read")
+            return packet
+        }
+        return nil
     }
 
     /// The raw ICC profile (`prof` or `rICC`); nil for nclx-only files.

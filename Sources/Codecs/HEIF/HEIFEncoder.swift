@@ -19,7 +19,7 @@ public enum HEIFEncoder {
     /// - Parameters:
     ///   - image: the pixels (RGB, or RGBA: alpha kept for HEIC, composited over white for AVIF).
     ///   - options: `format` `.heic` or `.avif`; `quality` 1–100; `icc` embedded as `prof`;
-    ///     `exif` (TIFF header onwards) added as the image's Exif item.
+    ///     `exif` (TIFF header onwards) added as the image's Exif item, `xmp` as its XMP item.
     /// - Returns: the file's bytes.
     /// - Throws: `PhotoError` `io-error` with libheif's message (no encoder, encoder failure).
     public static func encode(_ image: Image, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
@@ -74,6 +74,10 @@ public enum HEIFEncoder {
             // libheif prepends the 4-byte offset to the TIFF header itself.
             try heifCheck(exif.withUnsafeBytes { heif_context_add_exif_metadata(context.pointer, handle.pointer, $0.baseAddress, Int32($0.count)) },
                           "\(name) EXIF", as: .ioError)
+        }
+        if let xmp = options.xmp, !xmp.isEmpty {
+            try heifCheck(xmp.withUnsafeBytes { heif_context_add_XMP_metadata(context.pointer, handle.pointer, $0.baseAddress, Int32($0.count)) },
+                          "\(name) XMP", as: .ioError)
         }
         return try write(context)
     }

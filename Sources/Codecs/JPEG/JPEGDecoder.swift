@@ -74,11 +74,22 @@ public final class JPEGDecoder: PhotoDecoder {
             notes.append("CMYK colour profile not applied: colours converted to RGB without it")
         }
         let orientation = exif.flatMap { Exif.orientation($0) } ?? 1
+        // The saved markers live in libjpeg's pool until the first decode: read them now.
+        var markers: [(code: Int, bytes: ArraySlice<UInt8>)] = []
+        var code: Int32 = 0, size = 0
+        while let p = pf_jpeg_decoder_marker(handle, Int32(markers.count), &code, &size) {
+            markers.append((Int(code), ArraySlice(UnsafeBufferPointer(start: p, count: size))))
+        }
+        let found = JPEGMetadata.read(markers)
         self.handle = handle
         self.notes = notes
-        self.info = SourceInfo(format: .jpeg, width: width, height: height,
-                               orientation: orientation, declaredOrientation: orientation,
-                               hasAlpha: false, icc: icc, exif: exif)
+        var info = SourceInfo(format: .jpeg, width: width, height: height,
+                              orientation: orientation, declaredOrientation: orientation,
+                              hasAlpha: false, icc: icc, exif: exif)
+        info.xmp = found.xmp
+        info.xmpExtended = found.xmpExtended
+        info.iptc = found.iptc
+        self.info = info
     }
 
     deinit { pf_jpeg_decoder_destroy(handle) }

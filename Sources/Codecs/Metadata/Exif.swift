@@ -11,11 +11,19 @@ public struct ExifSummary: Sendable, Equatable {
     public var dateTimeOriginal: String?
     /// True when the block has a GPS IFD with at least one entry.
     public var hasGPS: Bool
+    /// Make, Model and LensModel as written (trailing spaces trimmed), for text variables.
+    public var make: String?
+    public var model: String?
+    public var lens: String?
 
-    public init(orientation: Int? = nil, dateTimeOriginal: String? = nil, hasGPS: Bool = false) {
+    public init(orientation: Int? = nil, dateTimeOriginal: String? = nil, hasGPS: Bool = false,
+                make: String? = nil, model: String? = nil, lens: String? = nil) {
         self.orientation = orientation
         self.dateTimeOriginal = dateTimeOriginal
         self.hasGPS = hasGPS
+        self.make = make
+        self.model = model
+        self.lens = lens
     }
 }
 
@@ -24,9 +32,12 @@ public struct ExifSummary: Sendable, Equatable {
 public enum MetadataPolicy: String, Sendable, CaseIterable {
     /// Keep every tag (Orientation, pixel size and thumbnail are still fixed up).
     case keep
-    /// Drop the GPS IFD, keep the rest.
+    /// Drop the GPS IFD (and location in XMP and IPTC), keep the rest.
     case stripLocation = "strip-location"
-    /// Write no EXIF at all.
+    /// Keep only who made the photo and who owns it: EXIF Artist and Copyright, XMP
+    /// dc:creator, dc:rights and photoshop:Credit, IPTC By-line, CopyrightNotice and Credit.
+    case copyrightOnly = "copyright-only"
+    /// Write no EXIF, XMP or IPTC at all.
     case stripAll = "strip-all"
 }
 
@@ -39,7 +50,10 @@ public enum Exif {
         guard let document = ExifDocument(exif) else { return ExifSummary() }
         return ExifSummary(orientation: document.orientation,
                            dateTimeOriginal: document.string(EXIF_TAG_DATE_TIME_ORIGINAL, in: EXIF_IFD_EXIF),
-                           hasGPS: document.content(EXIF_IFD_GPS).pointee.count > 0)
+                           hasGPS: document.content(EXIF_IFD_GPS).pointee.count > 0,
+                           make: document.string(EXIF_TAG_MAKE, in: EXIF_IFD_0),
+                           model: document.string(EXIF_TAG_MODEL, in: EXIF_IFD_0),
+                           lens: document.string(EXIF_TAG_LENS_MODEL, in: EXIF_IFD_EXIF))
     }
 
     /// The Orientation tag (IFD0) when it holds 1–8; nil when absent, invalid or unreadable.
@@ -59,11 +73,13 @@ public enum Exif {
     ///   - width: the output's width in pixels.
     ///   - height: the output's height in pixels.
     /// - Returns: the block to embed (TIFF header onwards, no "Exif\0\0"), or nil for none;
-    ///   and what was removed, for the report: `["EXIF"]`, `["GPS"]`, `["EXIF (unreadable)"]` or `[]`.
+    ///   and what was removed, for the report: `["EXIF"]`, `["GPS"]`, `["EXIF other than credit"]`,
+    ///   `["EXIF (unreadable)"]` or `[]`.
     public static func rewrite(_ exif: [UInt8], policy: MetadataPolicy,
                                width: Int, height: Int) -> (exif: [UInt8]?, removed: [String]) {
         if policy == .stripAll { return (nil, ["EXIF"]) }
         guard let document = ExifDocument(exif) else { return (nil, ["EXIF (unreadable)"]) }
+        if policy == .copyrightOnly { return copyrightOnly(document) }
         var removed: [String] = []
         if policy == .stripLocation {
             let gps = document.content(EXIF_IFD_GPS)
@@ -83,6 +99,46 @@ public enum Exif {
         document.dropThumbnail()
         guard let bytes = document.save() else { return (nil, ["EXIF (unreadable)"]) }
         return (bytes, removed)
+    }
+
+    /// Artist and Copyright alone, in a block of their own.
+    private static func copyrightOnly(_ source: ExifDocument) -> (exif: [UInt8]?, removed: [String]) {
+        let kept = [EXIF_TAG_ARTIST, EXIF_TAG_COPYRIGHT].compactMap { tag in
+            source.string(tag, in: EXIF_IFD_0).map { (tag, $0) }
+        }
+        let entries = (0..<Int(EXIF_IFD_COUNT.rawValue)).reduce(0) {
+            $0 + Int(source.content(ExifIfd(rawValue: UInt32($1))).pointee.count)
+        }
+        let removed = entries > kept.count ? ["EXIF other than credit"] : []
+        guard !kept.isEmpty, let data = exif_data_new() else { return (nil, removed) }
+        let document = ExifDocument(owning: data)
+        exif_data_set_byte_order(data, EXIF_BYTE_ORDER_INTEL)
+        for (tag, value) in kept { document.setString(tag, value, in: EXIF_IFD_0) }
+        return (document.save(), removed)
+    }
+
+    /// Writes Artist and Copyright into a block (a new one when there is none); a nil value
+    /// leaves that tag as it is.
+    /// - Returns: the block, or the one given when nothing is set (or it cannot be read).
+    public static func credit(_ exif: [UInt8]?, artist: String?, copyright: String?) -> [UInt8]? {
+        guard artist != nil || copyright != nil else { return exif }
+        let document: ExifDocument
+        if let exif {
+            guard let parsed = ExifDocument(exif) else { return exif }
+            document = parsed
+        } else {
+            guard let data = exif_data_new() else { return exif }
+            document = ExifDocument(owning: data)
+            exif_data_set_byte_order(data, EXIF_BYTE_ORDER_INTEL)
+        }
+        if let artist { document.setString(EXIF_TAG_ARTIST, artist, in: EXIF_IFD_0) }
+        if let copyright { document.setString(EXIF_TAG_COPYRIGHT, copyright, in: EXIF_IFD_0) }
+        return document.save() ?? exif
+    }
+
+    /// An ASCII tag of IFD0 (or another IFD), for tests and readers of outputs.
+    public static func string(_ exif: [UInt8], tag: UInt16, ifd: Int = 0) -> String? {
+        ExifDocument(exif)?.string(ExifTag(rawValue: UInt32(tag)), in: ExifIfd(rawValue: UInt32(ifd)))
     }
 
     /// Builds a small EXIF block (for tests and for outputs made from scratch).
@@ -218,6 +274,16 @@ final class ExifDocument {
         var text = Substring(String(decoding: bytes, as: UTF8.self))
         while text.last == " " { text.removeLast() }
         return text.isEmpty ? nil : String(text)
+    }
+
+    /// Replaces an ASCII entry (UTF-8 bytes, NUL-terminated: what current EXIF readers show).
+    func setString(_ tag: ExifTag, _ value: String, in ifd: ExifIfd) {
+        let content = self.content(ifd)
+        if let old = exif_content_get_entry(content, tag) { exif_content_remove_entry(content, old) }
+        let chars = Array(value.utf8) + [0]
+        add(tag, format: EXIF_FORMAT_ASCII, components: chars.count, size: chars.count, in: content) { p in
+            for (i, c) in chars.enumerated() { p[i] = c }
+        }
     }
 
     /// Sets PixelX/YDimension, rewriting the entry as LONG when a SHORT cannot hold the value.

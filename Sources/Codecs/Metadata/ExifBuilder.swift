@@ -8,14 +8,24 @@ public struct ExifBuilder: Sendable {
     public var dateTimeOriginal: String?
     /// Degrees, north and east positive.
     public var gps: (latitude: Double, longitude: Double)?
+    /// Artist and Copyright (IFD0), LensModel and BodySerialNumber (EXIF IFD).
+    public var artist: String?
+    public var copyright: String?
+    public var lens: String?
+    public var serialNumber: String?
 
     public init(orientation: Int? = nil, make: String? = nil, model: String? = nil,
-                dateTimeOriginal: String? = nil, gps: (latitude: Double, longitude: Double)? = nil) {
+                dateTimeOriginal: String? = nil, gps: (latitude: Double, longitude: Double)? = nil,
+                artist: String? = nil, copyright: String? = nil, lens: String? = nil, serialNumber: String? = nil) {
         self.orientation = orientation
         self.make = make
         self.model = model
         self.dateTimeOriginal = dateTimeOriginal
         self.gps = gps
+        self.artist = artist
+        self.copyright = copyright
+        self.lens = lens
+        self.serialNumber = serialNumber
     }
 
     private struct Entry {
@@ -48,8 +58,12 @@ public struct ExifBuilder: Sendable {
         if let orientation {
             ifd0.append(Entry(tag: 0x0112, type: 3, count: 1, data: Self.le16(UInt16(orientation)) + [0, 0]))
         }
+        if let artist { ifd0.append(Self.ascii(0x013B, artist)) }
+        if let copyright { ifd0.append(Self.ascii(0x8298, copyright)) }
         var exifIFD: [Entry] = []
         if let dateTimeOriginal { exifIFD.append(Self.ascii(0x9003, dateTimeOriginal)) }
+        if let serialNumber { exifIFD.append(Self.ascii(0xA431, serialNumber)) }
+        if let lens { exifIFD.append(Self.ascii(0xA434, lens)) }
         var gpsIFD: [Entry] = []
         if let gps {
             gpsIFD = [

@@ -24,15 +24,21 @@ public struct XMPRegions: Sendable, Equatable {
     ///   - stored: the photo's size as stored (before orientation).
     ///   - orientation: its EXIF orientation, 1–8.
     public func upright(stored: (width: Int, height: Int), orientation: Int) -> [XMPRegion] {
-        let swaps = (5...8).contains(orientation)
-        guard swaps, let appliedTo, stored.width != stored.height,
-              appliedTo.width * stored.height == appliedTo.height * stored.width
-        else { return list }
+        guard measuredOnStoredPixels(stored: stored, orientation: orientation) else { return list }
         return list.map { region in
             var turned = region
             turned.area = region.area.oriented(orientation)
             return turned
         }
+    }
+}
+
+extension XMPRegions {
+    /// True when `AppliedToDimensions` names the stored size of a photo whose orientation
+    /// swaps its sides: the regions were measured on the stored pixels.
+    public func measuredOnStoredPixels(stored: (width: Int, height: Int), orientation: Int) -> Bool {
+        guard (5...8).contains(orientation), let appliedTo, stored.width != stored.height else { return false }
+        return appliedTo.width * stored.height == appliedTo.height * stored.width
     }
 }
 

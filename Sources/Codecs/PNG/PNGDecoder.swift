@@ -40,9 +40,11 @@ public final class PNGDecoder: PhotoDecoder {
         let exif = header.exif.map { [UInt8](UnsafeBufferPointer(start: $0, count: header.exif_length)) }
             ?? PNGDecoder.chunk("eXIf", in: bytes)
         let orientation = exif.flatMap { Exif.orientation($0) } ?? 1
-        info = SourceInfo(format: .png, width: width, height: height, orientation: orientation,
-                          declaredOrientation: orientation, hasAlpha: header.has_alpha != 0,
-                          icc: icc, exif: exif)
+        var info = SourceInfo(format: .png, width: width, height: height, orientation: orientation,
+                              declaredOrientation: orientation, hasAlpha: header.has_alpha != 0,
+                              icc: icc, exif: exif)
+        info.xmp = header.xmp.map { [UInt8](UnsafeBufferPointer(start: $0, count: header.xmp_length)) }
+        self.info = info
     }
 
     /// Decodes every row, top to bottom, as 8-bit RGB or RGBA.

@@ -13,7 +13,8 @@ public enum PNGEncoder {
     /// Encodes `image` as PNG (RGB for 3 channels, RGBA for 4; not interlaced).
     /// - Parameters:
     ///   - image: the pixels.
-    ///   - options: `icc` is written as `iCCP`, `exif` as `eXIf`; quality is ignored.
+    ///   - options: `icc` is written as `iCCP`, `exif` as `eXIf`, `xmp` as the iTXt chunk
+    ///     `XML:com.adobe.xmp`; quality is ignored (and IPTC IIM has no place in PNG).
     /// - Returns: the PNG file's bytes.
     /// - Throws: `PhotoError` `io-error` with libpng's reason (out of memory, a profile
     ///   libpng refuses).
@@ -22,7 +23,7 @@ public enum PNGEncoder {
         return try image.withUnsafeRows { rows throws(PhotoError) in
             try encodeRaw(pixels: rows.base, width: rows.width, height: rows.height,
                           rowBytes: rows.rowBytes, colorType: colorType, bitDepth: 8,
-                          icc: options.icc, exif: options.exif)
+                          icc: options.icc, exif: options.exif, xmp: options.xmp)
         }
     }
 
@@ -31,24 +32,27 @@ public enum PNGEncoder {
     static func encodeRaw(pixels: UnsafePointer<UInt8>, width: Int, height: Int, rowBytes: Int,
                           colorType: Int32, bitDepth: Int32, interlaced: Bool = false,
                           palette: [UInt8]? = nil, trns: [UInt8]? = nil,
-                          icc: [UInt8]? = nil, exif: [UInt8]? = nil,
+                          icc: [UInt8]? = nil, exif: [UInt8]? = nil, xmp: [UInt8]? = nil,
                           compressionLevel: Int32 = compressionLevel,
                           filters: Int32 = filters) throws(PhotoError) -> [UInt8] {
         var out: UnsafeMutablePointer<UInt8>? = nil
         var outLength = 0
         var message = [CChar](repeating: 0, count: 256)
-        let palette = palette ?? [], trns = trns ?? [], icc = icc ?? [], exif = exif ?? []
+        let palette = palette ?? [], trns = trns ?? [], icc = icc ?? [], exif = exif ?? [], xmp = xmp ?? []
         let status = palette.withUnsafeBufferPointer { pal in
             trns.withUnsafeBufferPointer { tr in
                 icc.withUnsafeBufferPointer { ic in
                     exif.withUnsafeBufferPointer { ex in
-                        pf_png_encode(pixels, UInt32(width), UInt32(height), rowBytes,
-                                      colorType, bitDepth, interlaced ? 1 : 0,
-                                      pal.baseAddress, Int32(pal.count / 3),
-                                      tr.baseAddress, Int32(tr.count),
-                                      ic.baseAddress, ic.count, ex.baseAddress, ex.count,
-                                      compressionLevel, filters,
-                                      &out, &outLength, &message, message.count)
+                        xmp.withUnsafeBufferPointer { xm in
+                            pf_png_encode(pixels, UInt32(width), UInt32(height), rowBytes,
+                                          colorType, bitDepth, interlaced ? 1 : 0,
+                                          pal.baseAddress, Int32(pal.count / 3),
+                                          tr.baseAddress, Int32(tr.count),
+                                          ic.baseAddress, ic.count, ex.baseAddress, ex.count,
+                                          xm.baseAddress, xm.count,
+                                          compressionLevel, filters,
+                                          &out, &outLength, &message, message.count)
+                        }
                     }
                 }
             }

@@ -29,6 +29,8 @@ public struct SkippedCrop: Sendable, Equatable {
     public var crop: Template.Crop
     /// The fraction of the photo the crop would have cut away.
     public var cutFraction: Double
+    /// The variant whose crop it was (nil: the template's own).
+    public var variant: String? = nil
 }
 
 /// The geometry of every output of one photo.

@@ -95,7 +95,7 @@ struct MarkPainter {
                 composite(text.mask, at: x, y, color: colours.convert(mark.color), opacity: mark.opacity * alpha,
                           onto: &image)
                 result.text = .init(capHeightPx: Int(cap.rounded()), box: MarkLayout.inkBox(text.ink, at: x, y),
-                                    clamped: clamped)
+                                    text: mark.text, clamped: clamped)
             }
         }
         return result

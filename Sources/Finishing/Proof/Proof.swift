@@ -39,7 +39,8 @@ public enum Proof {
             var tiles: [Image] = [], texts: [String] = []
             do throws(PhotoError) {
                 let bytes = try SamplePhotos.encoded(sample, seed: i + 3)
-                let finished = try finisher.finish(bytes: bytes, limits: DecodeLimits(maxPixels: maxPixels))
+                let facts = PhotoFacts(filename: sample.caption + ".jpg", batch: "proof", index: i + 1, count: samples.count)
+                let finished = try finisher.finish(bytes: bytes, limits: DecodeLimits(maxPixels: maxPixels), facts: facts)
                 for output in finished.outputs {
                     let size = tileSize(output.size)
                     tiles.append(try UprightDecode.decode(bytes: output.bytes, size: size, background: ProofSheet.background,

@@ -14,6 +14,8 @@ public struct Applied: Codable, Sendable, Equatable {
     @NullWhenNil public var crop: CropRecord?
     /// The size the photo was resampled to (upright), before any frame.
     public var resizedTo: OutputPlan.Size
+    /// The unsharp mask applied after the downscale (`output.sharpen`), when there was one.
+    public var sharpen: SharpenRecord?
     /// The frame border in pixels, when there is one.
     public var frame: Int?
     /// The text mark as drawn, when there is one.
@@ -27,6 +29,8 @@ public struct Applied: Codable, Sendable, Equatable {
     @NullWhenNil public var icc: String?
     /// Metadata taken out ("GPS", "EXIF").
     public var removed: [String]
+    /// The quality the file was written at, when `output.maxBytes` lowered it.
+    public var quality: Int?
 
     /// `applied.crop`.
     public struct CropRecord: Codable, Sendable, Equatable {
@@ -43,6 +47,8 @@ extension Applied {
         public var capHeightPx: Int
         /// x, y, width, height of the ink, in the output file's pixels (frame included).
         public var box: [Int]
+        /// The words drawn (the template's, variables filled in).
+        public var text: String
         /// True when the minimum legible size overrode the template (tiny photos).
         @OmittedWhenFalse public var clamped: Bool
     }
@@ -53,6 +59,13 @@ extension Applied {
         public var box: [Int]
         /// Logo pixels per logo-file pixel (over 1: scaled up, and warned about).
         public var scale: Double
+    }
+
+    /// `applied.sharpen`: the unsharp mask's amount and blur, scaled to the downscale.
+    public struct SharpenRecord: Codable, Sendable, Equatable {
+        public var amount: Double
+        /// The blur's standard deviation in output pixels.
+        public var sigma: Double
     }
 
     /// `applied.tile`: the tiled mark's lattice in pixels.
@@ -73,6 +86,8 @@ extension Applied {
 public struct Skipped: Codable, Sendable, Equatable {
     /// The ratio as written ("16:9").
     public var ratio: String
+    /// The variant whose crop it was (left out for the template's own).
+    public var variant: String?
     /// The fraction of the photo the crop would have cut away (three decimals).
     public var cut: Double
     /// Why, in words.
@@ -83,6 +98,7 @@ extension Skipped {
     /// The record of a crop `Layout` skipped.
     public init(_ skipped: SkippedCrop) {
         self.ratio = skipped.crop.label
+        self.variant = skipped.variant
         self.cut = (skipped.cutFraction * 1000).rounded() / 1000
         self.reason = String(format: "the %@ crop would cut away %.0f%% of the photo (limit %.0f%%)",
                              skipped.crop.label, skipped.cutFraction * 100, (skipped.crop.skipIfCutOver ?? 1) * 100)
@@ -105,6 +121,10 @@ extension OutputPlan.Size: Codable {
 
 /// One finished output, encoded and ready to write.
 public struct FinishedOutput: Sendable {
+    /// Its file name (`output.name`, or `<stem><suffix>[-<variant>][-<ratio>].<ext>`).
+    public var name: String = ""
+    /// The variant it was made for (nil: the template's own).
+    public var variant: String?
     /// The crop label ("4:5"), or nil for the whole photo.
     public var cropLabel: String?
     /// The encoded file.

@@ -20,6 +20,9 @@ public struct Template: Sendable, Equatable {
     public var colorCard: Bool = false
     public var output: Output = Output()
     public var originals: Originals = .keep
+    /// More products from the same decode (`variants`), each this template with the keys it
+    /// names overridden.
+    public var variants: [Variant] = []
 
     public init(name: String, sha256: String = "", directory: String = ".") {
         self.name = name
@@ -153,7 +156,19 @@ public struct Template: Sendable, Equatable {
     public enum Metadata: String, Sendable, CaseIterable {
         case keep
         case stripLocation = "strip-location"
+        case copyrightOnly = "copyright-only"
         case stripAll = "strip-all"
+    }
+
+    /// `output.credit`: who made the photos and who owns them, written into every output
+    /// whatever `metadata` says. Each may hold variables (`"© {year} Studio Nord"`).
+    public struct Credit: Sendable, Equatable {
+        public var creator: String?
+        public var copyright: String?
+        public var credit: String?
+        public init(creator: String? = nil, copyright: String? = nil, credit: String? = nil) {
+            self.creator = creator; self.copyright = copyright; self.credit = credit
+        }
     }
 
     /// `output.color`.
@@ -168,8 +183,32 @@ public struct Template: Sendable, Equatable {
         public var progressive: Bool = false
         public var suffix: String = ""
         public var metadata: Metadata = .stripLocation
+        public var credit: Credit?
         public var color: ColorPolicy = .keep
+        /// The largest file, in bytes: lossy quality is lowered step by step until it fits.
+        public var maxBytes: Int?
+        /// The unsharp mask's amount after a downscale (0: off), scaled by how much the photo
+        /// was shrunk.
+        public var sharpen: Double = 0
+        /// The amount `sharpen: true` means: crisp after a strong downscale, no halos.
+        public static let defaultSharpen = 0.6
+        /// The file name pattern (`"{stem}-{variant}-{ratio}"`), nil for
+        /// `<stem><suffix>[-<variant>][-<ratio>]`.
+        public var name: String?
         public init() {}
+    }
+
+    /// One entry of `variants`: a name (in the file names) and the template it makes.
+    public struct Variant: Sendable, Equatable {
+        public var name: String
+        /// The template with this variant's keys applied (no variants of its own).
+        public var recipe: Template
+        public init(name: String, recipe: Template) { self.name = name; self.recipe = recipe }
+    }
+
+    /// The base recipe (variant nil) and each variant's, in order.
+    public var recipes: [(variant: String?, recipe: Template)] {
+        [(nil, self)] + variants.map { ($0.name, $0.recipe) }
     }
 
     /// `originals`.

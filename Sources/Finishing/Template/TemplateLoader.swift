@@ -59,11 +59,15 @@ public enum TemplateLoader {
 /// The rules of SPEC §3, key by key. Defaults are those of `Template`.
 private struct TemplateRules {
     let directory: String
+    /// Where the keys read sit (`variants[2]` for a variant's own keys).
+    var prefix: [KeyPathComponent] = []
 
     typealias Path = [KeyPathComponent]
 
     static let rootKeys = ["version", "order", "resize", "crops", "frame", "text", "logo", "tile",
-                           "stitch", "colorCard", "output", "originals"]
+                           "stitch", "colorCard", "output", "originals", "variants"]
+    /// What a variant may override: everything one photo's outputs are made with.
+    static let variantKeys = ["name", "resize", "crops", "frame", "text", "logo", "tile", "output"]
     /// Largest pixel size worth asking for (JPEG's limit).
     static let maxDimension = 65_535
     static let fraction = NumberRange(lower: 0, upper: 1)
@@ -96,15 +100,86 @@ private struct TemplateRules {
         if let value = root["colorCard"], let on = doc.bool(value, at: [.key("colorCard")]) {
             template.colorCard = on
         }
-        if let value = root["output"], let output = output(value, doc: &doc) { template.output = output }
+        if let value = root["output"], let output = output(value, base: Template.Output(), doc: &doc) {
+            template.output = output
+        }
         if let value = root["originals"],
            let originals = doc.choice(value, at: [.key("originals")], as: Template.Originals.self) {
             template.originals = originals
         }
+        if let value = root["variants"] { template.variants = variants(value, base: template, doc: &doc) }
+        // A variant that keeps the template's name pattern is checked with it, once.
+        for (variant, recipe) in template.recipes where variant == nil || recipe.output.name != template.output.name {
+            names(recipe, variant: variant, in: template, doc: &doc)
+        }
+    }
+
+    /// `variants`: each a name and the keys it overrides; `null` removes a key (`text: null`:
+    /// no text mark on this product); `output` is merged key by key over the template's.
+    private func variants(_ value: JSON5Value, base: Template, doc: inout JSON5Document) -> [Template.Variant] {
+        let path: Path = [.key("variants")]
+        guard case .array(let entries) = value else {
+            doc.fail(path, "must be a list of variants like [{ name: \"thumb\", resize: { longSide: 400 } }], got \(value.shown)")
+            return []
+        }
+        var variants: [Template.Variant] = []
+        for (index, entry) in entries.enumerated() {
+            let rules = TemplateRules(directory: directory, prefix: path + [.index(index)])
+            guard let members = doc.object(entry, at: rules.prefix, allowed: Self.variantKeys) else { continue }
+            guard let nameValue = members["name"] else {
+                doc.fail(rules.prefix, "missing key 'name' (it goes into the file names, e.g. name: \"thumb\")")
+                continue
+            }
+            guard let name = doc.string(nameValue, at: rules.prefix + [.key("name")]) else { continue }
+            guard name.count <= 32, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") })
+            else {
+                doc.fail(rules.prefix + [.key("name")],
+                         "must be letters, digits, '-' or '_' (at most 32: it goes into file names), got \(nameValue.shown)")
+                continue
+            }
+            if variants.contains(where: { $0.name.lowercased() == name.lowercased() }) {
+                doc.fail(rules.prefix + [.key("name")], "a second variant named \"\(name)\": each name once")
+                continue
+            }
+            var recipe = base
+            recipe.variants = []
+            func given(_ key: String) -> JSON5Value? {
+                guard let value = members[key] else { return nil }
+                if case .null = value { return nil }
+                return value
+            }
+            if members["resize"] != nil { recipe.resize = given("resize").flatMap { rules.resize($0, doc: &doc) } }
+            if members["crops"] != nil { recipe.crops = given("crops").map { rules.crops($0, doc: &doc) } ?? [] }
+            if members["frame"] != nil { recipe.frame = given("frame").flatMap { rules.frame($0, doc: &doc) } }
+            if members["text"] != nil { recipe.text = given("text").flatMap { rules.text($0, doc: &doc) } }
+            if members["logo"] != nil { recipe.logo = given("logo").flatMap { rules.logo($0, doc: &doc) } }
+            if members["tile"] != nil { recipe.tile = given("tile").flatMap { rules.tile($0, doc: &doc) } }
+            if let value = given("output"), let output = rules.output(value, base: base.output, doc: &doc) {
+                recipe.output = output
+            }
+            variants.append(Template.Variant(name: name, recipe: recipe))
+        }
+        return variants
+    }
+
+    /// Checks that a recipe's file names cannot collide: one photo's outputs differ by ratio
+    /// and variant, and photos differ by stem.
+    private func names(_ recipe: Template, variant: String?, in template: Template, doc: inout JSON5Document) {
+        guard let pattern = recipe.output.name else { return }
+        let at: Path = (variant.flatMap { name in template.variants.firstIndex { $0.name == name } }
+            .map { [.key("variants"), .index($0)] } ?? []) + [.key("output"), .key("name")]
+        let used = Set(Variables.pieces(pattern).compactMap { if case .variable(let v) = $0 { v } else { nil } })
+        if used.isDisjoint(with: ["stem", "filename", "index"]) {
+            doc.fail(at, "needs {stem}, {filename} or {index}: without one, every photo gets the same name")
+        } else if recipe.crops.count > 1 && !used.contains("ratio") {
+            doc.fail(at, "needs {ratio}: this template makes \(recipe.crops.count) crops of each photo")
+        } else if !template.variants.isEmpty && !used.contains("variant") {
+            doc.fail(at, "needs {variant}: the template's variants would overwrite each other's files")
+        }
     }
 
     private func resize(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Resize? {
-        let path: Path = [.key("resize")]
+        let path: Path = prefix + [.key("resize")]
         let forms = ["longSide", "shortSide", "fit"]
         guard let members = doc.object(value, at: path, allowed: forms) else { return nil }
         let given = forms.filter { members[$0] != nil }
@@ -134,7 +209,7 @@ private struct TemplateRules {
     }
 
     private func crops(_ value: JSON5Value, doc: inout JSON5Document) -> [Template.Crop] {
-        let path: Path = [.key("crops")]
+        let path: Path = prefix + [.key("crops")]
         guard case .array(let entries) = value else {
             doc.fail(path, "must be a list of ratios like [\"1:1\", \"4:5\"], got \(value.shown)")
             return []
@@ -187,7 +262,7 @@ private struct TemplateRules {
     private static func gcd(_ a: Int, _ b: Int) -> Int { b == 0 ? a : gcd(b, a % b) }
 
     private func frame(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Frame? {
-        let path: Path = [.key("frame")]
+        let path: Path = prefix + [.key("frame")]
         guard let members = doc.object(value, at: path, allowed: ["width", "color"]) else { return nil }
         guard let widthValue = members["width"] else {
             doc.fail(path, "missing key 'width' (the border as a fraction of the short side, e.g. 0.05)")
@@ -220,14 +295,14 @@ private struct TemplateRules {
     }
 
     private func text(_ value: JSON5Value, doc: inout JSON5Document) -> Template.TextMark? {
-        let path: Path = [.key("text")]
+        let path: Path = prefix + [.key("text")]
         let keys = ["text", "font", "capHeight", "margin", "maxWidth", "position", "color", "opacity", "shadow"]
         guard let members = doc.object(value, at: path, allowed: keys) else { return nil }
         // Without valid words there is no mark, but the other keys are still checked so
         // that every problem shows at once.
         var words: String?
         if let textValue = members["text"] {
-            words = doc.string(textValue, at: path + [.key("text")])
+            words = variables(doc.string(textValue, at: path + [.key("text")]), at: path + [.key("text")], doc: &doc)
         } else {
             doc.fail(path, "missing key 'text' (the words of the mark, e.g. text: \"© Studio\")")
         }
@@ -254,7 +329,7 @@ private struct TemplateRules {
     }
 
     private func logo(_ value: JSON5Value, doc: inout JSON5Document) -> Template.LogoMark? {
-        let path: Path = [.key("logo")]
+        let path: Path = prefix + [.key("logo")]
         guard let members = doc.object(value, at: path, allowed: ["file", "width", "padding", "opacity", "position"])
         else { return nil }
         var file: String?
@@ -297,12 +372,12 @@ private struct TemplateRules {
     }
 
     private func tile(_ value: JSON5Value, doc: inout JSON5Document) -> Template.TileMark? {
-        let path: Path = [.key("tile")]
+        let path: Path = prefix + [.key("tile")]
         guard let members = doc.object(value, at: path, allowed: ["text", "angle", "size", "opacity", "gap"])
         else { return nil }
         var words: String?
         if let textValue = members["text"] {
-            words = doc.string(textValue, at: path + [.key("text")])
+            words = variables(doc.string(textValue, at: path + [.key("text")]), at: path + [.key("text")], doc: &doc)
         } else {
             doc.fail(path, "missing key 'text' (the repeated words, e.g. text: \"PREVIEW\")")
         }
@@ -314,8 +389,38 @@ private struct TemplateRules {
         return words == nil ? nil : mark
     }
 
+    /// `text` when every `{variable}` in it is known (else an error naming the unknown one, and nil).
+    private func variables(_ text: String?, at path: Path, known: [String] = Variables.photo,
+                           doc: inout JSON5Document) -> String? {
+        guard let text else { return nil }
+        let unknown = Variables.unknown(in: text, known: known)
+        guard let first = unknown.first else { return text }
+        let suggestion = Suggest.closest(to: first, in: known).map { " (did you mean {\($0)}?)" } ?? ""
+        doc.fail(path, "unknown variable {\(first)}\(suggestion); known: "
+                 + known.map { "{\($0)}" }.joined(separator: " "))
+        return nil
+    }
+
+    private func credit(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Credit? {
+        let path: Path = prefix + [.key("output"), .key("credit")]
+        let keys = ["creator", "copyright", "credit"]
+        guard let members = doc.object(value, at: path, allowed: keys) else { return nil }
+        var credit = Template.Credit()
+        for key in keys {
+            guard let value = members[key] else { continue }
+            let text = variables(doc.string(value, at: path + [.key(key)]), at: path + [.key(key)], doc: &doc)
+            switch key {
+            case "creator": credit.creator = text
+            case "copyright": credit.copyright = text
+            default: credit.credit = text
+            }
+        }
+        if members.isEmpty { doc.fail(path, "give at least one of creator, copyright, credit (or leave credit out)") }
+        return credit
+    }
+
     private func stitch(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Stitch? {
-        let path: Path = [.key("stitch")]
+        let path: Path = prefix + [.key("stitch")]
         guard let members = doc.object(value, at: path,
                                        allowed: ["width", "spacing", "maxHeight", "background", "split", "upscale", "marks"])
         else { return nil }
@@ -348,14 +453,15 @@ private struct TemplateRules {
     }
 
     private enum FormatName: String, CaseIterable {
-        case jpeg, png, heic, avif, same
+        case jpeg, png, heic, avif, webp, same
     }
 
-    private func output(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Output? {
-        let path: Path = [.key("output")]
-        let keys = ["format", "quality", "progressive", "suffix", "metadata", "color"]
+    private func output(_ value: JSON5Value, base: Template.Output, doc: inout JSON5Document) -> Template.Output? {
+        let path: Path = prefix + [.key("output")]
+        let keys = ["format", "quality", "progressive", "suffix", "name", "metadata", "credit", "color",
+                    "maxBytes", "sharpen"]
         guard let members = doc.object(value, at: path, allowed: keys) else { return nil }
-        var output = Template.Output()
+        var output = base
         if let value = members["format"], let name = doc.choice(value, at: path + [.key("format")], as: FormatName.self) {
             output.format = ImageFormat(rawValue: name.rawValue).map { .format($0) } ?? .same
         }
@@ -372,15 +478,52 @@ private struct TemplateRules {
                          "must be safe in a file name (no '/', no control characters, not starting with '.', at most 64 bytes), got \(value.shown)")
             } else {
                 output.suffix = suffix
+                output.name = nil  // a variant's suffix replaces the template's name pattern
             }
         }
         if let value = members["metadata"],
            let metadata = doc.choice(value, at: path + [.key("metadata")], as: Template.Metadata.self) {
             output.metadata = metadata
         }
+        if let value = members["credit"] { output.credit = credit(value, doc: &doc) }
         if let value = members["color"],
            let color = doc.choice(value, at: path + [.key("color")], as: Template.ColorPolicy.self) {
             output.color = color
+        }
+        if let value = members["maxBytes"] {
+            let bytes: Int? = switch value {
+            case .string(let text): Quantities.bytes(text)
+            case .number(let n) where n == n.rounded() && n < 1e15: Int(n)
+            default: nil
+            }
+            if let bytes, bytes >= 1024 {
+                output.maxBytes = bytes
+            } else {
+                doc.fail(path + [.key("maxBytes")],
+                         "must be a size of at least 1KiB, like \"500KiB\", \"2MB\" or a number of bytes, got \(value.shown)")
+            }
+        }
+        if let value = members["sharpen"] {
+            switch value {
+            case .bool(let on): output.sharpen = on ? Template.Output.defaultSharpen : 0
+            default:
+                if let amount = doc.number(value, at: path + [.key("sharpen")], in: NumberRange(lower: 0, upper: 2)) {
+                    output.sharpen = amount
+                }
+            }
+        }
+        if let value = members["name"], let name = doc.string(value, at: path + [.key("name")]) {
+            let literal = Variables.pieces(name).compactMap { if case .literal(let l) = $0 { l } else { nil } }.joined()
+            if members["suffix"] != nil {
+                doc.fail(path + [.key("name")], "give name or suffix, not both (put the suffix into the name)")
+            } else if literal.contains("/") || literal.contains("\\") || name.hasPrefix(".")
+                        || literal.unicodeScalars.contains(where: { $0.value < 0x20 }) || name.utf8.count > 128 {
+                doc.fail(path + [.key("name")],
+                         "must be safe in a file name (no '/' or '\\', no control characters, not starting with '.', at most 128 bytes), got \(value.shown)")
+            } else if let checked = variables(name, at: path + [.key("name")], known: Variables.name, doc: &doc) {
+                output.name = checked
+                output.suffix = ""
+            }
         }
         return output
     }

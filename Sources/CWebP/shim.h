@@ -1,0 +1,5 @@
+#pragma once
+#include <webp/decode.h>
+#include <webp/encode.h>
+#include <webp/demux.h>
+#include <webp/mux.h>
