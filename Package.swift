@@ -61,6 +61,11 @@ let package = Package(
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
         .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CSystemd"]),
         .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
+        // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
+        // seed and every crash file found; the executable is libFuzzer's when built with
+        // --sanitize=fuzzer -DFUZZING, a replay tool otherwise.
+        .target(name: "FuzzTargets", dependencies: ["Codecs", "Configuration", "Finishing", "JSON5", "Pixels"]),
+        .executableTarget(name: "photofinish-fuzz", dependencies: ["FuzzTargets"]),
 
         .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
         .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels"]),
@@ -73,5 +78,6 @@ let package = Package(
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]
 )

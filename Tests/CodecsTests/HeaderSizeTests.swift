@@ -168,3 +168,62 @@ import Pixels
         #expect(DecodeLimits.words(.max) == "9223372036855 MP")
     }
 }
+
+/// A HEIF grid's own canvas size must agree with the primary image's `ispe`: libheif 1.15
+/// allocates the canvas from the grid and overflowed its offsets pasting tiles into a canvas of
+/// 26725×30317 under an `ispe` of 48×32 (a write out of bounds, found by fuzzing).
+@Suite struct HEIFCanvasTests {
+    /// A HEIC with the grid descriptor's width and height (16-bit fields) replaced.
+    static func heicWithGrid(width: UInt16, height: UInt16) throws -> (bytes: [UInt8], patched: Bool) {
+        var bytes = try HEIFEncoder.encode(Image(width: 48, height: 32, channels: 3, fill: [90, 120, 150]),
+                                           options: EncodeOptions(format: .heic))
+        let boxes = HEIFBoxes(bytes)
+        guard boxes.primaryType == "grid" else { return (bytes, false) }
+        // The grid descriptor sits in idat: version, flags, rows − 1, columns − 1, width, height.
+        let at = try #require((4..<bytes.count - 16).first { bytes[$0..<($0 + 4)].elementsEqual("idat".utf8) }) + 4
+        bytes.replaceSubrange((at + 4)..<(at + 8), with: [UInt8(width >> 8), UInt8(width & 0xFF), UInt8(height >> 8), UInt8(height & 0xFF)])
+        return (bytes, true)
+    }
+
+    @Test("the boxes of a HEIC libheif wrote: its grid canvas is its ispe")
+    func readsTheBoxes() throws {
+        let bytes = try HEIFEncoder.encode(Image(width: 48, height: 32, channels: 3, fill: [90, 120, 150]),
+                                           options: EncodeOptions(format: .heic))
+        let boxes = HEIFBoxes(bytes)
+        #expect(boxes.primaryType == "grid" || boxes.primaryType == "hvc1")
+        #expect(boxes.primaryExtent.map { [$0.width, $0.height] } == [48, 32])
+        if boxes.primaryType == "grid" { #expect(boxes.derivedCanvas.map { [$0.width, $0.height] } == [48, 32]) }
+    }
+
+    @Test("a grid canvas that disagrees with ispe is corrupt-image, one over the limit too-large")
+    func gridDisagrees() throws {
+        let (bigger, patched) = try Self.heicWithGrid(width: 26725, height: 30317)
+        try #require(patched, "libheif wrote no grid: nothing to patch")
+        let error = HeaderSizeTests.outcome(bigger)
+        #expect(error?.code == .tooLarge, "\(error.map(\.description) ?? "decoded")")
+        let wrong = HeaderSizeTests.outcome(try Self.heicWithGrid(width: 4000, height: 3000).bytes)
+        #expect(wrong?.code == .corruptImage)
+        #expect(wrong?.message == "HEIF grid says its canvas is 4000×3000, its image extent (ispe) says 48×32")
+        #expect(HeaderSizeTests.outcome(try Self.heicWithGrid(width: 48, height: 32).bytes) == nil)
+    }
+
+    @Test("box walking never reads past the data", arguments: [0, 1, 7, 8, 9, 16, 40, 100, 400])
+    func truncated(length: Int) throws {
+        let bytes = try HEIFEncoder.encode(Image(width: 16, height: 16, channels: 3, fill: [1, 2, 3]),
+                                           options: EncodeOptions(format: .heic))
+        _ = HEIFBoxes(Array(bytes.prefix(length)))
+        // Sizes of 1 (a 64-bit size follows) and 0 (to the end), lengths near 2^32 and 2^64.
+        var weird = bytes
+        if weird.count > 40 {
+            weird.replaceSubrange(28..<32, with: [0, 0, 0, 1])
+            _ = HEIFBoxes(weird)
+            weird.replaceSubrange(28..<32, with: [0xFF, 0xFF, 0xFF, 0xFF])
+            _ = HEIFBoxes(weird)
+            weird.replaceSubrange(28..<32, with: [0, 0, 0, 0])
+            _ = HEIFBoxes(weird)
+        }
+        #expect(BoxReader(bytes: [0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF]).uint(0, size: 8) == nil)
+        #expect(BoxReader(bytes: [1, 2]).uint(1, size: 2) == nil)
+        #expect(BoxReader(bytes: [1, 2]).uint(Int.max, size: 2) == nil)
+    }
+}

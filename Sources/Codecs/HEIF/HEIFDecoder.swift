@@ -51,6 +51,13 @@ public final class HEIFDecoder: PhotoDecoder {
             throw PhotoError(.corruptImage, "HEIF primary image has no size (\(width)×\(height))")
         }
         try limits.checkPixels(width: width, height: height, format: "HEIF")
+        // libheif 1.15 computes plane offsets in 32-bit ints (up to 8 bytes a pixel): past
+        // 2^28 pixels they wrap, whatever maxPixels allows.
+        guard width * height <= HEIFDecoder.largestImage else {
+            throw PhotoError(.tooLarge, "HEIF header says \(width)×\(height) = \(DecodeLimits.words(width * height)), "
+                             + "over the \(DecodeLimits.words(HEIFDecoder.largestImage)) libheif decodes safely")
+        }
+        try HEIFDecoder.checkCanvas(HEIFBoxes(bytes), limits: limits)
         let mime = bytes.withUnsafeBufferPointer { heif_get_file_mime_type($0.baseAddress, Int32(min($0.count, 4096))) }
         let format: ImageFormat = mime.map { String(cString: $0) } == "image/avif" ? .avif : .heic
         let exif = try HEIFDecoder.exif(primary)
@@ -60,6 +67,30 @@ public final class HEIFDecoder: PhotoDecoder {
                               icc: try HEIFDecoder.icc(primary), exif: exif)
         info.xmp = try HEIFDecoder.xmp(primary)
         self.info = info
+    }
+
+    /// The most pixels a HEIF image may have here (2^28, 268 MP): libheif 1.15's 32-bit offsets.
+    static let largestImage = 1 << 28
+
+    /// A grid or overlay decodes to the canvas its own data declares, while the size checked
+    /// above is the primary image's `ispe`: the two must agree, up to a quarter turn
+    /// (HEIFBoxes says why).
+    /// - Throws: `PhotoError` `too-large` (canvas over the limits), `corrupt-image` (canvas and
+    ///   `ispe` disagree).
+    static func checkCanvas(_ boxes: HEIFBoxes, limits: DecodeLimits) throws(PhotoError) {
+        guard let canvas = boxes.derivedCanvas else { return }
+        let kind = boxes.primaryType ?? "derived image"
+        try limits.checkPixels(width: canvas.width, height: canvas.height, format: "HEIF \(kind)")
+        guard canvas.width * canvas.height <= largestImage else {
+            throw PhotoError(.tooLarge, "HEIF \(kind) says \(canvas.width)×\(canvas.height), over the "
+                             + "\(DecodeLimits.words(largestImage)) libheif decodes safely")
+        }
+        // libheif writes the `ispe` of a rotated grid turned (as shown), the grid as stored:
+        // the sides may be swapped, the size may not differ.
+        if let extent = boxes.primaryExtent, extent != canvas, extent != (canvas.height, canvas.width) {
+            throw PhotoError(.corruptImage, "HEIF \(kind) says its canvas is \(canvas.width)×\(canvas.height), "
+                             + "its image extent (ispe) says \(extent.width)×\(extent.height)")
+        }
     }
 
     /// Decodes the primary image (transforms applied, HDR reduced to 8 bits), then hands

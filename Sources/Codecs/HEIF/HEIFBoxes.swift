@@ -1,0 +1,203 @@
+/// The few facts PhotoFinish checks in a HEIF/AVIF file's boxes itself, before libheif
+/// decodes it: the primary item's type, the canvas a derived image (a `grid` of tiles, as
+/// phones write, or an `iovl` overlay) declares in its own data, and the primary item's
+/// `ispe` (image spatial extents).
+///
+/// libheif 1.15 allocates a grid's canvas from the grid's data and its handle's size from
+/// `ispe`; a file whose grid says 26725×30317 while `ispe` says 48×32 passes every size check
+/// and then overflows libheif's 32-bit offsets while tiles are pasted (a write out of bounds,
+/// found by fuzzing: Fuzz/regressions/heif/). So the two must agree.
+///
+/// Best effort and pure: every offset and length comes from the file and is checked against
+/// what is left, never added blindly; what cannot be read stays nil (libheif reports a broken
+/// container itself).
+struct HEIFBoxes {
+    /// The primary item's type: "hvc1", "av01", "grid", "iovl", …
+    var primaryType: String?
+    /// The canvas a derived primary image (`grid`, `iovl`) declares in its data.
+    var derivedCanvas: (width: Int, height: Int)?
+    /// The primary item's `ispe`.
+    var primaryExtent: (width: Int, height: Int)?
+
+    init(_ bytes: [UInt8]) {
+        let file = BoxReader(bytes: bytes)
+        guard let meta = file.boxes(in: 0..<bytes.count).first(where: { $0.type == "meta" }),
+              meta.content.count >= 4 else { return }
+        let children = file.boxes(in: (meta.content.lowerBound + 4)..<meta.content.upperBound)
+        func child(_ type: String) -> Range<Int>? { children.first { $0.type == type }?.content }
+        guard let pitm = child("pitm"), let primary = file.itemID(fullBoxAt: pitm, wide: file.u8(pitm.lowerBound) != 0) else { return }
+        primaryType = child("iinf").flatMap { file.itemType(of: primary, iinf: $0) }
+        if let iprp = child("iprp") {
+            primaryExtent = file.extent(of: primary, iprp: iprp)
+        }
+        if primaryType == "grid" || primaryType == "iovl", let iloc = child("iloc"),
+           let data = file.itemData(of: primary, iloc: iloc, idat: child("idat")) {
+            derivedCanvas = primaryType == "grid" ? BoxReader.gridCanvas(data) : BoxReader.overlayCanvas(data)
+        }
+    }
+}
+
+/// Bounds-checked big-endian reads over a file's bytes.
+struct BoxReader {
+    let bytes: [UInt8]
+
+    func u8(_ at: Int) -> Int? {
+        at >= 0 && at < bytes.count ? Int(bytes[at]) : nil
+    }
+
+    /// An unsigned big-endian integer of `size` bytes (0…8); nil past the end or over `Int.max`.
+    func uint(_ at: Int, size: Int) -> Int? {
+        guard size >= 0, size <= 8, at >= 0, at <= bytes.count, size <= bytes.count - at else { return nil }
+        var value: UInt64 = 0
+        for i in 0..<size { value = value << 8 | UInt64(bytes[at + i]) }
+        return Int(exactly: value)
+    }
+
+    func u16(_ at: Int) -> Int? { uint(at, size: 2) }
+    func u32(_ at: Int) -> Int? { uint(at, size: 4) }
+
+    func fourCC(_ at: Int) -> String? {
+        guard at >= 0, at <= bytes.count - 4 else { return nil }
+        return String(decoding: bytes[at..<(at + 4)], as: UTF8.self)
+    }
+
+    /// The boxes inside `range`, in order; stops at the first one that does not fit.
+    func boxes(in range: Range<Int>) -> [(type: String, content: Range<Int>)] {
+        var found: [(type: String, content: Range<Int>)] = []
+        var at = range.lowerBound
+        while range.upperBound - at >= 8, let size32 = u32(at), let type = fourCC(at + 4) {
+            var header = 8, size = size32
+            if size32 == 1 {
+                guard let large = uint(at + 8, size: 8) else { break }
+                header = 16
+                size = large
+            } else if size32 == 0 {
+                size = range.upperBound - at
+            }
+            guard size >= header, size <= range.upperBound - at else { break }
+            found.append((type, (at + header)..<(at + size)))
+            at += size
+            if found.count >= 10_000 { break }
+        }
+        return found
+    }
+
+    /// The item ID of a `pitm`-like full box: 16 bits (version 0) or 32 bits.
+    func itemID(fullBoxAt content: Range<Int>, wide: Bool) -> Int? {
+        wide ? u32(content.lowerBound + 4) : u16(content.lowerBound + 4)
+    }
+
+    /// The `item_type` of one item, from `iinf`'s `infe` boxes (version 2 or 3).
+    func itemType(of item: Int, iinf: Range<Int>) -> String? {
+        guard let version = u8(iinf.lowerBound) else { return nil }
+        let entries = iinf.lowerBound + 4 + (version == 0 ? 2 : 4)
+        guard entries <= iinf.upperBound else { return nil }
+        for infe in boxes(in: entries..<iinf.upperBound) where infe.type == "infe" {
+            let c = infe.content.lowerBound
+            guard let v = u8(c), v >= 2 else { continue }
+            let idSize = v == 2 ? 2 : 4
+            guard let id = uint(c + 4, size: idSize), id == item,
+                  c + 4 + idSize + 2 + 4 <= infe.content.upperBound else { continue }
+            return fourCC(c + 4 + idSize + 2)
+        }
+        return nil
+    }
+
+    /// The `ispe` associated with an item through `ipma`.
+    func extent(of item: Int, iprp: Range<Int>) -> (width: Int, height: Int)? {
+        let children = boxes(in: iprp)
+        guard let ipco = children.first(where: { $0.type == "ipco" })?.content,
+              let ipma = children.first(where: { $0.type == "ipma" })?.content,
+              let version = u8(ipma.lowerBound), let flags = u8(ipma.lowerBound + 3),
+              let count = u32(ipma.lowerBound + 4) else { return nil }
+        let properties = boxes(in: ipco)
+        var at = ipma.lowerBound + 8
+        for _ in 0..<min(count, 1 << 16) {
+            let idSize = version < 1 ? 2 : 4
+            guard let id = uint(at, size: idSize), let associations = u8(at + idSize) else { return nil }
+            at += idSize + 1
+            let entrySize = flags & 1 == 1 ? 2 : 1
+            for _ in 0..<associations {
+                guard let entry = uint(at, size: entrySize) else { return nil }
+                at += entrySize
+                let index = entry & (entrySize == 2 ? 0x7FFF : 0x7F)
+                guard id == item, index >= 1, index <= properties.count else { continue }
+                let property = properties[index - 1]
+                if property.type == "ispe", let width = u32(property.content.lowerBound + 4),
+                   let height = u32(property.content.lowerBound + 8) {
+                    return (width, height)
+                }
+            }
+        }
+        return nil
+    }
+
+    /// The first bytes (at most 64) of an item's data, from `iloc`: in the file (construction
+    /// method 0) or in `idat` (1).
+    func itemData(of item: Int, iloc: Range<Int>, idat: Range<Int>?) -> [UInt8]? {
+        let c = iloc.lowerBound
+        guard let version = u8(c), version <= 2, let sizes = u16(c + 4) else { return nil }
+        let offsetSize = sizes >> 12, lengthSize = (sizes >> 8) & 15, baseSize = (sizes >> 4) & 15
+        let indexSize = version >= 1 ? sizes & 15 : 0
+        let idSize = version < 2 ? 2 : 4
+        guard let count = uint(c + 6, size: idSize) else { return nil }
+        var at = c + 6 + idSize
+        for _ in 0..<min(count, 1 << 16) {
+            guard let id = uint(at, size: idSize) else { return nil }
+            at += idSize
+            var method = 0
+            if version >= 1 {
+                guard let field = u16(at) else { return nil }
+                method = field & 15
+                at += 2
+            }
+            guard let base = uint(at + 2, size: baseSize), let extents = u16(at + 2 + baseSize) else { return nil }
+            at += 2 + baseSize + 2
+            var first: (offset: Int, length: Int)?
+            // Extents of zero-sized fields take no bytes: all the same, the first one is enough.
+            let extentBytes = indexSize + offsetSize + lengthSize
+            for _ in 0..<(extentBytes == 0 ? min(extents, 1) : extents) {
+                guard let offset = uint(at + indexSize, size: offsetSize),
+                      let length = uint(at + indexSize + offsetSize, size: lengthSize) else { return nil }
+                at += extentBytes
+                if first == nil { first = (offset, length) }
+            }
+            guard id == item, let first else { continue }
+            let (start, overflow) = base.addingReportingOverflow(first.offset)
+            guard !overflow else { return nil }
+            let region: Range<Int>
+            switch method {
+            case 0: region = 0..<bytes.count
+            case 1: guard let idat else { return nil }; region = idat
+            default: return nil
+            }
+            // A length of 0 means "to the end of the region".
+            guard start >= 0, start <= region.count else { return nil }
+            let available = region.count - start
+            let length = first.length == 0 ? available : min(first.length, available)
+            let from = region.lowerBound + start
+            return Array(bytes[from..<(from + min(length, 64))])
+        }
+        return nil
+    }
+
+    /// A `grid` item's canvas: version, flags, rows − 1, columns − 1, then width and height in
+    /// 16 bits (32 when flags bit 0 is set).
+    static func gridCanvas(_ data: [UInt8]) -> (width: Int, height: Int)? {
+        let reader = BoxReader(bytes: data)
+        guard let flags = reader.u8(1) else { return nil }
+        let size = flags & 1 == 1 ? 4 : 2
+        guard let width = reader.uint(4, size: size), let height = reader.uint(4 + size, size: size) else { return nil }
+        return (width, height)
+    }
+
+    /// An `iovl` item's canvas: version, flags, four 16-bit fill values, then width and height
+    /// in 16 bits (32 when flags bit 0 is set).
+    static func overlayCanvas(_ data: [UInt8]) -> (width: Int, height: Int)? {
+        let reader = BoxReader(bytes: data)
+        guard let flags = reader.u8(1) else { return nil }
+        let size = flags & 1 == 1 ? 4 : 2
+        guard let width = reader.uint(10, size: size), let height = reader.uint(10 + size, size: size) else { return nil }
+        return (width, height)
+    }
+}
