@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "SystemTests", dependencies: ["System"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
     ]
 )

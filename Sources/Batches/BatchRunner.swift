@@ -114,16 +114,19 @@ public struct BatchRunner: Sendable {
     ///     stopped the finisher twice): `report.html` is still written, with a warning.
     ///   - onStart: also called with 0 just before the whole-set outputs are made.
     ///   - the rest: as `finishPhotos`.
-    public func run(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
+    public func run(batch: String, sources: [Source], contents: BatchContents? = nil, folder: String,
+                    stop: StopRequest = StopRequest(),
                     started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
                     resumable: Bool = false, alone: Set<Int> = [], wholeSet: Bool = true,
                     progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
                     onItem: @escaping @Sendable (Report.Item) -> Void = { _ in },
                     onStart: @escaping @Sendable (Int) -> Void = { _ in }) async -> Report {
-        var report = await finishPhotos(batch: batch, sources: sources, folder: folder, stop: stop, started: started,
-                                        finished: alreadyFinished, alone: alone, progress: progress, onItem: onItem,
-                                        onStart: onStart)
+        let contents = contents ?? BatchContents.read(sources)
+        var report = await finishPhotos(batch: batch, sources: sources, contents: contents, folder: folder, stop: stop,
+                                        started: started, finished: alreadyFinished, alone: alone, progress: progress,
+                                        onItem: onItem, onStart: onStart)
         if resumable && report.status == .interrupted { return report }
+        let sources = contents.photos.map { sources[$0.main] }
         guard wholeSet else {
             report.warnings = (report.warnings ?? []) + [
                 "no stitched story and no colour card: making them stopped the finisher twice (a crash or a kill), so they are not tried again",
@@ -138,8 +141,11 @@ public struct BatchRunner: Sendable {
     }
 
     /// Finishes `sources` into `folder` (which must exist) and returns the report with its
-    /// items only (no whole-set outputs), without writing it.
+    /// items only (no whole-set outputs), without writing it: one item per photo of
+    /// `contents` (the files sorted into photos, pairs and ignored files), in its order.
     /// - Parameters:
+    ///   - contents: what the files are (default: read from them, `BatchContents.read`).
+    ///     Indexes below (`finished`, `alone`, `onStart`) count its photos.
     ///   - progress: called after each photo with (done, total).
     ///   - stop: once requested, no new photo starts; the rest are reported `interrupted`.
     ///   - started: the batch's start time for the report (a resumed batch keeps its own).
@@ -152,12 +158,16 @@ public struct BatchRunner: Sendable {
     ///     its slot), e.g. to journal it.
     ///   - onItem: called with each photo's item once its outputs are in place (one call at a
     ///     time), e.g. to journal it.
-    public func finishPhotos(batch: String, sources: [Source], folder: String, stop: StopRequest = StopRequest(),
+    public func finishPhotos(batch: String, sources files: [Source], contents: BatchContents? = nil, folder: String,
+                             stop: StopRequest = StopRequest(),
                              started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
                              alone: Set<Int> = [],
                              progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
                              onItem: @escaping @Sendable (Report.Item) -> Void = { _ in },
                              onStart: @escaping @Sendable (Int) -> Void = { _ in }) async -> Report {
+        let contents = contents ?? BatchContents.read(files)
+        let sources = contents.photos.map { files[$0.main] }
+        let alternates = contents.photos.map { $0.alternates.map { files[$0].name } }
         let stems = OutputNames.uniqueStems(sources.map(\.readableName), maxBytes: OutputNames.stemRoom(template))
         var items: [Report.Item?] = sources.indices.map { alreadyFinished[$0 + 1] }
         let window = limits.effectiveWorkers
@@ -196,8 +206,10 @@ public struct BatchRunner: Sendable {
                     } ?? 0
                     await budget?.acquire(cost)
                     defer { budget?.release(cost) }
-                    return (index, finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
-                                             batch: batch, count: sources.count, folder: folder, finisher: finisher))
+                    var item = finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
+                                         batch: batch, count: sources.count, folder: folder, finisher: finisher)
+                    item.alternates = alternates[index].isEmpty ? nil : alternates[index]
+                    return (index, item)
                 }
                 return true
             }
@@ -216,12 +228,17 @@ public struct BatchRunner: Sendable {
             item ?? {
                 var skipped = Report.Item(index: index + 1, source: sources[index].name, status: .interrupted)
                 skipped.original = sources[index].original
+                skipped.alternates = alternates[index].isEmpty ? nil : alternates[index]
                 return skipped
             }()
         }
+        let ignored = contents.ignored.map {
+            Report.IgnoredFile(source: files[$0.file].name, reason: $0.reason, original: files[$0.file].original)
+        }
         return Report(batch: batch, inbox: inbox, template: .init(name: template.name, sha256: template.sha256),
                       started: BatchID.timestamp(started), finished: BatchID.timestamp(Date()),
-                      items: finished, interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })
+                      items: finished, ignored: ignored,
+                      interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })
     }
 
     /// Finishes and writes one photo read in `readTime`; every failure becomes a failed item.

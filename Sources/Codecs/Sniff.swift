@@ -10,6 +10,20 @@ public enum SniffResult: Equatable, Sendable {
     /// Zero bytes.
     case empty
 
+    /// True for a picture of any kind, read or not (JPEG, a camera raw, GIF, TIFF, BMP, PSD…);
+    /// false for what is no picture at all (text, PDF, XML, video, audio, archives, unknown
+    /// bytes) and for an empty file.
+    public var isPicture: Bool {
+        switch self {
+        case .image, .cameraRaw: true
+        case .unsupported(let kind): Self.pictureKinds.contains(kind)
+        case .empty: false
+        }
+    }
+
+    /// The `unsupported` kinds that are pictures, in the names `sniff` gives them.
+    static let pictureKinds: Set<String> = ["TIFF", "GIF", "BMP", "JPEG 2000", "JPEG XL", "PSD", "ICO", "OpenEXR", "SVG"]
+
     /// The report's error for anything that is not a readable image; nil for `.image`.
     public var error: PhotoError? {
         switch self {

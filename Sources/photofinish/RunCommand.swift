@@ -92,6 +92,7 @@ enum RunCommand {
         for item in report.items where item.status == .failed {
             print("  \(item.source): \(item.error.map { "\($0.code): \($0.message)" } ?? "failed")")
         }
+        for ignored in report.ignored ?? [] { print("  ignored: \(ignored.source) (\(ignored.reason))") }
         for output in report.outputs { print("  \(output.file)") }
         for warning in report.warnings ?? [] { print("  \(warning)") }
         print("report: \(folder)/report.json, \(folder)/report.html (photofinish report \(folder))")

@@ -107,18 +107,24 @@ import Testing
         #expect(report.warnings == nil)
     }
 
-    @Test func anUnreadablePhotoMeansNoStoryAndTheReportSaysWhich() async throws {
+    @Test func aPhotoThatFailedIsLeftOutOfTheStoryAndNamed() async throws {
         let (folder, sources) = try Self.folder(extra: [("zz-broken.jpg", Array(try Self.bands(Self.fixtures[0]).prefix(400)))])
         let report = await run(sources, into: folder)
         #expect(report.status == .partial)
-        #expect(!report.outputs.contains { $0.file.contains("-story-") })
+        // The story is made of the four photos that were finished, at its full width.
+        let parts = report.outputs.filter { $0.file.contains("-story-") }
+        #expect(parts.map(\.items) == [[1, 2], [3, 4]])
+        #expect(parts.map(\.size) == [[100, 154], [100, 154]])
+        #expect(parts.map(\.leftOut) == [[5], [5]])
         let names = try FileManager.default.contentsOfDirectory(atPath: folder)
-        #expect(!names.contains { $0.contains("-story-") }, "\(names)")
+        #expect(names.filter { $0.contains("-story-") }.count == 2, "\(names)")
         let warning = try #require(report.warnings?.first)
-        #expect(warning.contains("photo 5 (zz-broken.jpg)") && warning.contains("corrupt-image"), "\(warning)")
+        #expect(warning.hasPrefix("stitched story: photo 5 (zz-broken.jpg) left out") && warning.contains("corrupt-image"),
+                "\(warning)")
         // The colour card still shows the photos that were read.
         #expect(report.outputs.first { $0.file.hasSuffix("-color-card.png") }?.items == [1, 2, 3, 4])
-        #expect(ReportWriter.json(report).contains("\"warnings\": [\n    \"no stitched story: photo 5 (zz-broken.jpg)"))
+        let json = ReportWriter.json(report)
+        #expect(json.contains("\"leftOut\": [5]"), "\(json)")
     }
 
     @Test func aPhotoThatBreaksBeforeTheStitchTakesTheWrittenPartsWithIt() async throws {

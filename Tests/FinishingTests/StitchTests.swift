@@ -49,10 +49,26 @@ import Testing
                                          PixelRect(x: 0, y: 235, width: 300, height: 400)])
     }
 
-    @Test func neverUpscalesPastTheNarrowestUnlessAsked() throws {
-        let small = [Size(800, 600), Size(640, 640)]
-        #expect(try StitchPlan.make(upright: small, stitch: stitch()).width == 640)
-        let asked = try StitchPlan.make(upright: small, stitch: stitch(upscale: true))
+    @Test func aNarrowPhotoStaysAtItsOwnSizeCentredUnlessAsked() throws {
+        let small = [Size(800, 600), Size(640, 640), Size(2160, 1080)]
+        // The canvas keeps its width: the narrow photos are centred at their own size.
+        let plan = try StitchPlan.make(upright: small, stitch: stitch())
+        #expect(plan.width == 1080)
+        #expect(rects(plan.parts[0]) == [PixelRect(x: 140, y: 0, width: 800, height: 600),
+                                         PixelRect(x: 220, y: 624, width: 640, height: 640),
+                                         PixelRect(x: 0, y: 1288, width: 1080, height: 540)])
+        // A tiny photo (49 px) never shrinks the story.
+        let tiny = try StitchPlan.make(upright: [Size(49, 30), Size(4000, 3000)], stitch: stitch())
+        #expect(rects(tiny.parts[0]) == [PixelRect(x: 515, y: 0, width: 49, height: 30),
+                                         PixelRect(x: 0, y: 54, width: 1080, height: 810)])
+        // Without split, shrinking under the cap shrinks only what is wider than the canvas.
+        let capped = try StitchPlan.make(upright: [Size(100, 100), Size(4000, 4000)],
+                                         stitch: stitch(maxHeight: 724, split: false))
+        #expect(capped.width == 600)
+        #expect(rects(capped.parts[0]) == [PixelRect(x: 250, y: 0, width: 100, height: 100),
+                                           PixelRect(x: 0, y: 124, width: 600, height: 600)])
+        let two = [Size(800, 600), Size(640, 640)]
+        let asked = try StitchPlan.make(upright: two, stitch: stitch(upscale: true))
         #expect(asked.width == 1080)
         #expect(rects(asked.parts[0]) == [PixelRect(x: 0, y: 0, width: 1080, height: 810),
                                           PixelRect(x: 0, y: 834, width: 1080, height: 1080)])

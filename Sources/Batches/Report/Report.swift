@@ -19,14 +19,17 @@ public struct Report: Codable, Sendable {
     public var status: Status
     public var counts: Counts
     public var items: [Item]
+    /// The files that are no photo (text, sidecars, …), in batch order: never failed items.
+    @OmittedWhenEmpty public var ignored: [IgnoredFile]?
     /// Batch-level outputs (stitched parts, colour card).
     public var outputs: [BatchOutput]
     /// What happened to the batch as a whole, in words (a story not made, and why).
     @OmittedWhenEmpty public var warnings: [String]?
 
     public init(batch: String, inbox: String?, template: TemplateRef, started: String, finished: String,
-                items: [Item], outputs: [BatchOutput] = [], interrupted: Bool = false) {
+                items: [Item], ignored: [IgnoredFile] = [], outputs: [BatchOutput] = [], interrupted: Bool = false) {
         self.batch = batch
+        self.ignored = ignored.isEmpty ? nil : ignored
         self.inbox = inbox
         self.template = template
         self.started = started
@@ -87,6 +90,8 @@ public struct Report: Codable, Sendable {
         /// The small JPEG `report.html` shows, relative to the batch folder (`thumbs/…`).
         public var thumbnail: String?
         public var error: ErrorInfo?
+        /// The other files of the same photo (a RAW beside the JPEG finished), filed with it.
+        @OmittedWhenEmpty public var alternates: [String]?
         /// Where the source is now, relative to the hot folder (or the path given to `run`).
         public var original: String?
 
@@ -118,13 +123,29 @@ public struct Report: Codable, Sendable {
         public var applied: Applied
     }
 
+    /// A file of the batch that is no photo: why, and where it went.
+    public struct IgnoredFile: Codable, Sendable, Equatable {
+        /// The file name as dropped (escaped where it is not UTF-8).
+        public var source: String
+        /// What it is (`text, not a photo`, `sidecar of IMG_0001.HEIC`).
+        public var reason: String
+        /// Where it is now, as an item's `original`.
+        public var original: String?
+        public init(source: String, reason: String, original: String? = nil) {
+            self.source = source; self.reason = reason; self.original = original
+        }
+    }
+
     public struct BatchOutput: Codable, Sendable {
         public var file: String
         public var size: [Int]
         /// The items (1-based indexes) this output shows, in order.
         public var items: [Int]?
-        public init(file: String, size: [Int], items: [Int]?) {
+        /// Items the story leaves out (they failed), 1-based.
+        @OmittedWhenEmpty public var leftOut: [Int]?
+        public init(file: String, size: [Int], items: [Int]?, leftOut: [Int] = []) {
             self.file = file; self.size = size; self.items = items
+            self.leftOut = leftOut.isEmpty ? nil : leftOut
         }
     }
 }

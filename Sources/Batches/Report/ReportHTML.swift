@@ -28,7 +28,15 @@ public enum ReportHTML {
         if !r.outputs.isEmpty { h += batchOutputs(r) }
         h += "<h2>Photos, in batch order</h2>\n<ol class=\"items\">\n"
         for item in r.items { h += self.item(item) }
-        h += "</ol>\n<footer>PhotoFinish · template \(e(r.template.name)) · sha256 \(e(String(r.template.sha256.prefix(12))))</footer>\n"
+        h += "</ol>\n"
+        if let ignored = r.ignored, !ignored.isEmpty {
+            h += "<section class=\"ignored\"><h2>Not photos (kept with the originals)</h2><ul>\n"
+            for i in ignored {
+                h += "<li>\(e(i.source)) <span class=\"dim\">\(e(i.reason))\(i.original.map { " · " + e($0) } ?? "")</span></li>\n"
+            }
+            h += "</ul></section>\n"
+        }
+        h += "<footer>PhotoFinish · template \(e(r.template.name)) · sha256 \(e(String(r.template.sha256.prefix(12))))</footer>\n"
         h += "</body>\n</html>\n"
         return h
     }
@@ -58,7 +66,8 @@ public enum ReportHTML {
     private static func batchOutputs(_ r: Report) -> String {
         var h = "<section class=\"set\"><h2>The batch as a whole</h2><ul>\n"
         for o in r.outputs {
-            let shows = o.items.map { " · photos \($0.map(String.init).joined(separator: ", "))" } ?? ""
+            var shows = o.items.map { " · photos \($0.map(String.init).joined(separator: ", "))" } ?? ""
+            if let left = o.leftOut, !left.isEmpty { shows += " (left out: \(left.map(String.init).joined(separator: ", ")))" }
             h += "<li><a href=\"\(url(o.file))\">\(e(o.file))</a> <span class=\"dim\">\(size(o.size))\(shows)</span></li>\n"
         }
         return h + "</ul></section>\n"
@@ -102,6 +111,9 @@ public enum ReportHTML {
         for s in i.skipped ?? [] { h += "<p class=\"skipped\">Skipped \(e(s.ratio)): \(e(s.reason))</p>\n" }
         for w in i.warnings ?? [] { h += "<p class=\"warning\">Warning: \(e(w))</p>\n" }
         if let original = i.original { h += "<p class=\"dim\">Original: \(e(original))</p>\n" }
+        if let alternates = i.alternates, !alternates.isEmpty {
+            h += "<p class=\"dim\">Filed with it: \(alternates.map(e).joined(separator: ", "))</p>\n"
+        }
         return h + "</div>\n</li>\n"
     }
 

@@ -55,12 +55,18 @@ public enum ReportText {
             }
             for w in item.warnings ?? [] { lines.append("     warning: \(w)") }
             if let o = item.original { lines.append("     original: \(o)") }
+            if let a = item.alternates, !a.isEmpty { lines.append("     filed with it: \(a.joined(separator: ", "))") }
+        }
+        if let ignored = r.ignored, !ignored.isEmpty {
+            lines.append("")
+            for i in ignored { lines.append("Not a photo: \(i.source) (\(i.reason))" + (i.original.map { " → \($0)" } ?? "")) }
         }
         if !r.outputs.isEmpty {
             lines.append("")
             for o in r.outputs {
                 lines.append("Batch output: \(o.file) \(o.size.map(String.init).joined(separator: "×"))"
-                             + (o.items.map { " (photos \($0.map(String.init).joined(separator: ", ")))" } ?? ""))
+                             + (o.items.map { " (photos \($0.map(String.init).joined(separator: ", ")))" } ?? "")
+                             + (o.leftOut.map { " without \($0.map(String.init).joined(separator: ", "))" } ?? ""))
             }
         }
         for w in r.warnings ?? [] { lines.append("Batch warning: \(w)") }

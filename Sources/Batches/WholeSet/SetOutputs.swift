@@ -54,7 +54,7 @@ public struct SetOutputs: Sendable {
                 marks = WholeSetMarks.canvas(template: filled, assets: assets)
                 if stitch.marks { warnings += missing.map { "stitched story: \($0)" } }
             }
-            switch story(stitch, marks: marks, report: report, sources: sources, folder: folder) {
+            switch story(stitch, marks: marks, report: report, sources: sources, folder: folder, warnings: &warnings) {
             case .success(let outputs): report.outputs += outputs
             case .failure(let reason): warnings.append(reason.message)
             }
@@ -80,24 +80,29 @@ public struct SetOutputs: Sendable {
         var message: String
     }
 
-    /// Every part of the story, or why there is none. Each part is written as soon as it is
-    /// encoded (memory stays at one canvas); if a later part fails, the parts already written
-    /// are removed before the report exists: a story with a photo missing is worse than none
-    /// (SPEC §3).
+    /// Every part of the story, or why there is none. A photo that failed is left out (the
+    /// parts' `leftOut` and a batch warning name it); a batch that was stopped has no story
+    /// (its order is the point). Each part is written as soon as it is encoded (memory stays
+    /// at one canvas); if a photo cannot be read again while stitching, the parts already
+    /// written are removed before the report exists.
     func story(_ stitch: Template.Stitch, marks: CanvasMarks?, report: Report, sources: [BatchRunner.Source],
-               folder: String) -> Result<[Report.BatchOutput], Reason> {
-        if let stopper = report.items.first(where: { $0.status != .ok }) {
-            let others = report.items.filter { $0.status != .ok }.count - 1
-            let more = others > 0 ? " (and \(others) more)" : ""
-            let why = stopper.status == .interrupted
-                ? "the batch was stopped before photo \(stopper.index) (\(stopper.source))\(more) was finished"
-                : "photo \(stopper.index) (\(stopper.source)) could not be read\(more)"
-                  + (stopper.error.map { ": \($0.code): \($0.message)" } ?? "")
-            return .failure(Reason(message: "no stitched story: \(why); a story with a photo missing is not made"))
+               folder: String, warnings: inout [String]) -> Result<[Report.BatchOutput], Reason> {
+        if let stopper = report.items.first(where: { $0.status == .interrupted }) {
+            return .failure(Reason(message: "no stitched story: the batch was stopped before photo \(stopper.index) "
+                                   + "(\(stopper.source)) was finished"))
         }
-        guard !report.items.isEmpty else { return .failure(Reason(message: "no stitched story: the batch is empty")) }
-        let sizes = report.items.map { item -> OutputPlan.Size in
-            let s = item.size ?? [1, 1]
+        let shown = report.items.indices.filter { report.items[$0].status == .ok }
+        let leftOut = report.items.filter { $0.status != .ok }
+        for item in leftOut {
+            warnings.append("stitched story: photo \(item.index) (\(item.source)) left out: it could not be finished"
+                            + (item.error.map { " (\($0.code): \($0.message))" } ?? ""))
+        }
+        guard !shown.isEmpty else {
+            return .failure(Reason(message: report.items.isEmpty ? "no stitched story: the batch is empty"
+                                   : "no stitched story: no photo of the batch could be finished"))
+        }
+        let sizes = shown.map { i -> OutputPlan.Size in
+            let s = report.items[i].size ?? [1, 1]
             return OutputPlan.Size(s[0], s[1])
         }
         let plan: StitchPlan
@@ -115,7 +120,7 @@ public struct SetOutputs: Sendable {
             let name = Stitcher.fileName(batch: report.batch, part: number + 1, of: plan.parts.count)
             do throws(StitchError) {
                 let canvas = try stitcher.render(part, width: plan.width, read: { i throws(PhotoError) in
-                    try SourceFile.read(sources[i].path, maxBytes: limits.maxFileBytes)
+                    try SourceFile.read(sources[shown[i]].path, maxBytes: limits.maxFileBytes)
                 }, limits: deadline)
                 do throws(PhotoError) {
                     let bytes = try stitcher.encode(canvas)
@@ -128,10 +133,11 @@ public struct SetOutputs: Sendable {
                     throw StitchError(photo: nil, error: error)
                 }
                 written.append(Report.BatchOutput(file: name, size: [canvas.width, canvas.height],
-                                                  items: part.placements.map { $0.photo + 1 }))
+                                                  items: part.placements.map { shown[$0.photo] + 1 },
+                                                  leftOut: leftOut.map(\.index)))
             } catch {
                 removeWritten()
-                let who = error.photo.map { "photo \($0 + 1) (\(sources[$0].name)) could not be read again" }
+                let who = error.photo.map { "photo \(shown[$0] + 1) (\(sources[shown[$0]].name)) could not be read again" }
                     ?? "part \(number + 1) could not be finished"
                 return .failure(Reason(message: "no stitched story: \(who): \(error.error.code.rawValue): \(error.error.message)"))
             }

@@ -38,10 +38,11 @@ public struct StitchPlanError: Error, Sendable, Equatable, CustomStringConvertib
 public extension StitchPlan {
     /// Plans the stitched image.
     ///
-    /// The common width is `stitch.width`, or the narrowest photo's width when that is
-    /// smaller and `stitch.upscale` is off (no photo is ever enlarged unless asked). A photo
-    /// that alone is taller than `maxHeight` at that width gets a part of its own, shrunk to
-    /// `maxHeight` and centred on the canvas (never cut).
+    /// The canvas is `stitch.width` wide. Every photo is scaled to that width, except that a
+    /// photo narrower than it stays at its own size, centred on the `background` (never
+    /// enlarged, and never shrinking the canvas or the other photos), unless `stitch.upscale`
+    /// asks for it to be enlarged. A photo that alone is taller than `maxHeight` gets a part
+    /// of its own, shrunk to `maxHeight` and centred on the canvas (never cut).
     /// - Parameters:
     ///   - upright: each photo's size as a person sees it, in batch order (at least one).
     ///   - stitch: the template's `stitch` settings.
@@ -50,19 +51,19 @@ public extension StitchPlan {
     static func make(upright: [OutputPlan.Size], stitch: Template.Stitch) throws(StitchPlanError) -> StitchPlan {
         precondition(!upright.isEmpty, "a stitch needs at least one photo")
         precondition(upright.allSatisfy { $0.width > 0 && $0.height > 0 }, "empty photo in \(upright)")
-        let narrowest = upright.map(\.width).min()!
-        let common = stitch.upscale ? stitch.width : min(stitch.width, narrowest)
         if stitch.split {
-            return split(upright, width: common, spacing: stitch.spacing, maxHeight: stitch.maxHeight)
+            return split(upright, width: stitch.width, upscale: stitch.upscale, spacing: stitch.spacing,
+                         maxHeight: stitch.maxHeight)
         }
-        let width = try shrunkWidth(upright, start: common, spacing: stitch.spacing, maxHeight: stitch.maxHeight)
+        let width = try shrunkWidth(upright, start: stitch.width, upscale: stitch.upscale, spacing: stitch.spacing,
+                                    maxHeight: stitch.maxHeight)
         var placements: [Placement] = []
         var y = 0
         for (i, size) in upright.enumerated() {
             if i > 0 { y += stitch.spacing }
-            let h = height(of: size, atWidth: width)
-            placements.append(Placement(photo: i, rect: PixelRect(x: 0, y: y, width: width, height: h)))
-            y += h
+            let rect = placed(size, canvas: width, upscale: stitch.upscale, y: y)
+            placements.append(Placement(photo: i, rect: rect))
+            y += rect.height
         }
         return StitchPlan(width: width, parts: [Part(height: y, placements: placements)])
     }
@@ -72,12 +73,19 @@ public extension StitchPlan {
         max(1, Int((Double(width) * Double(size.height) / Double(size.width)).rounded()))
     }
 
-    /// The largest width ≤ `start` at which every photo fits one part under `maxHeight`.
-    /// Heights only grow with the width, so a binary search finds it exactly.
-    private static func shrunkWidth(_ photos: [OutputPlan.Size], start: Int, spacing: Int,
+    /// Where a photo goes on a canvas `canvas` wide, its top at `y`: the canvas's width, or
+    /// its own when it is narrower (and not to be enlarged), centred.
+    static func placed(_ size: OutputPlan.Size, canvas: Int, upscale: Bool, y: Int) -> PixelRect {
+        let w = upscale ? canvas : min(canvas, size.width)
+        return PixelRect(x: (canvas - w) / 2, y: y, width: w, height: height(of: size, atWidth: w))
+    }
+
+    /// The largest canvas width ≤ `start` at which every photo fits one part under
+    /// `maxHeight`. Heights only grow with the width, so a binary search finds it exactly.
+    private static func shrunkWidth(_ photos: [OutputPlan.Size], start: Int, upscale: Bool, spacing: Int,
                                     maxHeight: Int) throws(StitchPlanError) -> Int {
         func total(_ w: Int) -> Int {
-            photos.reduce(spacing * (photos.count - 1)) { $0 + height(of: $1, atWidth: w) }
+            photos.reduce(spacing * (photos.count - 1)) { $0 + placed($1, canvas: w, upscale: upscale, y: 0).height }
         }
         if total(start) <= maxHeight { return start }
         guard total(1) <= maxHeight else {
@@ -95,7 +103,8 @@ public extension StitchPlan {
 
     /// Greedy parts in batch order: a photo that would push the part past `maxHeight`
     /// starts the next part.
-    private static func split(_ photos: [OutputPlan.Size], width: Int, spacing: Int, maxHeight: Int) -> StitchPlan {
+    private static func split(_ photos: [OutputPlan.Size], width: Int, upscale: Bool, spacing: Int,
+                              maxHeight: Int) -> StitchPlan {
         var parts: [Part] = []
         var current: [Placement] = []
         var y = 0
@@ -105,11 +114,12 @@ public extension StitchPlan {
             y = 0
         }
         for (i, size) in photos.enumerated() {
-            let h = height(of: size, atWidth: width)
+            let rect = placed(size, canvas: width, upscale: upscale, y: 0)
+            let h = rect.height
             if h > maxHeight {
                 // Alone over the cap: its own part, shrunk to the cap, centred across the width.
                 close()
-                let w = max(1, min(width, Int((Double(maxHeight) * Double(size.width) / Double(size.height)).rounded())))
+                let w = max(1, min(rect.width, Int((Double(maxHeight) * Double(size.width) / Double(size.height)).rounded())))
                 parts.append(Part(height: maxHeight, placements: [
                     Placement(photo: i, rect: PixelRect(x: (width - w) / 2, y: 0, width: w, height: maxHeight)),
                 ]))
@@ -117,7 +127,7 @@ public extension StitchPlan {
             }
             if !current.isEmpty && y + spacing + h > maxHeight { close() }
             if !current.isEmpty { y += spacing }
-            current.append(Placement(photo: i, rect: PixelRect(x: 0, y: y, width: width, height: h)))
+            current.append(Placement(photo: i, rect: PixelRect(x: rect.x, y: y, width: rect.width, height: h)))
             y += h
         }
         close()

@@ -65,32 +65,6 @@ public enum BatchWork {
             throw SystemError("use the template stored with the batch (\(error.description); restore what it names and the batch resumes)",
                               folder, errno: EINVAL)
         }
-        if !Files.exists(staged) && Files.exists(published) {
-            let report = try publishedReport(published)
-            return .filing(left: try cleanUp(batch, template: template, report: report, log: log))
-        }
-        try Files.makeDirectory(staged, permissions: 0o755)
-        try removeTemporaryFiles(in: try Directory(staged))
-
-        // What an earlier run of this batch did, and what stopped it.
-        let journal = try ProgressJournal.read(folder: folder)
-        var done = journal.finished
-        var alone: Set<Int> = []
-        for (index, count) in journal.unfinished.sorted(by: { $0.key < $1.key }) where index <= batch.manifest.items.count {
-            if count >= 2 {
-                let item = stoppedTwice(index, batch.manifest.items[index - 1])
-                done[index] = item
-                try? ProgressJournal.append(item, folder: folder)
-                log.error("\(item.error!.message)", fields.with("FILE", item.source))
-            } else {
-                alone.insert(index)
-                log.warning("photo \(index) was being finished when the daemon stopped: it is done again, alone",
-                            fields.with("FILE", batch.manifest.items[index - 1].name.escaped))
-            }
-        }
-        let wholeSet = (journal.starts[0] ?? 0) < 2
-        if !wholeSet { log.error("the batch's own outputs (story, colour card) stopped the finisher twice: not made again", fields) }
-
         // After a crash in step 2 some sources are already filed: the whole-set outputs read
         // them there (the photos needing a finish are all still in src/).
         let srcPath = FilePath(folder).appending(Claim.sourceFolder)
@@ -103,9 +77,41 @@ public enum BatchWork {
             }
             return source
         }
+        // What the files are (photos, pairs, sidecars, the rest): decided by their names and
+        // contents, so every run of this batch finds the same photos in the same order.
+        let contents = BatchContents.read(sources)
+        if !Files.exists(staged) && Files.exists(published) {
+            let report = try publishedReport(published)
+            return .filing(left: try cleanUp(batch, contents: contents, template: template, report: report, log: log))
+        }
+        try Files.makeDirectory(staged, permissions: 0o755)
+        try removeTemporaryFiles(in: try Directory(staged))
+
+        // What an earlier run of this batch did, and what stopped it.
+        let journal = try ProgressJournal.read(folder: folder)
+        var done = journal.finished
+        var alone: Set<Int> = []
+        for (index, count) in journal.unfinished.sorted(by: { $0.key < $1.key }) where index <= contents.photos.count {
+            let photo = contents.photos[index - 1]
+            if count >= 2 {
+                var item = stoppedTwice(index, batch.manifest.items[photo.main])
+                item.alternates = photo.alternates.isEmpty ? nil : photo.alternates.map { batch.manifest.items[$0].name.escaped }
+                done[index] = item
+                try? ProgressJournal.append(item, folder: folder)
+                log.error("\(item.error!.message)", fields.with("FILE", item.source))
+            } else {
+                alone.insert(index)
+                log.warning("photo \(index) was being finished when the daemon stopped: it is done again, alone",
+                            fields.with("FILE", batch.manifest.items[photo.main].name.escaped))
+            }
+        }
+        let wholeSet = (journal.starts[0] ?? 0) < 2
+        if !wholeSet { log.error("the batch's own outputs (story, colour card) stopped the finisher twice: not made again", fields) }
+
         let runner = BatchRunner(template: template, limits: limits, inbox: batch.manifest.inbox)
         let started = Self.date(batch.manifest.claimed) ?? Date()
-        var report = await runner.run(batch: id, sources: sources, folder: staged, stop: stop, started: started,
+        var report = await runner.run(batch: id, sources: sources, contents: contents, folder: staged, stop: stop,
+                                      started: started,
                                       finished: done, resumable: true, alone: alone, wholeSet: wholeSet,
                                       progress: progress, onItem: { item in
             do throws(SystemError) {
@@ -123,7 +129,7 @@ public enum BatchWork {
         if report.items.contains(where: { $0.status == .interrupted }) { return .interrupted }
 
         // 2. File the sources (by their names in the manifest: the report shows them escaped).
-        if fileSources(&report, batch: batch, template: template, log: log) {
+        if fileSources(&report, batch: batch, contents: contents, template: template, log: log) {
             // An item failed at filing: the page must say so too.
             try? AtomicFile.write(Array(ReportHTML.render(report).utf8), to: staged + "/report.html")
         }
@@ -141,7 +147,7 @@ public enum BatchWork {
         try out.sync()
         try Files.syncDirectory(folder)
         // 5. Delete what the template says to delete, then the work folder.
-        return .finished(report, left: try cleanUp(batch, template: template, report: report, log: log))
+        return .finished(report, left: try cleanUp(batch, contents: contents, template: template, report: report, log: log))
     }
 
     /// The item of a photo that stopped the finisher twice.
@@ -156,22 +162,27 @@ public enum BatchWork {
 
     /// Step 2: every source to `originals/<id>/` or `failed/<id>/`, each on its own: a source
     /// that cannot be filed fails (a finished one is tried in `failed/` instead), and one that
-    /// cannot be moved anywhere stays in `src/`, its item saying so.
+    /// cannot be moved anywhere stays in `src/`, its item saying so. A photo's alternates and
+    /// sidecars follow it; files that are no photo go to `originals/<id>/` (whatever
+    /// `originals` says: they were not finished, so they are never deleted).
     /// - Returns: whether an item changed (it failed at filing).
-    static func fileSources(_ report: inout Report, batch: ClaimedBatch, template: Template,
+    static func fileSources(_ report: inout Report, batch: ClaimedBatch, contents: BatchContents, template: Template,
                             log: Logger) -> Bool {
         let id = batch.id
         let fields: LogFields = ["INBOX": batch.manifest.inbox, "BATCH": id]
         var changed = false
         guard let src = try? Directory(FilePath(batch.folder).appending(Claim.sourceFolder)) else { return false }
+        /// Where each photo's files went ("originals", "failed"; nil: they stay in src/).
+        var homes: [String?] = Array(repeating: nil, count: report.items.count)
         for (i, item) in report.items.enumerated() {
             guard item.status != .ok || template.originals == .keep else { continue }
-            let name = batch.manifest.items[i].name
+            let name = batch.manifest.items[contents.photos[i].main].name
             let fileFields = fields.with("FILE", name.escaped)
             var kind = item.status == .ok ? "originals" : "failed"
             do throws(SystemError) {
                 guard try file(name, from: src, into: kind, batch: batch) else {
                     log.warning("source \(name.escaped) is missing from the batch (removed by hand?)", fileFields)
+                    homes[i] = kind
                     continue
                 }
             } catch {
@@ -188,6 +199,7 @@ public enum BatchWork {
                     kind = "failed"
                     if (try? file(name, from: src, into: kind, batch: batch)) == true {
                         report.items[i].original = "failed/\(id)/\(name.escaped)"
+                        homes[i] = kind
                         continue
                     }
                 }
@@ -200,9 +212,48 @@ public enum BatchWork {
                 continue
             }
             report.items[i].original = kind + "/" + id + "/" + name.escaped
+            homes[i] = kind
+        }
+        // The photos' other files, beside them; the files that are no photo, with the originals.
+        for (i, photo) in contents.photos.enumerated() {
+            guard let kind = homes[i] else { continue }
+            for f in photo.alternates + photo.sidecars {
+                changed = fileBeside(batch.manifest.items[f].name, into: kind, from: src, batch: batch, log: log,
+                                     report: &report) || changed
+            }
+        }
+        for (k, ignored) in contents.ignored.enumerated() {
+            let name = batch.manifest.items[ignored.file].name
+            if ignored.photo == nil {
+                changed = fileBeside(name, into: "originals", from: src, batch: batch, log: log, report: &report) || changed
+            }
+            // A sidecar of a photo whose files stay in src/ (to be deleted, or not movable) has
+            // no home to name.
+            let kind = ignored.photo == nil ? "originals" : homes[ignored.photo!]
+            let moved = (try? src.status(of: name)) == nil
+            report.ignored?[k].original = kind.map { moved ? "\($0)/\(id)/\(name.escaped)" : ".work/\(id)/src/\(name.escaped)" }
         }
         try? src.sync()
         return changed
+    }
+
+    /// Files one more file of the batch (an alternate, a sidecar, a file that is no photo)
+    /// into `kind`; one that cannot be moved stays in `src/`, the batch's warnings say so.
+    /// - Returns: whether the report changed.
+    private static func fileBeside(_ name: FileName, into kind: String, from src: Directory, batch: ClaimedBatch,
+                                   log: Logger, report: inout Report) -> Bool {
+        do throws(SystemError) {
+            _ = try file(name, from: src, into: kind, batch: batch)
+            return false
+        } catch {
+            let id = batch.id
+            report.warnings = (report.warnings ?? []) + [
+                "\(name.escaped) could not be moved to \(kind)/\(id)/ (\(error.reason)): it stays in .work/\(id)/src/ and is moved once that works",
+            ]
+            log.error("\(error): the file stays in .work/\(id)/src/",
+                      ["INBOX": batch.manifest.inbox, "BATCH": id, "FILE": name.escaped])
+            return true
+        }
     }
 
     /// Moves one source into `<root>/<kind>/<id>/` (made if missing) and syncs that folder.
@@ -222,13 +273,16 @@ public enum BatchWork {
     /// file a source step 2 could not move, and removes the work folder once `src/` holds
     /// nothing of the batch.
     /// - Returns: the sources still waiting in `src/`, in words.
-    static func cleanUp(_ batch: ClaimedBatch, template: Template, report: Report, log: Logger) throws(SystemError) -> [String] {
+    static func cleanUp(_ batch: ClaimedBatch, contents: BatchContents, template: Template, report: Report,
+                        log: Logger) throws(SystemError) -> [String] {
         let folder = batch.folder
         var left: [String] = []
         if let src = try? Directory(FilePath(folder).appending(Claim.sourceFolder)) {
             for (i, item) in batch.manifest.items.enumerated() where try src.status(of: item.name) != nil {
-                let ok = i < report.items.count && report.items[i].status == .ok
-                if ok && template.originals == .delete {
+                // A file that is no photo is kept with the originals, never deleted.
+                let photo = contents.photo(ofFile: i)
+                let ok = photo.map { $0 < report.items.count && report.items[$0].status == .ok } ?? true
+                if ok && template.originals == .delete && photo != nil {
                     try src.remove(item.name)
                     continue
                 }

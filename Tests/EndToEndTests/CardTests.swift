@@ -1,0 +1,117 @@
+import Codecs
+import Finishing
+import Foundation
+import Pixels
+import Testing
+
+/// What a memory card (or a real folder) holds, dropped as it is: a RAW+JPEG pair with its
+/// XMP sidecar, a LICENSE, a text file, one broken JPEG, one tiny photo. One item per photo,
+/// the rest ignored with a reason, only the broken one failed, the story at full width without
+/// it, every file filed, nothing left in drop/.
+@Suite struct CardTests {
+    /// The card's files, by name.
+    static func card() throws -> [(String, [UInt8])] {
+        let pair = try Harness.jpeg(upright: Harness.marked(width: 800, height: 600), quality: 85)
+        let preview = try Harness.jpeg(upright: Harness.marked(width: 400, height: 300), quality: 80)
+        let raw = SampleRaw.dng(preview: preview, previewWidth: 400, previewHeight: 300, rawWidth: 400, rawHeight: 300)
+        let broken = try Harness.jpeg(upright: Harness.marked(width: 600, height: 400), quality: 90)
+        return [
+            ("IMG_0001.DNG", raw),
+            ("IMG_0001.JPG", pair),
+            ("IMG_0001.xmp", Array("""
+                <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+                <rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Rating="4"/></rdf:RDF></x:xmpmeta>
+                """.utf8)),
+            ("IMG_0002.jpg", try Harness.jpeg(upright: Harness.marked(width: 1200, height: 900), quality: 85)),
+            ("LICENSE", Array("Photos © Studio Nord. All rights reserved.\n".utf8)),
+            ("notes.txt", Array("shoot 29 Nov: beach, 3 rolls\n".utf8)),
+            ("broken.jpg", Array(broken.prefix(broken.count / 3))),
+            ("tiny.jpg", try Harness.jpeg(upright: Harness.marked(width: 49, height: 37), quality: 90)),
+        ]
+    }
+
+    static let template = """
+        { version: 1, resize: { longSide: 400 }, output: { quality: 85 },
+          stitch: { width: 400, spacing: 10, background: "#ffffff", marks: false } }
+        """
+
+    @Test func aCardDroppedIntoAHotFolderIsSortedFinishedAndFiledWhole() throws {
+        let hot = try HotFolderFixture(template: Self.template)
+        let card = try Self.card()
+        let daemon = try hot.start()
+        for (name, bytes) in card { try hot.drop(bytes, as: name) }
+        #expect(Poll.until(.seconds(60)) { hot.reports().count == 1 }, "log:\n\(daemon.log)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+        let (id, report) = try #require(hot.reports().first)
+
+        // One item per photo, in name order; only the broken one failed.
+        let items = try #require(report["items"] as? [[String: Any]])
+        #expect(items.map { $0["source"] as? String } == ["broken.jpg", "IMG_0001.JPG", "IMG_0002.jpg", "tiny.jpg"])
+        #expect(items.map { $0["status"] as? String } == ["failed", "ok", "ok", "ok"])
+        #expect((items[0]["error"] as? [String: Any])?["code"] as? String == "corrupt-image")
+        #expect(report["status"] as? String == "partial")
+        #expect(report["counts"] as? [String: Int] == ["items": 4, "ok": 3, "failed": 1, "skippedOutputs": 0])
+        // The pair: the JPEG finished, the RAW its alternate.
+        #expect(items[1]["alternates"] as? [String] == ["IMG_0001.DNG"])
+        #expect(items[1]["original"] as? String == "originals/\(id)/IMG_0001.JPG")
+        #expect(items.filter { $0["alternates"] != nil }.count == 1)
+        // Ignored, each with its reason and where it went.
+        let ignored = try #require(report["ignored"] as? [[String: String]])
+        #expect(ignored == [
+            ["source": "IMG_0001.xmp", "reason": "sidecar of IMG_0001.JPG", "original": "originals/\(id)/IMG_0001.xmp"],
+            ["source": "LICENSE", "reason": "text, not a photo", "original": "originals/\(id)/LICENSE"],
+            ["source": "notes.txt", "reason": "text, not a photo", "original": "originals/\(id)/notes.txt"],
+        ])
+
+        // The story: full width (a 49 px photo does not shrink it), without the broken photo.
+        let outputs = try #require(report["outputs"] as? [[String: Any]])
+        let story = try #require(outputs.first { ($0["file"] as? String)?.contains("-story-") == true })
+        #expect(story["file"] as? String == "\(id)-story-1-of-1.jpg")
+        #expect(story["items"] as? [Int] == [2, 3, 4])
+        #expect(story["leftOut"] as? [Int] == [1])
+        #expect(story["size"] as? [Int] == [400, 300 + 10 + 300 + 10 + 37])
+        let warnings = report["warnings"] as? [String] ?? []
+        #expect(warnings.contains { $0.hasPrefix("stitched story: photo 1 (broken.jpg) left out") }, "\(warnings)")
+        let (image, _) = try Harness.decode(hot.root + "/out/\(id)/\(id)-story-1-of-1.jpg")
+        #expect(image.width == 400 && image.height == 657)
+        // The tiny photo sits centred at its own size on the white background: its red corner
+        // block starts at x = (400 − 49) / 2 = 175.
+        let tinyTop = 620
+        #expect(image.pixel(20, tinyTop + 3) == [255, 255, 255] || image.pixel(20, tinyTop + 3).allSatisfy { $0 > 245 })
+        #expect(Harness.isRed(image.pixel(177, tinyTop + 3)), "\(image.pixel(177, tinyTop + 3))")
+        #expect(!Harness.isRed(image.pixel(172, tinyTop + 3)))
+        // The photos above fill the width: the first one's red corner at x = 0.
+        #expect(Harness.isRed(image.pixel(3, 3)))
+
+        // Every file filed, byte for byte; nothing left in drop/ or .work/.
+        #expect(hot.names(in: hot.drop).isEmpty)
+        #expect(hot.names(in: hot.root + "/.work").filter { !$0.hasPrefix(".") }.isEmpty)
+        #expect(hot.names(in: hot.root + "/failed/\(id)") == ["broken.jpg"])
+        #expect(hot.names(in: hot.root + "/originals/\(id)") == ["IMG_0001.DNG", "IMG_0001.JPG", "IMG_0001.xmp",
+                                                                  "IMG_0002.jpg", "LICENSE", "notes.txt", "tiny.jpg"])
+        for (name, bytes) in card {
+            let kind = name == "broken.jpg" ? "failed" : "originals"
+            #expect(try Harness.read(hot.root + "/\(kind)/\(id)/\(name)") == bytes, "\(name)")
+        }
+    }
+
+    @Test func runSortsTheSameCardAndMovesNothing() throws {
+        let dir = try Harness.tempDir()
+        try FileManager.default.createDirectory(atPath: dir + "/card", withIntermediateDirectories: true)
+        let card = try Self.card()
+        for (name, bytes) in card { try Harness.write(bytes, to: dir + "/card/" + name) }
+        try Harness.write(Self.template, to: dir + "/t.json5")
+        let r = try Harness.run(["run", "--template", dir + "/t.json5", "--out", dir + "/out", dir + "/card"])
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        let report = try Harness.report(in: try Harness.batchFolder(in: dir + "/out"))
+        let items = try #require(report["items"] as? [[String: Any]])
+        #expect(items.map { $0["source"] as? String } == ["broken.jpg", "IMG_0001.JPG", "IMG_0002.jpg", "tiny.jpg"])
+        #expect(items[1]["alternates"] as? [String] == ["IMG_0001.DNG"])
+        let ignored = try #require(report["ignored"] as? [[String: String]])
+        #expect(ignored.map { $0["source"]! } == ["IMG_0001.xmp", "LICENSE", "notes.txt"])
+        #expect(ignored.map { $0["original"]! } == ["IMG_0001.xmp", "LICENSE", "notes.txt"].map { dir + "/card/" + $0 })
+        #expect(r.stdout.contains("ignored: LICENSE (text, not a photo)"), "\(r.stdout)")
+        for (name, bytes) in card { #expect(try Harness.read(dir + "/card/" + name) == bytes) }
+    }
+}
