@@ -24,6 +24,9 @@ public final class WorkerSlots: Sendable {
         state = Mutex(State(free: capacity))
     }
 
+    /// Slots taken now: the photos in flight.
+    public var inUse: Int { capacity - state.withLock { $0.free } }
+
     /// Waits for `count` free slots (at most `capacity`: all of them means running alone).
     /// Waiters are served in order: a request for every slot is not overtaken by later ones.
     public func acquire(_ count: Int = 1) async {

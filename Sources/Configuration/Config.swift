@@ -17,6 +17,8 @@ public struct Config: Sendable, Equatable {
         public var root: String
         /// The template's name: `<templatesDir>/<template>.json5`.
         public var template: String
+        /// This hot folder's own `onBatch` (instead of the config's).
+        public var onBatch: BatchHooks?
 
         public init(name: String, root: String, template: String) {
             self.name = name
@@ -58,6 +60,10 @@ public struct Config: Sendable, Equatable {
     public var maxFileBytes: Int = 512 << 20
     /// One photo taking longer fails as `timeout`.
     public var itemTimeout: Duration = .seconds(120)
+    /// What to run or call after each batch of a hot folder without its own `onBatch`.
+    public var onBatch: BatchHooks?
+    /// Where the metrics go in Prometheus text format (node_exporter's textfile collector).
+    public var metricsFile: String?
 
     public init() {}
 
@@ -90,6 +96,19 @@ public struct Config: Sendable, Equatable {
                         document.fail([.key("inboxes"), .index(index), .key("template")],
                                       "no template '\(inbox.template)': \(templatePath) does not exist")
                     }
+                }
+                // A hook's program must be there to run (it is run without a shell).
+                var programs: [([KeyPathComponent], String)] = []
+                if let program = config.onBatch?.exec?.first { programs.append(([.key("onBatch"), .key("exec"), .index(0)], program)) }
+                for (index, inbox) in config.inboxes.enumerated() {
+                    if let program = inbox.onBatch?.exec?.first {
+                        programs.append(([.key("inboxes"), .index(index), .key("onBatch"), .key("exec"), .index(0)], program))
+                    }
+                }
+                for (path, program) in programs where access(program, X_OK) != 0 {
+                    document.fail(path, FileManager.default.fileExists(atPath: program)
+                                  ? "\(program) is not executable (chmod +x, or name its interpreter first)"
+                                  : "\(program) does not exist")
                 }
             }
         }
@@ -130,10 +149,11 @@ public struct Config: Sendable, Equatable {
 }
 
 /// The rules of SPEC §6, key by key.
-private enum ConfigRules {
+enum ConfigRules {
     static let rootKeys = ["templatesDir", "inboxes", "settle", "quiet", "maxWait", "maxBatch",
                            "rescanInterval", "pollInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
-                           "maxFileBytes", "itemTimeout"]
+                           "maxFileBytes", "itemTimeout", "onBatch", "metricsFile"]
+    static let inboxKeys = ["name", "root", "template", "onBatch"]
 
     static func read(_ root: [String: JSON5Value], into config: inout Config, _ doc: inout JSON5Document) {
         // A template given where the config belongs: one error that says so, not one per key.
@@ -172,6 +192,14 @@ private enum ConfigRules {
                 config.memoryBudget = .bytes(n)
             }
         }
+        if let value = root["onBatch"] { config.onBatch = BatchHooksRules.read(value, at: [.key("onBatch")], doc: &doc) }
+        if let value = root["metricsFile"], let path = doc.string(value, at: [.key("metricsFile")]) {
+            if !path.hasPrefix("/") || !path.hasSuffix(".prom") {
+                doc.fail([.key("metricsFile")], "must be an absolute path ending in .prom (node_exporter's textfile collector reads *.prom), got \"\(path)\"")
+            } else {
+                config.metricsFile = path
+            }
+        }
         if config.quiet > config.maxWait {
             doc.fail([.key("quiet")], "is longer than maxWait (\(config.maxWait)): a batch would never wait for quiet")
         }
@@ -180,11 +208,18 @@ private enum ConfigRules {
     private static func duration(_ root: [String: JSON5Value], _ key: String, _ target: inout Duration,
                                  doc: inout JSON5Document) {
         guard let value = root[key] else { return }
+        _ = duration(value, at: [.key(key)], into: &target, doc: &doc)
+    }
+
+    /// Reads a duration into `target`; false (and an error recorded) when it is not one.
+    static func duration(_ value: JSON5Value, at path: [KeyPathComponent], into target: inout Duration,
+                         doc: inout JSON5Document) -> Bool {
         guard case .string(let text) = value, let duration = Config.parseDuration(text), duration > .zero else {
-            doc.fail([.key(key)], "must be a duration like \"500ms\", \"2s\", \"5m\" or \"24h\" (more than 0, at most a year), got \(value.shown)")
-            return
+            doc.fail(path, "must be a duration like \"500ms\", \"2s\", \"5m\" or \"24h\" (more than 0, at most a year), got \(value.shown)")
+            return false
         }
         target = duration
+        return true
     }
 
     private static func size(_ value: JSON5Value, at path: [KeyPathComponent], alsoAllowed: String? = nil,
@@ -214,7 +249,7 @@ private enum ConfigRules {
         var roots: [String: Int] = [:]
         for (index, entry) in entries.enumerated() {
             let entryPath = path + [.index(index)]
-            guard let members = doc.object(entry, at: entryPath, allowed: ["name", "root", "template"]) else { continue }
+            guard let members = doc.object(entry, at: entryPath, allowed: inboxKeys) else { continue }
             var fields: [String: String] = [:]
             for key in ["name", "root", "template"] {
                 guard let value = members[key] else {
@@ -246,7 +281,16 @@ private enum ConfigRules {
             }
             names[name] = names[name] ?? index
             roots[normalized] = roots[normalized] ?? index
-            if ok { inboxes.append(Config.Inbox(name: name, root: root, template: template)) }
+            var hooks: BatchHooks?
+            if let value = members["onBatch"] {
+                hooks = BatchHooksRules.read(value, at: entryPath + [.key("onBatch")], doc: &doc)
+                ok = ok && hooks != nil
+            }
+            if ok {
+                var inbox = Config.Inbox(name: name, root: root, template: template)
+                inbox.onBatch = hooks
+                inboxes.append(inbox)
+            }
         }
         return inboxes
     }

@@ -18,12 +18,16 @@ public struct ServiceSetup: Sendable {
         public var layout: HotFolderLayout
         public var template: TemplateSnapshot
         public var order: Template.Order
+        /// What to run or call after each of its batches (its own `onBatch`, else the config's).
+        public var hooks: BatchHooks?
 
-        public init(name: String, layout: HotFolderLayout, template: TemplateSnapshot, order: Template.Order) {
+        public init(name: String, layout: HotFolderLayout, template: TemplateSnapshot, order: Template.Order,
+                    hooks: BatchHooks? = nil) {
             self.name = name
             self.layout = layout
             self.template = template
             self.order = order
+            self.hooks = hooks
         }
     }
 
@@ -42,7 +46,7 @@ public struct ServiceSetup: Sendable {
             do {
                 let (snapshot, template) = try TemplateSnapshot.load(path: config.templatePath(named: inbox.template))
                 inboxes.append(Inbox(name: inbox.name, layout: HotFolderLayout(root: inbox.root), template: snapshot,
-                                     order: template.order))
+                                     order: template.order, hooks: inbox.onBatch ?? config.onBatch))
             } catch {
                 errors += error.errors
             }
@@ -84,6 +88,13 @@ public final class HotFolderService: Sendable {
     private let workers = Mutex<[Task<Void, Never>]>([])
     /// The current limits (a reload changes them for the batches that start after it).
     private let limits = Mutex(BatchLimits())
+    /// Each hot folder's `onBatch`, as of the last (re)load.
+    private let hooks = Mutex<[String: BatchHooks]>([:])
+    private let hookRunner: BatchHookRunner
+    private let metrics = Metrics()
+    /// Where the metrics file goes, as of the last (re)load, and whether a failure to write it
+    /// was reported (once: it would otherwise fill the journal every few seconds).
+    private let metricsFile = Mutex<(path: String?, warned: Bool)>((nil, false))
 
     /// - Parameters:
     ///   - reload: reads and validates the setup again (SIGHUP).
@@ -96,6 +107,7 @@ public final class HotFolderService: Sendable {
         let board = StatusBoard(target: status)
         self.board = board
         proofs = ProofKeeper(log: log, busy: { board.isBusy })
+        hookRunner = BatchHookRunner(log: log, userAgent: "photofinish")
     }
 
     /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0). Raises the
@@ -107,6 +119,10 @@ public final class HotFolderService: Sendable {
     public func run(_ setup: ServiceSetup, signals: SignalEvents) async -> Int32 {
         defer { withExtendedLifetime(signals) {} }
         OpenFiles.raise(log: log)
+        metrics.setInboxes(setup.inboxes.map(\.name))  // a scrape before the first scan sees every hot folder
+        let endpoint = MetricsEndpoint(sockets: MetricsEndpoint.socketsFromSystemd(), log: log) { [self] in metricsText() }
+        endpoint?.start()
+        defer { endpoint?.stop() }
         signals.setHandler { [self] signal in
             switch signal {
             case .reload:
@@ -138,6 +154,7 @@ public final class HotFolderService: Sendable {
         for task in workers.withLock({ $0 }) { await task.value }
         let stopped = board.snapshot(state: "stopped")
         writeStatus(stopped)
+        writeMetrics()
         var statusText = StatusText.Writer()
         statusText.update(stopped, now: .zero, log: log)
         log.notice("stopped")
@@ -184,6 +201,7 @@ public final class HotFolderService: Sendable {
                     $0.watching = mode
                     $0.refused = refusals.isEmpty ? nil : refusals
                 }
+                metrics.setPending(folder.inbox, settling + pending)
             }
             let status = board.snapshot(state: "running")
             var comparable = status
@@ -193,6 +211,7 @@ public final class HotFolderService: Sendable {
                 lastStatus = status
                 // A write that failed (a full disk) is tried again a second later.
                 lastStatusWrite = writeStatus(status) ? now() : now() - .seconds(4)
+                writeMetrics()
             }
             statusText.update(status, now: now(), log: log)
             watchdog.feed()
@@ -208,6 +227,15 @@ public final class HotFolderService: Sendable {
         let removed = old.filter { o in !setup.inboxes.contains { same($0, o) } }
         let added = setup.inboxes.filter { n in !old.contains { same($0, n) } }
         board.set(setup.inboxes.map { ($0.name, $0.layout.root) })
+        metrics.setInboxes(setup.inboxes.map(\.name))
+        metricsFile.withLock { $0 = (setup.config.metricsFile, false) }
+        hooks.withLock { current in
+            current = [:]
+            for inbox in setup.inboxes { current[inbox.name] = inbox.hooks }
+        }
+        if setup.inboxes.contains(where: { $0.hooks?.webhook != nil }), BatchHookRunner.networkIsPrivate {
+            log.warning("onBatch.webhook is set, but this service has no network (the unit's PrivateNetwork=yes): install the drop-in /usr/share/doc/photofinish/examples/webhook-network.conf (see its first lines)")
+        }
         limits.withLock { current in
             // One workers limit over all hot folders: the slots are made again only when it changes.
             var next = setup.limits
@@ -238,7 +266,10 @@ public final class HotFolderService: Sendable {
                 continue
             }
             startWorker(for: inbox.name)
-            if let last = LastBatch.newest(in: inbox.layout) { board.update(inbox.name) { $0.last = $0.last ?? last } }
+            if let last = LastBatch.newest(in: inbox.layout) {
+                board.update(inbox.name) { $0.last = $0.last ?? last }
+                metrics.setLastBatch(inbox.name, finished: last.finished)
+            }
             recover(inbox, system: system, staleAfter: setup.config.staleAfter)
             watcher.add(DropWatch(inbox: inbox.name, layout: inbox.layout, rules: setup.rules, system: system,
                                   pollInterval: setup.config.pollInterval, log: log))
@@ -348,6 +379,13 @@ public final class HotFolderService: Sendable {
                     $0.last = .init(batch: batch.id, status: report.status.rawValue, items: c.items, ok: c.ok,
                                     failed: c.failed, finished: report.finished)
                 }
+                metrics.record(report, inbox: inbox, folder: batch.layout.out + "/" + batch.id)
+                writeMetrics()
+                if let hooks = hooks.withLock({ $0[inbox] }) {
+                    hookRunner.run(hooks, for: FinishedBatch(inbox: inbox, batch: batch.id, status: report.status.rawValue,
+                                                             folder: batch.layout.out + "/" + batch.id,
+                                                             items: c.items, ok: c.ok, failed: c.failed))
+                }
             case .interrupted:
                 log.notice("batch stopped; it resumes at the next start", fields)
             }
@@ -361,6 +399,27 @@ public final class HotFolderService: Sendable {
         var all = all ?? [:]
         all[batch] = left.isEmpty ? nil : left
         return all.isEmpty ? nil : all
+    }
+
+    /// The metrics now (photos in flight counted as they stand).
+    private func metricsText() -> String {
+        metrics.setInFlight(limits.withLock { $0.sharedSlots }?.inUse ?? 0)
+        return metrics.text()
+    }
+
+    /// Writes `metricsFile` (atomically: node_exporter never reads half of it), if there is one.
+    private func writeMetrics() {
+        guard let path = metricsFile.withLock({ $0.path }) else { return }
+        do {
+            try AtomicFile.write(Array(metricsText().utf8), to: path)
+            metricsFile.withLock { $0.warned = false }
+        } catch {
+            let first = metricsFile.withLock { state in
+                defer { state.warned = true }
+                return !state.warned
+            }
+            log.log(first ? .warning : .debug, "cannot write the metrics file: \(error) (the unit may write only where ReadWritePaths= allows: see the reference, Metrics)")
+        }
     }
 
     @discardableResult

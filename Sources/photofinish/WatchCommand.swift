@@ -28,7 +28,7 @@ enum WatchCommand {
             }
             let name = InitCommand.inboxName(for: root)
             return ServiceSetup(config: config, inboxes: [.init(name: name, layout: HotFolderLayout(root: root),
-                                                                 template: snapshot, order: order)])
+                                                                 template: snapshot, order: order, hooks: config.onBatch)])
         }
         let setup: ServiceSetup
         do {

@@ -143,4 +143,53 @@ let exampleConfigPath = URL(fileURLWithPath: #filePath)
         try Data("{ version: 1 }".utf8).write(to: URL(fileURLWithPath: folder + "/templates/web.json5"))
         #expect(try Config.load(path: configPath).templatesDir == folder + "/templates")
     }
+
+    @Test func onBatchAndMetricsFileAreRead() throws {
+        let config = try Config.parse(text: """
+            {
+              onBatch: { exec: ["/usr/local/bin/notify", "--batch={batch}", "{report}"], timeout: "10s",
+                         webhook: { url: "https://example.org/hook", headers: { Authorization: "Bearer x" }, retries: 2 } },
+              metricsFile: "/var/lib/prometheus/node-exporter/photofinish.prom",
+              inboxes: [ { name: "a", root: "/srv/a", template: "t", onBatch: { webhook: { url: "http://h:8080/" } } },
+                         { name: "b", root: "/srv/b", template: "t" } ],
+            }
+            """, file: "pf.json5")
+        let hooks = try #require(config.onBatch)
+        #expect(hooks.exec == ["/usr/local/bin/notify", "--batch={batch}", "{report}"])
+        #expect(hooks.timeout == .seconds(10))
+        #expect(hooks.webhook?.url == "https://example.org/hook")
+        #expect(hooks.webhook?.headers == [BatchHooks.Header(name: "Authorization", value: "Bearer x")])
+        #expect(hooks.webhook?.retries == 2 && hooks.webhook?.timeout == .seconds(10))
+        #expect(hooks.arguments(["batch": "B", "report": "/r.json"]) == ["/usr/local/bin/notify", "--batch=B", "/r.json"])
+        #expect(config.metricsFile == "/var/lib/prometheus/node-exporter/photofinish.prom")
+        #expect(config.inboxes[0].onBatch?.webhook?.url == "http://h:8080/" && config.inboxes[0].onBatch?.exec == nil)
+        #expect(config.inboxes[1].onBatch == nil)
+    }
+
+    @Test func badHooksAreNamed() {
+        let errors = configTestErrors("""
+            {
+              onBatch: { exec: ["notify", "{report}"] },
+              inboxes: [
+                { name: "a", root: "/srv/a", template: "t", onBatch: { exec: ["/bin/x", "{reprot}"] } },
+                { name: "b", root: "/srv/b", template: "t", onBatch: { webhook: { url: "ftp://x/" } } },
+                { name: "c", root: "/srv/c", template: "t", onBatch: { } },
+              ],
+              metricsFile: "photofinish.txt",
+            }
+            """).map(\.description)
+        #expect(errors == [
+            "pf.json5:2: onBatch.exec[0]: must be the program's absolute path (no shell runs it; for one, use [\"/bin/sh\", \"-c\", \"…\"]), got \"notify\"",
+            "pf.json5:4: inboxes[0].onBatch.exec[1]: unknown placeholder {reprot} (known: {report}, {batch}, {inbox}, {status}) (did you mean {report}?)",
+            "pf.json5:5: inboxes[1].onBatch.webhook.url: must be an http:// or https:// URL with a host, got \"ftp://x/\"",
+            "pf.json5:6: inboxes[2].onBatch: needs exec: [\"/path/to/program\", \"{report}\"] or webhook: { url: \"https://…\" } (or both)",
+            "pf.json5:8: metricsFile: must be an absolute path ending in .prom (node_exporter's textfile collector reads *.prom), got \"photofinish.txt\"",
+        ])
+    }
+
+    @Test func aTemplateGivenAsTheConfigIsNamedOnce() {
+        #expect(configTestErrors("{ version: 1, resize: { longSide: 10 } }").map(\.description) == [
+            "pf.json5: this is a template (it has 'version' and no 'inboxes'), not a config: check it with photofinish check pf.json5",
+        ])
+    }
 }

@@ -6,3 +6,4 @@
 #include "png_glue.h"
 #include "fs_glue.h"
 #include "memory_glue.h"
+#include "process_glue.h"
