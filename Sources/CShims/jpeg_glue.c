@@ -423,107 +423,148 @@ int pf_jpeg_decoder_warnings_dropped(const pf_jpeg_decoder *d) { return d->warni
 
 /* Everything the encoder touches after setjmp lives here, on the heap, so its values are
    well defined after a jump (no non-volatile locals change between setjmp and longjmp). */
-typedef struct pf_encoder {
+struct pf_jpeg_encoder {
     struct jpeg_compress_struct cinfo;
     pf_error_mgr err;
     int created;
-    unsigned char *buffer;       /* jpeg_mem_dest's output (malloc, grown by libjpeg) */
+    int failed;
+    unsigned char *given;        /* the caller's buffer (not ours to free) */
+    unsigned char *buffer;       /* jpeg_mem_dest's output: `given`, or one libjpeg grew (malloc) */
     unsigned long size;
     JOCTET *exif_marker;
-} pf_encoder;
+};
 
-static void pf_encoder_free(pf_encoder *s, int keep_buffer) {
-    if (s->created) jpeg_destroy_compress(&s->cinfo);
-    if (!keep_buffer) free(s->buffer);
-    free(s->exif_marker);
-    free(s);
+/* A failed call: the message stays readable; nothing more can be written. */
+static int pf_encoder_failed(pf_jpeg_encoder *e) {
+    e->failed = 1;
+    return e->err.status == PF_JPEG_OK ? PF_JPEG_CORRUPT : e->err.status;
 }
 
-int pf_jpeg_encode_rgb(const uint8_t *pixels, int width, int height, size_t stride,
-                       int quality, int progressive, int optimize_coding,
-                       const uint8_t *icc, size_t icc_size,
-                       const uint8_t *exif, size_t exif_size,
-                       const pf_jpeg_marker *markers, int marker_count,
-                       uint8_t **out, size_t *out_size, char *message, size_t message_size) {
+int pf_jpeg_encoder_start(pf_jpeg_encoder **out, int width, int height, int channels,
+                          int quality, int progressive, int optimize_coding,
+                          const uint8_t *icc, size_t icc_size,
+                          const uint8_t *exif, size_t exif_size,
+                          const pf_jpeg_marker *markers, int marker_count,
+                          uint8_t *buffer, size_t buffer_size) {
     *out = NULL;
-    *out_size = 0;
-    if (message_size > 0) message[0] = '\0';
+    pf_jpeg_encoder *e = calloc(1, sizeof *e);
+    if (e == NULL) return PF_JPEG_NO_MEMORY;
+    *out = e;
+    e->cinfo.err = jpeg_std_error(&e->err.pub);
+    e->err.pub.error_exit = pf_error_exit;
+    e->err.pub.output_message = pf_output_message;
+    e->err.pub.emit_message = pf_emit_message;
     if (exif != NULL && exif_size > 65533 - 6) {
-        snprintf(message, message_size, "EXIF block of %zu bytes does not fit a JPEG APP1 marker (at most 65527)", exif_size);
+        snprintf(e->err.message, sizeof e->err.message,
+                 "EXIF block of %zu bytes does not fit a JPEG APP1 marker (at most 65527)", exif_size);
+        e->failed = 1;
         return PF_JPEG_BAD_STATE;
     }
     for (int i = 0; i < marker_count; i++) {
         if (markers[i].size > 65533) {
-            snprintf(message, message_size, "APP%d block of %zu bytes does not fit a JPEG marker (at most 65533)",
+            snprintf(e->err.message, sizeof e->err.message,
+                     "APP%d block of %zu bytes does not fit a JPEG marker (at most 65533)",
                      markers[i].code - JPEG_APP0, markers[i].size);
+            e->failed = 1;
             return PF_JPEG_BAD_STATE;
         }
     }
-    pf_encoder *s = calloc(1, sizeof *s);
-    if (s == NULL) {
-        snprintf(message, message_size, "out of memory");
-        return PF_JPEG_NO_MEMORY;
+    if (!(channels == 3 || channels == 4)) {
+        snprintf(e->err.message, sizeof e->err.message, "JPEG rows must be RGB or RGBX");
+        e->failed = 1;
+        return PF_JPEG_BAD_STATE;
     }
-    s->cinfo.err = jpeg_std_error(&s->err.pub);
-    s->err.pub.error_exit = pf_error_exit;
-    s->err.pub.output_message = pf_output_message;
-    s->err.pub.emit_message = pf_emit_message;
-    if (setjmp(s->err.jump)) {
-        snprintf(message, message_size, "%s", s->err.message);
-        int status = s->err.status == PF_JPEG_OK ? PF_JPEG_CORRUPT : s->err.status;
-        pf_encoder_free(s, 0);
-        return status;
-    }
-    jpeg_create_compress(&s->cinfo);
-    s->created = 1;
-    jpeg_mem_dest(&s->cinfo, &s->buffer, &s->size);
-    s->cinfo.image_width = (JDIMENSION)width;
-    s->cinfo.image_height = (JDIMENSION)height;
-    s->cinfo.input_components = 3;
-    s->cinfo.in_color_space = JCS_RGB;
-    jpeg_set_defaults(&s->cinfo);
-    jpeg_set_quality(&s->cinfo, quality < 1 ? 1 : quality > 100 ? 100 : quality, TRUE);
+    if (setjmp(e->err.jump)) return pf_encoder_failed(e);
+    jpeg_create_compress(&e->cinfo);
+    e->created = 1;
+    /* A buffer of the caller's (reused from photo to photo) when one is given; libjpeg
+       mallocs a larger one itself only when the file outgrows it. */
+    e->given = buffer_size > 0 ? buffer : NULL;
+    e->buffer = e->given;
+    e->size = e->given ? (unsigned long)buffer_size : 0;
+    jpeg_mem_dest(&e->cinfo, &e->buffer, &e->size);
+    e->cinfo.image_width = (JDIMENSION)width;
+    e->cinfo.image_height = (JDIMENSION)height;
+    e->cinfo.input_components = channels;
+    e->cinfo.in_color_space = channels == 4 ? JCS_EXT_RGBX : JCS_RGB;
+    jpeg_set_defaults(&e->cinfo);
+    jpeg_set_quality(&e->cinfo, quality < 1 ? 1 : quality > 100 ? 100 : quality, TRUE);
     /* 4:2:0: luma at full resolution, chroma halved both ways. */
-    s->cinfo.comp_info[0].h_samp_factor = 2;
-    s->cinfo.comp_info[0].v_samp_factor = 2;
-    s->cinfo.comp_info[1].h_samp_factor = 1;
-    s->cinfo.comp_info[1].v_samp_factor = 1;
-    s->cinfo.comp_info[2].h_samp_factor = 1;
-    s->cinfo.comp_info[2].v_samp_factor = 1;
-    s->cinfo.optimize_coding = optimize_coding ? TRUE : FALSE;
+    e->cinfo.comp_info[0].h_samp_factor = 2;
+    e->cinfo.comp_info[0].v_samp_factor = 2;
+    e->cinfo.comp_info[1].h_samp_factor = 1;
+    e->cinfo.comp_info[1].v_samp_factor = 1;
+    e->cinfo.comp_info[2].h_samp_factor = 1;
+    e->cinfo.comp_info[2].v_samp_factor = 1;
+    e->cinfo.optimize_coding = optimize_coding ? TRUE : FALSE;
     /* An EXIF file carries its own resolution; APP1 should follow SOI directly. */
-    if (exif != NULL && exif_size > 0) s->cinfo.write_JFIF_header = FALSE;
-    if (progressive) jpeg_simple_progression(&s->cinfo);
-    jpeg_start_compress(&s->cinfo, TRUE);
+    if (exif != NULL && exif_size > 0) e->cinfo.write_JFIF_header = FALSE;
+    if (progressive) jpeg_simple_progression(&e->cinfo);
+    jpeg_start_compress(&e->cinfo, TRUE);
     if (exif != NULL && exif_size > 0) {
-        s->exif_marker = malloc(exif_size + 6);
-        if (s->exif_marker == NULL) ERREXIT1(&s->cinfo, JERR_OUT_OF_MEMORY, 0);
-        memcpy(s->exif_marker, "Exif\0\0", 6);
-        memcpy(s->exif_marker + 6, exif, exif_size);
-        jpeg_write_marker(&s->cinfo, JPEG_APP0 + 1, s->exif_marker, (unsigned int)(exif_size + 6));
+        e->exif_marker = malloc(exif_size + 6);
+        if (e->exif_marker == NULL) ERREXIT1(&e->cinfo, JERR_OUT_OF_MEMORY, 0);
+        memcpy(e->exif_marker, "Exif\0\0", 6);
+        memcpy(e->exif_marker + 6, exif, exif_size);
+        jpeg_write_marker(&e->cinfo, JPEG_APP0 + 1, e->exif_marker, (unsigned int)(exif_size + 6));
     }
     /* XMP (APP1) after the EXIF APP1, then the ICC profile (APP2), then IPTC (APP13). */
     for (int i = 0; i < marker_count; i++)
         if (markers[i].code == JPEG_APP0 + 1)
-            jpeg_write_marker(&s->cinfo, markers[i].code, markers[i].data, (unsigned int)markers[i].size);
+            jpeg_write_marker(&e->cinfo, markers[i].code, markers[i].data, (unsigned int)markers[i].size);
     if (icc != NULL && icc_size > 0)
-        jpeg_write_icc_profile(&s->cinfo, icc, (unsigned int)icc_size);
+        jpeg_write_icc_profile(&e->cinfo, icc, (unsigned int)icc_size);
     for (int i = 0; i < marker_count; i++)
         if (markers[i].code != JPEG_APP0 + 1)
-            jpeg_write_marker(&s->cinfo, markers[i].code, markers[i].data, (unsigned int)markers[i].size);
-    while (s->cinfo.next_scanline < s->cinfo.image_height) {
-        JSAMPROW rows[16];
-        JDIMENSION want = s->cinfo.image_height - s->cinfo.next_scanline;
-        if (want > 16) want = 16;
-        for (JDIMENSION i = 0; i < want; i++)
-            rows[i] = (JSAMPROW)(pixels + (size_t)(s->cinfo.next_scanline + i) * stride);
-        jpeg_write_scanlines(&s->cinfo, rows, want);
-    }
-    jpeg_finish_compress(&s->cinfo);
-    *out = s->buffer;
-    *out_size = s->size;
-    pf_encoder_free(s, 1);
+            jpeg_write_marker(&e->cinfo, markers[i].code, markers[i].data, (unsigned int)markers[i].size);
     return PF_JPEG_OK;
 }
 
-void pf_jpeg_free(void *p) { free(p); }
+int pf_jpeg_encoder_write(pf_jpeg_encoder *e, const uint8_t *rows, size_t stride, int count) {
+    if (e == NULL || e->failed || !e->created) return PF_JPEG_BAD_STATE;
+    if (count < 0 || e->cinfo.next_scanline + (JDIMENSION)count > e->cinfo.image_height) {
+        snprintf(e->err.message, sizeof e->err.message, "more JPEG rows than the image has");
+        e->failed = 1;
+        return PF_JPEG_BAD_STATE;
+    }
+    if (setjmp(e->err.jump)) return pf_encoder_failed(e);
+    int done = 0;
+    while (done < count) {
+        JSAMPROW pointers[16];
+        int want = count - done > 16 ? 16 : count - done;
+        for (int i = 0; i < want; i++) pointers[i] = (JSAMPROW)(rows + (size_t)(done + i) * stride);
+        done += (int)jpeg_write_scanlines(&e->cinfo, pointers, (JDIMENSION)want);
+    }
+    return PF_JPEG_OK;
+}
+
+int pf_jpeg_encoder_finish(pf_jpeg_encoder *e, const uint8_t **out, size_t *out_size, int *owned) {
+    *out = NULL;
+    *out_size = 0;
+    *owned = 0;
+    if (e == NULL || e->failed || !e->created) return PF_JPEG_BAD_STATE;
+    if (e->cinfo.next_scanline != e->cinfo.image_height) {
+        snprintf(e->err.message, sizeof e->err.message, "JPEG finished after %u of %u rows",
+                 e->cinfo.next_scanline, e->cinfo.image_height);
+        e->failed = 1;
+        return PF_JPEG_BAD_STATE;
+    }
+    if (setjmp(e->err.jump)) return pf_encoder_failed(e);
+    jpeg_finish_compress(&e->cinfo);
+    *out = e->buffer;
+    *out_size = e->size;
+    *owned = e->buffer != e->given;
+    return PF_JPEG_OK;
+}
+
+const char *pf_jpeg_encoder_message(const pf_jpeg_encoder *e) { return e ? e->err.message : "out of memory"; }
+
+void pf_jpeg_encoder_destroy(pf_jpeg_encoder *e) {
+    if (e == NULL) return;
+    if (e->created) jpeg_destroy_compress(&e->cinfo);
+    if (e->buffer != e->given) free(e->buffer);
+    free(e->exif_marker);
+    free(e);
+}
+
+

@@ -223,47 +223,48 @@ static void pf_png_write_fn(png_structp png, png_bytep data, png_size_t count) {
 
 static void pf_png_flush_fn(png_structp png) { (void)png; }
 
-int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t row_bytes,
-                  int color_type, int bit_depth, int interlaced,
-                  const uint8_t *palette, int palette_count,
-                  const uint8_t *trns, int trns_count,
-                  const uint8_t *icc, size_t icc_length,
-                  const uint8_t *exif, size_t exif_length,
-                  const uint8_t *xmp, size_t xmp_length,
-                  int compression_level, int filters,
-                  uint8_t **out, size_t *out_length,
-                  char *message, size_t message_size) {
-    char msg[256] = "";
-    *out = NULL;
-    *out_length = 0;
-    /* Touched after setjmp, so volatile: their values must survive the longjmp. */
-    pf_png_sink *volatile sink = calloc(1, sizeof(pf_png_sink));
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, msg,
-                                              pf_png_error_fn, pf_png_warning_fn);
-    png_infop info = png ? png_create_info_struct(png) : NULL;
-    if (!sink || !png || !info) {
-        if (png) png_destroy_write_struct(&png, info ? &info : NULL);
-        free(sink);
-        snprintf(message, message_size, "out of memory");
+struct pf_png_writer {
+    png_structp png;
+    png_infop info;
+    pf_png_sink sink;
+    uint32_t height;
+    uint32_t rows_written;  /* over every interlace pass */
+    int passes;
+    int failed;
+    char *xmp_text;         /* a NUL-terminated copy of the XMP packet, freed with the writer */
+    char message[256];
+};
+
+int pf_png_writer_start(pf_png_writer **out, uint32_t width, uint32_t height,
+                        int color_type, int bit_depth, int interlaced,
+                        const uint8_t *palette, int palette_count,
+                        const uint8_t *trns, int trns_count,
+                        const uint8_t *icc, size_t icc_length,
+                        const uint8_t *exif, size_t exif_length,
+                        const uint8_t *xmp, size_t xmp_length,
+                        int compression_level, int filters) {
+    pf_png_writer *w = calloc(1, sizeof *w);
+    *out = w;
+    if (!w) return PF_PNG_NOMEM;
+    w->height = height;
+    w->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, w->message, pf_png_error_fn, pf_png_warning_fn);
+    w->info = w->png ? png_create_info_struct(w->png) : NULL;
+    if (!w->png || !w->info) {
+        snprintf(w->message, sizeof w->message, "out of memory");
+        w->failed = 1;
         return PF_PNG_NOMEM;
     }
-    if (setjmp(png_jmpbuf(png))) {
-        png_destroy_write_struct(&png, &info);
-        free(sink->bytes);
-        free(sink);
-        snprintf(message, message_size, "%s", msg);
-        return PF_PNG_ERROR;
-    }
-    png_set_write_fn(png, sink, pf_png_write_fn, pf_png_flush_fn);
+    if (setjmp(png_jmpbuf(w->png))) { w->failed = 1; return PF_PNG_ERROR; }
+    png_set_write_fn(w->png, &w->sink, pf_png_write_fn, pf_png_flush_fn);
     /* The old HP/Microsoft "sRGB IEC61966-2.1" profile (in many cameras' photos) is on
        libpng's list of known incorrect sRGB profiles, and a write struct treats that as an
        error: the photo would fail. Kept as the photo carries it, as every reader does. */
-    png_set_option(png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
-    png_set_IHDR(png, info, width, height, bit_depth, color_type,
+    png_set_option(w->png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
+    png_set_IHDR(w->png, w->info, width, height, bit_depth, color_type,
                  interlaced ? PNG_INTERLACE_ADAM7 : PNG_INTERLACE_NONE,
                  PNG_COMPRESSION_TYPE_BASE, PNG_FILTER_TYPE_BASE);
-    png_set_compression_level(png, compression_level);
-    png_set_filter(png, PNG_FILTER_TYPE_BASE, filters);
+    png_set_compression_level(w->png, compression_level);
+    png_set_filter(w->png, PNG_FILTER_TYPE_BASE, filters);
     if (palette && palette_count > 0) {
         png_color colors[256];
         int n = palette_count > 256 ? 256 : palette_count;
@@ -272,43 +273,75 @@ int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t
             colors[i].green = palette[3 * i + 1];
             colors[i].blue = palette[3 * i + 2];
         }
-        png_set_PLTE(png, info, colors, n);
+        png_set_PLTE(w->png, w->info, colors, n);
     }
     if (trns && trns_count > 0)
-        png_set_tRNS(png, info, trns, trns_count, NULL);
+        png_set_tRNS(w->png, w->info, trns, trns_count, NULL);
     if (icc && icc_length > 0)
-        png_set_iCCP(png, info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, (png_uint_32)icc_length);
+        png_set_iCCP(w->png, w->info, "ICC profile", PNG_COMPRESSION_TYPE_BASE, icc, (png_uint_32)icc_length);
     if (exif && exif_length > 0)
-        png_set_eXIf_1(png, info, (png_uint_32)exif_length, (png_bytep)exif);
+        png_set_eXIf_1(w->png, w->info, (png_uint_32)exif_length, (png_bytep)exif);
     /* XMP as an uncompressed iTXt chunk before the image data (XMP spec part 3). libpng
-       copies the text, so a NUL-terminated copy of ours lives only until png_set_text. */
+       copies the text; our NUL-terminated copy is the writer's (freed with it, even after
+       a longjmp). */
     if (xmp && xmp_length > 0) {
-        char *text = malloc(xmp_length + 1);
-        if (!text) png_error(png, "out of memory");
-        memcpy(text, xmp, xmp_length);
-        text[xmp_length] = '\0';
+        w->xmp_text = malloc(xmp_length + 1);
+        if (!w->xmp_text) png_error(w->png, "out of memory");
+        memcpy(w->xmp_text, xmp, xmp_length);
+        w->xmp_text[xmp_length] = '\0';
         png_text entry;
         memset(&entry, 0, sizeof entry);
         entry.compression = PNG_ITXT_COMPRESSION_NONE;
         entry.key = "XML:com.adobe.xmp";
-        entry.text = text;
+        entry.text = w->xmp_text;
         entry.itxt_length = xmp_length;
         entry.lang = "";
         entry.lang_key = "";
-        png_set_text(png, info, &entry, 1);
-        free(text);
+        png_set_text(w->png, w->info, &entry, 1);
     }
-    png_write_info(png, info);
-    int passes = png_set_interlace_handling(png);
-    for (int pass = 0; pass < passes; pass++)
-        for (uint32_t y = 0; y < height; y++)
-            png_write_row(png, pixels + row_bytes * y);
-    png_write_end(png, info);
-    png_destroy_write_struct(&png, &info);
-    *out = sink->bytes;
-    *out_length = sink->length;
-    free(sink);
+    png_write_info(w->png, w->info);
+    w->passes = png_set_interlace_handling(w->png);
     return PF_PNG_OK;
 }
 
-void pf_png_free(void *buffer) { free(buffer); }
+int pf_png_writer_passes(const pf_png_writer *w) { return w->passes; }
+
+int pf_png_writer_write(pf_png_writer *w, const uint8_t *rows, size_t stride, uint32_t count) {
+    if (!w || w->failed) return PF_PNG_ERROR;
+    if (count > (uint32_t)w->passes * w->height - w->rows_written) {
+        snprintf(w->message, sizeof w->message, "more PNG rows than the image has");
+        w->failed = 1;
+        return PF_PNG_ERROR;
+    }
+    if (setjmp(png_jmpbuf(w->png))) { w->failed = 1; return PF_PNG_ERROR; }
+    for (uint32_t i = 0; i < count; i++) png_write_row(w->png, rows + stride * i);
+    w->rows_written += count;
+    return PF_PNG_OK;
+}
+
+int pf_png_writer_finish(pf_png_writer *w, const uint8_t **out, size_t *out_length) {
+    *out = NULL;
+    *out_length = 0;
+    if (!w || w->failed) return PF_PNG_ERROR;
+    if (w->rows_written != (uint32_t)w->passes * w->height) {
+        snprintf(w->message, sizeof w->message, "PNG finished after %u of %u rows",
+                 w->rows_written, (uint32_t)w->passes * w->height);
+        w->failed = 1;
+        return PF_PNG_ERROR;
+    }
+    if (setjmp(png_jmpbuf(w->png))) { w->failed = 1; return PF_PNG_ERROR; }
+    png_write_end(w->png, w->info);
+    *out = w->sink.bytes;
+    *out_length = w->sink.length;
+    return PF_PNG_OK;
+}
+
+const char *pf_png_writer_message(const pf_png_writer *w) { return w ? w->message : "out of memory"; }
+
+void pf_png_writer_destroy(pf_png_writer *w) {
+    if (!w) return;
+    if (w->png) png_destroy_write_struct(&w->png, w->info ? &w->info : NULL);
+    free(w->sink.bytes);
+    free(w->xmp_text);
+    free(w);
+}

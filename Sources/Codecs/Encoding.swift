@@ -1,3 +1,5 @@
+import Pixels
+
 /// How to write one finished image.
 public struct EncodeOptions: Sendable {
     /// Output format (`same` is resolved by the caller).
@@ -22,5 +24,38 @@ public struct EncodeOptions: Sendable {
         self.progressive = progressive
         self.icc = icc
         self.exif = exif
+    }
+}
+
+/// A file being written row band by row band, top to bottom: a finished photo goes out as
+/// its rows are ready, and only formats that must see the whole picture (HEIC, AVIF) keep it.
+/// One writer belongs to one thread at a time.
+public protocol ImageWriter: AnyObject {
+    /// Starts a file of `width` × `height` for rows of `channels` bytes a pixel (3: RGB,
+    /// 4: RGBA); metadata and the header go first.
+    /// - Throws: `PhotoError` (`io-error`) when the library refuses.
+    init(width: Int, height: Int, channels: Int, options: EncodeOptions) throws(PhotoError)
+    /// Writes the next rows (a band), top to bottom.
+    /// - Throws: `PhotoError` (`io-error`) when the library refuses.
+    func write(_ rows: PixelRows) throws(PhotoError)
+    /// Ends the file after the last row.
+    /// - Returns: the file's bytes.
+    /// - Throws: `PhotoError` (`io-error`) when the library refuses.
+    func finish() throws(PhotoError) -> [UInt8]
+}
+
+extension ImageWriter {
+    /// Encodes a whole image (fixtures, and what is finished whole).
+    /// - Returns: the file's bytes.
+    /// - Throws: `PhotoError` (`io-error`) when the library refuses.
+    public static func encode(_ image: Image, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
+        try Self(width: image.width, height: image.height, channels: image.channels, options: options).encode(image)
+    }
+
+    /// Writes every row of `image` and ends the file.
+    /// - Returns: the file's bytes.
+    public func encode(_ image: Image) throws(PhotoError) -> [UInt8] {
+        try image.withUnsafeRows { rows throws(PhotoError) in try write(rows) }
+        return try finish()
     }
 }

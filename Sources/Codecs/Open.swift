@@ -27,13 +27,22 @@ public func openDecoder(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError)
     }
 }
 
+/// Starts a file in the format `options` names, for rows of `width` × `channels` bytes.
+/// - Parameter channels: 3 (RGB) or 4 (RGBA; JPEG takes RGB only: flatten first).
+/// - Throws: `PhotoError` (`io-error`) when the library refuses.
+public func makeWriter(width: Int, height: Int, channels: Int, options: EncodeOptions) throws(PhotoError) -> any ImageWriter {
+    switch options.format {
+    case .jpeg:
+        precondition(channels == 3, "JPEG takes RGB; flatten the alpha channel first")
+        return try JPEGEncoder(width: width, height: height, channels: channels, options: options)
+    case .png: return try PNGEncoder(width: width, height: height, channels: channels, options: options)
+    case .heic, .avif: return try HEIFEncoder(width: width, height: height, channels: channels, options: options)
+    case .webp: return try WebPEncoder(width: width, height: height, channels: channels, options: options)
+    }
+}
+
 /// Encodes a finished image in the format `options` names.
 /// - Throws: `PhotoError` (`io-error`) when the library refuses.
 public func encodeImage(_ image: Image, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
-    switch options.format {
-    case .jpeg: try JPEGEncoder.encode(image, options: options)
-    case .png: try PNGEncoder.encode(image, options: options)
-    case .heic, .avif: try HEIFEncoder.encode(image, options: options)
-    case .webp: try WebPEncoder.encode(image, options: options)
-    }
+    try makeWriter(width: image.width, height: image.height, channels: image.channels, options: options).encode(image)
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// 8-bit interleaved images in two states, as libvips keeps them: an `Image` is finished and
 /// read only (any number of threads may read it, it is never changed), a `Canvas` is being
 /// drawn on and has exactly one owner (it cannot be copied, only moved or lent). A canvas
@@ -58,25 +60,62 @@ public struct MutablePixelRows {
     public var readOnly: PixelRows { PixelRows(width: width, height: height, channels: channels, base: base) }
 }
 
-/// The bytes behind one image or canvas: allocated once, freed when the last owner lets go.
+/// The bytes behind one image, canvas, band or pixel scratch: allocated once, freed when the
+/// last owner lets go, and counted by the `PixelMeter` that was active when they were made.
 ///
 /// `@unchecked Sendable` because the pointer is shared by reference; what makes that safe is
 /// who can reach it: a `Canvas` is its only owner while it is drawn on (and cannot be
-/// copied), and once `finished()` hands it to an `Image`, nothing writes it again.
+/// copied), and once `finished()` hands it to an `Image`, nothing writes it again. Bands and
+/// scratch rows never leave the object that made them.
 final class PixelStorage: @unchecked Sendable {
     let base: UnsafeMutablePointer<UInt8>
     let byteCount: Int
+    private let meter: PixelMeter?
 
     init(byteCount: Int) {
         self.byteCount = byteCount
         base = .allocate(capacity: max(1, byteCount))
+        meter = PixelMeter.current
+        meter?.add(byteCount)
     }
 
-    deinit { base.deallocate() }
+    deinit {
+        meter?.add(-byteCount)
+        base.deallocate()
+    }
+}
+
+/// Counts the pixel memory (images, canvases, bands, rows of scratch) made while it is
+/// active in a task, and the most held at once: what a recipe really holds, measured through
+/// the types that hold it (tests bound it; the memory budget is built on it).
+public final class PixelMeter: Sendable {
+    /// The meter pixel memory made in this task is counted by (none by default).
+    @TaskLocal public static var current: PixelMeter?
+
+    private let state = Mutex((now: 0, peak: 0))
+
+    public init() {}
+
+    /// Bytes held now.
+    public var bytes: Int { state.withLock { $0.now } }
+    /// The most bytes held at once.
+    public var peak: Int { state.withLock { $0.peak } }
+
+    func add(_ count: Int) {
+        state.withLock {
+            $0.now += count
+            $0.peak = max($0.peak, $0.now)
+        }
+    }
+
+    /// Runs `body` with this meter counting the pixel memory it makes.
+    public func measure<R>(_ body: () throws -> R) rethrows -> R {
+        try Self.$current.withValue(self, operation: body)
+    }
 }
 
 /// Checks a size and returns its byte count.
-private func pixelBytes(_ width: Int, _ height: Int, _ channels: Int) -> Int {
+func pixelBytes(_ width: Int, _ height: Int, _ channels: Int) -> Int {
     precondition(width > 0 && height > 0, "empty image \(width)×\(height)")
     precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
     return width * height * channels
@@ -158,6 +197,15 @@ public struct Canvas: ~Copyable, Sendable {
         storage = PixelStorage(byteCount: bytes)
     }
 
+    /// Takes over pixels a producer in this module wrote, one owner from now on.
+    init(width: Int, height: Int, channels: Int, storage: PixelStorage) {
+        precondition(storage.byteCount == pixelBytes(width, height, channels), "storage does not fit the size")
+        self.width = width
+        self.height = height
+        self.channels = channels
+        self.storage = storage
+    }
+
     /// A canvas of one colour (one row filled, then copied: fast for tall canvases).
     /// - Parameter fill: `channels` values.
     public init(width: Int, height: Int, channels: Int, fill: [UInt8]) {
@@ -168,15 +216,6 @@ public struct Canvas: ~Copyable, Sendable {
             for x in 0..<width { for c in 0..<channels { first[x * channels + c] = fill[c] } }
             for y in 1..<height { rows[y].update(from: first, count: rows.rowBytes) }
         }
-    }
-
-    /// Takes over pixels a producer in this module wrote (the resampler's output).
-    init(width: Int, height: Int, channels: Int, storage: PixelStorage) {
-        precondition(storage.byteCount == pixelBytes(width, height, channels), "storage does not fit the size")
-        self.width = width
-        self.height = height
-        self.channels = channels
-        self.storage = storage
     }
 
     /// Bytes from one row to the next.

@@ -106,7 +106,7 @@ public enum Orientation {
 }
 
 /// Where upright pixel (x, y) is stored: stored = (x0 + xx·x + yx·y, y0 + xy·x + yy·y).
-private struct StoredMap {
+struct StoredMap {
     var x0 = 0, y0 = 0
     var xx = 1, yx = 0
     var xy = 0, yy = 1

@@ -21,9 +21,14 @@ public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, a
     }
 }
 
-/// `compositeTiled` on rows already lent.
+/// `compositeTiled` on rows already lent: the whole image, or one band of it.
+/// - Parameters:
+///   - top: the image row of the band's first row (0 for the whole image).
+///   - imageHeight: the whole image's height (the band's height for the whole image): the
+///     lattice turns about the whole image's centre, so bands drawn one by one join up.
 public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, across: Double,
-                           color: [UInt8], opacity: Double, onto image: MutablePixelRows) {
+                           color: [UInt8], opacity: Double, onto image: MutablePixelRows,
+                           top: Int = 0, imageHeight: Int? = nil) {
     precondition(color.count == 3, "a mark colour has 3 values, got \(color.count)")
     precondition(along > 0 && across > 0, "tile steps must be positive")
     guard mask.width > 0, mask.height > 0 else { return }
@@ -31,10 +36,10 @@ public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, a
     let line = CoverageMask(width: image.width, height: 1)
     let theta = angle * .pi / 180
     let c = cos(theta), s = sin(theta)
-    let cx = Double(image.width) / 2, cy = Double(image.height) / 2
+    let cx = Double(image.width) / 2, cy = Double(imageHeight ?? image.height) / 2
     let mw = mask.width, mh = mask.height
     for y in 0..<image.height {
-        let dy = Double(y) + 0.5 - cy
+        let dy = Double(top + y) + 0.5 - cy
         let l = line.row(0)
         var any = false
         for x in 0..<image.width {

@@ -81,7 +81,7 @@ struct ExifTests {
     func intoJPEG() throws {
         let block = try #require(Exif.make(orientation: 6, dateTimeOriginal: date, gpsLatitude: (52, 31, 12)))
         let (out, _) = Exif.rewrite(block, policy: .stripLocation, width: 24, height: 32)
-        let bytes = try JPEGEncoder.encode(gradient(width: 24, height: 32),
+        let bytes = try encodeImage(gradient(width: 24, height: 32),
                                            options: EncodeOptions(format: .jpeg, exif: out))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         #expect(decoder.info.orientation == 1)

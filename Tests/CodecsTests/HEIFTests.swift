@@ -132,7 +132,7 @@ func avifSettingsDoNotAbortInAChildProcess() throws {
     let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pf-avif-\(UInt32.random(in: 0...UInt32.max))")
     try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: dir) }
-    let png = try PNGEncoder.encode(smoothImage(width: 96, height: 64, channels: 3), options: EncodeOptions(format: .png))
+    let png = try encodeImage(smoothImage(width: 96, height: 64, channels: 3), options: EncodeOptions(format: .png))
     let input = dir.appendingPathComponent("in.png"), output = dir.appendingPathComponent("out.avif")
     try Data(png).write(to: input)
     let child = Process()

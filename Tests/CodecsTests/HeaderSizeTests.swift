@@ -55,7 +55,7 @@ import Pixels
 
     @Test("any PNG header size fails cleanly, CRC right or wrong, data or none")
     func pngSizes() throws {
-        let idat = try PNGEncoder.encode(Image(width: 2, height: 2, channels: 3, fill: [9, 9, 9]),
+        let idat = try encodeImage(Image(width: 2, height: 2, channels: 3, fill: [9, 9, 9]),
                                          options: EncodeOptions(format: .png)).dropFirst(33)
         for (w, h) in Self.sides32 {
             for goodCRC in [true, false] {
@@ -89,7 +89,7 @@ import Pixels
 
     /// A real JPEG with the SOF's size replaced (16 bits each: all a JPEG can say).
     static func jpeg(width: UInt16, height: UInt16, progressive: Bool) throws -> [UInt8] {
-        var bytes = try JPEGEncoder.encode(Image(width: 16, height: 16, channels: 3, fill: [90, 120, 150]),
+        var bytes = try encodeImage(Image(width: 16, height: 16, channels: 3, fill: [90, 120, 150]),
                                            options: EncodeOptions(format: .jpeg, progressive: progressive))
         let sof: UInt8 = progressive ? 0xC2 : 0xC0
         let at = try #require((2..<bytes.count - 9).first { bytes[$0] == 0xFF && bytes[$0 + 1] == sof })

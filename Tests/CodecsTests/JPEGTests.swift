@@ -93,7 +93,7 @@ struct JPEGTests {
     @Test("encode then decode: size, pixels close, header facts")
     func roundTrip() throws {
         let image = gradient(width: 203, height: 117)
-        let bytes = try JPEGEncoder.encode(image, options: EncodeOptions(format: .jpeg, quality: 95))
+        let bytes = try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 95))
         #expect(sniff(bytes) == .image(.jpeg))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         #expect(decoder.info.format == .jpeg)
@@ -123,7 +123,7 @@ struct JPEGTests {
                 }
             }
         }
-        let bytes = try JPEGEncoder.encode(image, options: EncodeOptions(format: .jpeg, quality: 95))
+        let bytes = try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 95))
         let decoded = try decodeAll(try JPEGDecoder(bytes: bytes, limits: DecodeLimits()))
         #expect(maxDifference(image, decoded) <= 6)
         #expect(meanDifference(image, decoded) < 1.5)
@@ -132,7 +132,7 @@ struct JPEGTests {
     @Test("RGBA output has alpha 255 and the same colours")
     func rgba() throws {
         let image = gradient(width: 64, height: 40)
-        let bytes = try JPEGEncoder.encode(image, options: EncodeOptions(format: .jpeg, quality: 90))
+        let bytes = try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 90))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         let rgb = try decodeAll(decoder, channels: 3)
         let rgba = try decodeAll(decoder, channels: 4)
@@ -143,7 +143,7 @@ struct JPEGTests {
     @Test("scaled decodes give libjpeg's sizes", arguments: [1, 2, 4, 8])
     func scaled(denominator: Int) throws {
         let image = gradient(width: 301, height: 157)
-        let bytes = try JPEGEncoder.encode(image, options: EncodeOptions(format: .jpeg, quality: 85))
+        let bytes = try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 85))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         let size = decoder.scaledSize(denominator: denominator)
         #expect(size.width == (301 + denominator - 1) / denominator)
@@ -158,8 +158,8 @@ struct JPEGTests {
     @Test("progressive encode decodes the same picture")
     func progressive() throws {
         let image = gradient(width: 120, height: 90)
-        let base = try JPEGEncoder.encode(image, options: EncodeOptions(format: .jpeg, quality: 90))
-        let prog = try JPEGEncoder.encode(image, options: EncodeOptions(format: .jpeg, quality: 90, progressive: true))
+        let base = try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 90))
+        let prog = try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 90, progressive: true))
         #expect(splitScans(prog).scans.count > 1)
         #expect(splitScans(base).scans.count == 1)
         let a = try decodeAll(try JPEGDecoder(bytes: base, limits: DecodeLimits()))
@@ -172,7 +172,7 @@ struct JPEGTests {
         // Large enough to need two APP2 chunks.
         let icc = (0..<70_000).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
         let exif = try #require(Exif.make(orientation: 6, dateTimeOriginal: "2026:11:29 15:04:05"))
-        let bytes = try JPEGEncoder.encode(gradient(width: 32, height: 24),
+        let bytes = try encodeImage(gradient(width: 32, height: 24),
                                            options: EncodeOptions(format: .jpeg, icc: icc, exif: exif))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         #expect(decoder.info.icc == icc)
@@ -187,7 +187,7 @@ struct JPEGTests {
         var icc = [UInt8](repeating: 0, count: 400)
         icc.replaceSubrange(16..<20, with: Array("CMYK".utf8))
         icc.replaceSubrange(36..<40, with: Array("acsp".utf8))
-        let bytes = try JPEGEncoder.encode(gradient(width: 16, height: 16),
+        let bytes = try encodeImage(gradient(width: 16, height: 16),
                                            options: EncodeOptions(format: .jpeg, icc: icc))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         #expect(decoder.info.icc == nil)
@@ -197,7 +197,7 @@ struct JPEGTests {
     @Test("an invalid EXIF orientation counts as 1")
     func invalidOrientation() throws {
         let exif = try #require(Exif.make(orientation: 9))
-        let bytes = try JPEGEncoder.encode(gradient(width: 16, height: 16),
+        let bytes = try encodeImage(gradient(width: 16, height: 16),
                                            options: EncodeOptions(format: .jpeg, exif: exif))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         #expect(decoder.info.orientation == 1)
@@ -206,7 +206,7 @@ struct JPEGTests {
     @Test("a JPEG cut in half is corrupt-image: data ends early")
     func truncated() throws {
         for progressive in [false, true] {
-            let bytes = try JPEGEncoder.encode(gradient(width: 256, height: 256),
+            let bytes = try encodeImage(gradient(width: 256, height: 256),
                                                options: EncodeOptions(format: .jpeg, quality: 92, progressive: progressive))
             let half = Array(bytes.prefix(bytes.count / 2))
             let decoder = try JPEGDecoder(bytes: half, limits: DecodeLimits())
@@ -219,7 +219,7 @@ struct JPEGTests {
     @Test("a JPEG cut anywhere is corrupt-image: data ends early, never a partial picture",
           arguments: [false, true])
     func everyCut(progressive: Bool) throws {
-        let bytes = try JPEGEncoder.encode(gradient(width: 40, height: 24),
+        let bytes = try encodeImage(gradient(width: 40, height: 24),
                                            options: EncodeOptions(format: .jpeg, progressive: progressive))
         // Up to the file without its EOI marker (that case is below).
         for cut in 3..<(bytes.count - 2) {
@@ -234,7 +234,7 @@ struct JPEGTests {
     @Test("a baseline JPEG missing only its EOI marker decodes in full")
     func missingEOI() throws {
         let image = gradient(width: 203, height: 117)
-        let bytes = try JPEGEncoder.encode(image, options: EncodeOptions(format: .jpeg, quality: 95))
+        let bytes = try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 95))
         let complete = try decodeAll(try JPEGDecoder(bytes: bytes, limits: DecodeLimits()))
         let decoder = try JPEGDecoder(bytes: Array(bytes.dropLast(2)), limits: DecodeLimits())
         let decoded = try decodeAll(decoder)
@@ -248,7 +248,7 @@ struct JPEGTests {
 
     @Test("trailing bytes after EOI are ignored")
     func trailingData() throws {
-        let bytes = try JPEGEncoder.encode(gradient(width: 64, height: 48), options: EncodeOptions(format: .jpeg))
+        let bytes = try encodeImage(gradient(width: 64, height: 48), options: EncodeOptions(format: .jpeg))
         let decoder = try JPEGDecoder(bytes: bytes + Array(repeating: 0, count: 100) + [1, 2, 3], limits: DecodeLimits())
         _ = try decodeAll(decoder)
         #expect(decoder.warnings.isEmpty)
@@ -256,7 +256,7 @@ struct JPEGTests {
 
     @Test("a header cut short is corrupt-image")
     func truncatedHeader() throws {
-        let bytes = try JPEGEncoder.encode(gradient(width: 16, height: 16), options: EncodeOptions(format: .jpeg))
+        let bytes = try encodeImage(gradient(width: 16, height: 16), options: EncodeOptions(format: .jpeg))
         let error = #expect(throws: PhotoError.self) { _ = try JPEGDecoder(bytes: Array(bytes.prefix(40)), limits: DecodeLimits()) }
         #expect(error?.code == .corruptImage)
         #expect(error?.message.contains("ends early") == true)
@@ -279,7 +279,7 @@ struct JPEGTests {
 
     @Test("too many pixels is refused from the header")
     func tooLarge() throws {
-        let bytes = try JPEGEncoder.encode(gradient(width: 100, height: 50), options: EncodeOptions(format: .jpeg))
+        let bytes = try encodeImage(gradient(width: 100, height: 50), options: EncodeOptions(format: .jpeg))
         let error = #expect(throws: PhotoError.self) {
             _ = try JPEGDecoder(bytes: bytes, limits: DecodeLimits(maxPixels: 4999))
         }
@@ -291,7 +291,7 @@ struct JPEGTests {
 
     @Test("a progressive file with more than 500 scans is refused")
     func tooManyScans() throws {
-        let prog = try JPEGEncoder.encode(gradient(width: 16, height: 16),
+        let prog = try encodeImage(gradient(width: 16, height: 16),
                                           options: EncodeOptions(format: .jpeg, quality: 80, progressive: true))
         let (header, scans) = splitScans(prog)
         var hostile = header
@@ -305,7 +305,7 @@ struct JPEGTests {
 
     @Test("a deadline already passed stops the decode with timeout")
     func timeout() throws {
-        let bytes = try JPEGEncoder.encode(gradient(width: 64, height: 64), options: EncodeOptions(format: .jpeg))
+        let bytes = try encodeImage(gradient(width: 64, height: 64), options: EncodeOptions(format: .jpeg))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         let past = DecodeLimits(deadline: ContinuousClock.now - .seconds(1))
         let error = #expect(throws: PhotoError.self) { _ = try decodeAll(decoder, limits: past) }
@@ -317,7 +317,7 @@ struct JPEGTests {
     @Test("an error thrown by the row callback comes out unchanged and the decoder can start again")
     func callbackError() throws {
         struct Stop: Error {}
-        let bytes = try JPEGEncoder.encode(gradient(width: 64, height: 64), options: EncodeOptions(format: .jpeg))
+        let bytes = try encodeImage(gradient(width: 64, height: 64), options: EncodeOptions(format: .jpeg))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         #expect(throws: Stop.self) {
             try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { _ in throw Stop() }
@@ -328,7 +328,7 @@ struct JPEGTests {
 
     @Test("extraneous bytes are a warning, not an error")
     func warnings() throws {
-        var bytes = try JPEGEncoder.encode(gradient(width: 32, height: 32), options: EncodeOptions(format: .jpeg))
+        var bytes = try encodeImage(gradient(width: 32, height: 32), options: EncodeOptions(format: .jpeg))
         // Garbage between the last scan and EOI.
         bytes.insert(contentsOf: [0x12, 0x34, 0x56], at: bytes.count - 2)
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())

@@ -22,7 +22,7 @@ struct MetadataTests {
         var options = EncodeOptions(format: .jpeg, quality: 90, exif: exif)
         options.xmp = XMPTests.packet
         options.iptc = iptc.iim()
-        return try JPEGEncoder.encode(smoothImage(width: 64, height: 48, channels: 3), options: options)
+        return try encodeImage(smoothImage(width: 64, height: 48, channels: 3), options: options)
     }
 
     /// What an output file of `format` carries, read back by its decoder.

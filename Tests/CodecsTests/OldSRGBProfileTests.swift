@@ -22,7 +22,7 @@ import Pixels
         #expect(ICC.description(icc) == "sRGB IEC61966-2.1")
         for channels in [3, 4] {
             let image = gradient(width: 19, height: 7, channels: channels)
-            let png = try PNGEncoder.encode(image, options: EncodeOptions(format: .png, icc: icc))
+            let png = try encodeImage(image, options: EncodeOptions(format: .png, icc: icc))
             let decoder = try PNGDecoder(bytes: png, limits: DecodeLimits())
             // The reader keeps it too (libpng alone would drop it with a warning).
             #expect(decoder.info.icc == icc)
@@ -33,12 +33,12 @@ import Pixels
     @Test("a JPEG carrying the profile reads it, and its PNG keeps it")
     func fromJPEG() throws {
         let icc = try Self.profile("hp-srgb-perceptual.icc")
-        let jpeg = try JPEGEncoder.encode(gradient(width: 32, height: 24, channels: 3),
+        let jpeg = try encodeImage(gradient(width: 32, height: 24, channels: 3),
                                           options: EncodeOptions(format: .jpeg, icc: icc))
         let decoder = try JPEGDecoder(bytes: jpeg, limits: DecodeLimits())
         #expect(decoder.info.icc == icc)
         let pixels = try decodeAll(decoder, channels: 3)
-        let png = try PNGEncoder.encode(pixels, options: EncodeOptions(format: .png, icc: decoder.info.icc))
+        let png = try encodeImage(pixels, options: EncodeOptions(format: .png, icc: decoder.info.icc))
         #expect(try PNGDecoder(bytes: png, limits: DecodeLimits()).info.icc == icc)
     }
 }

@@ -53,7 +53,7 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
     @Test(arguments: [3, 4])
     func roundTrip(channels: Int) throws {
         let image = gradient(width: 37, height: 23, channels: channels)
-        let png = try PNGEncoder.encode(image, options: EncodeOptions(format: .png))
+        let png = try encodeImage(image, options: EncodeOptions(format: .png))
         let decoder = try PNGDecoder(bytes: png, limits: DecodeLimits())
         #expect(decoder.info.format == .png)
         #expect(decoder.info.width == 37 && decoder.info.height == 23)
@@ -64,7 +64,7 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
 
     @Test func opaqueAsRGBAGetsFullAlpha() throws {
         let image = gradient(width: 5, height: 4, channels: 3)
-        let png = try PNGEncoder.encode(image, options: EncodeOptions(format: .png))
+        let png = try encodeImage(image, options: EncodeOptions(format: .png))
         let rgba = try decodeAll(try PNGDecoder(bytes: png, limits: DecodeLimits()), channels: 4)
         #expect(rgba.pixel(3, 2) == image.pixel(3, 2) + [255])
     }
@@ -74,7 +74,7 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
         let image = Image(width: 3, height: 1, channels: 4) { rows in
             for x in 0..<3 { for c in 0..<4 { rows[0][x * 4 + c] = pixels[x][c] } }
         }
-        let png = try PNGEncoder.encode(image, options: EncodeOptions(format: .png))
+        let png = try encodeImage(image, options: EncodeOptions(format: .png))
         let rgb = try decodeAll(try PNGDecoder(bytes: png, limits: DecodeLimits()), channels: 3)
         #expect(rgb.pixel(0, 0) == [255, 255, 255])
         #expect(rgb.pixel(1, 0) == [0, 0, 0])
@@ -137,7 +137,7 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
         let icc = ICC.sRGB
         // A minimal little-endian TIFF header with an empty IFD0.
         let exif: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 0x08, 0, 0, 0, 0, 0, 0, 0, 0, 0]
-        let png = try PNGEncoder.encode(gradient(width: 4, height: 4, channels: 3),
+        let png = try encodeImage(gradient(width: 4, height: 4, channels: 3),
                                         options: EncodeOptions(format: .png, icc: icc, exif: exif))
         let decoder = try PNGDecoder(bytes: png, limits: DecodeLimits())
         #expect(decoder.info.icc == icc)
@@ -147,14 +147,14 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
 
     @Test func exifOrientationIsReadBeforeAndAfterImageData() throws {
         let exif = exifWithOrientation(6)
-        let early = try PNGEncoder.encode(gradient(width: 4, height: 2, channels: 3),
+        let early = try encodeImage(gradient(width: 4, height: 2, channels: 3),
                                           options: EncodeOptions(format: .png, exif: exif))
         let decoder = try PNGDecoder(bytes: early, limits: DecodeLimits())
         #expect(decoder.info.exif == exif)
         #expect(decoder.info.orientation == 6 && decoder.info.declaredOrientation == 6)
 
         // eXIf after IDAT (allowed by the PNG spec; libpng only reports it after the pixels).
-        var late = try PNGEncoder.encode(gradient(width: 4, height: 2, channels: 3),
+        var late = try encodeImage(gradient(width: 4, height: 2, channels: 3),
                                          options: EncodeOptions(format: .png))
         let chunk = Array("eXIf".utf8) + exifWithOrientation(8)
         late.insert(contentsOf: bigEndian(UInt32(chunk.count - 4)) + chunk + bigEndian(crc32(chunk)),
@@ -187,7 +187,7 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
     }
 
     @Test func truncatedIsCorrupt() throws {
-        let png = try PNGEncoder.encode(gradient(width: 64, height: 64, channels: 3),
+        let png = try encodeImage(gradient(width: 64, height: 64, channels: 3),
                                         options: EncodeOptions(format: .png))
         let cut = Array(png.prefix(png.count / 2))
         let decoder = try PNGDecoder(bytes: cut, limits: DecodeLimits())  // header is intact
@@ -200,7 +200,7 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
     }
 
     @Test func brokenCRCIsCorrupt() throws {
-        var png = try PNGEncoder.encode(gradient(width: 8, height: 8, channels: 3),
+        var png = try encodeImage(gradient(width: 8, height: 8, channels: 3),
                                         options: EncodeOptions(format: .png))
         png[30] ^= 0xFF  // IHDR's CRC no longer matches its data
         #expect {

@@ -78,11 +78,10 @@ const char *pf_jpeg_decoder_warning(const pf_jpeg_decoder *d, int index);
 /* Warnings emitted beyond the cap (counted, not kept). */
 int pf_jpeg_decoder_warnings_dropped(const pf_jpeg_decoder *d);
 
-/* Encodes interleaved 8-bit RGB rows (`stride` bytes apart) as baseline or progressive
-   JPEG with 4:2:0 chroma, writing an ICC profile, an EXIF APP1 (given without the
-   "Exif\0\0" prefix; the glue adds it) and `markers` (XMP, IPTC) before the scanlines. On success `*out` is a
-   malloc'd buffer of `*out_size` bytes the caller frees with pf_jpeg_free; on failure
-   `message` (at least 200 bytes) says why. */
+/* A JPEG being written row by row (baseline or progressive, 4:2:0 chroma), so a finished
+   photo never needs to be whole in memory. Each call sets its own jump point. */
+typedef struct pf_jpeg_encoder pf_jpeg_encoder;
+
 /* A marker to write as it is: code 0xE0 + n, payload of at most 65533 bytes. */
 typedef struct pf_jpeg_marker {
     int code;
@@ -90,11 +89,25 @@ typedef struct pf_jpeg_marker {
     size_t size;
 } pf_jpeg_marker;
 
-int pf_jpeg_encode_rgb(const uint8_t *pixels, int width, int height, size_t stride,
-                       int quality, int progressive, int optimize_coding,
-                       const uint8_t *icc, size_t icc_size,
-                       const uint8_t *exif, size_t exif_size,
-                       const pf_jpeg_marker *markers, int marker_count,
-                       uint8_t **out, size_t *out_size, char *message, size_t message_size);
-/* Frees a buffer returned by pf_jpeg_encode_rgb. Safe on NULL. */
-void pf_jpeg_free(void *p);
+/* Starts a JPEG of `width` x `height` from rows of `channels` bytes a pixel (3 = RGB, 4 = RGB
+   and an ignored fourth byte), writing an EXIF APP1 (given without the "Exif\0\0" prefix)
+   an ICC profile and `markers` (XMP in APP1 after the EXIF, IPTC in APP13 after the
+   profile) before the scanlines. The file is written into `buffer` (kept by the
+   caller, reused between photos) while it fits, else into a buffer libjpeg grows. `*out`
+   is set even on failure (NULL only when out of memory): read the reason with
+   pf_jpeg_encoder_message, then destroy it. */
+int pf_jpeg_encoder_start(pf_jpeg_encoder **out, int width, int height, int channels,
+                          int quality, int progressive, int optimize_coding,
+                          const uint8_t *icc, size_t icc_size,
+                          const uint8_t *exif, size_t exif_size,
+                          const pf_jpeg_marker *markers, int marker_count,
+                          uint8_t *buffer, size_t buffer_size);
+/* Writes the next `count` rows (`stride` bytes apart). */
+int pf_jpeg_encoder_write(pf_jpeg_encoder *e, const uint8_t *rows, size_t stride, int count);
+/* Ends the file once every row is written. `*out` points at the file's bytes (valid until
+   destroy); `*owned` is 1 when they are not in the caller's buffer (libjpeg outgrew it). */
+int pf_jpeg_encoder_finish(pf_jpeg_encoder *e, const uint8_t **out, size_t *out_size, int *owned);
+/* Why the last call failed. */
+const char *pf_jpeg_encoder_message(const pf_jpeg_encoder *e);
+/* Frees the encoder (and a buffer libjpeg grew). Safe on NULL. */
+void pf_jpeg_encoder_destroy(pf_jpeg_encoder *e);

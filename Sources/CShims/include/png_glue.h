@@ -46,19 +46,30 @@ int pf_png_next_row(pf_png_reader *reader, uint8_t *out);
 /* Frees everything. Safe with NULL. */
 void pf_png_close(pf_png_reader *reader);
 
-/* Encodes to PNG in memory. `pixels` are `height` rows `row_bytes` apart, in the layout
+/* A PNG being written row by row, in memory. Opaque; one owner, freed by
+   pf_png_writer_destroy. Every call sets its own setjmp point. */
+typedef struct pf_png_writer pf_png_writer;
+
+/* Starts a PNG: IHDR and the chunks before the image data. Rows are in the layout
    color_type/bit_depth call for (16-bit samples big-endian). `palette` holds `palette_count`
-   RGB triples and `trns` `trns_count` alpha values (both may be NULL/0). `icc`/`exif`/`xmp`
-   may be NULL. On success *out is a malloc'd buffer (free with pf_png_free) and *out_length its
-   size; on failure `message` (of `message_size` bytes) holds libpng's reason. */
-int pf_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, size_t row_bytes,
-                  int color_type, int bit_depth, int interlaced,
-                  const uint8_t *palette, int palette_count,
-                  const uint8_t *trns, int trns_count,
-                  const uint8_t *icc, size_t icc_length,
-                  const uint8_t *exif, size_t exif_length,
-                  const uint8_t *xmp, size_t xmp_length,
-                  int compression_level, int filters,
-                  uint8_t **out, size_t *out_length,
-                  char *message, size_t message_size);
-void pf_png_free(void *buffer);
+   RGB triples and `trns` `trns_count` alpha values (both may be NULL/0); `icc`/`exif`/`xmp` (written as
+   the iTXt chunk "XML:com.adobe.xmp") may be NULL. `*out` is set even on failure (NULL only when out of memory): read the reason with
+   pf_png_writer_message, then destroy it. */
+int pf_png_writer_start(pf_png_writer **out, uint32_t width, uint32_t height,
+                        int color_type, int bit_depth, int interlaced,
+                        const uint8_t *palette, int palette_count,
+                        const uint8_t *trns, int trns_count,
+                        const uint8_t *icc, size_t icc_length,
+                        const uint8_t *exif, size_t exif_length,
+                        const uint8_t *xmp, size_t xmp_length,
+                        int compression_level, int filters);
+/* How many times every row is to be written (7 when interlaced, else 1), all rows per pass. */
+int pf_png_writer_passes(const pf_png_writer *writer);
+/* Writes the next `count` rows (`stride` bytes apart). */
+int pf_png_writer_write(pf_png_writer *writer, const uint8_t *rows, size_t stride, uint32_t count);
+/* Ends the file once every row is written; `*out` (valid until destroy) holds the file. */
+int pf_png_writer_finish(pf_png_writer *writer, const uint8_t **out, size_t *out_length);
+/* libpng's reason for the last failure. */
+const char *pf_png_writer_message(const pf_png_writer *writer);
+/* Frees the writer and its file. Safe with NULL. */
+void pf_png_writer_destroy(pf_png_writer *writer);

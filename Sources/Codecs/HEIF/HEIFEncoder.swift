@@ -11,25 +11,89 @@ import Pixels
 ///   (libheif returns "Failed to encode frame"), so RGBA is composited over white first.
 /// - HEIC: x265 `preset` `fast` (libheif's default is `slow`), 4:2:0; alpha kept.
 /// - Quality: `options.quality` (libheif's own default for both encoders is 50).
-public enum HEIFEncoder {
+///
+/// libheif encodes a whole picture: rows written band by band go straight into its image
+/// plane (the one full frame this format needs), and `finish()` encodes it.
+public final class HEIFEncoder: ImageWriter {
     static let avifSpeed = 8
     static let x265Preset = "fast"
 
-    /// Encodes `image` as HEIC or AVIF.
+    private let options: EncodeOptions
+    private let orientation: Int
+    private let keepAlpha: Bool
+    private let channels: Int
+    private let width: Int
+    private let height: Int
+    private let image: HEIFImage
+    private let plane: UnsafeMutablePointer<UInt8>
+    private let stride: Int
+    private var rowsWritten = 0
+
+    /// Starts an image of `width` × `height` (RGB, or RGBA: alpha kept for HEIC, composited
+    /// over white for AVIF); rows follow.
     /// - Parameters:
-    ///   - image: the pixels (RGB, or RGBA: alpha kept for HEIC, composited over white for AVIF).
     ///   - options: `format` `.heic` or `.avif`; `quality` 1–100; `icc` embedded as `prof`;
     ///     `exif` (TIFF header onwards) added as the image's Exif item, `xmp` as its XMP item.
-    /// - Returns: the file's bytes.
-    /// - Throws: `PhotoError` `io-error` with libheif's message (no encoder, encoder failure).
-    public static func encode(_ image: Image, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
-        try encode(image, options: options, orientation: 1)
+    ///   - orientation: an EXIF-style value written as `irot`/`imir` (libheif ≥ 1.15 writes
+    ///     them from the encoding options; tests use it for rotated files).
+    /// - Throws: `PhotoError` `io-error` with libheif's message.
+    public init(width: Int, height: Int, channels: Int, options: EncodeOptions, orientation: Int) throws(PhotoError) {
+        precondition(options.format == .heic || options.format == .avif, "HEIFEncoder writes heic or avif")
+        self.options = options
+        self.orientation = orientation
+        self.width = width
+        self.height = height
+        self.channels = channels
+        keepAlpha = channels == 4 && options.format != .avif
+        var pointer: OpaquePointer?
+        try heifCheck(heif_image_create(Int32(width), Int32(height), heif_colorspace_RGB,
+                                        keepAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &pointer),
+                      "libheif image", as: .ioError)
+        guard let pointer else { throw PhotoError(.ioError, "libheif: out of memory for an image") }
+        image = HEIFImage(pointer)
+        try heifCheck(heif_image_add_plane(pointer, heif_channel_interleaved, Int32(width), Int32(height), 8),
+                      "libheif image plane", as: .ioError)
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane(pointer, heif_channel_interleaved, &stride) else {
+            throw PhotoError(.ioError, "libheif: no image plane")
+        }
+        self.plane = plane
+        self.stride = Int(stride)
     }
 
-    /// As `encode(_:options:)`, with `irot`/`imir` boxes for an EXIF-style `orientation`
-    /// (libheif ≥ 1.15 writes them from the encoding options; tests use it for rotated files).
-    static func encode(_ image: Image, options: EncodeOptions, orientation: Int) throws(PhotoError) -> [UInt8] {
-        precondition(options.format == .heic || options.format == .avif, "HEIFEncoder writes heic or avif")
+    /// An upright image (orientation 1).
+    public convenience init(width: Int, height: Int, channels: Int, options: EncodeOptions) throws(PhotoError) {
+        try self.init(width: width, height: height, channels: channels, options: options, orientation: 1)
+    }
+
+    /// Encodes a whole image as HEIC or AVIF with `irot`/`imir` for an EXIF-style `orientation`.
+    /// - Returns: the file's bytes.
+    /// - Throws: `PhotoError` `io-error` with libheif's message (no encoder, encoder failure).
+    public static func encode(_ image: Image, options: EncodeOptions, orientation: Int) throws(PhotoError) -> [UInt8] {
+        try HEIFEncoder(width: image.width, height: image.height, channels: image.channels,
+                        options: options, orientation: orientation).encode(image)
+    }
+
+    /// Copies the next rows (a band) into the image plane, composited over white when alpha
+    /// is not kept.
+    public func write(_ rows: PixelRows) throws(PhotoError) {
+        precondition(rows.width == width && rows.channels == channels, "rows do not fit the image being written")
+        precondition(rowsWritten + rows.height <= height, "more rows than the image has")
+        for y in 0..<rows.height {
+            let target = plane + (rowsWritten + y) * stride
+            if rows.channels == 4 && !keepAlpha {
+                flattenRow(rows[y], into: target, width: rows.width, over: [255, 255, 255])
+            } else {
+                target.update(from: rows[y], count: rows.rowBytes)
+            }
+        }
+        rowsWritten += rows.height
+    }
+
+    /// Encodes the image once every row is written.
+    /// - Returns: the file's bytes.
+    public func finish() throws(PhotoError) -> [UInt8] {
+        precondition(rowsWritten == height, "image finished after \(rowsWritten) of \(height) rows")
         let avif = options.format == .avif
         let name = avif ? "AVIF" : "HEIC"
         let context = try HEIFContext()
@@ -44,17 +108,15 @@ public enum HEIFEncoder {
                       "\(name) quality", as: .ioError)
         if avif {
             try heifCheck(heif_encoder_set_parameter_string(encoder, "chroma", "422"), "AVIF chroma", as: .ioError)
-            try heifCheck(heif_encoder_set_parameter_integer(encoder, "speed", Int32(avifSpeed)), "AVIF speed", as: .ioError)
+            try heifCheck(heif_encoder_set_parameter_integer(encoder, "speed", Int32(Self.avifSpeed)), "AVIF speed", as: .ioError)
             let threads = Int32(min(max(1, ProcessInfo.processInfo.activeProcessorCount), 16))
             try heifCheck(heif_encoder_set_parameter_integer(encoder, "threads", threads), "AVIF threads", as: .ioError)
         } else {
-            try heifCheck(heif_encoder_set_parameter_string(encoder, "preset", x265Preset), "HEIC preset", as: .ioError)
+            try heifCheck(heif_encoder_set_parameter_string(encoder, "preset", Self.x265Preset), "HEIC preset", as: .ioError)
         }
 
-        let keepAlpha = image.channels == 4 && !avif
-        let heifImage = try makeImage(image, keepAlpha: keepAlpha)
         if let icc = options.icc, !icc.isEmpty {
-            try heifCheck(icc.withUnsafeBytes { heif_image_set_raw_color_profile(heifImage.pointer, "prof", $0.baseAddress, $0.count) },
+            try heifCheck(icc.withUnsafeBytes { heif_image_set_raw_color_profile(image.pointer, "prof", $0.baseAddress, $0.count) },
                           "\(name) ICC profile", as: .ioError)
         }
 
@@ -66,7 +128,7 @@ public enum HEIFEncoder {
         encoding.pointee.image_orientation = heif_orientation(rawValue: UInt32(orientation))
 
         var handlePointer: OpaquePointer?
-        try heifCheck(heif_context_encode_image(context.pointer, heifImage.pointer, encoder, encoding, &handlePointer),
+        try heifCheck(heif_context_encode_image(context.pointer, image.pointer, encoder, encoding, &handlePointer),
                       "\(name) encoding failed", as: .ioError)
         guard let handlePointer else { throw PhotoError(.ioError, "\(name) encoding returned no image") }
         let handle = HEIFHandle(handlePointer)
@@ -79,35 +141,7 @@ public enum HEIFEncoder {
             try heifCheck(xmp.withUnsafeBytes { heif_context_add_XMP_metadata(context.pointer, handle.pointer, $0.baseAddress, Int32($0.count)) },
                           "\(name) XMP", as: .ioError)
         }
-        return try write(context)
-    }
-
-    /// Copies the pixels into a libheif image (rows `stride` apart), composited over
-    /// white when alpha is not kept.
-    private static func makeImage(_ image: Image, keepAlpha: Bool) throws(PhotoError) -> HEIFImage {
-        var pointer: OpaquePointer?
-        try heifCheck(heif_image_create(Int32(image.width), Int32(image.height), heif_colorspace_RGB,
-                                        keepAlpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, &pointer),
-                      "libheif image", as: .ioError)
-        guard let pointer else { throw PhotoError(.ioError, "libheif: out of memory for an image") }
-        let heifImage = HEIFImage(pointer)
-        try heifCheck(heif_image_add_plane(pointer, heif_channel_interleaved, Int32(image.width), Int32(image.height), 8),
-                      "libheif image plane", as: .ioError)
-        var stride: Int32 = 0
-        guard let plane = heif_image_get_plane(pointer, heif_channel_interleaved, &stride) else {
-            throw PhotoError(.ioError, "libheif: no image plane")
-        }
-        image.withUnsafeRows { rows in
-            for y in 0..<rows.height {
-                let target = plane + y * Int(stride)
-                if rows.channels == 4 && !keepAlpha {
-                    flattenRow(rows[y], into: target, width: rows.width, over: [255, 255, 255])
-                } else {
-                    target.update(from: rows[y], count: rows.rowBytes)
-                }
-            }
-        }
-        return heifImage
+        return try Self.write(context)
     }
 
     /// Serialises the context into memory.

@@ -3,42 +3,77 @@ import Pixels
 
 /// Writes JPEG files through libjpeg-turbo: 8-bit RGB, 4:2:0 chroma, baseline or
 /// progressive, with the ICC profile and EXIF block of `EncodeOptions` embedded.
-public enum JPEGEncoder {
-    /// Encodes an RGB image.
+///
+/// Rows go in as they are finished (`jpeg_write_scanlines`), band by band: a photo finished
+/// at full resolution is never whole in memory on its way out. One writer belongs to one
+/// thread at a time.
+public final class JPEGEncoder: ImageWriter {
+    /// The C encoder (`pf_jpeg_encoder *`); this object is its only owner.
+    private let handle: OpaquePointer
+    private let width: Int
+    private let height: Int
+    private let channels: Int
+    private var rowsWritten = 0
+
+    /// Starts a file: header, EXIF and ICC profile are written, rows follow.
     /// - Parameters:
-    ///   - image: 3 channels (flatten alpha first: passing RGBA is a programmer's mistake).
+    ///   - width: pixels per row.
+    ///   - height: rows.
+    ///   - channels: 3 (RGB), or 4 when the rows carry a fourth byte to ignore (flatten alpha
+    ///     first: it is not written).
     ///   - options: `quality` (1–100), `progressive`, `icc`, `exif` (TIFF header onwards,
     ///     without "Exif\0\0"; at most 65527 bytes, the room in one APP1 marker), `xmp`
     ///     (APP1) and `iptc` (APP13).
-    /// - Returns: the JPEG file's bytes.
-    /// - Throws: `PhotoError` with code `io-error` when libjpeg fails or the EXIF block
+    /// - Throws: `PhotoError` with code `io-error` when libjpeg refuses or the EXIF block
     ///   does not fit.
-    public static func encode(_ image: Image, options: EncodeOptions) throws(PhotoError) -> [UInt8] {
-        precondition(image.channels == 3, "JPEGEncoder takes RGB; flatten the alpha channel first")
-        var out: UnsafeMutablePointer<UInt8>?
-        var size = 0
-        let messageSize = 256
-        var message = [CChar](repeating: 0, count: messageSize)
+    public init(width: Int, height: Int, channels: Int, options: EncodeOptions) throws(PhotoError) {
+        var created: OpaquePointer?
         // XMP and IPTC markers, written as they are (each fits one marker: MetadataRewrite saw to it).
         let extra = JPEGMetadata.markers(xmp: options.xmp, iptc: options.iptc)
-        let status = withOptionalBytes(options.icc) { icc, iccCount in
-            withOptionalBytes(options.exif) { exif, exifCount in
-                withMarkers(extra) { markers, markerCount in
-                    image.withUnsafeRows { rows in
-                        pf_jpeg_encode_rgb(rows.base, Int32(rows.width), Int32(rows.height), rows.rowBytes,
-                                           Int32(options.quality), options.progressive ? 1 : 0, 0,
-                                           icc, iccCount, exif, exifCount, markers, markerCount,
-                                           &out, &size, &message, messageSize)
-                    }
+        let status = Self.withOptionalBytes(options.icc) { icc, iccCount in
+            Self.withOptionalBytes(options.exif) { exif, exifCount in
+                Self.withMarkers(extra) { markers, markerCount in
+                    pf_jpeg_encoder_start(&created, Int32(width), Int32(height), Int32(channels),
+                                          Int32(options.quality), options.progressive ? 1 : 0, 0,
+                                          icc, iccCount, exif, exifCount, markers, markerCount, nil, 0)
                 }
             }
         }
-        defer { pf_jpeg_free(out) }
-        guard status == Int32(PF_JPEG_OK), let out else {
-            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw PhotoError(.ioError, "JPEG encoding failed: \(reason)")
+        guard let created else { throw PhotoError(.ioError, "JPEG encoding failed: out of memory") }
+        handle = created
+        self.width = width
+        self.height = height
+        self.channels = channels
+        if status != Int32(PF_JPEG_OK) { throw failure() }
+    }
+
+    deinit { pf_jpeg_encoder_destroy(handle) }
+
+    /// Writes the next rows (a band), top to bottom.
+    public func write(_ rows: PixelRows) throws(PhotoError) {
+        precondition(rows.width == width && rows.channels == channels, "rows do not fit the JPEG being written")
+        precondition(rowsWritten + rows.height <= height, "more rows than the JPEG has")
+        if pf_jpeg_encoder_write(handle, rows.base, rows.rowBytes, Int32(rows.height)) != Int32(PF_JPEG_OK) {
+            throw failure()
         }
-        return Array(UnsafeBufferPointer(start: out, count: size))
+        rowsWritten += rows.height
+    }
+
+    /// Ends the file after the last row.
+    /// - Returns: the JPEG file's bytes.
+    public func finish() throws(PhotoError) -> [UInt8] {
+        precondition(rowsWritten == height, "JPEG finished after \(rowsWritten) of \(height) rows")
+        var bytes: UnsafePointer<UInt8>?
+        var size = 0
+        var owned: Int32 = 0
+        guard pf_jpeg_encoder_finish(handle, &bytes, &size, &owned) == Int32(PF_JPEG_OK), let bytes else {
+            throw failure()
+        }
+        return Array(UnsafeBufferPointer(start: bytes, count: size))
+    }
+
+    private func failure() -> PhotoError {
+        PhotoError(.ioError, "JPEG encoding failed: \(String(cString: pf_jpeg_encoder_message(handle)))")
     }
 
     /// `markers` as C structs pointing into their bytes, valid during `body`.

@@ -45,10 +45,102 @@ public struct PhotoFinisher: Sendable {
     func finish(bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts,
                 open: Opener) throws(PhotoError) -> FinishedPhoto {
         let assets = try marks.get()
-        // The decoder (and its copy of the file) is gone once this returns: finishing the
-        // outputs holds only the resized images.
-        let decoded = try decode(bytes, limits: limits, open: open)
+        // The decoder (and its copy of the file) is gone once this returns: what is left is
+        // what the outputs still hold (a turned photo, an output finished whole).
+        let decoded = try decode(bytes, limits: limits, facts: facts, assets: assets, open: open)
         let info = decoded.info, orientation = Self.orientationToApply(info)
+        let stored = OutputPlan.Size(info.width, info.height)
+        var warnings = decoded.warnings
+        var outputs: [FinishedOutput] = []
+        var preview: Image?
+        for pending in decoded.outputs {
+            try limits.checkDeadline()
+            let recipe = decoded.recipes[pending.recipe]
+            var output: FinishedOutput
+            switch pending.way {
+            case .streamed(let line):
+                let (finished, shrunk) = try line.finish()
+                output = finished
+                preview = preview ?? shrunk
+                for warning in line.warnings where !warnings.contains(warning) { warnings.append(warning) }
+            case .whole(let resizer):
+                let image = resizer.finish()
+                // Made before finishOutput, which converts the canvas to sRGB and draws marks on
+                // it: the preview shows the photo as it came.
+                if pending.makesPreview {
+                    preview = image.withUnsafeRows { Self.preview($0, orientation: orientation) }
+                }
+                output = try recipe.finisher.finishOutput(image, plan: pending.plan, info: info,
+                                                          orientation: orientation, scale: decoded.denominator,
+                                                          assets: assets, credit: recipe.credit, warnings: &warnings)
+            }
+            output.variant = recipe.variant
+            output.name = OutputName.file(pattern: recipe.finisher.template.output.name,
+                                          suffix: recipe.finisher.template.output.suffix, values: decoded.facts.values,
+                                          variant: output.variant, crop: output.cropLabel,
+                                          extension: output.fileExtension, taken: outputs.map(\.name))
+            outputs.append(output)
+        }
+        if let small = decoded.preview {
+            preview = small.finish().withUnsafeRows { Self.preview($0, orientation: orientation) }
+        }
+        return FinishedPhoto(format: info.format.rawValue,
+                             uprightSize: Layout.swapsAxes(orientation) ? stored.swapped : stored,
+                             orientation: info.declaredOrientation, outputs: outputs, skipped: decoded.skipped,
+                             warnings: warnings, preview: preview)
+    }
+
+    /// One product's recipe (the template's, or a variant's), its variables filled in.
+    struct Recipe {
+        var variant: String?
+        var finisher: PhotoFinisher
+        var credit: Credit
+    }
+
+    /// One planned output, on its way while the source is decoded.
+    struct PendingOutput {
+        /// The recipe (index into `Decoded.recipes`) it is made with.
+        var recipe: Int
+        var plan: OutputPlan
+        var way: Way
+        /// The photo's preview is shrunk from this output (the first uncropped one).
+        var makesPreview: Bool
+
+        enum Way {
+            /// Finished band by band as the rows come (`OutputLine`).
+            case streamed(OutputLine)
+            /// Resized whole, then finished whole (`finishOutput`): an output that is
+            /// sharpened or must fit `maxBytes` needs every pixel at once.
+            case whole(StreamingResizer)
+        }
+    }
+
+    /// What one decode pass produced: every planned output, encoded as its rows came or
+    /// resized and waiting to be finished whole, and the preview's resampler when no output
+    /// is the whole photo.
+    struct Decoded {
+        var info: SourceInfo
+        /// The facts the variables were filled from (the EXIF's added).
+        var facts: PhotoFacts
+        var recipes: [Recipe]
+        var outputs: [PendingOutput]
+        var skipped: [SkippedCrop]
+        var denominator: Int
+        var preview: StreamingResizer?
+        var warnings: [String]
+    }
+
+    /// Opens the decoder, fills in the variables, plans the outputs of every recipe (the
+    /// template's and its variants') and decodes once, at the smallest DCT scale that serves
+    /// them all, streaming rows into one output line (or resampler) per output.
+    private func decode(_ bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts,
+                        assets: MarkAssets, open: Opener) throws(PhotoError) -> Decoded {
+        let decoder = try open(bytes, limits)
+        // The JPEG and HEIF decoders keep their own copy: let ours go before decoding, so a
+        // photo in flight holds its file once.
+        _ = consume bytes
+        let info = decoder.info
+        let orientation = Self.orientationToApply(info)
         let stored = OutputPlan.Size(info.width, info.height)
         var facts = facts
         if let exif = info.exif {
@@ -59,84 +151,90 @@ public struct PhotoFinisher: Sendable {
             facts.lens = summary.lens
         }
         // Each product's recipe (the template's, each variant's), variables filled in.
-        var warnings = decoded.warnings
+        var warnings = (decoder as? JPEGDecoder)?.warnings ?? []
         let recipes = template.recipes.map { variant, recipe in
             let (filled, credit, missing) = recipe.filled(with: facts)
             for warning in missing where !warnings.contains(warning) { warnings.append(warning) }
-            return (finisher: PhotoFinisher(template: filled, marks: assets), credit: credit)
+            return Recipe(variant: variant, finisher: PhotoFinisher(template: filled, marks: assets), credit: credit)
         }
-        var outputs: [FinishedOutput] = []
-        var preview: Image?
-        let wholeOutput = decoded.plans.firstIndex { $0.plan.crop == nil }
-        for (index, (planned, resizer)) in zip(decoded.plans, decoded.resizers).enumerated() {
-            try limits.checkDeadline()
-            let image = resizer.finish()
-            // Made before finishOutput, which converts the canvas to sRGB and draws marks on
-            // it: the preview shows the photo as it came.
-            if index == wholeOutput { preview = image.withUnsafeRows { Self.preview($0, orientation: orientation) } }
-            let recipe = recipes[planned.recipe]
-            var output = try recipe.finisher.finishOutput(image, plan: planned.plan, info: info, orientation: orientation,
-                                                          scale: decoded.denominator, assets: assets,
-                                                          credit: recipe.credit, warnings: &warnings)
-            output.variant = template.recipes[planned.recipe].variant
-            output.name = OutputName.file(pattern: recipe.finisher.template.output.name,
-                                          suffix: recipe.finisher.template.output.suffix, values: facts.values,
-                                          variant: output.variant, crop: output.cropLabel,
-                                          extension: output.fileExtension, taken: outputs.map(\.name))
-            outputs.append(output)
-        }
-        if wholeOutput == nil, let small = decoded.resizers.last, decoded.resizers.count > decoded.plans.count {
-            preview = small.finish().withUnsafeRows { Self.preview($0, orientation: orientation) }
-        }
-        return FinishedPhoto(format: info.format.rawValue,
-                             uprightSize: Layout.swapsAxes(orientation) ? stored.swapped : stored,
-                             orientation: info.declaredOrientation, outputs: outputs, skipped: decoded.skipped,
-                             warnings: warnings, preview: preview)
-    }
-
-    /// One planned output and the recipe (index into `template.recipes`) it is made with.
-    struct PlannedOutput {
-        var recipe: Int
-        var plan: OutputPlan
-    }
-
-    /// What one decode pass produced: every planned output resized (and, when every output
-    /// is a crop, the preview's source as one more after them), each still in its resampler
-    /// until it is finished.
-    struct Decoded {
-        var info: SourceInfo
-        var plans: [PlannedOutput]
-        var skipped: [SkippedCrop]
-        var denominator: Int
-        var resizers: [StreamingResizer]
-        var warnings: [String]
-    }
-
-    /// Opens the decoder, plans the outputs of every recipe (the template's and its
-    /// variants') and decodes once, at the smallest DCT scale that serves them all, streaming
-    /// rows into one resampler per output.
-    private func decode(_ bytes: consuming [UInt8], limits: DecodeLimits, open: Opener) throws(PhotoError) -> Decoded {
-        let decoder = try open(bytes, limits)
-        // The JPEG and HEIF decoders keep their own copy: let ours go before decoding, so a
-        // photo in flight holds its file once.
-        _ = consume bytes
-        let info = decoder.info
-        let orientation = Self.orientationToApply(info)
-        let stored = OutputPlan.Size(info.width, info.height)
-        var plans: [PlannedOutput] = [], skipped: [SkippedCrop] = []
+        var plans: [(recipe: Int, plan: OutputPlan)] = [], skipped: [SkippedCrop] = []
         for (index, (variant, recipe)) in template.recipes.enumerated() {
             let planned = Layout.plan(stored: stored, orientation: orientation, template: recipe)
-            plans += planned.outputs.map { PlannedOutput(recipe: index, plan: $0) }
+            plans += planned.outputs.map { (index, $0) }
             skipped += planned.skipped.map { var s = $0; s.variant = variant; return s }
         }
-        // The preview (report thumbnail, colour card sample) costs no second decode: it is
-        // shrunk from the first whole-photo output, or, when every output is a crop, rides
-        // along the decode as one more small resampler.
-        let streamed = plans.map(\.plan) + (plans.contains { $0.plan.crop == nil }
-            ? [] : [Self.previewPlan(stored: stored, orientation: orientation)])
-        let (denominator, resizers) = try Self.resample(decoder, into: streamed, limits: limits)
-        return Decoded(info: info, plans: plans, skipped: skipped, denominator: denominator, resizers: resizers,
-                       warnings: (decoder as? JPEGDecoder)?.warnings ?? [])
+        // The preview (report thumbnail, colour card sample) costs no second decode: the
+        // first whole-photo output shrinks its upright rows into it before anything is drawn,
+        // or, when every output is a crop, it rides along the decode as one more resampler.
+        let previewPlan = Self.previewPlan(stored: stored, orientation: orientation)
+        let wholeOutput = plans.firstIndex { $0.plan.crop == nil }
+        let (denominator, scaled) = Self.decodeScale(decoder, for: plans.map(\.plan) + (wholeOutput == nil ? [previewPlan] : []))
+        let channels = info.hasAlpha ? 4 : 3
+        var outputs: [PendingOutput] = []
+        var resizers: [StreamingResizer] = []
+        for (index, (recipeIndex, plan)) in plans.enumerated() {
+            let finisher = recipes[recipeIndex].finisher
+            let way: PendingOutput.Way
+            if finisher.streams(plan) {
+                let line = try OutputLine(plan: plan, source: scaled,
+                                          crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
+                                          channels: channels, info: info, orientation: orientation, scale: denominator,
+                                          template: finisher.template, assets: assets, credit: recipes[recipeIndex].credit,
+                                          preview: index == wholeOutput ? previewPlan.upright : nil)
+                resizers.append(line.resizer)
+                way = .streamed(line)
+            } else {
+                let resizer = Self.resizer(for: plan, stored: stored, scaled: scaled, channels: channels)
+                resizers.append(resizer)
+                way = .whole(resizer)
+            }
+            outputs.append(PendingOutput(recipe: recipeIndex, plan: plan, way: way, makesPreview: index == wholeOutput))
+        }
+        let preview = wholeOutput == nil ? Self.resizer(for: previewPlan, stored: stored, scaled: scaled, channels: channels) : nil
+        try Self.decode(decoder, denominator: denominator, channels: channels,
+                        into: resizers + (preview.map { [$0] } ?? []), limits: limits)
+        return Decoded(info: info, facts: facts, recipes: recipes, outputs: outputs, skipped: skipped,
+                       denominator: denominator, preview: preview, warnings: warnings)
+    }
+
+    /// Whether an output goes from the decoder to the encoder band by band. Not when it is
+    /// sharpened (the blur reaches across bands; sharpened outputs are downscaled, small) or
+    /// must fit `maxBytes` (it may be encoded again at a lower quality).
+    func streams(_ plan: OutputPlan) -> Bool {
+        template.output.maxBytes == nil && Self.sharpening(plan, amount: template.output.sharpen) == nil
+    }
+
+    /// The smallest DCT scale that still serves every plan, and the size delivered at it.
+    static func decodeScale(_ decoder: any PhotoDecoder, for plans: [OutputPlan]) -> (Int, OutputPlan.Size) {
+        let stored = OutputPlan.Size(decoder.info.width, decoder.info.height)
+        let denominator = Layout.decodeDenominator(
+            stored: stored, outputs: plans, denominators: decoder.scaleDenominators,
+            scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
+        let scaled = decoder.scaledSize(denominator: denominator)
+        return (denominator, OutputPlan.Size(scaled.width, scaled.height))
+    }
+
+    /// A resampler of the decoded rows into `plan`'s stored size, keeping its image whole.
+    static func resizer(for plan: OutputPlan, stored: OutputPlan.Size, scaled: OutputPlan.Size,
+                        channels: Int) -> StreamingResizer {
+        StreamingResizer(sourceWidth: scaled.width, sourceHeight: scaled.height,
+                         crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
+                         targetWidth: plan.stored.width, targetHeight: plan.stored.height, channels: channels)
+    }
+
+    /// Decodes every row once, pushing it into each resampler that still wants rows.
+    /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
+    static func decode(_ decoder: any PhotoDecoder, denominator: Int, channels: Int,
+                       into resizers: [StreamingResizer], limits: DecodeLimits) throws(PhotoError) {
+        do {
+            try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
+                for resizer in resizers where !resizer.isComplete { resizer.push(row) }
+            }
+        } catch let error as PhotoError {
+            throw error
+        } catch {
+            throw PhotoError(.corruptImage, "\(error)")
+        }
     }
 
     /// Decodes once, at the smallest DCT scale that serves every plan, streaming the rows into
@@ -147,27 +245,10 @@ public struct PhotoFinisher: Sendable {
     static func resample(_ decoder: any PhotoDecoder, into plans: [OutputPlan],
                          limits: DecodeLimits) throws(PhotoError) -> (denominator: Int, resizers: [StreamingResizer]) {
         let stored = OutputPlan.Size(decoder.info.width, decoder.info.height)
-        let denominator = Layout.decodeDenominator(
-            stored: stored, outputs: plans, denominators: decoder.scaleDenominators,
-            scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
-        let scaledTuple = decoder.scaledSize(denominator: denominator)
-        let scaled = OutputPlan.Size(scaledTuple.width, scaledTuple.height)
+        let (denominator, scaled) = decodeScale(decoder, for: plans)
         let channels = decoder.info.hasAlpha ? 4 : 3
-        let resizers = plans.map { plan in
-            StreamingResizer(sourceWidth: scaled.width, sourceHeight: scaled.height,
-                             crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
-                             targetWidth: plan.stored.width, targetHeight: plan.stored.height,
-                             channels: channels)
-        }
-        do {
-            try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
-                for resizer in resizers where !resizer.isComplete { resizer.push(row) }
-            }
-        } catch let error as PhotoError {
-            throw error
-        } catch {
-            throw PhotoError(.corruptImage, "\(error)")
-        }
+        let resizers = plans.map { resizer(for: $0, stored: stored, scaled: scaled, channels: channels) }
+        try decode(decoder, denominator: denominator, channels: channels, into: resizers, limits: limits)
         return (denominator, resizers)
     }
 
@@ -200,11 +281,11 @@ public struct PhotoFinisher: Sendable {
         (1...8).contains(info.orientation) ? info.orientation : 1
     }
 
-    /// Sharpens a downscaled output in place (`output.sharpen`): the amount grows with the
+    /// How a downscaled output is sharpened (`output.sharpen`): the amount grows with the
     /// downscale (none at 1:1, half at 2:1, all of it from 4:1 on), the blur widens a little
     /// with it (σ 0.5 → 0.8 px).
-    /// - Returns: what was done, for `applied.sharpen`; nil when nothing was.
-    static func sharpen(_ image: inout Canvas, plan: OutputPlan, amount: Double) -> Applied.SharpenRecord? {
+    /// - Returns: what is done, for `applied.sharpen`; nil when nothing is (no downscale).
+    static func sharpening(_ plan: OutputPlan, amount: Double) -> Applied.SharpenRecord? {
         guard amount > 0 else { return nil }
         let factor = max(Double(plan.uprightCrop.width) / Double(max(1, plan.upright.width)),
                          Double(plan.uprightCrop.height) / Double(max(1, plan.upright.height)))
@@ -213,8 +294,15 @@ public struct PhotoFinisher: Sendable {
         let strength = ((amount * min(1, octaves / 2)) * 100).rounded() / 100
         let sigma = ((0.5 + 0.15 * min(2, octaves)) * 100).rounded() / 100
         guard strength > 0 else { return nil }
-        unsharpMask(&image, amount: strength, sigma: sigma)
         return Applied.SharpenRecord(amount: strength, sigma: sigma)
+    }
+
+    /// Sharpens a downscaled output in place, as `sharpening` says.
+    /// - Returns: what was done, for `applied.sharpen`; nil when nothing was.
+    static func sharpen(_ image: inout Canvas, plan: OutputPlan, amount: Double) -> Applied.SharpenRecord? {
+        guard let record = sharpening(plan, amount: amount) else { return nil }
+        unsharpMask(&image, amount: record.amount, sigma: record.sigma)
+        return record
     }
 
     /// Encodes an output; with `maxBytes`, a lossy format's quality is lowered until the file
@@ -286,87 +374,29 @@ public struct PhotoFinisher: Sendable {
                           width: Double(photo.width) / canvas.width, height: Double(photo.height) / canvas.height))
     }
 
-    /// A box in the marked image moved into the framed output's pixels.
-    static func shifted(_ box: [Int], by border: Int?) -> [Int] {
-        [box[0] + (border ?? 0), box[1] + (border ?? 0), box[2], box[3]]
-    }
-
-    /// Orient, colour, mark, frame, metadata and encode one resized output.
+    /// Orient, colour, sharpen, mark, frame, metadata and encode one resized output, whole.
     private func finishOutput(_ resized: consuming Canvas, plan: OutputPlan, info: SourceInfo, orientation: Int,
                               scale: Int, assets: MarkAssets, credit: Credit,
                               warnings: inout [String]) throws(PhotoError) -> FinishedOutput {
-        let format: ImageFormat
-        switch template.output.format {
-        case .same: format = info.format
-        case .format(let f): format = f
-        }
+        let settings = OutputSettings(template: template, plan: plan, info: info, orientation: orientation,
+                                      channels: resized.channels, credit: credit)
         var image = Orientation.apply(resized, exif: orientation)
-        // Only PNG and WebP keep transparency; the others are flattened over white (or the frame's colour).
-        let background: [UInt8] = template.frame.map { [$0.color.r, $0.color.g, $0.color.b] } ?? [255, 255, 255]
-        if image.channels == 4 && !format.keepsAlpha {
-            image = flattened(image, over: background)
-        }
-
-        var icc = info.icc
-        var iccNote: String?
-        let sourceName = info.icc.flatMap { ICC.description($0) } ?? "embedded profile"
-        switch template.output.color {
-        case .keep:
-            if info.icc != nil { iccNote = "\(sourceName) (kept)" }
-        case .srgb:
-            if let source = info.icc, !ICC.isSRGB(source) {
-                if let transform = ColorTransform.toSRGB(from: source, channels: image.channels) {
-                    transform.apply(to: &image)
-                    iccNote = "\(sourceName) → sRGB"
-                } else {
-                    iccNote = "\(sourceName) unreadable, treated as sRGB"
-                }
-            } else {
-                iccNote = info.icc == nil ? "sRGB (assumed)" : "\(sourceName) (already sRGB)"
-            }
-            icc = ICC.sRGB
-        }
+        if let background = settings.background { image = flattened(image, over: background) }
+        settings.transform?.apply(to: &image)
 
         // Sharpened after the downscale, before anything is drawn on it.
         let sharpened = Self.sharpen(&image, plan: plan, amount: template.output.sharpen)
 
         // Marks go on the upright, resized photo in its output colour space, before the frame.
-        let marked = MarkPainter(template: template, assets: assets)
-            .paint(&image, icc: template.output.color == .keep ? icc : nil)
+        let marked = MarkPainter(template: template, assets: assets).paint(&image, icc: settings.marksProfile)
         for warning in marked.warnings where !warnings.contains(warning) { warnings.append(warning) }
 
-        var framePx: Int?
-        if let frame = template.frame {
-            let border = Int((frame.width * Double(min(image.width, image.height))).rounded())
-            if border > 0 {
-                var color = [frame.color.r, frame.color.g, frame.color.b]
-                if image.channels == 4 { color.append(frame.color.a) }
-                image = framed(image, border: border, color: color)
-                framePx = border
-            }
-        }
-
-        let metadata = MetadataRewrite.rewrite(info, policy: Self.policy(template.output.metadata), credit: credit,
-                                               width: image.width, height: image.height, format: format,
-                                               regions: Self.regionFrame(plan, info: info, orientation: orientation,
-                                                                         border: framePx ?? 0))
-        var options = EncodeOptions(format: format, quality: template.output.quality,
-                                    progressive: template.output.progressive, icc: icc, exif: metadata.exif)
-        options.xmp = metadata.xmp
-        options.iptc = metadata.iptc
-        let removed = metadata.removed
-        let size = OutputPlan.Size(image.width, image.height)
-        let (bytes, quality) = try Self.encode(image.finished(), options: options, maxBytes: template.output.maxBytes,
-                                               warnings: &warnings)
-        let applied = Applied(
-            decodeScale: "1/\(scale)",
-            crop: plan.crop.map { .init(ratio: $0.label, box: [plan.uprightCrop.x, plan.uprightCrop.y,
-                                                                 plan.uprightCrop.width, plan.uprightCrop.height]) },
-            resizedTo: plan.upright, sharpen: sharpened, frame: framePx,
-            text: marked.text.map { var r = $0; r.box = Self.shifted(r.box, by: framePx); return r },
-            logo: marked.logo.map { var r = $0; r.box = Self.shifted(r.box, by: framePx); return r },
-            tile: marked.tile, icc: iccNote, removed: removed, quality: quality)
-        return FinishedOutput(cropLabel: plan.crop?.label, bytes: bytes, fileExtension: format.fileExtension,
-                              size: size, applied: applied)
+        if settings.border > 0 { image = framed(image, border: settings.border, color: settings.borderColor) }
+        let (bytes, quality) = try Self.encode(image.finished(), options: settings.options,
+                                               maxBytes: template.output.maxBytes, warnings: &warnings)
+        return FinishedOutput(cropLabel: plan.crop?.label, bytes: bytes, fileExtension: settings.format.fileExtension,
+                              size: settings.size,
+                              applied: settings.applied(plan: plan, scale: scale, sharpen: sharpened, marks: marked,
+                                                        quality: quality))
     }
 }

@@ -2,10 +2,11 @@
 ///
 /// A decoder pushes every source row in order; the resizer ignores the rows outside
 /// `crop`, resamples each needed row horizontally into a small ring (as many rows as
-/// the vertical kernel spans), and writes an output row as soon as its last source row
-/// has arrived. The whole source frame is never held: memory is the ring plus the
-/// output buffer (for 4032×3024 → 2048×1536 RGB: a ring of 12 rows × 12 KB, a 64 KB
-/// pair row, 200 KB of expanded weights, and the 9.4 MB output).
+/// the vertical kernel spans), and writes an output row into its `RowSink` as soon as
+/// its last source row has arrived. The whole source frame is never held: memory is the
+/// ring plus what the sink keeps (for 4032×3024 → 2048×1536 RGB: a ring of 12 rows × 12 KB,
+/// a 64 KB pair row, 200 KB of expanded weights; a `CanvasRows` sink keeps the 9.4 MB
+/// output, an upright band writer a band of it).
 ///
 /// Arithmetic is fixed point (Int16 weights with 14 fractional bits, Int32 sums,
 /// rounded and clamped to 0…255 at the end). The horizontally resampled rows in the
@@ -30,10 +31,10 @@ public final class StreamingResizer {
     private let crop: PixelRect
     private let horizontal: AxisWeights
     private let vertical: AxisWeights
-    /// The output's pixels: written here row by row, handed over once as a `Canvas` by
-    /// `finish()` (after which nothing here touches them).
-    private let output: PixelStorage
-    private var handedOver = false
+    /// Where output rows go.
+    private let sink: RowSink
+    /// The sink when it is this resizer's own whole canvas (`finish()` hands it over).
+    private let canvas: CanvasRows?
     /// Premultiply on the way in, unpremultiply on the way out. Not needed for a pure
     /// copy (no filtering, so no mixing of pixels).
     private let premultiplies: Bool
@@ -77,8 +78,9 @@ public final class StreamingResizer {
     ///   - targetWidth: output width (smaller, equal or larger than `crop.width`).
     ///   - targetHeight: output height (smaller, equal or larger than `crop.height`).
     ///   - channels: 3 (RGB) or 4 (RGBA, straight alpha).
+    ///   - sink: where output rows go; nil: into a canvas of its own, handed over by `finish()`.
     public init(sourceWidth: Int, sourceHeight: Int, crop: PixelRect,
-                targetWidth: Int, targetHeight: Int, channels: Int) {
+                targetWidth: Int, targetHeight: Int, channels: Int, into sink: RowSink? = nil) {
         precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
         precondition(crop.width > 0 && crop.height > 0 && crop.x >= 0 && crop.y >= 0
                      && crop.x + crop.width <= sourceWidth && crop.y + crop.height <= sourceHeight,
@@ -92,7 +94,8 @@ public final class StreamingResizer {
         self.channels = channels
         horizontal = AxisWeights(inSize: crop.width, outSize: targetWidth, evenTaps: true)
         vertical = AxisWeights(inSize: crop.height, outSize: targetHeight)
-        output = PixelStorage(byteCount: targetWidth * targetHeight * channels)
+        canvas = sink == nil ? CanvasRows(width: targetWidth, height: targetHeight, channels: channels) : nil
+        self.sink = sink ?? canvas!
         premultiplies = channels == 4 && !(horizontal.isIdentity && vertical.isIdentity)
         ringRows = vertical.taps
         ringRowBytes = targetWidth * channels
@@ -148,7 +151,8 @@ public final class StreamingResizer {
         let source = row + crop.x * channels
         if horizontal.isIdentity && vertical.isIdentity {
             // Same size: a crop, copied straight through.
-            outputRow(r).update(from: source, count: ringRowBytes)
+            sink.rowBuffer(r).update(from: source, count: ringRowBytes)
+            sink.rowWritten(r)
             nextOutputRow += 1
             return
         }
@@ -187,19 +191,15 @@ public final class StreamingResizer {
         }
     }
 
-    /// The resized image, handed over once.
+    /// The resized image, handed over once (a resizer made without a sink of its own).
     ///
     /// - Precondition: `isComplete` (all rows down to the crop's bottom were pushed), and
     ///   `finish()` not called before.
     public func finish() -> Canvas {
         precondition(isComplete, "resize finished after \(rowsPushed) of \(crop.y + crop.height) needed rows")
-        precondition(!handedOver, "the resized image was already handed over")
-        handedOver = true
-        return Canvas(width: targetWidth, height: targetHeight, channels: channels, storage: output)
+        guard let canvas else { preconditionFailure("this resizer wrote into a sink: it has no canvas to hand over") }
+        return canvas.take()
     }
-
-    @inline(__always)
-    private func outputRow(_ y: Int) -> UnsafeMutablePointer<UInt8> { output.base + y * ringRowBytes }
 
     // MARK: - Horizontal pass
 
@@ -338,7 +338,8 @@ public final class StreamingResizer {
     // MARK: - Vertical pass
 
     private func writeOutputRow(_ y: Int) {
-        let out = outputRow(y)
+        let out = sink.rowBuffer(y)
+        defer { sink.rowWritten(y) }
         let start = Int(vertical.starts[y])
         let count = ringRowBytes
         if vertical.isIdentity {

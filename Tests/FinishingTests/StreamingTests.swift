@@ -1,0 +1,150 @@
+import Codecs
+import Foundation
+import Pixels
+import Testing
+import Typesetting
+@testable import Finishing
+
+/// Full-resolution outputs go from the decoder's rows to the encoder band by band: memory is
+/// measured through the pixel types (`PixelMeter`: images, canvases, bands and scratch rows;
+/// libjpeg's own buffers and the file's bytes are outside it), and the pixels are compared
+/// with the whole-frame way of finishing a photo.
+@Suite struct StreamingTests {
+    /// 3200×2400 (7.7 MP, a 23 MB frame): big enough that the bands (at least 1 MiB each) are
+    /// a small part of it, small enough for CI. What an upright photo holds does not grow with
+    /// the frame (a few bands and the preview), so the bound says more for 48 MP (a 145 MB
+    /// frame, 1.5 MB bands).
+    static let width = 3200, height = 2400
+
+    /// A photo with texture everywhere (every pixel differs from its neighbours), stored
+    /// with `orientation`.
+    static func photo(orientation: Int) throws -> [UInt8] {
+        let stored = Image(width: width, height: height, channels: 3) { rows in
+            for y in 0..<rows.height {
+                let row = rows[y]
+                for x in 0..<rows.width {
+                    row[x * 3] = UInt8(truncatingIfNeeded: x &* 7 &+ y)
+                    row[x * 3 + 1] = UInt8(truncatingIfNeeded: y &* 5 &+ x / 3)
+                    row[x * 3 + 2] = UInt8(truncatingIfNeeded: (x ^ y) &* 3)
+                }
+            }
+        }
+        return try encodeImage(stored, options: EncodeOptions(format: .jpeg, quality: 92,
+                                                              exif: ExifBuilder(orientation: orientation).bytes()))
+    }
+
+    /// Full resolution with every mark: text with a shadow, a logo, a tiled mark and a frame.
+    static func template() -> Template {
+        var t = Template(name: "full")
+        var text = Template.TextMark(text: "© Example Studio")
+        text.shadow = Template.Shadow(opacity: 0.5, blur: 0.004, offset: 0.002)
+        text.opacity = 0.9
+        t.text = text
+        var logo = Template.LogoMark(file: "unused.png")
+        logo.position = .topLeft
+        t.logo = logo
+        var tile = Template.TileMark(text: "PROOF")
+        tile.opacity = 0.2
+        t.tile = tile
+        t.frame = Template.Frame(width: 0.02, color: .white)
+        return t
+    }
+
+    static func assets() throws -> MarkAssets {
+        let setter = try Typesetter(pattern: "DejaVu Sans:bold")
+        return MarkAssets(textSetter: setter, tileSetter: setter, logo: MarkPainterTests.softDisc(size: 200, colour: [240, 30, 30]))
+    }
+
+    /// Finishes `bytes`: the outputs, and the most pixel memory held at once.
+    func finish(_ bytes: [UInt8], template: Template = template()) throws -> (outputs: [FinishedOutput], peak: Int) {
+        let meter = PixelMeter()
+        let outputs = try meter.measure {
+            try PhotoFinisher(template: template, marks: try Self.assets())
+                .finish(bytes: bytes, limits: DecodeLimits()).outputs
+        }
+        // The preview, the logo and its scaled copy are gone with the photo and the finisher.
+        #expect(meter.bytes == 0, "pixel memory left after the photo: \(meter.bytes) bytes")
+        return (outputs, meter.peak)
+    }
+
+    static let frameBytes = width * height * 3
+
+    /// What an upright photo may hold: its band, the framed band on its way to the encoder,
+    /// the preview (and the logo), never a frame: 5 MiB, a fifth of this frame.
+    static let streamingBound = 5 << 20
+
+    @Test("an upright photo at full resolution is never whole: a few bands and the preview")
+    func uprightHoldsABand() throws {
+        let (outputs, peak) = try finish(try Self.photo(orientation: 1))
+        #expect(outputs.first?.size == .init(Self.width + 2 * 48, Self.height + 2 * 48))
+        #expect(peak < Self.streamingBound && peak < Self.frameBytes / 4, "peak \(peak) bytes, a frame is \(Self.frameBytes)")
+    }
+
+    @Test("a mirrored photo streams too")
+    func mirroredHoldsABand() throws {
+        let (_, peak) = try finish(try Self.photo(orientation: 2))
+        #expect(peak < Self.streamingBound && peak < Self.frameBytes / 4, "peak \(peak) bytes, a frame is \(Self.frameBytes)")
+    }
+
+    @Test("a photo turned a quarter at full resolution is held once, never twice", arguments: [6, 8])
+    func turnedHoldsOneFrame(orientation: Int) throws {
+        let (outputs, peak) = try finish(try Self.photo(orientation: orientation))
+        #expect(outputs.first?.size == .init(Self.height + 2 * 48, Self.width + 2 * 48))
+        #expect(peak >= Self.frameBytes && peak < Self.frameBytes * 5 / 4,
+                "peak \(peak) bytes, a frame is \(Self.frameBytes)")
+    }
+
+    /// The reference: the whole photo decoded, turned upright, marked and framed whole, then
+    /// encoded, as the recipe did before outputs streamed.
+    func wholeFrame(_ bytes: [UInt8], template: Template) throws -> Image {
+        let decoder = try openDecoder(bytes: bytes, limits: DecodeLimits())
+        var y = 0
+        let stored = try Image(width: decoder.info.width, height: decoder.info.height, channels: 3) { rows in
+            try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
+                rows[y].update(from: row, count: rows.rowBytes)
+                y += 1
+            }
+        }
+        var canvas = Orientation.upright(stored.withUnsafeRows { $0 }, exif: decoder.info.orientation)
+        _ = MarkPainter(template: template, assets: try Self.assets()).paint(&canvas, icc: nil)
+        let border = Int((template.frame!.width * Double(min(canvas.width, canvas.height))).rounded())
+        let framed = framed(canvas, border: border, color: [255, 255, 255]).finished()
+        return try decodeRGB(try encodeImage(framed, options: EncodeOptions(format: .jpeg, quality: 88)))
+    }
+
+    @Test("streamed outputs are the whole-frame outputs, pixel for pixel within rounding", arguments: [1, 2, 3, 6, 7])
+    func streamedEqualsWholeFrame(orientation: Int) throws {
+        let bytes = try Self.photo(orientation: orientation)
+        let template = Self.template()
+        let (outputs, _) = try finish(bytes, template: template)
+        let streamed = try decodeRGB(try #require(outputs.first).bytes)
+        let reference = try wholeFrame(bytes, template: template)
+        #expect(streamed.width == reference.width && streamed.height == reference.height)
+        var worst = 0
+        streamed.withUnsafeRows { a in
+            reference.withUnsafeRows { b in
+                for y in 0..<a.height {
+                    for i in 0..<a.rowBytes { worst = max(worst, abs(Int(a[y][i]) - Int(b[y][i]))) }
+                }
+            }
+        }
+        #expect(worst <= 1, "largest difference \(worst)")
+    }
+
+    @Test("an output finished whole (maxBytes) is the streamed output, file for file")
+    func wholeFrameOutputEqualsStreamed() throws {
+        let bytes = try Self.photo(orientation: 6)
+        let template = Self.template()
+        var whole = template
+        // Far above the file's size: never re-encoded, but finished whole.
+        whole.output.maxBytes = 1 << 30
+        #expect(PhotoFinisher(template: template, marks: try Self.assets()).streams(
+            Layout.plan(stored: .init(Self.width, Self.height), orientation: 6, template: template).outputs[0]))
+        let (streamed, _) = try finish(bytes, template: template)
+        let (finishedWhole, _) = try finish(bytes, template: whole)
+        let a = try #require(streamed.first), b = try #require(finishedWhole.first)
+        #expect(a.size == b.size)
+        #expect(a.applied == b.applied)
+        #expect(a.bytes == b.bytes, "the two ways wrote different files")
+    }
+}
