@@ -81,6 +81,15 @@ public final class FileDescriptor: Sendable {
         return FileDescriptor(owning: fd, path: path)
     }
 
+    /// A pipe: both ends closed on exec, set atomically (a program spawned by another thread
+    /// at the same moment never inherits them).
+    public static func pipe() throws(SystemError) -> (read: FileDescriptor, write: FileDescriptor) {
+        var fds: [Int32] = [-1, -1]
+        _ = try Syscall.check("make", "a pipe") { pf_pipe_cloexec(&fds) }
+        return (FileDescriptor(owning: fds[0], path: FilePath("a pipe's read end")),
+                FileDescriptor(owning: fds[1], path: FilePath("a pipe's write end")))
+    }
+
     /// Reads up to `buffer.count` bytes at the current offset; 0 at the end of the file.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> Int {
         try Syscall.check("read", path.description) { Glibc.read(raw, buffer.baseAddress, buffer.count) }

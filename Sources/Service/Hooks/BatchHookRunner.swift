@@ -71,7 +71,7 @@ final class BatchHookRunner: Sendable {
             environment[key] = nil
         }
         environment.merge(batch.environment) { $1 }
-        let result = HookProcess.run(arguments, environment: environment, timeout: timeout)
+        let result = ChildProcess.run(arguments, environment: environment, timeout: timeout)
         let program = arguments[0]
         let took = String(format: "%.1f s", result.seconds)
         var line: String
@@ -93,7 +93,7 @@ final class BatchHookRunner: Sendable {
         log.log(priority, line, fields.with("EXIT_STATUS", exitStatus(result.ending)))
     }
 
-    private func exitStatus(_ ending: HookProcess.Ending) -> String {
+    private func exitStatus(_ ending: ChildProcess.Ending) -> String {
         switch ending {
         case .exited(let code): String(code)
         case .signalled(let signal): "signal \(signal)"

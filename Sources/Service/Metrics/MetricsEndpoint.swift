@@ -1,20 +1,19 @@
-internal import CShims
 internal import CSystemd
 import Foundation
 import HotFolders
+import System
 
 /// `GET /metrics` over HTTP on the listening sockets systemd passed in
 /// (`photofinish-metrics.socket`, `FileDescriptorName=metrics`), so the service itself keeps
 /// `PrivateNetwork=yes`: it never opens a network socket, it only accepts on one it was given.
 ///
-/// One thread waits in `poll` on the sockets and a wake-up pipe; each connection is answered
-/// in turn: one request (its head at most 8 KiB, within 5 s), one response, closed.
+/// One thread serves the sockets (`ListeningSockets`: `poll` on them and a wake-up pipe); each
+/// connection is answered in turn: one request (its head at most 8 KiB, within 5 s), one
+/// response, closed.
 final class MetricsEndpoint: @unchecked Sendable {
-    private let sockets: [Int32]
+    private let sockets: ListeningSockets
     private let render: @Sendable () -> String
     private let log: Logger
-    /// Written once to stop the thread.
-    private let wake: (read: Int32, write: Int32)
     private var thread: Thread?
 
     /// The listening sockets systemd passed: those named `metrics`, or all of them when none
@@ -35,20 +34,26 @@ final class MetricsEndpoint: @unchecked Sendable {
     }
 
     /// - Parameter render: the metrics text, made fresh for each request.
-    init?(sockets: [Int32], log: Logger, render: @escaping @Sendable () -> String) {
-        guard !sockets.isEmpty else { return nil }
-        var fds: [Int32] = [-1, -1]
-        guard pipe(&fds) == 0 else { return nil }
-        for fd in sockets + fds { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-        for fd in sockets { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
-        self.sockets = sockets
+    init?(sockets raw: [Int32], log: Logger, render: @escaping @Sendable () -> String) {
+        guard !raw.isEmpty else { return nil }
+        do throws(SystemError) {
+            sockets = try ListeningSockets(adopting: raw)
+        } catch {
+            log.error("metrics: \(error); not serving metrics")
+            return nil
+        }
         self.render = render
         self.log = log
-        wake = (fds[0], fds[1])
     }
 
     func start() {
-        let thread = Thread { [self] in serve() }
+        let thread = Thread { [self] in
+            do throws(SystemError) {
+                try sockets.serve { answer($0) }
+            } catch {
+                log.error("metrics: \(error); no longer serving metrics")
+            }
+        }
         thread.name = "photofinish-metrics"
         self.thread = thread
         thread.start()
@@ -57,32 +62,11 @@ final class MetricsEndpoint: @unchecked Sendable {
 
     /// Stops accepting; the thread ends after the connection it is answering, if any.
     func stop() {
-        var byte: UInt8 = 1
-        _ = write(wake.write, &byte, 1)
+        sockets.stop()
     }
 
-    private func serve() {
-        while true {
-            var fds = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            fds.append(pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0))
-            guard poll(&fds, nfds_t(fds.count), -1) >= 0 || errno == EINTR else {
-                log.error("metrics: poll failed: \(String(cString: strerror(errno))); no longer serving metrics")
-                return
-            }
-            if fds.last!.revents != 0 { return }
-            for fd in fds.dropLast() where fd.revents != 0 {
-                let client = pf_accept_cloexec(fd.fd)
-                guard client >= 0 else { continue }  // EAGAIN: another accepted it; the peer gave up
-                answer(client)
-                close(client)
-            }
-        }
-    }
-
-    private func answer(_ client: Int32) {
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(client, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    private func answer(_ client: ListeningSockets.Connection) {
+        client.setTimeouts(seconds: 5)
         guard let head = Self.readHead(client) else { return }
         let response: (status: String, type: String, body: String)
         switch MetricsRequest.parse(head) {
@@ -98,35 +82,21 @@ final class MetricsEndpoint: @unchecked Sendable {
         }
         let body = Array(response.body.utf8)
         let header = "HTTP/1.1 \(response.status)\r\nContent-Type: \(response.type)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-        var bytes = Array(header.utf8) + body
-        var sent = 0
-        while sent < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { send(client, $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return }
-            sent += n
-        }
+        client.send(Array(header.utf8) + body)
     }
 
     /// The request up to its blank line (`nil` after 8 KiB, 5 s, or a closed connection).
-    private static func readHead(_ client: Int32) -> String? {
+    private static func readHead(_ client: ListeningSockets.Connection) -> String? {
         var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 2048)
         while bytes.count < 8192 {
-            let n = buffer.withUnsafeMutableBytes { recv(client, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return nil }
-            bytes += buffer[0..<n]
+            let piece = client.receive(limit: 2048)
+            guard !piece.isEmpty else { return nil }
+            bytes += piece
             if bytes.firstRange(of: [13, 10, 13, 10]) != nil || bytes.firstRange(of: [10, 10]) != nil {
                 return String(decoding: bytes, as: UTF8.self)
             }
         }
         return nil
-    }
-
-    deinit {
-        close(wake.read)
-        close(wake.write)
     }
 }
 

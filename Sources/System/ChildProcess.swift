@@ -1,14 +1,15 @@
 internal import CShims
-import Foundation
+import Glibc
 
-/// One run of an `onBatch.exec` program: started without a shell in a process group of its
-/// own, its stdout and stderr collected (the first 64 KiB), stopped when it runs too long.
+/// One run of a program: started without a shell in a process group of its own, its stdout
+/// and stderr collected (the first `outputLimit` bytes), stopped when it runs too long.
 ///
 /// The calling thread waits on two events with `poll`: output on the pipe, and the end of the
-/// process (a pidfd). Nothing is polled on a timer.
-struct HookProcess {
+/// process (a pidfd). Nothing is polled on a timer. The pipe's ends and the pidfd are
+/// `FileDescriptor`s (one owner each); every call goes through `Syscall` (EINTR retried).
+public enum ChildProcess {
     /// How it ended.
-    enum Ending: Equatable {
+    public enum Ending: Sendable, Equatable {
         /// `exit(code)`.
         case exited(Int32)
         /// Killed by a signal (after the timeout: by us).
@@ -17,44 +18,55 @@ struct HookProcess {
         case notStarted(String)
     }
 
-    struct Result {
-        var ending: Ending
+    public struct Result: Sendable {
+        public var ending: Ending
         /// Whether it was stopped because it ran longer than the timeout.
-        var timedOut: Bool
+        public var timedOut: Bool
         /// Its stdout and stderr, interleaved as written (at most `outputLimit` bytes).
-        var output: String
-        var seconds: Double
+        public var output: String
+        public var seconds: Double
     }
 
-    /// Output kept for the journal.
-    static let outputLimit = 64 << 10
+    /// Output kept.
+    public static let outputLimit = 64 << 10
     /// After SIGTERM, how long the program has to end before SIGKILL.
-    static let grace = Duration.seconds(5)
+    public static let grace = Duration.seconds(5)
 
-    /// Runs `arguments[0]` with the rest as its arguments and waits for it (at most `timeout`
-    /// plus the grace period).
+    /// Runs `arguments[0]` (a path: no `PATH` search) with the rest as its arguments and waits
+    /// for it (at most `timeout` plus the grace period).
     /// - Parameter environment: the whole environment of the program.
-    static func run(_ arguments: [String], environment: [String: String], timeout: Duration) -> Result {
+    public static func run(_ arguments: [String], environment: [String: String], timeout: Duration) -> Result {
         let start = ContinuousClock.now
         func elapsed() -> Double { Double((ContinuousClock.now - start) / .milliseconds(1)) / 1000 }
-        var pipeFDs: [Int32] = [-1, -1]
-        guard pf_pipe_cloexec(&pipeFDs) == 0 else {
-            return Result(ending: .notStarted("pipe: \(String(cString: strerror(errno)))"), timedOut: false, output: "", seconds: 0)
+        func notStarted(_ why: String) -> Result { Result(ending: .notStarted(why), timedOut: false, output: "", seconds: elapsed()) }
+        guard let program = arguments.first else { return notStarted("no program named") }
+        let output: FileDescriptor, input: FileDescriptor
+        do throws(SystemError) {
+            (output, input) = try FileDescriptor.pipe()
+        } catch {
+            return notStarted(error.description)
         }
-        let (readEnd, writeEnd) = (pipeFDs[0], pipeFDs[1])
-        defer { close(readEnd) }
-        let spawned = spawn(arguments, environment: environment, output: writeEnd)
-        close(writeEnd)
+        let spawned = spawn(arguments, environment: environment, output: input.raw)
+        input.close()
         let pid: pid_t
         switch spawned {
         case .success(let started): pid = started
-        case .failure(let message): return Result(ending: .notStarted(message), timedOut: false, output: "", seconds: elapsed())
+        case .failure(let code): return notStarted("\(program): \(String(cString: strerror(code.code)))")
         }
-        let pidfd = pf_pidfd_open(pid)
-        defer { if pidfd >= 0 { close(pidfd) } }
+        // Without a pidfd (ENOSYS before Linux 5.3) the pipe's end stands for the process's end.
+        let pidfd: FileDescriptor? = switch Syscall.run({ pf_pidfd_open(pid) }) {
+        case .success(let raw): FileDescriptor(owning: raw, path: FilePath("pidfd of \(pid)"))
+        case .failure: nil
+        }
 
-        var output: [UInt8] = []
+        var collected: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16 << 10)
+        func readSome() -> Bool {
+            let n = buffer.withUnsafeMutableBytes { b in Syscall.run { Glibc.read(output.raw, b.baseAddress, b.count) } }
+            guard case .success(let count) = n, count > 0 else { return false }
+            collected += buffer[0..<min(count, max(0, outputLimit - collected.count))]
+            return true
+        }
         var pipeOpen = true
         var ended = false
         var timedOut = false
@@ -71,51 +83,33 @@ struct HookProcess {
             }
             let wait = killAt - now
             let milliseconds = Int32(clamping: max(1, wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000))
-            var fds = [pollfd(fd: pidfd, events: Int16(POLLIN), revents: 0)]
-            if pipeOpen { fds.append(pollfd(fd: readEnd, events: Int16(POLLIN), revents: 0)) }
-            // Without a pidfd (an old kernel) the pipe's end stands for the process's end.
-            if pidfd < 0 { fds.removeFirst() }
-            if fds.isEmpty {
-                status = waitFor(pid)
-                break
-            }
-            let n = poll(&fds, nfds_t(fds.count), milliseconds)
-            if n < 0 && errno != EINTR { break }
+            var fds: [pollfd] = []
+            if let pidfd { fds.append(pollfd(fd: pidfd.raw, events: Int16(POLLIN), revents: 0)) }
+            if pipeOpen { fds.append(pollfd(fd: output.raw, events: Int16(POLLIN), revents: 0)) }
+            if fds.isEmpty { break }
+            guard case .success = Syscall.run({ poll(&fds, nfds_t(fds.count), milliseconds) }) else { break }
             for fd in fds where fd.revents != 0 {
-                if fd.fd == readEnd {
-                    let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-                    if count > 0 {
-                        output += buffer[0..<min(count, max(0, outputLimit - output.count))]
-                    } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
-                        pipeOpen = false
-                    }
-                } else if fd.fd == pidfd {
+                if fd.fd == output.raw {
+                    pipeOpen = readSome()
+                } else {
                     status = waitFor(pid)
                     ended = true
                 }
             }
         }
-        if pidfd < 0 && !ended { status = waitFor(pid) }
+        if !ended { status = waitFor(pid) }
         // What is left in the pipe (not waiting for children that keep it open).
-        setNonBlocking(readEnd)
-        while pipeOpen, output.count < outputLimit {
-            let count = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-            guard count > 0 else { break }
-            output += buffer[0..<min(count, outputLimit - output.count)]
-        }
+        _ = fcntl(output.raw, F_SETFL, fcntl(output.raw, F_GETFL) | O_NONBLOCK)
+        while pipeOpen, collected.count < outputLimit, readSome() {}
         let ending: Ending = (status & 0x7f) == 0 ? .exited((status >> 8) & 0xff) : .signalled(status & 0x7f)
-        return Result(ending: ending, timedOut: timedOut, output: String(decoding: output, as: UTF8.self), seconds: elapsed())
-    }
-
-    private enum Spawned {
-        case success(pid_t)
-        case failure(String)
+        return Result(ending: ending, timedOut: timedOut, output: String(decoding: collected, as: UTF8.self), seconds: elapsed())
     }
 
     /// `posix_spawn` with stdin from /dev/null, stdout and stderr into `output`, a process
     /// group of its own (so a timeout stops its children too) and default signal handling
-    /// (the service ignores SIGHUP, SIGTERM and SIGINT; an ignored signal would be inherited).
-    private static func spawn(_ arguments: [String], environment: [String: String], output: Int32) -> Spawned {
+    /// (a service ignores SIGHUP, SIGTERM and SIGINT; an ignored signal would be inherited).
+    /// - Returns: the pid, or the error number.
+    private static func spawn(_ arguments: [String], environment: [String: String], output: Int32) -> Swift.Result<pid_t, Errno> {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -139,18 +133,13 @@ struct HookProcess {
         defer { for p in argv + envp { free(p) } }
         var pid: pid_t = 0
         let code = posix_spawn(&pid, arguments[0], &actions, &attributes, argv, envp)
-        guard code == 0 else { return .failure("\(arguments[0]): \(String(cString: strerror(code)))") }
-        return .success(pid)
+        return code == 0 ? .success(pid) : .failure(Errno(code: code))
     }
 
-    /// `waitpid`, again after EINTR; the raw status.
+    /// `waitpid` (EINTR retried); the raw status.
     private static func waitFor(_ pid: pid_t) -> Int32 {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        _ = Syscall.run { waitpid(pid, &status, 0) }
         return status
-    }
-
-    private static func setNonBlocking(_ fd: Int32) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
     }
 }
