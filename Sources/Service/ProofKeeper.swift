@@ -15,6 +15,9 @@ import Synchronization
 /// proof at a time, and before each of its six sample photos waits until no batch is being
 /// finished or queued — a photo batch never waits for a proof, at most for one sample photo
 /// already under way.
+///
+/// One render per distinct template: hot folders that share a template (1,000 shop folders
+/// with one `shop.json5`) get a copy of the proof rendered for the first of them.
 public final class ProofKeeper: Sendable {
     /// One hot folder's proof to make.
     public struct Job: Sendable, Equatable {
@@ -33,6 +36,8 @@ public final class ProofKeeper: Sendable {
     }
 
     private let jobs = Mutex<[Job]>([])
+    /// Proofs rendered, kept while a queued job has the same template (its PNG is copied).
+    private let rendered = Mutex<[String: [UInt8]]>([:])
     private let stopped = Mutex(false)
     private let wake = DispatchSemaphore(value: 0)
     private let log: Logger
@@ -95,30 +100,43 @@ public final class ProofKeeper: Sendable {
         }
     }
 
+    /// What makes two proofs the same picture: the template's bytes and the sizes.
+    private func key(_ job: Job) -> String { "\(job.template.sha256) \(job.maxPixels) \(shrink)" }
+
     private func render(_ job: Job) {
         let fields: LogFields = ["INBOX": job.inbox]
         let path = Self.path(root: job.root, template: job.template)
         let folder = job.root + "/proof"
         if Files.exists(path) { return }
+        let picture = key(job)
         do {
-            let template = try job.template.template()
             try Files.makeDirectory(folder, permissions: 0o755)
-            log.info("rendering the proof of template \(template.name) into proof/", fields)
-            let sheet = try Proof.render(template: template, shrink: shrink, maxPixels: job.maxPixels) { [self] in
-                while busy() && !isStopped { usleep(200_000) }
-                return !isStopped
+            if let png = rendered.withLock({ $0[picture] }) {
+                try AtomicFile.write(png, to: path)
+                log.info("proof of template \(job.template.name) written (rendered once for every hot folder using it): \(path)", fields)
+            } else {
+                let template = try job.template.template()
+                log.info("rendering the proof of template \(template.name) into proof/", fields)
+                let sheet = try Proof.render(template: template, shrink: shrink, maxPixels: job.maxPixels) { [self] in
+                    while busy() && !isStopped { usleep(200_000) }
+                    return !isStopped
+                }
+                guard let sheet else { return }
+                try AtomicFile.write(sheet.png, to: path)
+                for failure in sheet.failures { log.warning("proof: \(failure)", fields) }
+                log.notice("proof of template \(template.name) written: \(path)", fields)
+                rendered.withLock { $0[picture] = sheet.png }
             }
-            guard let sheet else { return }
-            try AtomicFile.write(sheet.png, to: path)
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
             where name != (path as NSString).lastPathComponent
                 && (name.hasSuffix(".png") || name.hasPrefix(AtomicFile.temporaryPrefix)) {
                 try? Files.remove(folder + "/" + name)
             }
-            for failure in sheet.failures { log.warning("proof: \(failure)", fields) }
-            log.notice("proof of template \(template.name) written: \(path)", fields)
         } catch {
             log.warning("cannot render the proof of template \(job.template.name): \(error)", fields)
         }
+        // Kept only while a job still queued needs it.
+        let needed = Set(jobs.withLock { $0.map(key) })
+        rendered.withLock { $0 = $0.filter { needed.contains($0.key) } }
     }
 }

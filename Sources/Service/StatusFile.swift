@@ -17,6 +17,20 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     /// The absolute path of the config the process runs (`daemon`, or `watch --config`).
     public var config: String?
     public var inboxes: [Inbox]
+    /// The last reload (SIGHUP) failed, and the process runs the configuration it had.
+    public var reloadFailed: ReloadFailure?
+
+    /// A reload that failed: when, and its errors (the first few).
+    public struct ReloadFailure: Codable, Sendable, Equatable {
+        /// ISO 8601 UTC.
+        public var at: String
+        public var errors: [String]
+
+        public init(at: String, errors: [String]) {
+            self.at = at
+            self.errors = errors
+        }
+    }
 
     public init(pid: Int32, updated: String, state: String, command: String? = nil, config: String? = nil,
                 inboxes: [Inbox]) {
@@ -51,6 +65,9 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         public var watching: String?
         /// Files in drop/ the claim could not take, and why (one sentence each).
         public var refused: [String]?
+        /// Files in drop/ that are never taken (hidden, partial downloads, folders, hard-linked
+        /// files), and why (one sentence each).
+        public var neverTaken: [String]?
         /// Sources that could not be filed, by batch: they wait in `.work/<batch>/src/`.
         public var unfiled: [String: [String]]?
 
@@ -219,6 +236,8 @@ final class StatusBoard: Sendable {
     private let inboxes = Mutex<[String: ServiceStatus.Inbox]>([:])
     private let order = Mutex<[String]>([])
 
+    private let reloadFailed = Mutex<ServiceStatus.ReloadFailure?>(nil)
+
     init(target: StatusFiles.Target) {
         self.target = target
     }
@@ -253,7 +272,14 @@ final class StatusBoard: Sendable {
     func snapshot(state: String) -> ServiceStatus {
         let all = inboxes.withLock { $0 }
         let names = order.withLock { $0 }
-        return ServiceStatus(pid: getpid(), updated: BatchID.timestamp(Date()), state: state,
-                             command: target.command, config: target.config, inboxes: names.compactMap { all[$0] })
+        var status = ServiceStatus(pid: getpid(), updated: BatchID.timestamp(Date()), state: state,
+                                   command: target.command, config: target.config, inboxes: names.compactMap { all[$0] })
+        status.reloadFailed = reloadFailed.withLock { $0 }
+        return status
+    }
+
+    /// A reload failed (its errors), or, with `nil`, one succeeded.
+    func reload(failed errors: [String]?) {
+        reloadFailed.withLock { $0 = errors.map { .init(at: BatchID.timestamp(Date()), errors: Array($0.prefix(5))) } }
     }
 }

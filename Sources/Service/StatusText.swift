@@ -8,14 +8,24 @@ import HotFolders
 /// the same in Notepad (any version), TextEdit, `cat` and a phone's file viewer.
 public enum StatusText {
     public static let fileName = "STATUS.txt"
+    /// At most this many never-taken items are listed (a share's thousand `.DS_Store`s).
+    static let neverTakenShown = 20
 
     /// The text for one hot folder.
     /// - Parameters:
     ///   - inbox: its status.
     ///   - running: false once the daemon has stopped.
-    ///   - updated: when (shown in UTC).
-    public static func render(_ inbox: ServiceStatus.Inbox, running: Bool, updated: Date) -> String {
-        var lines = ["PhotoFinish - hot folder \"\(inbox.name)\"", "Updated \(clock(updated))", ""]
+    ///   - updated: when (shown in local time with its offset from UTC).
+    ///   - reloadFailed: the last reload failed (the process runs the configuration it had).
+    public static func render(_ inbox: ServiceStatus.Inbox, running: Bool, updated: Date,
+                              reloadFailed: ServiceStatus.ReloadFailure? = nil) -> String {
+        var lines = ["PhotoFinish - hot folder \"\(inbox.name)\"", "Updated \(HumanTime.words(updated))", ""]
+        if running, let failed = reloadFailed {
+            lines.append("The configuration was changed, but the reload at \(HumanTime.words(isoUTC: failed.at)) failed:")
+            lines += failed.errors.map { "- " + ascii($0) }
+            lines.append("PhotoFinish still runs with the configuration it had (photofinish check says more).")
+            lines.append("")
+        }
         if !running {
             lines.append("PhotoFinish is stopped. Files dropped now wait in drop/ until it starts again.")
         } else if let p = inbox.processing {
@@ -46,9 +56,15 @@ public enum StatusText {
             lines.append("Needs attention (\(attention.count) file\(attention.count == 1 ? "" : "s")):")
             lines += attention.map { "- " + ascii($0) }
         }
+        if let never = inbox.neverTaken, !never.isEmpty {
+            lines.append("")
+            lines.append("Never taken from drop/ (\(never.count) item\(never.count == 1 ? "" : "s")):")
+            lines += never.prefix(neverTakenShown).map { "- " + ascii($0) }
+            if never.count > neverTakenShown { lines.append("- and \(never.count - neverTakenShown) more (photofinish status lists them all)") }
+        }
         lines.append("")
         if let last = inbox.last {
-            let finished = isoDate(last.finished).map(clock) ?? last.finished
+            let finished = HumanTime.words(isoUTC: last.finished)
             var line = "Last batch: \(last.batch), finished \(finished): \(last.ok) of \(last.items) photo\(last.items == 1 ? "" : "s") finished"
             line += last.failed > 0 ? ", \(last.failed) failed (see failed/\(last.batch)/)." : "."
             lines.append(line)
@@ -73,27 +89,14 @@ public enum StatusText {
         return out
     }
 
-    /// "2026-11-29 15:04:05 UTC".
-    static func clock(_ date: Date) -> String {
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "UTC")
-        f.dateFormat = "yyyy-MM-dd HH:mm:ss 'UTC'"
-        return f.string(from: date)
-    }
-
-    static func isoDate(_ text: String) -> Date? {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f.date(from: text) ?? ISO8601DateFormatter().date(from: text)
-    }
-
-    /// Writes each hot folder's `STATUS.txt` when its words change, at most about once a
-    /// second per folder (a change within the second is written when the second is up). A
+    /// Writes each hot folder's `STATUS.txt` when its state changes, at most about once a
+    /// second per folder (a change within the second is written when the second is up). An
+    /// unchanged hot folder costs one comparison: nothing is rendered for it (1,000 idle hot
+    /// folders cost next to nothing). A
     /// write that failed (a full disk, a share gone away) is tried again every second until
     /// it succeeds, so the file is never left stale once the disk has room again.
     struct Writer {
-        private var written: [String: (text: String, at: Duration)] = [:]
+        private var written: [String: (state: Written, at: Duration)] = [:]
         private var failed: [String: Duration] = [:]
         static let interval = Duration.seconds(1)
 
@@ -101,22 +104,30 @@ public enum StatusText {
         mutating func update(_ status: ServiceStatus, now: Duration, log: Logger) {
             let running = status.state == "running"
             for inbox in status.inboxes {
-                // Compared without the time line: only a change of state is a reason to write.
-                let text = StatusText.render(inbox, running: running, updated: Date(timeIntervalSince1970: 0))
-                if let last = written[inbox.root], last.text == text { continue }
+                // Only a change of state is a reason to write (not the time line).
+                let state = Written(inbox: inbox, running: running, reloadFailed: status.reloadFailed)
+                if let last = written[inbox.root], last.state == state { continue }
                 if running, let last = written[inbox.root], now - last.at < Self.interval { continue }
                 if running, let last = failed[inbox.root], now - last < Self.interval { continue }
                 let path = inbox.root + "/" + StatusText.fileName
                 if written[inbox.root] == nil { Self.removeLeftovers(in: inbox.root) }
                 do throws(SystemError) {
-                    try AtomicFile.write(Array(StatusText.render(inbox, running: running, updated: Date()).utf8), to: path)
-                    written[inbox.root] = (text, now)
+                    try AtomicFile.write(Array(StatusText.render(inbox, running: running, updated: Date(),
+                                                                         reloadFailed: status.reloadFailed).utf8), to: path)
+                    written[inbox.root] = (state, now)
                     failed[inbox.root] = nil
                 } catch {
                     if failed[inbox.root] == nil { log.warning("cannot write \(path): \(error); trying again every second", ["INBOX": inbox.name]) }
                     failed[inbox.root] = now
                 }
             }
+        }
+
+        /// What a written file said: the hot folder's state, and whether the daemon ran.
+        struct Written: Equatable {
+            var inbox: ServiceStatus.Inbox
+            var running: Bool
+            var reloadFailed: ServiceStatus.ReloadFailure?
         }
 
         /// Removes the temporary `STATUS.txt` a crash in the middle of a write left in `root`

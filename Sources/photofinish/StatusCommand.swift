@@ -49,6 +49,10 @@ enum StatusCommand {
             print(status.isRunning
                   ? "\(what): running (pid \(status.pid), status of \(when))"
                   : "\(what): not running (last status \(when), pid \(status.pid))")
+            if status.isRunning, let failed = status.reloadFailed {
+                print("  the reload at \(HumanTime.words(isoUTC: failed.at)) failed; it runs the configuration it had:")
+                for error in failed.errors { print("    \(error)") }
+            }
             for inbox in status.inboxes where (names?.contains(inbox.name) ?? true)
                 && (root.map { WatchCommand.absolute(inbox.root) == $0 } ?? true) {
                 print(lines(inbox))
@@ -74,6 +78,7 @@ enum StatusCommand {
         }
         let attention = (inbox.refused ?? []) + (inbox.unfiled ?? [:]).sorted { $0.key < $1.key }.flatMap(\.value)
         for line in attention { out += "  needs attention: \(line)\n" }
+        for line in inbox.neverTaken ?? [] { out += "  \(line)\n" }
         if let l = inbox.last {
             out += "  last batch \(l.batch): \(l.status), \(l.ok) of \(l.items) finished"
                 + (l.failed > 0 ? ", \(l.failed) failed" : "") + " at \(HumanTime.words(isoUTC: l.finished))\n"

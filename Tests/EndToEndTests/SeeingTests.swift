@@ -99,6 +99,74 @@ struct SeeingTests {
         #expect(unknown.stdout.contains("nothing is known about never-seen.jpg"))
     }
 
+    /// What in drop/ is never taken is listed with why (STATUS.txt and `status ROOT`), and so
+    /// is a reload that failed, until one succeeds.
+    @Test func neverTakenFilesAndAFailedReloadAreShown() throws {
+        let hot = try HotFolderFixture()
+        let daemon = try hot.start()
+        let status = hot.root + "/STATUS.txt"
+        func text() -> String { (try? String(contentsOfFile: status, encoding: .utf8)) ?? "" }
+        #expect(Poll.until(.seconds(30)) { text().contains("Idle: no batch is being processed.") }, "log:\n\(daemon.log)")
+        try FileManager.default.createDirectory(atPath: hot.drop + "/holiday", withIntermediateDirectories: true)
+        try Harness.write([1, 2, 3], to: hot.drop + "/IMG_0001.jpg.part")
+        try Harness.write([1, 2, 3], to: hot.drop + "/.hidden.jpg")
+        try Harness.write(try HotFolderFixture.photo(1), to: hot.dir + "/linked.jpg")
+        #expect(link(hot.dir + "/linked.jpg", hot.drop + "/linked.jpg") == 0)
+        let expected = [
+            "- .hidden.jpg in drop/ is never taken: its name is ignored (hidden, a partial download or a temporary file); rename it to have it finished",
+            "- IMG_0001.jpg.part in drop/ is never taken: its name is ignored (hidden, a partial download or a temporary file); rename it to have it finished",
+            "- holiday in drop/ is never taken: it is a folder, not a regular file (folders are not descended into)",
+            "- linked.jpg in drop/ is never taken: it has 2 hard links (another name could still change it); copy it in instead",
+        ]
+        #expect(Poll.until(.seconds(30)) { text().contains("Never taken from drop/ (4 items):") }, "\(text()); log:\n\(daemon.log)")
+        let lines = text().components(separatedBy: "\r\n")
+        for line in expected { #expect(lines.contains(line), "\(text())") }
+        #expect(Poll.until(.seconds(30)) {
+            let out = (try? Harness.run(["status", hot.root], extraEnvironment: ["RUNTIME_DIRECTORY": hot.runtime]).stdout) ?? ""
+            return expected.allSatisfy { out.contains("  " + String($0.dropFirst(2)) + "\n") }
+        })
+        // Renamed: it is taken, and leaves the list.
+        #expect(rename(hot.drop + "/IMG_0001.jpg.part", hot.drop + "/IMG_0001.jpg") == 0)
+        #expect(Poll.until(.seconds(30)) { text().contains("Never taken from drop/ (3 items):") }, "\(text())")
+
+        // A reload that fails is said on STATUS.txt until one succeeds.
+        let config = try String(contentsOfFile: hot.config, encoding: .utf8)
+        try Harness.write(config.replacingOccurrences(of: "settle: \"300ms\"", with: "settle: \"soon\""), to: hot.config)
+        daemon.signal(SIGHUP)
+        #expect(Poll.until(.seconds(30)) { text().contains("reload at ") && text().contains("settle") }, "\(text()); log:\n\(daemon.log)")
+        #expect(text().contains("PhotoFinish still runs with the configuration it had"))
+        try Harness.write(config, to: hot.config)
+        daemon.signal(SIGHUP)
+        #expect(Poll.until(.seconds(30)) { !text().contains("reload at ") }, "\(text()); log:\n\(daemon.log)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+
+    /// Hot folders that share a template share its proof: rendered once, copied to the others.
+    @Test func hotFoldersSharingATemplateRenderItsProofOnce() throws {
+        let hot = try HotFolderFixture()
+        let roots = [hot.root, hot.dir + "/hot2", hot.dir + "/hot3"]
+        for root in roots.dropFirst() {
+            for sub in ["drop", "out", "originals", "failed", ".work"] {
+                try FileManager.default.createDirectory(atPath: root + "/" + sub, withIntermediateDirectories: true)
+            }
+        }
+        let inboxes = roots.enumerated().map { "{ name: \"shop\($0.offset)\", root: \"\($0.element)\", template: \"small\" }" }
+        try Harness.write("""
+            { templatesDir: "templates", inboxes: [ \(inboxes.joined(separator: ", ")) ], staleAfter: "24h", workers: 2 }
+            """, to: hot.config)
+        let daemon = try hot.start()
+        func proofs(_ root: String) -> [String] { hot.names(in: root + "/proof").filter { $0.hasSuffix(".png") } }
+        #expect(Poll.until(.seconds(120)) { roots.allSatisfy { proofs($0).count == 1 } }, "log:\n\(daemon.log)")
+        let name = try #require(proofs(hot.root).first)
+        let bytes = try roots.map { try Data(contentsOf: URL(fileURLWithPath: $0 + "/proof/" + name)) }
+        #expect(bytes.allSatisfy { $0 == bytes[0] && !$0.isEmpty }, "the same proof, under the same name, in every hot folder")
+        // The log line comes just after the file.
+        func count(_ text: String) -> Int { daemon.log.components(separatedBy: text).count - 1 }
+        #expect(Poll.until(.seconds(10)) { count("rendered once for every hot folder using it") == 2 }, "log:\n\(daemon.log)")
+        #expect(count("rendering the proof of template small") == 1, "log:\n\(daemon.log)")
+    }
+
     /// The daemon keeps `STATUS.txt` in words (CRLF) and renders the template's proof into
     /// `proof/` at start and again after a reload that changed the template.
     @Test func daemonWritesStatusTextAndTheProofOfItsTemplate() throws {

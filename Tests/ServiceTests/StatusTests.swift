@@ -1,3 +1,4 @@
+import Batches
 import Foundation
 import HotFolders
 @testable import Service
@@ -66,11 +67,13 @@ struct StatusTextTests {
         #expect(text.unicodeScalars.allSatisfy { $0.isASCII })
         let lines = text.components(separatedBy: "\r\n")
         #expect(lines[0] == "PhotoFinish - hot folder \"shop\"")
-        #expect(lines[1].hasPrefix("Updated 2026-") && lines[1].hasSuffix(" UTC"))
+        // Local time with its offset from UTC ("Updated 2026-11-29 16:04:05 +01:00").
+        #expect(lines[1] == "Updated " + HumanTime.words(updated))
+        #expect(lines[1].range(of: #"^Updated 2026-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d\d:\d\d$"#, options: .regularExpression) != nil, "\(lines[1])")
         #expect(lines.contains("Processing batch 20261129-150405-3f2a: 23 of 80 photos done."))
         #expect(lines.contains("1 more batch waiting its turn."))
         #expect(lines.contains("Pending in drop/: 3 files (1 still arriving, 2 ready for the next batch)."))
-        #expect(lines.contains("Last batch: 20261129-140000-0001, finished 2026-11-29 14:00:09 UTC: 10 of 12 photos finished, 2 failed (see failed/20261129-140000-0001/)."))
+        #expect(lines.contains("Last batch: 20261129-140000-0001, finished \(HumanTime.words(isoUTC: "2026-11-29T14:00:09Z")): 10 of 12 photos finished, 2 failed (see failed/20261129-140000-0001/)."))
     }
 
     @Test func idleAndStopped() {
@@ -93,6 +96,25 @@ struct StatusTextTests {
         #expect(lines.contains("Needs attention (2 files):"))
         #expect(lines.contains("- caf\\xE9.jpg in drop/ cannot be taken: Permission denied"))
         #expect(lines.contains("- \\xC3\\xA9t\\xC3\\xA9.jpg could not be filed (Read-only file system); it waits in .work/20261129-150405-3f2a/src/"))
+    }
+
+    @Test func whatIsNeverTakenAndAFailedReloadAreListed() {
+        var shop = ServiceStatus.Inbox(name: "shop", root: "/srv/shop")
+        shop.neverTaken = (0..<25).map { String(format: "f%02d.part in drop/ is never taken: its name is ignored", $0) }
+        let failed = ServiceStatus.ReloadFailure(at: "2026-11-29T15:04:05.000Z",
+                                                 errors: ["photofinish.json5:3:14: settle: must be a duration"])
+        let text = StatusText.render(shop, running: true, updated: updated, reloadFailed: failed)
+        let lines = text.components(separatedBy: "\r\n")
+        #expect(lines.contains("The configuration was changed, but the reload at \(HumanTime.words(isoUTC: failed.at)) failed:"))
+        #expect(lines.contains("- photofinish.json5:3:14: settle: must be a duration"))
+        #expect(lines.contains("PhotoFinish still runs with the configuration it had (photofinish check says more)."))
+        #expect(lines.contains("Never taken from drop/ (25 items):"))
+        #expect(lines.contains("- f00.part in drop/ is never taken: its name is ignored"))
+        #expect(lines.contains("- f19.part in drop/ is never taken: its name is ignored"))
+        #expect(!lines.contains("- f20.part in drop/ is never taken: its name is ignored"))
+        #expect(lines.contains("- and 5 more (photofinish status lists them all)"))
+        // A stopped daemon runs no configuration: no reload line.
+        #expect(!StatusText.render(shop, running: false, updated: updated, reloadFailed: failed).contains("reload"))
     }
 
     @Test func aStatusTextWriteThatFailsIsTriedAgainEverySecondUntilItWorks() throws {

@@ -57,7 +57,7 @@ public enum ReportHTML {
         <p class="status \(r.status.rawValue)">\(e(ReportText.statusWords(r.status)))</p>
         <ul class="counts">\(counts)</ul>
         <p class="when">Template <b>\(e(r.template.name))</b>\(r.inbox.map { " · hot folder <b>\(e($0))</b>" } ?? "")
-        · started \(e(r.started)) · finished \(e(r.finished))</p>
+        · started \(e(HumanTime.words(isoUTC: r.started))) · finished \(e(HumanTime.words(isoUTC: r.finished)))</p>
         </header>
 
         """

@@ -25,7 +25,7 @@ public enum ReportText {
         var lines: [String] = []
         let c = r.counts
         lines.append("Batch \(r.batch)" + (r.inbox.map { " from \($0)" } ?? "") + " · template \(r.template.name)")
-        lines.append("Started \(r.started), finished \(r.finished)")
+        lines.append("Started \(HumanTime.words(isoUTC: r.started)), finished \(HumanTime.words(isoUTC: r.finished))")
         var summary = "\(statusWords(r.status)): \(c.items) photo\(c.items == 1 ? "" : "s"), \(c.ok) finished, \(c.failed) failed"
         let interrupted = r.items.filter { $0.status == .interrupted }.count
         if interrupted > 0 { summary += ", \(interrupted) not done" }

@@ -124,6 +124,17 @@ public enum Explain {
         return try? FileHash.sha256(of: file).hex
     }
 
+    /// Why a file in drop/ is never taken, in a few words (STATUS.txt, `status`); nil when it
+    /// is taken.
+    static func neverTaken(_ name: FileName, _ st: FileStatus) -> String? {
+        switch dropState(name, st) {
+        case .waiting: nil
+        case .ignoredName: "its name is ignored (hidden, a partial download or a temporary file); rename it to have it finished"
+        case .notRegular(let kind): "it is \(kind), not a regular file (folders are not descended into)"
+        case .hardLinked(let links): "it has \(links) hard links (another name could still change it); copy it in instead"
+        }
+    }
+
     /// The facts in words, one line each.
     /// - Parameters:
     ///   - settle: the config's settle time (for "waiting" in words).
@@ -176,11 +187,8 @@ public enum Explain {
         return lines
     }
 
-    /// "2026-11-29T15:04:05.123Z" → "2026-11-29 15:04:05 UTC".
-    static func readable(_ iso: String) -> String {
-        guard iso.count >= 19, iso.hasSuffix("Z") else { return iso }
-        return String(iso.prefix(19)).replacingOccurrences(of: "T", with: " ") + " UTC"
-    }
+    /// "2026-11-29T15:04:05.123Z" → "2026-11-29 16:04:05 +01:00" (local time, its offset).
+    static func readable(_ iso: String) -> String { HumanTime.words(isoUTC: iso) }
 
     static func seconds(_ d: Duration) -> Double {
         Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
@@ -196,6 +204,11 @@ public enum Explain {
 
     private static func dropState(_ name: FileName, in layout: HotFolderLayout) -> DropState? {
         guard let st = try? Files.status(FilePath(layout.drop).appending(name)) else { return nil }
+        return dropState(name, st)
+    }
+
+    /// What a file in drop/ is, from its name and `fstatat`.
+    static func dropState(_ name: FileName, _ st: FileStatus) -> DropState {
         if IgnoreRules.ignores(name.readable) { return .ignoredName }
         switch st.kind {
         case .regular:

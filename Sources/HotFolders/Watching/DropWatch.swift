@@ -33,6 +33,8 @@ public final class DropWatch {
     private var needsFullScan = true
     private var lastFullScan: Duration?
     private var refused: [FileName: (stamp: FileStamp?, reason: String, at: Duration)] = [:]
+    /// Names in drop/ that are never taken, with why (`Explain.neverTaken`).
+    private var ignored: [FileName: String] = [:]
     private var rescanInterval = Duration.seconds(300)
     private let log: Logger
 
@@ -61,6 +63,12 @@ public final class DropWatch {
         if polling { return "polling every \(Explain.words(Explain.seconds(pollInterval))) (no inotify watch)" }
         if system.isShared { return "inotify + polling every \(Explain.words(Explain.seconds(pollInterval))) (\(system.type.name))" }
         return "inotify"
+    }
+
+    /// Files in drop/ that are never taken (hidden or partial downloads, folders, hard-linked
+    /// files), and why: one sentence each, sorted by name.
+    public var neverTaken: [String] {
+        ignored.sorted { $0.key < $1.key }.map { "\($0.key.escaped) in drop/ is never taken: \($0.value)" }
     }
 
     /// Files in drop/ the claim could not take, and why (one sentence each).
@@ -155,11 +163,14 @@ public final class DropWatch {
     /// Looks at one name in `drop/` and tells the state machine what it is.
     private func examine(_ name: FileName, now: Duration) {
         guard let drop else { return }
-        guard !IgnoreRules.ignores(name.readable), let st = try? drop.status(of: name), st.isRegular, st.links == 1 else {
+        let status = try? drop.status(of: name)
+        guard let st = status, !IgnoreRules.ignores(name.readable), st.isRegular, st.links == 1 else {
             batcher.vanished(name)
             refused[name] = nil
+            ignored[name] = status.flatMap { Explain.neverTaken(name, $0) }
             return
         }
+        ignored[name] = nil
         let stamp = FileStamp(st)
         if let refusal = refused[name] {
             // Left alone until it changes, or the next full rescan tries it again.
@@ -179,6 +190,7 @@ public final class DropWatch {
         let present = Set(names)
         for name in batcher.trackedNames where !present.contains(name) { batcher.vanished(name) }
         for name in refused.keys where !present.contains(name) { refused[name] = nil }
+        for name in ignored.keys where !present.contains(name) { ignored[name] = nil }
         for name in names { examine(name, now: now) }
         needsFullScan = false
         lastFullScan = now
@@ -224,6 +236,22 @@ public final class DropWatcher {
         folders.removeAll { $0.inbox == inbox }
     }
 
+    /// Queue overflows not yet in the log, and when the last line about them was written.
+    private var overflows: (unlogged: Int, logged: Duration?) = (0, nil)
+    /// At most one line a minute about overflows (a flood of events overflows the queue again
+    /// and again: one line each filled the journal), with how many there were.
+    static let overflowLogInterval = Duration.seconds(60)
+
+    private func logOverflows(now t: Duration) {
+        guard overflows.unlogged > 0 else { return }
+        if let logged = overflows.logged, t - logged < Self.overflowLogInterval { return }
+        let n = overflows.unlogged
+        let since = overflows.logged == nil ? "" : " since the last such line"
+        log.warning("inotify queue overflowed" + (n == 1 ? "" : " \(n) times") + since
+                    + ": rescanning every drop/ folder (nothing is lost; at most one such line a minute)")
+        overflows = (0, t)
+    }
+
     /// Waits up to `timeout` for events, handles them, then steps every folder.
     /// - Returns: the batches that closed, per inbox name.
     public func step(timeout: Duration, rescanInterval: Duration) -> [(DropWatch, [FileName])] {
@@ -232,7 +260,7 @@ public final class DropWatcher {
             let t = now()
             for event in events {
                 if event.events.contains(.queueOverflow) {
-                    log.warning("inotify queue overflowed: rescanning every drop/ folder")
+                    overflows.unlogged += 1
                     for folder in folders { folder.rescanSoon() }
                     continue
                 }
@@ -242,6 +270,7 @@ public final class DropWatcher {
             Thread.sleep(forTimeInterval: Double(timeout / .milliseconds(1)) / 1000)
         }
         let t = now()
+        logOverflows(now: t)
         var closed: [(DropWatch, [FileName])] = []
         for folder in folders {
             for batch in folder.step(now: t, rescanInterval: rescanInterval, inotify: inotify) {
