@@ -47,3 +47,36 @@ public final class CoverageMask: @unchecked Sendable {
         return maxX < 0 ? nil : PixelRect(x: minX, y: minY, width: maxX - minX + 1, height: maxY - minY + 1)
     }
 }
+
+/// The mask grown by `radius` pixels on every side (a grey-level dilation with a square:
+/// each pixel takes the largest coverage within `radius` of it), for the rim of an outlined
+/// mark. The result is `2 × radius` larger each way, the original's (0, 0) at (`radius`,
+/// `radius`). Separable: a running maximum along rows, then along columns.
+public func dilated(_ mask: CoverageMask, radius: Int) -> CoverageMask {
+    precondition(radius >= 0)
+    let w = mask.width + 2 * radius, h = mask.height + 2 * radius
+    let result = CoverageMask(width: w, height: h)
+    guard mask.width > 0, mask.height > 0 else { return result }
+    // Rows: each source row spread sideways into the padded width.
+    let rows = CoverageMask(width: w, height: mask.height)
+    for y in 0..<mask.height {
+        let source = mask.row(y), out = rows.row(y)
+        for x in 0..<w {
+            var best: UInt8 = 0
+            let lo = max(0, x - 2 * radius), hi = min(mask.width - 1, x)
+            if lo <= hi { for k in lo...hi where source[k] > best { best = source[k] } }
+            out[x] = best
+        }
+    }
+    // Columns: the spread rows spread up and down into the padded height.
+    for y in 0..<h {
+        let out = result.row(y)
+        let lo = max(0, y - 2 * radius), hi = min(mask.height - 1, y)
+        guard lo <= hi else { continue }
+        for k in lo...hi {
+            let source = rows.row(k)
+            for x in 0..<w where source[x] > out[x] { out[x] = source[x] }
+        }
+    }
+    return result
+}

@@ -13,11 +13,15 @@ import Foundation
 ///   - across: pixels from one row of copies to the next; odd rows shift by `along` / 2.
 ///   - color: R, G, B in the image's colour space.
 ///   - opacity: 0…1.
+///   - inset: where the copies' origin lies inside `mask`, in pixels on both axes: a rim
+///     mask grown by r pixels (`dilated`) is drawn with inset r, so it sits exactly around
+///     the copies drawn with inset 0 (as long as the grown copies do not touch).
 ///   - canvas: RGB or RGBA, painted in place.
 public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, across: Double,
-                           color: [UInt8], opacity: Double, onto canvas: inout Canvas) {
+                           color: [UInt8], opacity: Double, inset: Double = 0, onto canvas: inout Canvas) {
     canvas.withUnsafeMutableRows {
-        compositeTiled(mask, angle: angle, along: along, across: across, color: color, opacity: opacity, onto: $0)
+        compositeTiled(mask, angle: angle, along: along, across: across, color: color, opacity: opacity,
+                       inset: inset, onto: $0)
     }
 }
 
@@ -27,7 +31,7 @@ public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, a
 ///   - imageHeight: the whole image's height (the band's height for the whole image): the
 ///     lattice turns about the whole image's centre, so bands drawn one by one join up.
 public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, across: Double,
-                           color: [UInt8], opacity: Double, onto image: MutablePixelRows,
+                           color: [UInt8], opacity: Double, inset: Double = 0, onto image: MutablePixelRows,
                            top: Int = 0, imageHeight: Int? = nil) {
     precondition(color.count == 3, "a mark colour has 3 values, got \(color.count)")
     precondition(along > 0 && across > 0, "tile steps must be positive")
@@ -45,8 +49,8 @@ public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, a
         for x in 0..<image.width {
             let dx = Double(x) + 0.5 - cx
             // Into the text's frame: u along the baseline, v across it.
-            let u = dx * c + dy * s
-            let v = -dx * s + dy * c
+            let u = dx * c + dy * s + inset
+            let v = -dx * s + dy * c + inset
             let rowIndex = (v / across).rounded(.down)
             let lv = v - rowIndex * across
             // Mask sample position (pixel centres at +0.5).

@@ -131,7 +131,9 @@ import Testing
         }
         let crop = (portrait[1]["applied"] as? [String: Any])?["crop"] as? [String: Any]
         #expect(crop?["ratio"] as? String == "4:5")
-        #expect(crop?["box"] as? [Int] == [0, 62, 1500, 1875])
+        // Placed on the subject (the coloured blocks along the top edge), not centred (y 62).
+        #expect(crop?["box"] as? [Int] == [0, 0, 1500, 1875])
+        #expect(crop?["focus"] as? String == "subject")
     }
 
     @Test func reportHasEveryField() throws {

@@ -63,6 +63,11 @@ import Testing
             // Label ink in the band.
             #expect(count(image, in: band) { p in p != bg } > 50, "\(band)")
         }
+        // The skipped crops are said on the sheet too, in amber, beside their rows' outputs.
+        #expect(sheet.layout.notes.keys.sorted() == [1, 3, 5])
+        for box in sheet.layout.notes.values {
+            #expect(count(image, in: box) { $0[0] > 200 && $0[1] > 150 && $0[2] < 120 } > 30, "no note in \(box)")
+        }
     }
 
     func count(_ image: Image, in rect: PixelRect, _ match: ([UInt8]) -> Bool) -> Int {
@@ -83,7 +88,7 @@ extension ProofTests {
         // At 1/16: the 48 MP sample is 504×378 and the panorama 1000×212, both over 150 000 px.
         let sheet = try #require(try Proof.render(template: template, shrink: 16, maxPixels: 150_000))
         #expect(sheet.outputs == 4 && sheet.failures.count == 2, "\(sheet.failures)")
-        #expect(sheet.failures[0].hasPrefix("48 MP 504×378: "), "\(sheet.failures)")
+        #expect(sheet.failures[0].hasPrefix("48 MP 504×378, snow: "), "\(sheet.failures)")
         #expect(sheet.layout.emptyRows.keys.sorted() == [2, 5])
         let image = try decodeRGB(sheet.png)
         for band in sheet.layout.emptyRows.values {

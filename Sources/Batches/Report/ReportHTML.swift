@@ -81,7 +81,7 @@ public enum ReportHTML {
         }
         var h = "<li class=\"item \(i.status.rawValue)\" id=\"item-\(i.index)\">\n"
         if let thumb = i.thumbnail {
-            h += "<img src=\"\(url(thumb))\" alt=\"\(e(i.source))\" loading=\"lazy\">\n"
+            h += thumbnail(thumb, item: i)
         } else {
             h += "<div class=\"nothumb\" aria-hidden=\"true\">\(i.status == .failed ? "✗" : "–")</div>\n"
         }
@@ -103,8 +103,9 @@ public enum ReportHTML {
         if let outputs = i.outputs, !outputs.isEmpty {
             h += "<ul class=\"outputs\">"
             for o in outputs {
+                let placed = o.applied.crop?.focus.map { " · " + focusWords($0) } ?? ""
                 h += "<li><a href=\"\(url(o.file))\">\(e(o.file))</a> <span class=\"dim\">\(size(o.size)), "
-                    + "\(e(ByteCount.words(o.bytes)))</span></li>"
+                    + "\(e(ByteCount.words(o.bytes)))\(e(placed))</span></li>"
             }
             h += "</ul>\n"
         }
@@ -115,6 +116,46 @@ public enum ReportHTML {
             h += "<p class=\"dim\">Filed with it: \(alternates.map(e).joined(separator: ", "))</p>\n"
         }
         return h + "</div>\n</li>\n"
+    }
+
+    /// Stroke colours of the crop boxes, one per ratio in output order (bright, with a dark
+    /// edge under each line, so a box shows on light and dark photos alike).
+    static let cropColours = ["#ffd60a", "#2ee6d6", "#ff5fa2", "#8ab4ff", "#b4f05a"]
+
+    /// The thumbnail; with crops, an inline SVG drawing each crop's box and ratio over it
+    /// (in the photo's own pixels, so the boxes of `applied.crop` go on as they are).
+    private static func thumbnail(_ thumb: String, item i: Report.Item) -> String {
+        let crops = (i.outputs ?? []).compactMap(\.applied.crop)
+        guard let size = i.size, size.count == 2, size[0] > 0, size[1] > 0, !crops.isEmpty else {
+            return "<img src=\"\(url(thumb))\" alt=\"\(e(i.source))\" loading=\"lazy\">\n"
+        }
+        let (w, h) = (size[0], size[1])
+        let font = max(1, min(w, h) / 14)
+        var svg = "<svg class=\"thumb\" viewBox=\"0 0 \(w) \(h)\" role=\"img\" "
+            + "aria-label=\"\(e(i.source)) with its crops \(e(crops.map(\.ratio).joined(separator: ", ")))\">"
+            + "<image href=\"\(url(thumb))\" width=\"\(w)\" height=\"\(h)\" preserveAspectRatio=\"none\"/>"
+        for (k, crop) in crops.enumerated() where crop.box.count == 4 {
+            let colour = cropColours[k % cropColours.count]
+            let (x, y, bw, bh) = (crop.box[0], crop.box[1], crop.box[2], crop.box[3])
+            let rect = "x=\"\(x)\" y=\"\(y)\" width=\"\(bw)\" height=\"\(bh)\""
+            svg += "<g class=\"crop\" data-ratio=\"\(e(crop.ratio))\"><title>\(e(crop.ratio)) crop"
+                + "\(crop.focus.map { " (\(e($0)))" } ?? "") · \(x), \(y), \(bw) × \(bh)</title>"
+                + "<rect \(rect) class=\"edge\"/><rect \(rect) stroke=\"\(colour)\"/>"
+                + "<text x=\"\(x + font / 3)\" y=\"\(y + font + k * font)\" font-size=\"\(font)\" fill=\"\(colour)\">"
+                + "\(e(crop.ratio))</text></g>"
+        }
+        return svg + "</svg>\n"
+    }
+
+    /// What placed a crop (`applied.crop.focus`), in words.
+    static func focusWords(_ focus: String) -> String {
+        switch focus {
+        case "subject": "placed on the subject"
+        case "faces": "placed on the faces"
+        case "xmp-region": "placed on the file's region"
+        case "center": "centred"
+        default: focus
+        }
     }
 
     /// The report's error codes (SPEC §4) in words; the message after them says the details.
@@ -181,7 +222,9 @@ public enum ReportHTML {
     .items{list-style:none;padding:0;display:grid;gap:1rem;grid-template-columns:repeat(auto-fill,minmax(17rem,1fr))}
     .item{background:var(--card);border:1px solid var(--line);border-radius:.75rem;overflow:hidden}
     .item.failed{border-color:var(--bad)}
-    .item img,.nothumb{display:block;width:100%;height:12rem;object-fit:contain;background:var(--line)}
+    .item img,.nothumb,.thumb{display:block;width:100%;height:12rem;object-fit:contain;background:var(--line)}
+    .thumb rect{fill:none;stroke-width:2.5px;vector-effect:non-scaling-stroke}.thumb rect.edge{stroke:#000;stroke-width:5px;opacity:.6}
+    .thumb text{font-family:system-ui,"DejaVu Sans",sans-serif;font-weight:700;paint-order:stroke;stroke:#000;stroke-width:3px;vector-effect:non-scaling-stroke}
     .nothumb{display:flex;align-items:center;justify-content:center;font-size:3rem;color:var(--bad)}
     .body{padding:.6rem .8rem}.body p{margin:.25rem 0}
     .name{font-weight:600}.n{color:var(--dim)}

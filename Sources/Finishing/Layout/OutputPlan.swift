@@ -13,6 +13,8 @@ public struct OutputPlan: Sendable, Equatable {
     public var upright: Size
     /// The size the resampler produces, in stored orientation (upright turned back).
     public var stored: Size
+    /// Where the crop goes: around the subject or centred (`.center` for the whole photo).
+    public var focus: Template.CropFocus = .center
 
     /// A width and a height in pixels.
     public struct Size: Sendable, Equatable, CustomStringConvertible {
@@ -96,9 +98,73 @@ public enum Layout {
             let storedRect = Orientation.storedRect(forUpright: rect, storedWidth: stored.width,
                                                     storedHeight: stored.height, exif: orientation)
             outputs.append(OutputPlan(crop: crop, uprightCrop: rect, storedCrop: storedRect, upright: target,
-                                      stored: swapsAxes(orientation) ? target.swapped : target))
+                                      stored: swapsAxes(orientation) ? target.swapped : target,
+                                      focus: crop.map { $0.focus ?? template.cropFocus } ?? .center))
         }
         return (outputs, skipped)
+    }
+
+    /// The whole photo at the scale of a subject crop's output, or nil when the crop needs no
+    /// placing (centred, or the photo already has the crop's shape). A subject crop streams
+    /// into this band and is cut from it once the decode has shown where the subject is: the
+    /// crop slides along one axis only, so the band is the window's length on the other axis.
+    public static func band(for plan: OutputPlan, upright: OutputPlan.Size) -> OutputPlan.Size? {
+        guard plan.crop != nil, plan.focus == .subject else { return nil }
+        let c = plan.uprightCrop
+        if c.width < upright.width {
+            let scale = Double(plan.upright.height) / Double(c.height)
+            return .init(max(plan.upright.width, Int((Double(upright.width) * scale).rounded())), plan.upright.height)
+        }
+        if c.height < upright.height {
+            let scale = Double(plan.upright.width) / Double(c.width)
+            return .init(plan.upright.width, max(plan.upright.height, Int((Double(upright.height) * scale).rounded())))
+        }
+        return nil
+    }
+
+    /// A plan reading the whole photo into a `size` image (upright size given): a band, or
+    /// the preview.
+    public static func wholePhoto(stored: OutputPlan.Size, orientation: Int, size: OutputPlan.Size) -> OutputPlan {
+        let upright = swapsAxes(orientation) ? stored.swapped : stored
+        return OutputPlan(crop: nil, uprightCrop: PixelRect(x: 0, y: 0, width: upright.width, height: upright.height),
+                          storedCrop: PixelRect(x: 0, y: 0, width: stored.width, height: stored.height),
+                          upright: size, stored: swapsAxes(orientation) ? size.swapped : size)
+    }
+
+    /// The plan with its crop moved so its top-left corner is at `origin` (upright source
+    /// pixels, kept inside the photo).
+    public static func placed(_ plan: OutputPlan, at origin: (x: Int, y: Int), stored: OutputPlan.Size,
+                              orientation: Int) -> OutputPlan {
+        let upright = swapsAxes(orientation) ? stored.swapped : stored
+        var result = plan
+        result.uprightCrop.x = min(upright.width - plan.uprightCrop.width, max(0, origin.x))
+        result.uprightCrop.y = min(upright.height - plan.uprightCrop.height, max(0, origin.y))
+        result.storedCrop = Orientation.storedRect(forUpright: result.uprightCrop, storedWidth: stored.width,
+                                                   storedHeight: stored.height, exif: orientation)
+        return result
+    }
+
+    /// Where a placed crop's output lies in its band, in upright band pixels: the output's
+    /// size, at the crop's position scaled to the band (kept inside it).
+    public static func window(of plan: OutputPlan, inBand band: OutputPlan.Size, upright: OutputPlan.Size) -> PixelRect {
+        let x = Int((Double(plan.uprightCrop.x) * Double(band.width) / Double(upright.width)).rounded())
+        let y = Int((Double(plan.uprightCrop.y) * Double(band.height) / Double(upright.height)).rounded())
+        return PixelRect(x: min(band.width - plan.upright.width, max(0, x)),
+                         y: min(band.height - plan.upright.height, max(0, y)),
+                         width: plan.upright.width, height: plan.upright.height)
+    }
+
+    /// A box of the upright photo (fractions) as fractions of one output (its crop), clipped
+    /// to it; nil when none of it is in the output.
+    public static func box(_ box: FocusBox, in plan: OutputPlan, upright: OutputPlan.Size) -> FocusBox? {
+        let c = plan.uprightCrop
+        let x0 = (box.x * Double(upright.width) - Double(c.x)) / Double(c.width)
+        let y0 = (box.y * Double(upright.height) - Double(c.y)) / Double(c.height)
+        let x1 = (box.maxX * Double(upright.width) - Double(c.x)) / Double(c.width)
+        let y1 = (box.maxY * Double(upright.height) - Double(c.y)) / Double(c.height)
+        let cx0 = max(0, x0), cy0 = max(0, y0), cx1 = min(1, x1), cy1 = min(1, y1)
+        guard cx1 > cx0, cy1 > cy0 else { return nil }
+        return FocusBox(x: cx0, y: cy0, width: cx1 - cx0, height: cy1 - cy0)
     }
 
     /// The largest DCT scale denominator whose decoded image still covers every output at

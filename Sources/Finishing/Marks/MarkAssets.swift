@@ -15,10 +15,14 @@ public final class MarkAssets: Sendable {
     public let tileSetter: Typesetter?
     /// The logo file's pixels: RGBA, straight alpha, as decoded.
     public let logo: Image?
+    /// The `onDark` logo's pixels (used where the photo under the logo is dark), RGBA.
+    public let logoOnDark: Image?
 
     private let texts = SmallCache<RenderedText>()
     private let shadows = SmallCache<(mask: CoverageMask, padding: Int)>()
     private let logos = SmallCache<Image>()
+    private let rims = SmallCache<CoverageMask>()
+    private let luminances = SmallCache<[(luminance: Double, weight: Double)]>()
 
     /// Marks with nothing to draw (a template without `text`, `logo` and `tile`).
     public static let none = MarkAssets(textSetter: nil, tileSetter: nil, logo: nil)
@@ -27,11 +31,14 @@ public final class MarkAssets: Sendable {
     ///   - textSetter: the text mark's fonts.
     ///   - tileSetter: the tiled mark's fonts.
     ///   - logo: the decoded logo, RGBA.
-    public init(textSetter: Typesetter?, tileSetter: Typesetter?, logo: Image?) {
+    ///   - onDark: the decoded `onDark` logo, RGBA.
+    public init(textSetter: Typesetter?, tileSetter: Typesetter?, logo: Image?, onDark: Image? = nil) {
         precondition(logo.map { $0.channels == 4 } ?? true, "the logo must be RGBA")
+        precondition(onDark.map { $0.channels == 4 } ?? true, "the onDark logo must be RGBA")
         self.textSetter = textSetter
         self.tileSetter = tileSetter
         self.logo = logo
+        self.logoOnDark = onDark
     }
 
     /// Opens the fonts and decodes the logo the template names.
@@ -50,11 +57,13 @@ public final class MarkAssets: Sendable {
         } catch {
             throw PhotoError(.ioError, "text mark: \(error.description)")
         }
-        var logo: Image?
+        var logo: Image?, onDark: Image?
+        func path(_ file: String) -> String { file.hasPrefix("/") ? file : template.directory + "/" + file }
         if let mark = template.logo {
-            logo = try decodeLogo(path: mark.file.hasPrefix("/") ? mark.file : template.directory + "/" + mark.file)
+            logo = try decodeLogo(path: path(mark.file))
+            if let file = mark.onDark { onDark = try decodeLogo(path: path(file)) }
         }
-        return MarkAssets(textSetter: text, tileSetter: tile, logo: logo)
+        return MarkAssets(textSetter: text, tileSetter: tile, logo: logo, onDark: onDark)
     }
 
     /// Reads a logo PNG whole, as RGBA.
@@ -100,6 +109,33 @@ public final class MarkAssets: Sendable {
         }
     }
 
+    /// The text's outline rim: its mask grown by `radius` pixels (cached per size).
+    func rim(of text: RenderedText, key: String, radius: Int) -> CoverageMask {
+        rims.value(for: "\(key)|\(text.capHeight.bitPattern)|\(radius)") { dilated(text.mask, radius: radius) }
+    }
+
+    /// A logo's WCAG luminances in 64 bins, each with the alpha it carries (what a person
+    /// sees of it), made once per batch.
+    func luminances(ofLogo onDark: Bool) -> [(luminance: Double, weight: Double)] {
+        guard let logo = onDark ? logoOnDark : logo else { return [] }
+        return luminances.value(for: onDark ? "onDark" : "file") {
+            var sums = [Double](repeating: 0, count: 64), weights = [Double](repeating: 0, count: 64)
+            logo.withUnsafeRows { rows in
+                for y in 0..<rows.height {
+                    let row = rows[y]
+                    for x in 0..<rows.width {
+                        let p = row + x * 4, a = Double(p[3])
+                        guard a > 0 else { continue }
+                        let l = MarkChoice.luminance(p[0], p[1], p[2]), bin = min(63, Int(l * 64))
+                        sums[bin] += a * l
+                        weights[bin] += a
+                    }
+                }
+            }
+            return (0..<64).filter { weights[$0] > 0 }.map { (sums[$0] / weights[$0], weights[$0]) }
+        }
+    }
+
     /// The blurred shadow of a rendered text (cached per size and blur).
     func shadow(of text: RenderedText, key: String, sigma: Double) -> (mask: CoverageMask, padding: Int) {
         shadows.value(for: "\(key)|\(text.capHeight.bitPattern)|\(sigma.bitPattern)") {
@@ -108,9 +144,9 @@ public final class MarkAssets: Sendable {
     }
 
     /// The logo resampled to `size` with Lanczos-3 on premultiplied pixels (cached per size).
-    func scaledLogo(_ size: OutputPlan.Size) -> Image? {
-        guard let logo else { return nil }
-        return logos.value(for: "\(size.width)x\(size.height)") {
+    func scaledLogo(_ size: OutputPlan.Size, onDark: Bool = false) -> Image? {
+        guard let logo = onDark ? logoOnDark : logo else { return nil }
+        return logos.value(for: "\(size.width)x\(size.height)\(onDark ? "d" : "")") {
             resized(logo, width: size.width, height: size.height)
         }
     }

@@ -142,6 +142,25 @@ public enum MarkLayout {
                     across: Double(ink.height) + gap)
     }
 
+    /// The rim "auto" adds around text when the photo under it is both light and dark, and
+    /// the rim of a two-toned tiled mark, as fractions of the cap height.
+    public static let autoRim = 0.08, tileRim = 0.1
+
+    /// A rim's width in whole pixels: `fraction` × cap height, at least 1.
+    public static func rimRadius(fraction: Double, capHeight: Double) -> Int {
+        max(1, Int((fraction * capHeight).rounded()))
+    }
+
+    /// The outline colour of a fixed fill: white or near-black (#1a1a1a), whichever
+    /// contrasts more with it.
+    public static func opposite(of fill: Template.Color) -> Template.Color {
+        let auto = Template.AutoColors()
+        let l = MarkChoice.luminance(fill.r, fill.g, fill.b)
+        let light = MarkChoice.luminance(auto.light.r, auto.light.g, auto.light.b)
+        let dark = MarkChoice.luminance(auto.dark.r, auto.dark.g, auto.dark.b)
+        return MarkChoice.contrast(l, light) >= MarkChoice.contrast(l, dark) ? auto.light : auto.dark
+    }
+
     enum Axis { case start, middle, end }
 
     static func axes(_ position: Template.Position) -> (horizontal: Axis, vertical: Axis) {

@@ -33,7 +33,7 @@ public enum Proof {
         let finisher = PhotoFinisher(template: template)
         let samples = SamplePhotos.proofSet(shrink: shrink)
         var rows: [[Image]] = [], captions: [[String]] = [], failures: [String] = [], notes: [String] = []
-        var rowFailures: [Int: String] = [:]
+        var rowFailures: [Int: String] = [:], rowSkips: [Int: [String]] = [:]
         for (i, sample) in samples.enumerated() {
             guard proceed() else { return nil }
             var tiles: [Image] = [], texts: [String] = []
@@ -48,7 +48,11 @@ public enum Proof {
                     texts.append("\(output.size.width)×\(output.size.height)"
                                  + (output.cropLabel.map { " · \($0)" } ?? "") + " · \(output.fileExtension)")
                 }
-                for skipped in finished.skipped { notes.append("\(sample.caption): \(skipped.crop.label) skipped (it would cut away \(Int((skipped.cutFraction * 100).rounded())) %)") }
+                for skipped in finished.skipped {
+                    let cut = Int((skipped.cutFraction * 100).rounded())
+                    notes.append("\(sample.caption): \(skipped.crop.label) skipped (it would cut away \(cut) %)")
+                    rowSkips[i, default: []].append("\(skipped.crop.label) skipped: it would cut away \(cut) %")
+                }
             } catch {
                 failures.append("\(sample.caption): \(error.message)")
                 rowFailures[i] = "\(sample.caption): failed: \(error.message)"
@@ -58,7 +62,8 @@ public enum Proof {
             rows.append(tiles)
             captions.append(texts)
         }
-        let layout = ProofSheet.layout(rows: rows.map { $0.map { OutputPlan.Size($0.width, $0.height) } })
+        let layout = ProofSheet.layout(rows: rows.map { $0.map { OutputPlan.Size($0.width, $0.height) } },
+                                       noted: Set(rowSkips.keys))
         var canvas = Canvas(width: layout.width, height: layout.height, channels: 3, fill: ProofSheet.background)
         let labeler = Labeler()
         let outputs = rows.reduce(0) { $0 + $1.count }
@@ -67,6 +72,13 @@ public enum Proof {
         for (r, band) in layout.emptyRows {
             labeler?.write(rowFailures[r] ?? "\(samples[r].caption): no outputs", in: band, capHeight: 12,
                            color: [255, 150, 140], onto: &canvas)
+        }
+        // Skipped crops, said on the sheet beside the row's outputs (amber, like a warning).
+        for (r, box) in layout.notes {
+            for (line, text) in (rowSkips[r] ?? []).enumerated() {
+                labeler?.write(text, in: PixelRect(x: box.x + 8, y: box.y + 8 + line * 26, width: box.width - 16, height: 22),
+                               capHeight: 11, color: [240, 190, 80], onto: &canvas)
+            }
         }
         var k = 0
         for (r, row) in rows.enumerated() {

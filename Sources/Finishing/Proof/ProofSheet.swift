@@ -15,6 +15,12 @@ public struct ProofSheet: Sendable, Equatable {
     public var labels: [PixelRect]
     /// For each row with no outputs (a sample that failed), by row index: the band that says so.
     public var emptyRows: [Int: PixelRect] = [:]
+    /// For each row whose sample had crops skipped, by row index: the box after its tiles
+    /// where the sheet says which and why.
+    public var notes: [Int: PixelRect] = [:]
+
+    /// The width of a row's note on skipped crops.
+    public static let noteWidth = 260
 
     /// Tile height, outer margin, gap between tiles and rows, label band, title band, and
     /// the widest a sheet gets (a wider row wraps), in pixels.
@@ -24,19 +30,24 @@ public struct ProofSheet: Sendable, Equatable {
     public static let background: [UInt8] = [64, 64, 64]
 
     /// Lays out a sheet.
-    /// - Parameter rows: per sample, the upright sizes of its outputs (a sample with none
-    ///   still gets its row, empty, so nothing is silently left out).
-    public static func layout(rows: [[OutputPlan.Size]]) -> ProofSheet {
+    /// - Parameters:
+    ///   - rows: per sample, the upright sizes of its outputs (a sample with none still gets
+    ///     its row, empty, so nothing is silently left out).
+    ///   - noted: the rows that get a note after their tiles (skipped crops).
+    public static func layout(rows: [[OutputPlan.Size]], noted: Set<Int> = []) -> ProofSheet {
         let usable = maxWidth - 2 * margin
         var tiles: [PixelRect] = [], labels: [PixelRect] = []
         var y = margin + titleHeight
         var widest = 800
-        var emptyRows: [Int: PixelRect] = [:]
+        var emptyRows: [Int: PixelRect] = [:], notes: [Int: PixelRect] = [:]
         for (index, row) in rows.enumerated() {
             if row.isEmpty { emptyRows[index] = PixelRect(x: margin, y: y, width: usable, height: labelHeight) }
             var x = margin
             var rowHeight = 0
-            for size in row {
+            // The note is laid out like one more tile, noteWidth wide, after the outputs.
+            let note = noted.contains(index) && !row.isEmpty ? [OutputPlan.Size(noteWidth, tileHeight)] : []
+            for (k, size) in (row + note).enumerated() {
+                let isNote = k == row.count
                 var h = tileHeight
                 var w = max(1, Int((Double(tileHeight) * Double(size.width) / Double(max(1, size.height))).rounded()))
                 if w > usable {  // only a very long panorama: shrink it to the sheet's width
@@ -48,8 +59,12 @@ public struct ProofSheet: Sendable, Equatable {
                     x = margin
                     rowHeight = 0
                 }
-                tiles.append(PixelRect(x: x, y: y, width: w, height: h))
-                labels.append(PixelRect(x: x, y: y + h, width: w, height: labelHeight))
+                if isNote {
+                    notes[index] = PixelRect(x: x, y: y, width: w, height: h)
+                } else {
+                    tiles.append(PixelRect(x: x, y: y, width: w, height: h))
+                    labels.append(PixelRect(x: x, y: y + h, width: w, height: labelHeight))
+                }
                 widest = max(widest, x + w + margin)
                 x += w + gap
                 rowHeight = max(rowHeight, h + labelHeight)
@@ -59,6 +74,6 @@ public struct ProofSheet: Sendable, Equatable {
         let height = y - gap + margin
         return ProofSheet(width: widest, height: height,
                           title: PixelRect(x: margin, y: margin, width: widest - 2 * margin, height: titleHeight),
-                          tiles: tiles, labels: labels, emptyRows: emptyRows)
+                          tiles: tiles, labels: labels, emptyRows: emptyRows, notes: notes)
     }
 }

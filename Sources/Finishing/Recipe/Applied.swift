@@ -37,6 +37,9 @@ public struct Applied: Codable, Sendable, Equatable {
         public var ratio: String
         /// x, y, width, height in upright source pixels.
         public var box: [Int]
+        /// What placed it: "subject" (the attention map), "faces" or "xmp-region" (regions
+        /// the file carries), "center".
+        public var focus: String?
     }
 }
 
@@ -51,6 +54,10 @@ extension Applied {
         public var text: String
         /// True when the minimum legible size overrode the template (tiny photos).
         @OmittedWhenFalse public var clamped: Bool
+        /// The place used (the one "auto" chose, or the template's).
+        public var position: String?
+        /// The fill used, "#rrggbb" (the one "auto" chose, or the template's).
+        public var color: String?
     }
 
     /// `applied.logo`: where the logo went and how it was scaled.
@@ -59,6 +66,10 @@ extension Applied {
         public var box: [Int]
         /// Logo pixels per logo-file pixel (over 1: scaled up, and warned about).
         public var scale: Double
+        /// The place used (the one "auto" chose, or the template's).
+        public var position: String?
+        /// Which file was drawn: "file", or "onDark" where the photo under it is dark.
+        public var variant: String?
     }
 
     /// `applied.sharpen`: the unsharp mask's amount and blur, scaled to the downscale.
@@ -79,6 +90,8 @@ extension Applied {
         public var opacity: Double
         /// True when the minimum legible size overrode the template.
         @OmittedWhenFalse public var clamped: Bool
+        /// "#rrggbb", or "auto" (two-toned: light fill, dark rim).
+        public var color: String?
     }
 }
 

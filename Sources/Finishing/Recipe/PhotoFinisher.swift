@@ -50,17 +50,47 @@ public struct PhotoFinisher: Sendable {
         let decoded = try decode(bytes, limits: limits, facts: facts, assets: assets, open: open)
         let info = decoded.info, orientation = Self.orientationToApply(info)
         let stored = OutputPlan.Size(info.width, info.height)
+        let upright = Layout.swapsAxes(orientation) ? stored.swapped : stored
         var warnings = decoded.warnings
-        var outputs: [FinishedOutput] = []
-        var preview: Image?
-        for pending in decoded.outputs {
+        // Bands are finished once into read-only images, shared by the crops cut from them; a
+        // band is let go after its last crop.
+        var shared: [Int: Image] = [:]
+        func band(_ index: Int) -> Image {
+            if let image = shared[index] { return image }
+            let image = decoded.bands[index].finish().finished()
+            shared[index] = image
+            return image
+        }
+        // The preview (made before anything is drawn) is also the subject analysis' image:
+        // made now from the smallest band or its own resampler, or from the whole-photo output,
+        // which is therefore finished first (the outputs keep the plans' order).
+        let wholeOutput = decoded.outputs.firstIndex { $0.makesPreview }
+        let needsSubject = decoded.outputs.contains { if case .band = $0.way { true } else { false } }
+            || template.recipes.contains { $0.recipe.text?.autoPositions != nil || $0.recipe.logo?.autoPositions != nil }
+        var preview: Image?, subject = decoded.subject
+        if wholeOutput == nil {
+            if let index = decoded.previewBand {
+                preview = band(index).withUnsafeRows { Self.preview($0, orientation: orientation) }
+            } else if let small = decoded.preview {
+                preview = small.finish().withUnsafeRows { Self.preview($0, orientation: orientation) }
+            }
+            if needsSubject && subject == nil { subject = preview.flatMap { Self.subject(of: $0) } }
+        }
+        var finished = [FinishedOutput?](repeating: nil, count: decoded.outputs.count)
+        let order = wholeOutput.map { [$0] + decoded.outputs.indices.filter { $0 != wholeOutput } }
+            ?? Array(decoded.outputs.indices)
+        for (step, index) in order.enumerated() {
             try limits.checkDeadline()
+            let pending = decoded.outputs[index]
             let recipe = decoded.recipes[pending.recipe]
+            var plan = pending.plan
+            var focus: String? = plan.crop == nil ? nil : plan.focus.rawValue
+            if plan.crop != nil, plan.focus == .subject, let subject = decoded.subject { focus = subject.source.rawValue }
             var output: FinishedOutput
             switch pending.way {
             case .streamed(let line):
-                let (finished, shrunk) = try line.finish()
-                output = finished
+                let (done, shrunk) = try line.finish()
+                output = done
                 preview = preview ?? shrunk
                 for warning in line.warnings where !warnings.contains(warning) { warnings.append(warning) }
             case .whole(let resizer):
@@ -70,22 +100,52 @@ public struct PhotoFinisher: Sendable {
                 if pending.makesPreview {
                     preview = image.withUnsafeRows { Self.preview($0, orientation: orientation) }
                 }
-                output = try recipe.finisher.finishOutput(image, plan: pending.plan, info: info,
-                                                          orientation: orientation, scale: decoded.denominator,
-                                                          assets: assets, credit: recipe.credit, warnings: &warnings)
+                if pending.makesPreview && needsSubject && subject == nil {
+                    subject = preview.flatMap { Self.subject(of: $0) }
+                }
+                output = try recipe.finisher.finishOutput(image, plan: plan, subject: Self.subjectBox(subject, plan, upright),
+                                                          info: info, orientation: orientation,
+                                                          scale: decoded.denominator, assets: assets,
+                                                          credit: recipe.credit, warnings: &warnings)
+            case .band(let source, let size):
+                if let subject {
+                    let origin = CropPlacement.place(window: .init(plan.uprightCrop.width, plan.uprightCrop.height),
+                                                     in: upright, subject: subject)
+                    plan = Layout.placed(plan, at: origin, stored: stored, orientation: orientation)
+                    focus = subject.source.rawValue
+                } else {
+                    focus = Template.CropFocus.center.rawValue  // nothing in the photo to centre on
+                }
+                let canvas = band(source).withUnsafeRows {
+                    Self.cut($0, window: Layout.window(of: plan, inBand: size, upright: upright), orientation: orientation)
+                }
+                if !order[(step + 1)...].contains(where: {
+                    if case .band(let other, _) = decoded.outputs[$0].way { other == source } else { false }
+                }) {
+                    shared[source] = nil
+                }
+                output = try recipe.finisher.finishOutput(canvas, plan: plan, subject: Self.subjectBox(subject, plan, upright),
+                                                          info: info, orientation: orientation,
+                                                          scale: decoded.denominator, assets: assets,
+                                                          credit: recipe.credit, warnings: &warnings)
             }
+            if pending.makesPreview && needsSubject && subject == nil { subject = preview.flatMap { Self.subject(of: $0) } }
+            output.applied.crop?.focus = focus
             output.variant = recipe.variant
-            output.name = OutputName.file(pattern: recipe.finisher.template.output.name,
-                                          suffix: recipe.finisher.template.output.suffix, values: decoded.facts.values,
-                                          variant: output.variant, crop: output.cropLabel,
-                                          extension: output.fileExtension, taken: outputs.map(\.name))
+            finished[index] = output
+        }
+        // Names in the plans' order: a name taken twice is told apart the same way every time.
+        var outputs: [FinishedOutput] = []
+        for (index, output) in finished.enumerated() {
+            guard var output else { continue }
+            let recipe = decoded.recipes[decoded.outputs[index].recipe].finisher.template
+            output.name = OutputName.file(pattern: recipe.output.name, suffix: recipe.output.suffix,
+                                          values: decoded.facts.values, variant: output.variant,
+                                          crop: output.cropLabel, extension: output.fileExtension,
+                                          taken: outputs.map(\.name))
             outputs.append(output)
         }
-        if let small = decoded.preview {
-            preview = small.finish().withUnsafeRows { Self.preview($0, orientation: orientation) }
-        }
-        return FinishedPhoto(format: info.format.rawValue,
-                             uprightSize: Layout.swapsAxes(orientation) ? stored.swapped : stored,
+        return FinishedPhoto(format: info.format.rawValue, uprightSize: upright,
                              orientation: info.declaredOrientation, outputs: outputs, skipped: decoded.skipped,
                              warnings: warnings, preview: preview)
     }
@@ -110,8 +170,12 @@ public struct PhotoFinisher: Sendable {
             /// Finished band by band as the rows come (`OutputLine`).
             case streamed(OutputLine)
             /// Resized whole, then finished whole (`finishOutput`): an output that is
-            /// sharpened or must fit `maxBytes` needs every pixel at once.
+            /// sharpened, must fit `maxBytes` or has marks chosen from its pixels ("auto")
+            /// needs every pixel at once.
             case whole(StreamingResizer)
+            /// A subject crop, cut after the decode from the whole photo at its scale (the band
+            /// `Decoded.bands[index]`, of upright `size`), then finished whole.
+            case band(Int, size: OutputPlan.Size)
         }
     }
 
@@ -127,6 +191,13 @@ public struct PhotoFinisher: Sendable {
         var skipped: [SkippedCrop]
         var denominator: Int
         var preview: StreamingResizer?
+        /// The whole photo at each subject crop's scale (shared by the crops of one scale).
+        var bands: [StreamingResizer]
+        /// The band the preview is shrunk from when no output is the whole photo.
+        var previewBand: Int?
+        /// The subject the file's MWG regions name (crops already placed on it), or nil: found
+        /// on the preview.
+        var subject: Subject?
         var warnings: [String]
     }
 
@@ -163,19 +234,46 @@ public struct PhotoFinisher: Sendable {
             plans += planned.outputs.map { (index, $0) }
             skipped += planned.skipped.map { var s = $0; s.variant = variant; return s }
         }
-        // The preview (report thumbnail, colour card sample) costs no second decode: the
-        // first whole-photo output shrinks its upright rows into it before anything is drawn,
-        // or, when every output is a crop, it rides along the decode as one more resampler.
+        // Regions the file names are known from its header: subject crops are placed on them
+        // now and stream like any crop. Otherwise each streams into a band (the whole photo at
+        // its scale) and is placed after the decode, once the subject is found on the preview.
+        let upright = Layout.swapsAxes(orientation) ? stored.swapped : stored
+        let regions = Self.regionSubject(info, orientation: orientation)
+        if let regions {
+            for index in plans.indices where plans[index].plan.crop != nil && plans[index].plan.focus == .subject {
+                let crop = plans[index].plan.uprightCrop
+                plans[index].plan = Layout.placed(plans[index].plan,
+                                                  at: CropPlacement.place(window: .init(crop.width, crop.height),
+                                                                          in: upright, subject: regions),
+                                                  stored: stored, orientation: orientation)
+            }
+        }
+        let bandSizes = plans.map { regions == nil ? Layout.band(for: $0.plan, upright: upright) : nil }
+        var bandPlans: [OutputPlan] = []
+        for size in bandSizes.compactMap({ $0 }) where !bandPlans.contains(where: { $0.upright == size }) {
+            bandPlans.append(Layout.wholePhoto(stored: stored, orientation: orientation, size: size))
+        }
+        // The preview (report thumbnail, colour card sample, subject analysis) costs no second
+        // decode: the first whole-photo output shrinks its upright rows into it before anything
+        // is drawn, or the smallest band, or it rides along the decode as one more resampler.
         let previewPlan = Self.previewPlan(stored: stored, orientation: orientation)
         let wholeOutput = plans.firstIndex { $0.plan.crop == nil }
-        let (denominator, scaled) = Self.decodeScale(decoder, for: plans.map(\.plan) + (wholeOutput == nil ? [previewPlan] : []))
+        let previewBand = wholeOutput != nil ? nil
+            : bandPlans.indices.min { bandPlans[$0].upright.width * bandPlans[$0].upright.height
+                < bandPlans[$1].upright.width * bandPlans[$1].upright.height }
+        let ownPreview = wholeOutput == nil && previewBand == nil
+        let (denominator, scaled) = Self.decodeScale(decoder, for: plans.map(\.plan) + bandPlans
+                                                     + (ownPreview ? [previewPlan] : []))
         let channels = info.hasAlpha ? 4 : 3
+        let bands = bandPlans.map { Self.resizer(for: $0, stored: stored, scaled: scaled, channels: channels) }
         var outputs: [PendingOutput] = []
-        var resizers: [StreamingResizer] = []
+        var resizers: [StreamingResizer] = bands
         for (index, (recipeIndex, plan)) in plans.enumerated() {
             let finisher = recipes[recipeIndex].finisher
             let way: PendingOutput.Way
-            if finisher.streams(plan) {
+            if let size = bandSizes[index], let band = bandPlans.firstIndex(where: { $0.upright == size }) {
+                way = .band(band, size: size)
+            } else if finisher.streams(plan) && !MarkPainter(template: finisher.template, assets: assets).needsPixels {
                 let line = try OutputLine(plan: plan, source: scaled,
                                           crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
                                           channels: channels, info: info, orientation: orientation, scale: denominator,
@@ -190,11 +288,12 @@ public struct PhotoFinisher: Sendable {
             }
             outputs.append(PendingOutput(recipe: recipeIndex, plan: plan, way: way, makesPreview: index == wholeOutput))
         }
-        let preview = wholeOutput == nil ? Self.resizer(for: previewPlan, stored: stored, scaled: scaled, channels: channels) : nil
+        let preview = ownPreview ? Self.resizer(for: previewPlan, stored: stored, scaled: scaled, channels: channels) : nil
         try Self.decode(decoder, denominator: denominator, channels: channels,
                         into: resizers + (preview.map { [$0] } ?? []), limits: limits)
         return Decoded(info: info, facts: facts, recipes: recipes, outputs: outputs, skipped: skipped,
-                       denominator: denominator, preview: preview, warnings: warnings)
+                       denominator: denominator, preview: preview, bands: bands, previewBand: previewBand,
+                       subject: regions, warnings: warnings)
     }
 
     /// Whether an output goes from the decoder to the encoder band by band. Not when it is
@@ -252,6 +351,39 @@ public struct PhotoFinisher: Sendable {
         return (denominator, resizers)
     }
 
+    /// The subject of a photo from its preview (upright), or nil when it shows nothing to
+    /// centre on. Portrait-shaped photos weigh their top more: heads are near the top.
+    static func subject(of preview: Image) -> Subject? {
+        let small = AttentionMap.analysisImage(from: preview)
+        return SubjectFinder.find(in: AttentionMap(small, topBias: small.height > small.width ? 0.5 : 0))
+    }
+
+    /// The subject the file's XMP names (MWG `mwg-rs:Regions`, turned upright with the
+    /// photo), or nil when it names none.
+    static func regionSubject(_ info: SourceInfo, orientation: Int) -> Subject? {
+        guard let bytes = info.xmp, let regions = XMPPacket(bytes)?.regions else { return nil }
+        return SubjectFinder.fromRegions(regions.upright(stored: (info.width, info.height), orientation: orientation))
+    }
+
+    /// The subject's box as fractions of one output (its crop), or nil.
+    static func subjectBox(_ subject: Subject?, _ plan: OutputPlan, _ upright: OutputPlan.Size) -> FocusBox? {
+        subject.flatMap { Layout.box($0.box, in: plan, upright: upright) }
+    }
+
+    /// The stored-orientation pixels of an upright `window` of a stored-orientation band, in
+    /// a canvas of their own (bands are shared by crops, and outputs are drawn on in place).
+    static func cut(_ band: PixelRows, window: PixelRect, orientation: Int) -> Canvas {
+        let rect = Orientation.storedRect(forUpright: window, storedWidth: band.width, storedHeight: band.height,
+                                          exif: orientation)
+        var result = Canvas(width: rect.width, height: rect.height, channels: band.channels)
+        result.withUnsafeMutableRows { out in
+            for y in 0..<rect.height {
+                out[y].update(from: band[rect.y + y] + rect.x * band.channels, count: out.rowBytes)
+            }
+        }
+        return result
+    }
+
     /// The long side of the preview every finished photo carries (report thumbnails are
     /// shown up to 240 CSS px wide, sharp on a 2× phone screen).
     public static let previewLongSide = 480
@@ -259,10 +391,8 @@ public struct PhotoFinisher: Sendable {
     /// The whole photo, shrunk to the preview size (never enlarged).
     static func previewPlan(stored: OutputPlan.Size, orientation: Int) -> OutputPlan {
         let upright = Layout.swapsAxes(orientation) ? stored.swapped : stored
-        let size = Layout.resized(upright, by: .longSide(previewLongSide))
-        return OutputPlan(crop: nil, uprightCrop: PixelRect(x: 0, y: 0, width: upright.width, height: upright.height),
-                          storedCrop: PixelRect(x: 0, y: 0, width: stored.width, height: stored.height),
-                          upright: size, stored: Layout.swapsAxes(orientation) ? size.swapped : size)
+        return Layout.wholePhoto(stored: stored, orientation: orientation,
+                                 size: Layout.resized(upright, by: .longSide(previewLongSide)))
     }
 
     /// A stored-orientation image of the whole photo made into the preview: shrunk to
@@ -375,8 +505,9 @@ public struct PhotoFinisher: Sendable {
     }
 
     /// Orient, colour, sharpen, mark, frame, metadata and encode one resized output, whole.
-    private func finishOutput(_ resized: consuming Canvas, plan: OutputPlan, info: SourceInfo, orientation: Int,
-                              scale: Int, assets: MarkAssets, credit: Credit,
+    /// - Parameter subject: the subject's box as fractions of this output, for auto marks to avoid.
+    private func finishOutput(_ resized: consuming Canvas, plan: OutputPlan, subject: FocusBox?, info: SourceInfo,
+                              orientation: Int, scale: Int, assets: MarkAssets, credit: Credit,
                               warnings: inout [String]) throws(PhotoError) -> FinishedOutput {
         let settings = OutputSettings(template: template, plan: plan, info: info, orientation: orientation,
                                       channels: resized.channels, credit: credit)
@@ -388,7 +519,8 @@ public struct PhotoFinisher: Sendable {
         let sharpened = Self.sharpen(&image, plan: plan, amount: template.output.sharpen)
 
         // Marks go on the upright, resized photo in its output colour space, before the frame.
-        let marked = MarkPainter(template: template, assets: assets).paint(&image, icc: settings.marksProfile)
+        let marked = MarkPainter(template: template, assets: assets)
+            .paint(&image, icc: settings.marksProfile, subject: subject)
         for warning in marked.warnings where !warnings.contains(warning) { warnings.append(warning) }
 
         if settings.border > 0 { image = framed(image, border: settings.border, color: settings.borderColor) }

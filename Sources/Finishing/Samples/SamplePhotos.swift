@@ -17,6 +17,10 @@ public enum SamplePhotos {
         public var orientation: Int = 1
         public var gps = false
         public var truncated = false
+        /// What it shows (a scene with a subject), or nil for the plain textured picture.
+        public var scene: SampleScenes.Kind? = nil
+        /// Where the scene's subject is across the photo, 0 … 1.
+        public var subjectAt = 0.25
 
         /// The label with the upright size: "landscape 4032×3024".
         public var caption: String {
@@ -43,18 +47,25 @@ public enum SamplePhotos {
     ]
 
     /// The proof's mixed set (SPEC §8), at its real sizes unless `shrink` divides them (tests
-    /// on a debug build; the product always uses 1).
+    /// on a debug build; the product always uses 1): every shape a batch has, each showing
+    /// what crops and marks find hard — a person off-centre, a head near the top, a product
+    /// on white, snow, night.
     public static func proofSet(shrink: Int = 1) -> [Sample] {
         let s = max(1, shrink)
         func px(_ n: Int) -> Int { max(16, n / s) }
         return [
-            Sample(name: "landscape.jpg", label: "landscape", width: px(4032), height: px(3024), format: .jpeg),
-            Sample(name: "portrait.jpg", label: "portrait, stored sideways (EXIF 6)",
-                   width: px(4032), height: px(3024), format: .jpeg, orientation: 6),
-            Sample(name: "48mp.jpg", label: "48 MP", width: px(8064), height: px(6048), format: .jpeg),
-            Sample(name: "screenshot.png", label: "screenshot", width: px(1179), height: px(2556), format: .png),
-            Sample(name: "square.jpg", label: "square", width: px(1080), height: px(1080), format: .jpeg),
-            Sample(name: "panorama.jpg", label: "panorama", width: px(16000), height: px(3400), format: .jpeg),
+            Sample(name: "landscape.jpg", label: "landscape, a person off-centre", width: px(4032), height: px(3024),
+                   format: .jpeg, scene: .person, subjectAt: 0.22),
+            Sample(name: "portrait.jpg", label: "portrait, head near the top, stored sideways (EXIF 6)",
+                   width: px(4032), height: px(3024), format: .jpeg, orientation: 6, scene: .portrait, subjectAt: 0.5),
+            Sample(name: "48mp.jpg", label: "48 MP, snow", width: px(8064), height: px(6048), format: .jpeg,
+                   scene: .snow, subjectAt: 0.7),
+            Sample(name: "screenshot.png", label: "screenshot, a product on white", width: px(1179), height: px(2556),
+                   format: .png, scene: .product, subjectAt: 0.5),
+            Sample(name: "square.jpg", label: "square, night", width: px(1080), height: px(1080), format: .jpeg,
+                   scene: .night, subjectAt: 0.3),
+            Sample(name: "panorama.jpg", label: "panorama, a person at the right", width: px(16000), height: px(3400),
+                   format: .jpeg, scene: .person, subjectAt: 0.8),
         ]
     }
 
@@ -63,7 +74,10 @@ public enum SamplePhotos {
     /// - Parameter seed: varies the picture.
     public static func encoded(_ s: Sample, seed: Int) throws(PhotoError) -> [UInt8] {
         let upright = s.upright
-        let image = picture(width: upright.width, height: upright.height, seed: seed)
+        let image = s.scene.map { kind in
+            SampleScenes.draw(kind, width: upright.width, height: upright.height, at: s.subjectAt, seed: seed,
+                              redSquare: true).image
+        } ?? picture(width: upright.width, height: upright.height, seed: seed)
         let stored = Orientation.apply(image, exif: inverse(s.orientation))
         let exif = ExifBuilder(orientation: s.orientation, make: "PhotoFinish", model: "Sample",
                                dateTimeOriginal: "2026:11:29 10:\(String(format: "%02d", seed % 60)):00",

@@ -12,6 +12,8 @@ public struct Template: Sendable, Equatable {
     public var order: Order = .name
     public var resize: Resize?
     public var crops: [Crop] = []
+    /// `cropFocus`: where crops are placed unless a crop says otherwise.
+    public var cropFocus: CropFocus = .subject
     public var frame: Frame?
     public var text: TextMark?
     public var logo: LogoMark?
@@ -50,14 +52,37 @@ public struct Template: Sendable, Equatable {
         public var height: Int
         /// Skip this crop when it would cut away more than this fraction of the photo.
         public var skipIfCutOver: Double?
+        /// This crop's `focus`, or nil for the template's `cropFocus`.
+        public var focus: CropFocus?
 
-        public init(label: String, width: Int, height: Int, skipIfCutOver: Double? = nil) {
+        public init(label: String, width: Int, height: Int, skipIfCutOver: Double? = nil, focus: CropFocus? = nil) {
             self.label = label
             self.width = width
             self.height = height
             self.skipIfCutOver = skipIfCutOver
+            self.focus = focus
         }
     }
+
+    /// Where a crop is placed: around the photo's subject (faces, XMP regions, the attention
+    /// map) or plainly centred.
+    public enum CropFocus: String, Sendable, CaseIterable {
+        case subject, center
+    }
+
+    /// The pair `color: "auto"` chooses from (`autoColors`): whichever contrasts more with
+    /// the photo under the mark.
+    public struct AutoColors: Sendable, Equatable {
+        public var light: Color
+        public var dark: Color
+        public init(light: Color = .white, dark: Color = Color(r: 0x1a, g: 0x1a, b: 0x1a)) {
+            self.light = light
+            self.dark = dark
+        }
+    }
+
+    /// The corners `position: "auto"` chooses among when no `positions` list is given.
+    public static let cornerPositions: [Position] = [.bottomRight, .bottomLeft, .topRight, .topLeft]
 
     /// An sRGB colour with alpha, parsed from `#rgb`, `#rrggbb` or `#rrggbbaa`.
     public struct Color: Sendable, Equatable {
@@ -102,8 +127,15 @@ public struct Template: Sendable, Equatable {
         public var maxWidth: Double = 0.8
         public var position: Position = .bottomRight
         public var color: Color = .white
+        /// `color: "auto"`: the light or dark colour of the pair, whichever contrasts more
+        /// with the photo under the text (nil: `color` as written).
+        public var autoColors: AutoColors?
+        /// A rim in the colour opposite the fill, as a fraction of the cap height (nil: none).
+        public var outline: Double?
         public var opacity: Double = 0.85
         public var shadow: Shadow?
+        /// `position: "auto"`: the calmest of these places (nil: `position` as written).
+        public var autoPositions: [Position]?
         public init(text: String) { self.text = text }
     }
 
@@ -115,6 +147,10 @@ public struct Template: Sendable, Equatable {
         public var padding: Double = 0.04
         public var opacity: Double = 0.8
         public var position: Position = .topLeft
+        /// `onDark`: a second logo file used where the photo under the logo is dark.
+        public var onDark: String?
+        /// `position: "auto"`: the calmest of these places (nil: `position` as written).
+        public var autoPositions: [Position]?
         public init(file: String) { self.file = file }
     }
 
@@ -125,6 +161,11 @@ public struct Template: Sendable, Equatable {
         public var size: Double = 0.05
         public var opacity: Double = 0.25
         public var gap: Double = 1.0
+        /// `color`: nil draws in the text mark's colour (white without one).
+        public var color: Color?
+        /// `color: "auto"`: every glyph two-toned (light fill, dark rim), visible on light and
+        /// dark parts of the same photo.
+        public var autoColors: AutoColors?
         public init(text: String) { self.text = text }
     }
 

@@ -64,10 +64,10 @@ private struct TemplateRules {
 
     typealias Path = [KeyPathComponent]
 
-    static let rootKeys = ["version", "order", "resize", "crops", "frame", "text", "logo", "tile",
+    static let rootKeys = ["version", "order", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile",
                            "stitch", "colorCard", "output", "originals", "variants"]
     /// What a variant may override: everything one photo's outputs are made with.
-    static let variantKeys = ["name", "resize", "crops", "frame", "text", "logo", "tile", "output"]
+    static let variantKeys = ["name", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile", "output"]
     /// Largest pixel size worth asking for (JPEG's limit).
     static let maxDimension = 65_535
     static let fraction = NumberRange(lower: 0, upper: 1)
@@ -92,6 +92,10 @@ private struct TemplateRules {
         }
         if let value = root["resize"] { template.resize = resize(value, doc: &doc) }
         if let value = root["crops"] { template.crops = crops(value, doc: &doc) }
+        if let value = root["cropFocus"],
+           let focus = doc.choice(value, at: [.key("cropFocus")], as: Template.CropFocus.self) {
+            template.cropFocus = focus
+        }
         if let value = root["frame"] { template.frame = frame(value, doc: &doc) }
         if let value = root["text"] { template.text = text(value, doc: &doc) }
         if let value = root["logo"] { template.logo = logo(value, doc: &doc) }
@@ -150,6 +154,10 @@ private struct TemplateRules {
             }
             if members["resize"] != nil { recipe.resize = given("resize").flatMap { rules.resize($0, doc: &doc) } }
             if members["crops"] != nil { recipe.crops = given("crops").map { rules.crops($0, doc: &doc) } ?? [] }
+            if let value = given("cropFocus"),
+               let focus = doc.choice(value, at: rules.prefix + [.key("cropFocus")], as: Template.CropFocus.self) {
+                recipe.cropFocus = focus
+            }
             if members["frame"] != nil { recipe.frame = given("frame").flatMap { rules.frame($0, doc: &doc) } }
             if members["text"] != nil { recipe.text = given("text").flatMap { rules.text($0, doc: &doc) } }
             if members["logo"] != nil { recipe.logo = given("logo").flatMap { rules.logo($0, doc: &doc) } }
@@ -221,8 +229,10 @@ private struct TemplateRules {
             var ratioValue = entry
             var ratioPath = entryPath
             var skip: Double?
+            var focus: Template.CropFocus?
             if case .object = entry {
-                guard let members = doc.object(entry, at: entryPath, allowed: ["ratio", "skipIfCutOver"]) else { continue }
+                guard let members = doc.object(entry, at: entryPath, allowed: ["ratio", "skipIfCutOver", "focus"])
+                else { continue }
                 guard let ratio = members["ratio"] else {
                     doc.fail(entryPath, "missing key 'ratio' (e.g. ratio: \"16:9\")")
                     continue
@@ -233,9 +243,13 @@ private struct TemplateRules {
                     skip = doc.number(value, at: entryPath + [.key("skipIfCutOver")], in: Self.fraction)
                     if skip == nil { continue }
                 }
+                if let value = members["focus"] {
+                    focus = doc.choice(value, at: entryPath + [.key("focus")], as: Template.CropFocus.self)
+                    if focus == nil { continue }
+                }
             }
             guard let crop = Self.ratio(ratioValue) else {
-                doc.fail(ratioPath, "must be a ratio \"W:H\" of two positive whole numbers (like \"4:5\") or { ratio, skipIfCutOver }, got \(ratioValue.shown)")
+                doc.fail(ratioPath, "must be a ratio \"W:H\" of two positive whole numbers (like \"4:5\") or { ratio, skipIfCutOver, focus }, got \(ratioValue.shown)")
                 continue
             }
             let divisor = Self.gcd(crop.width, crop.height)
@@ -245,7 +259,8 @@ private struct TemplateRules {
                 continue
             }
             seen[reduced] = (index, crop.label)
-            crops.append(Template.Crop(label: crop.label, width: crop.width, height: crop.height, skipIfCutOver: skip))
+            crops.append(Template.Crop(label: crop.label, width: crop.width, height: crop.height, skipIfCutOver: skip,
+                                       focus: focus))
         }
         return crops
     }
@@ -277,13 +292,75 @@ private struct TemplateRules {
         return width.map { Template.Frame(width: $0, color: color) }
     }
 
-    /// Reads `position` into `target` when present and valid.
+    /// Reads `position` (one of the nine, or "auto") and `positions` (the places "auto"
+    /// chooses among) into `target` and `auto` when present and valid.
     private func position(_ members: [String: JSON5Value], _ path: Path, _ target: inout Template.Position,
-                          doc: inout JSON5Document) {
-        if let value = members["position"],
-           let position = doc.choice(value, at: path + [.key("position")], as: Template.Position.self) {
-            target = position
+                          auto: inout [Template.Position]?, doc: inout JSON5Document) {
+        if let value = members["position"] {
+            if case .string("auto") = value {
+                auto = Template.cornerPositions
+            } else if case .string(let name) = value, Template.Position(rawValue: name) == nil {
+                let names = Template.Position.allCases.map(\.rawValue) + ["auto"]
+                var message = "must be one of \(names.map { "\"\($0)\"" }.joined(separator: ", ")), got \(value.shown)"
+                if let suggestion = Suggest.closest(to: name, in: names) { message += " (did you mean \"\(suggestion)\"?)" }
+                doc.fail(path + [.key("position")], message)
+            } else if let position = doc.choice(value, at: path + [.key("position")], as: Template.Position.self) {
+                target = position
+            }
         }
+        guard let value = members["positions"] else { return }
+        let listPath = path + [.key("positions")]
+        guard case .array(let entries) = value, !entries.isEmpty else {
+            doc.fail(listPath, "must be a list of places for position: \"auto\" to choose among, like [\"bottom-right\", \"top-right\"], got \(value.shown)")
+            return
+        }
+        var places: [Template.Position] = []
+        for (index, entry) in entries.enumerated() {
+            if let place = doc.choice(entry, at: listPath + [.index(index)], as: Template.Position.self),
+               !places.contains(place) {
+                places.append(place)
+            }
+        }
+        if auto == nil {
+            doc.fail(listPath, "is only used with position: \"auto\" (set position: \"auto\" or remove positions)")
+        } else if places.count == entries.count {
+            auto = places
+        }
+    }
+
+    /// Reads a mark's `color` ("#rrggbb" or "auto") and `autoColors` ({ light, dark }).
+    /// - Returns: the fixed colour when one was written, and the auto pair when "auto".
+    private func markColor(_ members: [String: JSON5Value], _ path: Path,
+                           doc: inout JSON5Document) -> (fixed: Template.Color?, auto: Template.AutoColors?) {
+        var fixed: Template.Color?
+        var auto: Template.AutoColors?
+        if let value = members["color"] {
+            if case .string("auto") = value {
+                auto = Template.AutoColors()
+            } else if case .string(let text) = value, !text.hasPrefix("#") {
+                doc.fail(path + [.key("color")], "must be a colour written \"#rgb\", \"#rrggbb\" or \"#rrggbbaa\", or \"auto\", got \(value.shown)")
+            } else {
+                fixed = doc.color(value, at: path + [.key("color")])
+            }
+        }
+        if let value = members["autoColors"] {
+            let pairPath = path + [.key("autoColors")]
+            if let pair = doc.object(value, at: pairPath, allowed: ["light", "dark"]) {
+                var colours = Template.AutoColors()
+                if let light = pair["light"], let colour = doc.color(light, at: pairPath + [.key("light")]) {
+                    colours.light = colour
+                }
+                if let dark = pair["dark"], let colour = doc.color(dark, at: pairPath + [.key("dark")]) {
+                    colours.dark = colour
+                }
+                if auto == nil {
+                    doc.fail(pairPath, "is only used with color: \"auto\" (set color: \"auto\" or remove autoColors)")
+                } else {
+                    auto = colours
+                }
+            }
+        }
+        return (fixed, auto)
     }
 
     /// Reads the number at `key` into `target` when present and valid.
@@ -296,7 +373,8 @@ private struct TemplateRules {
 
     private func text(_ value: JSON5Value, doc: inout JSON5Document) -> Template.TextMark? {
         let path: Path = prefix + [.key("text")]
-        let keys = ["text", "font", "capHeight", "margin", "maxWidth", "position", "color", "opacity", "shadow"]
+        let keys = ["text", "font", "capHeight", "margin", "maxWidth", "position", "positions", "color", "autoColors",
+                    "outline", "opacity", "shadow"]
         guard let members = doc.object(value, at: path, allowed: keys) else { return nil }
         // Without valid words there is no mark, but the other keys are still checked so
         // that every problem shows at once.
@@ -311,8 +389,13 @@ private struct TemplateRules {
         number(members, "capHeight", path, NumberRange(lower: 0, lowerOpen: true, upper: 0.5), &mark.capHeight, doc: &doc)
         number(members, "margin", path, NumberRange(lower: 0, upper: 0.5, upperOpen: true), &mark.margin, doc: &doc)
         number(members, "maxWidth", path, Self.unitOpenBelow, &mark.maxWidth, doc: &doc)
-        position(members, path, &mark.position, doc: &doc)
-        if let value = members["color"], let color = doc.color(value, at: path + [.key("color")]) { mark.color = color }
+        position(members, path, &mark.position, auto: &mark.autoPositions, doc: &doc)
+        let colour = markColor(members, path, doc: &doc)
+        if let fixed = colour.fixed { mark.color = fixed }
+        mark.autoColors = colour.auto
+        if let value = members["outline"] {
+            mark.outline = doc.number(value, at: path + [.key("outline")], in: NumberRange(lower: 0, lowerOpen: true, upper: 0.5))
+        }
         number(members, "opacity", path, Self.fraction, &mark.opacity, doc: &doc)
         if let value = members["shadow"] {
             let shadowPath = path + [.key("shadow")]
@@ -330,7 +413,8 @@ private struct TemplateRules {
 
     private func logo(_ value: JSON5Value, doc: inout JSON5Document) -> Template.LogoMark? {
         let path: Path = prefix + [.key("logo")]
-        guard let members = doc.object(value, at: path, allowed: ["file", "width", "padding", "opacity", "position"])
+        guard let members = doc.object(value, at: path, allowed: ["file", "onDark", "width", "padding", "opacity",
+                                                                   "position", "positions"])
         else { return nil }
         var file: String?
         if let fileValue = members["file"] {
@@ -342,7 +426,13 @@ private struct TemplateRules {
         number(members, "width", path, Self.unitOpenBelow, &mark.width, doc: &doc)
         number(members, "padding", path, NumberRange(lower: 0, upper: 0.5, upperOpen: true), &mark.padding, doc: &doc)
         number(members, "opacity", path, Self.fraction, &mark.opacity, doc: &doc)
-        position(members, path, &mark.position, doc: &doc)
+        position(members, path, &mark.position, auto: &mark.autoPositions, doc: &doc)
+        if let value = members["onDark"], let onDark = doc.string(value, at: path + [.key("onDark")]) {
+            if let problem = Self.logoProblem(file: onDark, directory: directory) {
+                doc.fail(path + [.key("onDark")], problem)
+            }
+            mark.onDark = onDark
+        }
         guard let file else { return nil }
         if let problem = Self.logoProblem(file: file, directory: directory) {
             doc.fail(path + [.key("file")], problem)
@@ -373,7 +463,8 @@ private struct TemplateRules {
 
     private func tile(_ value: JSON5Value, doc: inout JSON5Document) -> Template.TileMark? {
         let path: Path = prefix + [.key("tile")]
-        guard let members = doc.object(value, at: path, allowed: ["text", "angle", "size", "opacity", "gap"])
+        guard let members = doc.object(value, at: path, allowed: ["text", "angle", "size", "opacity", "gap", "color",
+                                                                   "autoColors"])
         else { return nil }
         var words: String?
         if let textValue = members["text"] {
@@ -386,6 +477,9 @@ private struct TemplateRules {
         number(members, "size", path, NumberRange(lower: 0, lowerOpen: true, upper: 0.5), &mark.size, doc: &doc)
         number(members, "opacity", path, Self.fraction, &mark.opacity, doc: &doc)
         number(members, "gap", path, NumberRange(lower: 0, upper: 100), &mark.gap, doc: &doc)
+        let colour = markColor(members, path, doc: &doc)
+        mark.color = colour.fixed
+        mark.autoColors = colour.auto
         return words == nil ? nil : mark
     }
 

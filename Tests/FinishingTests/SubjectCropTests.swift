@@ -1,0 +1,233 @@
+import Codecs
+import Pixels
+import Testing
+@testable import Finishing
+
+/// Subject-aware crops on made-up photos whose subject is known: every crop keeps the face
+/// (or the product) whole, on either side of the frame; a centred subject stays centred.
+@Suite struct SubjectCropTests {
+    static let ratios = ["1:1", "4:5", "9:16"]
+
+    /// Finishes `scene` with one crop per ratio and returns each crop's box (upright source
+    /// pixels) and focus.
+    func crops(_ scene: SampleScenes.Scene, ratios: [String] = ratios, focus: Template.CropFocus = .subject,
+               xmp: [UInt8]? = nil) throws -> [(ratio: String, box: PixelRect, focus: String)] {
+        var template = Template(name: "pack")
+        template.resize = .longSide(240)
+        template.cropFocus = focus
+        template.crops = ratios.map {
+            let parts = $0.split(separator: ":").map { Int($0)! }
+            return Template.Crop(label: $0, width: parts[0], height: parts[1])
+        }
+        var options = EncodeOptions(format: .jpeg, quality: 92)
+        options.xmp = xmp
+        let bytes = try encodeImage(scene.image, options: options)
+        let photo = try PhotoFinisher(template: template, marks: .none).finish(bytes: bytes, limits: DecodeLimits())
+        return try photo.outputs.map { output in
+            let crop = try #require(output.applied.crop)
+            return (crop.ratio, PixelRect(x: crop.box[0], y: crop.box[1], width: crop.box[2], height: crop.box[3]), crop.focus ?? "")
+        }
+    }
+
+    func contains(_ outer: PixelRect, _ inner: PixelRect, slack: Int = 2) -> Bool {
+        inner.x >= outer.x - slack && inner.y >= outer.y - slack
+            && inner.x + inner.width <= outer.x + outer.width + slack
+            && inner.y + inner.height <= outer.y + outer.height + slack
+    }
+
+    @Test("a person off-centre beside a busy block keeps the whole face in every crop, on either side",
+          arguments: [0.2, 0.8])
+    func personOffCentre(at side: Double) throws {
+        let scene = SampleScenes.draw(.person, width: 960, height: 720, at: side)
+        let face = try #require(scene.face)
+        for crop in try crops(scene) {
+            #expect(contains(crop.box, face), "\(crop.ratio) at \(side): crop \(crop.box) cuts the face \(face)")
+            #expect(crop.focus == "subject")
+            #expect(crop.box.x >= 0 && crop.box.x + crop.box.width <= 960 && crop.box.y >= 0 && crop.box.y + crop.box.height <= 720)
+        }
+        // The plain centred crops would have lost the face: the test is not trivially passed.
+        let centred = try crops(scene, focus: .center)
+        #expect(centred.contains { !contains($0.box, face) })
+        #expect(centred.allSatisfy { $0.focus == "center" })
+    }
+
+    @Test("a portrait with the head near the top keeps the head in every crop")
+    func portraitHeadAtTop() throws {
+        let scene = SampleScenes.draw(.portrait, width: 720, height: 960, at: 0.5)
+        let face = try #require(scene.face)
+        for crop in try crops(scene, ratios: Self.ratios + ["16:9"]) {
+            #expect(contains(crop.box, face), "\(crop.ratio): crop \(crop.box) cuts the head \(face)")
+        }
+        let centred = try crops(scene, ratios: ["1:1"], focus: .center)
+        #expect(!contains(centred[0].box, face), "the centred square would have cut the head")
+    }
+
+    @Test("a product on white stays whole in every crop, on either side", arguments: [0.22, 0.78])
+    func productOnWhite(at side: Double) throws {
+        let scene = SampleScenes.draw(.product, width: 960, height: 720, at: side)
+        for crop in try crops(scene) {
+            #expect(contains(crop.box, scene.subject), "\(crop.ratio): crop \(crop.box) cuts the product \(scene.subject)")
+        }
+    }
+
+    @Test("a centred subject stays centred")
+    func centredStaysCentred() throws {
+        for kind in [SampleScenes.Kind.product, .portrait] {
+            let scene = SampleScenes.draw(kind, width: 960, height: 720, at: 0.5)
+            for crop in try crops(scene) {
+                let centre = Double(crop.box.x) + Double(crop.box.width) / 2
+                #expect(abs(centre - 480) <= 960 * 0.02, "\(kind) \(crop.ratio): centre at \(centre)")
+            }
+        }
+    }
+
+    /// An XMP packet naming one MWG region (centre and size as fractions of the photo).
+    static func packet(type: String, x: Double, y: Double, width: Double, height: Double) -> [UInt8] {
+        Array("""
+            <x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>
+            <rdf:Description rdf:about='' xmlns:mwg-rs='http://www.metadataworkinggroup.com/schemas/regions/'
+              xmlns:stArea='http://ns.adobe.com/xmp/sType/Area#'>
+            <mwg-rs:Regions rdf:parseType='Resource'><mwg-rs:RegionList><rdf:Bag>
+              <rdf:li><rdf:Description mwg-rs:Name='Ada' mwg-rs:Type='\(type)'>
+                <mwg-rs:Area stArea:x='\(x)' stArea:y='\(y)' stArea:w='\(width)' stArea:h='\(height)' stArea:unit='normalized'/>
+              </rdf:Description></rdf:li>
+            </rdf:Bag></mwg-rs:RegionList></mwg-rs:Regions>
+            </rdf:Description></rdf:RDF></x:xmpmeta>
+            """.utf8)
+    }
+
+    @Test("a face the file's XMP names far from the attention map's subject is whole in every crop",
+          arguments: [(SampleScenes.Kind.person, 0.93, 0.3), (.person, 0.06, 0.8), (.portrait, 0.5, 0.92)])
+    func xmpFaceRegion(_ kind: SampleScenes.Kind, x: Double, y: Double) throws {
+        // The person stands at the left (the portrait's head is at the top): the map would go there.
+        let (width, height) = kind == .portrait ? (720, 960) : (960, 720)
+        let scene = SampleScenes.draw(kind, width: width, height: height, at: kind == .portrait ? 0.5 : 0.2)
+        let (w, h) = (0.06, 0.1)
+        let face = PixelRect(x: Int(((x - w / 2) * Double(width)).rounded(.down)),
+                             y: Int(((y - h / 2) * Double(height)).rounded(.down)),
+                             width: Int((w * Double(width)).rounded(.up)), height: Int((h * Double(height)).rounded(.up)))
+        let ratios = Self.ratios + ["16:9"]
+        let placed = try crops(scene, ratios: ratios, xmp: Self.packet(type: "Face", x: x, y: y, width: w, height: h))
+        #expect(placed.map(\.ratio) == ratios)
+        for crop in placed where crop.box.width < width || crop.box.height < height {
+            #expect(contains(crop.box, face, slack: 0), "\(crop.ratio): crop \(crop.box) cuts the XMP face \(face)")
+            #expect(crop.focus == "faces")
+        }
+        // Without the packet at least one crop loses that face: the regions did the placing.
+        #expect(try crops(scene, ratios: ratios).contains { !contains($0.box, face, slack: 0) })
+        // A region of another type places crops the same way, reported as such.
+        let focus = try crops(scene, ratios: ["9:16"], xmp: Self.packet(type: "Focus", x: x, y: y, width: w, height: h))
+        #expect(focus.allSatisfy { contains($0.box, face, slack: 0) && $0.focus == "xmp-region" })
+    }
+
+    @Test("a face the XMP names travels into the crop's own XMP, inside it")
+    func xmpFaceRegionInTheOutput() throws {
+        let scene = SampleScenes.draw(.person, width: 960, height: 720, at: 0.2)
+        var template = Template(name: "pack")
+        template.resize = .longSide(240)
+        template.crops = [Template.Crop(label: "9:16", width: 9, height: 16)]
+        var options = EncodeOptions(format: .jpeg, quality: 92)
+        options.xmp = Self.packet(type: "Face", x: 0.93, y: 0.3, width: 0.06, height: 0.1)
+        let photo = try PhotoFinisher(template: template, marks: .none)
+            .finish(bytes: try encodeImage(scene.image, options: options), limits: DecodeLimits())
+        let output = try #require(photo.outputs.first)
+        let info = try JPEGDecoder(bytes: output.bytes, limits: DecodeLimits()).info
+        let regions = try #require(info.xmp.flatMap(XMPPacket.init)?.regions)
+        let area = try #require(regions.list.first { $0.type == "Face" }?.area)
+        #expect(area.x - area.width / 2 >= 0 && area.x + area.width / 2 <= 1, "\(area)")
+        #expect(area.y - area.height / 2 >= 0 && area.y + area.height / 2 <= 1, "\(area)")
+    }
+
+    @Test("variants: crops are placed on the subject whichever recipe has the whole photo, outputs in order")
+    func variantsPlaceTheirCrops() throws {
+        let scene = SampleScenes.draw(.person, width: 960, height: 720, at: 0.8)
+        let face = try #require(scene.face)
+        // The template's own output is a crop (streamed into a band); the variant's is the
+        // whole photo, which the subject is found on: it is finished first, kept second.
+        var template = Template(name: "pack")
+        template.resize = .longSide(240)
+        template.crops = [Template.Crop(label: "9:16", width: 9, height: 16)]
+        var web = template
+        web.crops = []
+        web.resize = .longSide(320)
+        var square = template
+        square.crops = [Template.Crop(label: "1:1", width: 1, height: 1)]
+        template.variants = [.init(name: "web", recipe: web), .init(name: "square", recipe: square)]
+        let bytes = try encodeImage(scene.image, options: EncodeOptions(format: .jpeg, quality: 92))
+        let photo = try PhotoFinisher(template: template, marks: .none).finish(bytes: bytes, limits: DecodeLimits())
+        #expect(photo.outputs.map(\.variant) == [nil, "web", "square"])
+        #expect(zip(photo.outputs.map(\.name), ["9x16.jpg", "web.jpg", "square-1x1.jpg"]).allSatisfy { $0.hasSuffix($1) },
+                "\(photo.outputs.map(\.name))")
+        for output in photo.outputs where output.variant != "web" {
+            let crop = try #require(output.applied.crop)
+            let box = PixelRect(x: crop.box[0], y: crop.box[1], width: crop.box[2], height: crop.box[3])
+            #expect(contains(box, face), "\(crop.ratio): crop \(box) cuts the face \(face)")
+            #expect(crop.focus == "subject")
+        }
+    }
+
+    @Test("a flat photo has no subject: its crops are centred and say so")
+    func flatPhotoIsCentred() throws {
+        let image = flat(960, 720, [128, 128, 128]).finished()
+        let scene = SampleScenes.Scene(image: image, face: nil, subject: PixelRect(x: 0, y: 0, width: 960, height: 720))
+        for crop in try crops(scene) {
+            #expect(crop.focus == "center")
+            #expect(abs(crop.box.x + crop.box.width / 2 - 480) <= 1)
+        }
+    }
+
+    @Test("crops of one scale share one band, and the output is exactly the crop's size")
+    func bandSizes() throws {
+        let scene = SampleScenes.draw(.person, width: 960, height: 720, at: 0.2)
+        var template = Template(name: "pack")
+        template.resize = .longSide(240)
+        template.crops = [Template.Crop(label: "1:1", width: 1, height: 1), Template.Crop(label: "4:5", width: 4, height: 5)]
+        let bytes = try encodeImage(scene.image, options: EncodeOptions(format: .jpeg, quality: 92))
+        let photo = try PhotoFinisher(template: template, marks: .none).finish(bytes: bytes, limits: DecodeLimits())
+        #expect(photo.outputs.map(\.size) == [.init(240, 240), .init(192, 240)])
+        let decoded = try decodeRGB(photo.outputs[0].bytes)
+        #expect(decoded.width == 240 && decoded.height == 240)
+        #expect(photo.preview != nil)
+    }
+}
+
+/// The placement rule with plain numbers.
+@Suite struct CropPlacementTests {
+    @Test func keepsTheWholeSubjectCentredWhenItFits() {
+        // Subject 0.1…0.3 in a window of 0.5: centred on 0.2 would start at −0.05: clamped to 0.
+        #expect(CropPlacement.start(window: 0.5, groups: [[0.1...0.3]], point: 0.2) == 0)
+        // Subject 0.6…0.8: centred on 0.7 → 0.45, within the starts that keep it (0.3…0.6).
+        #expect(abs(CropPlacement.start(window: 0.5, groups: [[0.6...0.8]], point: 0.7) - 0.45) < 1e-9)
+        // Never beyond the photo.
+        #expect(CropPlacement.start(window: 0.5, groups: [[0.9...1.0]], point: 0.95) == 0.5)
+    }
+
+    @Test func fallsBackToTheFacesThenThePoint() {
+        // The whole subject (0.1…0.9) does not fit 0.4; the face (0.15…0.3) does.
+        let s = CropPlacement.start(window: 0.4, groups: [[0.1...0.9, 0.15...0.3], [0.15...0.3]], point: 0.5)
+        #expect(s <= 0.15 && s + 0.4 >= 0.3)
+        // Nothing fits: centred on the point.
+        #expect(abs(CropPlacement.start(window: 0.2, groups: [[0.0...1.0]], point: 0.5) - 0.4) < 1e-9)
+    }
+
+    @Test func regionsFromTheFileComeFirst() throws {
+        let face = FocusBox(x: 0.7, y: 0.1, width: 0.1, height: 0.15)
+        let subject = try #require(SubjectFinder.fromRegions([(face, true), (FocusBox(x: 0.1, y: 0.5, width: 0.2, height: 0.2), false)]))
+        #expect(subject.source == .faces)
+        let origin = CropPlacement.place(window: .init(300, 400), in: .init(1000, 400), subject: subject)
+        #expect(origin.x <= 700 && origin.x + 300 >= 800)
+        let region = try #require(SubjectFinder.fromRegions([(FocusBox(x: 0.1, y: 0.5, width: 0.2, height: 0.2), false)]))
+        #expect(region.source == .xmpRegion)
+    }
+
+    @Test func mwgRegionsBecomeTheSubject() throws {
+        // MWG areas are centre + size: a face centred at (0.75, 0.2), 0.1 × 0.15.
+        let regions = [XMPRegion(type: "Face", name: "Ada", area: .init(x: 0.75, y: 0.2, width: 0.1, height: 0.15)),
+                       XMPRegion(type: "Focus", name: nil, area: .init(x: 0.2, y: 0.6, width: 0.2, height: 0.2))]
+        let subject = try #require(SubjectFinder.fromRegions(regions))
+        #expect(subject.source == .faces)
+        #expect(abs(subject.keep[0].x - 0.7) < 1e-9 && abs(subject.keep[0].width - 0.1) < 1e-9)
+        #expect(SubjectFinder.fromRegions([XMPRegion]()) == nil)
+        #expect(SubjectFinder.fromRegions([regions[1]])?.source == .xmpRegion)
+    }
+}
