@@ -170,14 +170,19 @@ public final class HotFolderService: Sendable {
         var lastStatusWrite = Duration.zero
         var statusWriteFailed = false
         var statusText = StatusText.Writer()
+        // Only what changed is looked at again: each folder's generation as last put on the
+        // board, the board's version as last written (an idle tick costs next to nothing).
+        var seen: [ObjectIdentifier: Int] = [:]
+        var boardVersion = -1
+        var busy = false, waiting = false, statusTextDeferred = false
         while !stop.isRequested {
             if reloadRequested.withLock({ let r = $0; $0 = false; return r }) {
                 setup = reloaded(from: setup, watcher: watcher)
+                seen = [:]
             }
-            let tick = Self.tick(setup, waiting: board.isBusy || watcher.folders.contains {
-                let c = $0.counts
-                return c.settling + c.pending > 0
-            })
+            // Short ticks while anything is under way, also a STATUS.txt or status write held
+            // back (it is due within the second).
+            let tick = Self.tick(setup, waiting: busy || waiting || statusTextDeferred || statusWriteFailed)
             let closed = watcher.step(timeout: tick, rescanInterval: setup.config.rescanInterval)
             guard !stop.isRequested else { break }
             for (folder, names) in closed {
@@ -194,7 +199,8 @@ public final class HotFolderService: Sendable {
                     recover(inbox, system: folder.system, staleAfter: setup.config.staleAfter)
                 }
             }
-            for folder in watcher.folders {
+            for folder in watcher.folders where seen[ObjectIdentifier(folder)] != folder.generation {
+                seen[ObjectIdentifier(folder)] = folder.generation
                 let (settling, pending) = folder.counts
                 let polling = folder.polling, mode = folder.mode, refusals = folder.refusals, never = folder.neverTaken
                 board.update(folder.inbox) {
@@ -207,22 +213,27 @@ public final class HotFolderService: Sendable {
                 }
                 metrics.setPending(folder.inbox, settling + pending)
             }
-            let status = board.snapshot(state: "running")
-            var comparable = status
-            comparable.updated = lastStatus?.updated ?? ""
-            // Written when something changed, and while busy a heartbeat every 5 s (its
-            // `updated` moves); an idle daemon writes nothing. A write that failed (a full
-            // disk) is tried again a second later.
-            let busy = status.inboxes.contains { $0.processing != nil || $0.queued > 0 }
+            // The status is written when something changed, and while busy a heartbeat every 5 s
+            // (its `updated` moves); an idle daemon writes nothing. A write that failed (a full
+            // disk) is tried again a second later; so is a STATUS.txt held back.
             let since = now() - lastStatusWrite
-            if comparable != lastStatus || (busy && since >= .seconds(5)) || (statusWriteFailed && since >= .seconds(1)) {
-                if comparable.summary != lastStatus?.summary { Notify.status(status.summary) }
-                lastStatus = status
-                statusWriteFailed = !writeStatus(status)
-                lastStatusWrite = now()
-                writeMetrics()
+            let heartbeat = (busy && since >= .seconds(5)) || (statusWriteFailed && since >= .seconds(1))
+            if board.version != boardVersion || heartbeat || statusTextDeferred {
+                boardVersion = board.version
+                let status = board.snapshot(state: "running")
+                busy = status.inboxes.contains { $0.processing != nil || $0.queued > 0 }
+                waiting = status.inboxes.contains { $0.settling + $0.pending > 0 }
+                var comparable = status
+                comparable.updated = lastStatus?.updated ?? ""
+                if comparable != lastStatus || heartbeat {
+                    if comparable.summary != lastStatus?.summary { Notify.status(status.summary) }
+                    lastStatus = status
+                    statusWriteFailed = !writeStatus(status)
+                    lastStatusWrite = now()
+                    writeMetrics()
+                }
+                statusTextDeferred = statusText.update(status, now: now(), log: log)
             }
-            statusText.update(status, now: now(), log: log)
             watchdog.feed()
             BatchLock.renewLeases()
         }

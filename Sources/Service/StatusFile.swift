@@ -237,6 +237,12 @@ final class StatusBoard: Sendable {
     private let order = Mutex<[String]>([])
 
     private let reloadFailed = Mutex<ServiceStatus.ReloadFailure?>(nil)
+    /// Goes up with every change: an unchanged board is not looked at again (1,000 idle hot
+    /// folders cost nothing).
+    private let changes = Atomic<Int>(0)
+
+    /// How many changes there have been (compare two readings).
+    var version: Int { changes.load(ordering: .acquiring) }
 
     init(target: StatusFiles.Target) {
         self.target = target
@@ -253,12 +259,15 @@ final class StatusBoard: Sendable {
             all = next
         }
         order.withLock { $0 = names.map(\.0) }
+        changes.add(1, ordering: .releasing)
     }
 
     func update(_ name: String, _ change: (inout ServiceStatus.Inbox) -> Void) {
         inboxes.withLock { all in
             if var entry = all[name] {
                 change(&entry)
+                guard entry != all[name] else { return }
+                changes.add(1, ordering: .releasing)
                 all[name] = entry
             }
         }
@@ -281,5 +290,6 @@ final class StatusBoard: Sendable {
     /// A reload failed (its errors), or, with `nil`, one succeeded.
     func reload(failed errors: [String]?) {
         reloadFailed.withLock { $0 = errors.map { .init(at: BatchID.timestamp(Date()), errors: Array($0.prefix(5))) } }
+        changes.add(1, ordering: .releasing)
     }
 }

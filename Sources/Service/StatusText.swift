@@ -101,14 +101,18 @@ public enum StatusText {
         static let interval = Duration.seconds(1)
 
         /// - Parameter now: the monotonic clock (`.zero` with a final state: written at once).
-        mutating func update(_ status: ServiceStatus, now: Duration, log: Logger) {
+        /// - Returns: true when a change is held back (written within the last second, or a
+        ///   write that failed): call again within a second even if nothing else changes.
+        @discardableResult
+        mutating func update(_ status: ServiceStatus, now: Duration, log: Logger) -> Bool {
             let running = status.state == "running"
+            var deferred = false
             for inbox in status.inboxes {
                 // Only a change of state is a reason to write (not the time line).
                 let state = Written(inbox: inbox, running: running, reloadFailed: status.reloadFailed)
                 if let last = written[inbox.root], last.state == state { continue }
-                if running, let last = written[inbox.root], now - last.at < Self.interval { continue }
-                if running, let last = failed[inbox.root], now - last < Self.interval { continue }
+                if running, let last = written[inbox.root], now - last.at < Self.interval { deferred = true; continue }
+                if running, let last = failed[inbox.root], now - last < Self.interval { deferred = true; continue }
                 let path = inbox.root + "/" + StatusText.fileName
                 if written[inbox.root] == nil { Self.removeLeftovers(in: inbox.root) }
                 do throws(SystemError) {
@@ -119,8 +123,10 @@ public enum StatusText {
                 } catch {
                     if failed[inbox.root] == nil { log.warning("cannot write \(path): \(error); trying again every second", ["INBOX": inbox.name]) }
                     failed[inbox.root] = now
+                    deferred = true
                 }
             }
+            return deferred
         }
 
         /// What a written file said: the hot folder's state, and whether the daemon ran.

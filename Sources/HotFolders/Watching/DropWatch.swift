@@ -86,7 +86,13 @@ public final class DropWatch {
         }
         refused[name] = (stamp, error.reason, now)
         batcher.vanished(name)
+        generation += 1
     }
+
+    /// Goes up whenever what this folder reports may have changed (a file looked at, a scan, a
+    /// refusal, a batch closed, drop/ gone or back): the service looks at a folder again only
+    /// then.
+    public private(set) var generation = 0
 
     /// Files settling, and files settled waiting for their batch to close.
     public var counts: (settling: Int, pending: Int) { (batcher.settlingCount, batcher.pendingCount) }
@@ -100,6 +106,7 @@ public final class DropWatch {
         }
         drop = dir
         needsFullScan = true
+        generation += 1
         guard let inotify else {
             polling = true
             return
@@ -133,6 +140,7 @@ public final class DropWatch {
         if let watch { inotify?.removeWatch(watch) }
         watch = nil
         drop = nil
+        generation += 1
     }
 
     /// Asks for a full rescan at the next step (after a queue overflow).
@@ -157,12 +165,14 @@ public final class DropWatch {
         }
         var closed: [[FileName]] = []
         while let batch = batcher.close(at: now) { closed.append(batch) }
+        if !closed.isEmpty { generation += 1 }
         return closed
     }
 
     /// Looks at one name in `drop/` and tells the state machine what it is.
     private func examine(_ name: FileName, now: Duration) {
         guard let drop else { return }
+        generation += 1
         let status = try? drop.status(of: name)
         guard let st = status, !IgnoreRules.ignores(name.readable), st.isRegular, st.links == 1 else {
             batcher.vanished(name)
@@ -194,6 +204,7 @@ public final class DropWatch {
         for name in names { examine(name, now: now) }
         needsFullScan = false
         lastFullScan = now
+        generation += 1
     }
 }
 
