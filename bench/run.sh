@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# PhotoFinish against pyvips and ImageMagick on the same "web" work (bench/web.json5), side by side,
-# and on the "web+marks" work (bench/web-marks.json5: the same plus text with shadow and logo).
+# PhotoFinish against pyvips, Pillow and ImageMagick on the same work, side by side: "web"
+# (bench/web.json5), "web+marks" (bench/web-marks.json5: the same plus text with shadow and logo)
+# and "full+marks" (bench/full-marks.json5: those marks at full resolution, no resize).
 #
 #   bench/run.sh [CORPUS] [RUNS]       default /tmp/pf-bench/corpus, 3 counted runs (+1 warm-up)
 #
@@ -8,13 +9,20 @@
 # tools/vips_web.py (--jobs 2) and tools/im_web.sh (2 processes), interleaved run by run so that
 # drift in machine speed hits all three alike, then one 48 MP file alone (photofinish --workers 1,
 # pyvips in one process), then the 12 MP and 48 MP JPEG sets again with marks ("… web+marks":
-# photofinish with web-marks.json5, vips_web.py --marks, im_web.sh --marks). Prints a markdown table and the ratios, and writes the same to
+# photofinish with web-marks.json5, vips_web.py --marks, im_web.sh --marks; Pillow too for 12 MP),
+# then the 12 MP and 48 MP JPEG sets at full resolution with marks ("… full+marks": full-marks.json5,
+# --full --marks; the 48 MP set is two photos stored turned, big1 and big3, and two upright).
+# Prints a markdown table, the ratios and issue 12's goals met or not, and writes the same to
 # RESULTS (default /tmp/pf-bench/results/<UTC time>.md), ready to paste into bench/RESULTS.md.
+#
+# Memory, two columns: "peak RSS" is GNU time's %M (the largest single process of the tree);
+# "tree RSS" is the peak of all the run's processes added up (tools/treerss.py, sampled every
+# 50 ms): for the tools that fork workers, what the workers hold together.
 #
 # Environment: PF (photofinish binary, default bench/../.build/release/photofinish; rows are
 # skipped when it is missing), RESULTS, ONLY (regex on "set tool", e.g. ONLY='12 MP JPEG' for
 # both 12 MP JPEG sets, ONLY='marks' for the web+marks rows only).
-# Needs: scripts/bootstrap --bench, pip install pyvips pyvips-binary. Makes the corpus if needed.
+# Needs: scripts/bootstrap --bench, pip install pyvips pyvips-binary pillow. Makes the corpus if needed.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 C=${1:-/tmp/pf-bench/corpus}; RUNS=${2:-3}
@@ -24,6 +32,7 @@ TIME=/usr/bin/time
 LOGO=$(cd "$HERE/.." && pwd)/etc/photofinish/templates/logos/studio.png   # web-marks.json5's logo
 [[ -x $TIME ]] || { echo "needs GNU time ($TIME): scripts/bootstrap --bench" >&2; exit 1; }
 python3 -c 'import pyvips' 2>/dev/null || { echo "needs pyvips: pip install pyvips pyvips-binary" >&2; exit 1; }
+python3 -c 'import PIL' 2>/dev/null || { echo "needs Pillow: pip install pillow (or apt-get install python3-pil)" >&2; exit 1; }
 
 "$HERE/make-corpus.sh" "$C" >&2
 C=$(cd "$C" && pwd)
@@ -47,12 +56,15 @@ command_for() {
   local tpl=$HERE/web.json5 vm=() im=()
   if [[ $set == *web+marks* ]]; then   # the template's logo is ../etc/…/studio.png from bench/
     tpl=$HERE/web-marks.json5; vm=(--marks --logo "$LOGO"); im=(--marks)
+  elif [[ $set == *full+marks* ]]; then
+    tpl=$HERE/full-marks.json5; vm=(--full --marks --logo "$LOGO"); im=(--full --marks)
   fi
   case $tool in
     "photofinish ×2") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 2 "$@") ;;
     "photofinish ×1") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 1 "$@") ;;
     "pyvips ×2")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 2 "${vm[@]}") ;;
     "pyvips ×1")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 1 "${vm[@]}") ;;
+    "Pillow ×2")      CMD=(python3 "$HERE/tools/pillow_web.py" "$OUTDIR" "$@" --jobs 2 "${vm[@]}") ;;
     "ImageMagick ×2") CMD=(env LOGO="$LOGO" "$HERE/tools/im_web.sh" "${im[@]}" "$OUTDIR" "$@") ;;
   esac
   [[ $set == *HEIC* && $tool == pyvips* ]] && CMD+=(--system-libvips)
@@ -66,7 +78,8 @@ once() {
   rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
   local b0 b1 t0 t1 rc=0
   b0=$(busy); t0=$EPOCHREALTIME
-  "$TIME" -f '%U %S %M' -o "$TMP/time" "${CMD[@]}" > "$TMP/log" 2>&1 || rc=$?
+  python3 "$HERE/tools/treerss.py" "$TMP/tree" -- \
+    "$TIME" -f '%U %S %M' -o "$TMP/time" "${CMD[@]}" > "$TMP/log" 2>&1 || rc=$?
   t1=$EPOCHREALTIME; b1=$(busy)
   local outs; outs=$(find "$OUTDIR" -maxdepth 2 -name '*.jpg' | wc -l)
   if (( rc != 0 )); then
@@ -74,7 +87,7 @@ once() {
   fi
   local u s m; read -r u s m < <(tail -1 "$TMP/time")   # GNU time: user s, sys s, max RSS KiB
   printf '%s\t' "$set" "$tool" "$#" "$run" "$(echo "$t1 - $t0" | bc)" "$u" "$s" "$m" \
-    "$(( b1 - b0 ))" "$outs" "$rc" >> "$RAW"
+    "$(( b1 - b0 ))" "$outs" "$rc" "$(tail -1 "$TMP/tree")" >> "$RAW"
   getconf CLK_TCK >> "$RAW"
   # keep one output of each row for a look at sizes (the first file of the set)
   local first=${1##*/} f; first=${first%.*}.jpg
@@ -105,18 +118,22 @@ J12=("$C"/jpeg12/*.jpg); J48=("$C"/jpeg48/*.jpg); H12=("$C"/heic12/*.heic)
 echo "bench: corpus $C, $RUNS runs + 1 warm-up, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg); START=$(date -u '+%Y-%m-%d %H:%M UTC')
 ALL="photofinish ×2;pyvips ×2;ImageMagick ×2"
+ALL4="photofinish ×2;pyvips ×2;Pillow ×2;ImageMagick ×2"
 bench "12 MP JPEG" "$ALL" "${J12[@]}"
 bench "48 MP JPEG" "$ALL" "${J48[@]}"
 bench "12 MP HEIC" "$ALL" "${H12[@]}"
 bench "48 MP one file, Orientation 6 (big1)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big1.jpg"
 bench "48 MP one file, Orientation 1 (big2)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big2.jpg"
-bench "12 MP JPEG web+marks" "$ALL" "${J12[@]}"
+bench "12 MP JPEG web+marks" "$ALL4" "${J12[@]}"
 bench "48 MP JPEG web+marks" "$ALL" "${J48[@]}"
+bench "12 MP JPEG full+marks" "$ALL4" "${J12[@]}"
+bench "48 MP JPEG full+marks" "$ALL4" "${J48[@]}"
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- report
 VIPSV=$(python3 -c 'import pyvips; print(".".join(str(pyvips.version(i)) for i in range(3)))')
 SYSVIPSV=$(vips --version 2>/dev/null | sed 's/vips-//')
+PILV=$(python3 -c 'import PIL; print(PIL.__version__)')
 IMV=$(/usr/bin/convert -version | sed -n '1s/Version: ImageMagick \([^ ]*\) \(Q[0-9]*\).*/\1 \2/p')
 PFV=n/a
 if (( HAVE_PF )); then
@@ -136,10 +153,11 @@ for line in open(raw):
         rows[(f[0], f[1])] = None
     if f[3] in ("0", "skip"):   # warm-up, or photofinish not built
         continue
-    s, t, n, run, wall, user, sys_, rss, busy, outs, rc, hz = f
-    r = rows.setdefault((s, t), dict(n=int(n), wall=[], cpu=[], rss=[], others=[], outs=[], rc=[]))
+    s, t, n, run, wall, user, sys_, rss, busy, outs, rc, tree, hz = f
+    r = rows.setdefault((s, t), dict(n=int(n), wall=[], cpu=[], rss=[], tree=[], others=[], outs=[], rc=[]))
     wall, cpu = float(wall), float(user) + float(sys_)
     r["wall"].append(wall); r["cpu"].append(cpu); r["rss"].append(int(rss) / 1024)
+    r["tree"].append(int(tree or 0) / 1024)
     r["others"].append(max(0.0, int(busy) / int(hz) - cpu) / wall)
     r["outs"].append(int(outs)); r["rc"].append(int(rc))
 res = {}
@@ -147,27 +165,27 @@ print("## Bench: web pipeline (bench/web.json5; \"web+marks\" rows: bench/web-ma
 print("$START, $(nproc) cores, $RUNS counted runs after 1 warm-up, tools interleaved per run; "
       "load average $LOAD0 before, $LOAD1 after.  ")
 print("photofinish: $PFV; pyvips $VIPSV (pyvips-binary; HEIC: system libvips $SYSVIPSV); "
-      "ImageMagick $IMV.\n")
-print("| set | tool | files | wall s (median) | photos/s | CPU s (median) | peak RSS MiB (max) | others, cores | outputs |")
-print("|---|---|---|---|---|---|---|---|---|")
+      "Pillow $PILV; ImageMagick $IMV.\n")
+print("| set | tool | files | wall s (median) | photos/s | CPU s (median) | peak RSS MiB (max) | tree RSS MiB (max) | others, cores | outputs |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for (s, t), r in rows.items():
     if r is None:
-        print(f"| {s} | {t} | | skipped: not built | | | | | |")
+        print(f"| {s} | {t} | | skipped: not built | | | | | | |")
         continue
-    w, c, m = statistics.median(r["wall"]), statistics.median(r["cpu"]), max(r["rss"])
+    w, c, m, tr = statistics.median(r["wall"]), statistics.median(r["cpu"]), max(r["rss"]), max(r["tree"])
     ok = all(x == 0 for x in r["rc"]) and min(r["outs"]) == r["n"]
-    res[(s, t)] = (w, c, m, ok)
+    res[(s, t)] = (w, c, m, ok, tr)
     bad = "" if all(x == 0 for x in r["rc"]) else f" (exit {max(r['rc'])})"
     rate = f"{r['n'] / w:.2f}" if ok else "—"
-    print(f"| {s} | {t} | {r['n']} | {w:.2f} | {rate} | {c:.2f} | {m:.0f} | "
+    print(f"| {s} | {t} | {r['n']} | {w:.2f} | {rate} | {c:.2f} | {m:.0f} | {tr:.0f} | "
           f"{statistics.mean(r['others']):.2f} | {min(r['outs'])} of {r['n']}{bad} |")
 if not any(t.startswith("photofinish") for _, t in res):
     print("\nNo photofinish / tool ratios: no photofinish row ran.")
     sets = []
 else:
     print("\n### photofinish / other tool (below 1 = photofinish better)\n")
-    print("| set | vs | wall | CPU | peak RSS |")
-    print("|---|---|---|---|---|")
+    print("| set | vs | wall | CPU | peak RSS | tree RSS |")
+    print("|---|---|---|---|---|---|")
     sets = list(dict.fromkeys(s for s, _ in rows))
 for s in sets:
     pf = next((v for (ss, t), v in res.items() if ss == s and t.startswith("photofinish")), None)
@@ -175,11 +193,30 @@ for s in sets:
         if ss != s or t.startswith("photofinish"):
             continue
         if pf is None:
-            print(f"| {s} | {t} | n/a | n/a | n/a |")
+            print(f"| {s} | {t} | n/a | n/a | n/a | n/a |")
         elif not (pf[3] and v[3]):
-            print(f"| {s} | {t} | n/a: a row failed | | |")
+            print(f"| {s} | {t} | n/a: a row failed | | | |")
         else:
-            print(f"| {s} | {t} | {pf[0] / v[0]:.2f} | {pf[1] / v[1]:.2f} | {pf[2] / v[2]:.2f} |")
+            print(f"| {s} | {t} | {pf[0] / v[0]:.2f} | {pf[1] / v[1]:.2f} | {pf[2] / v[2]:.2f} | "
+                  f"{pf[4] / v[4]:.2f} |")
+# Issue 12's goals: (set, other tool, measure index in res, name, at most)
+goals = [("48 MP JPEG full+marks", "pyvips ×2", 4, "tree RSS (all processes)", 0.70),
+         ("48 MP JPEG full+marks", "pyvips ×2", 0, "wall", 0.90),
+         ("12 MP JPEG full+marks", "Pillow ×2", 0, "wall", 0.85),
+         ("12 MP JPEG web+marks", "pyvips ×2", 0, "wall", 0.75)]
+shown = [(g, res.get((g[0], "photofinish ×2")), res.get((g[0], g[1]))) for g in goals]
+if any(pf and v for _, pf, v in shown):
+    print("\n### Goals (issue 12): photofinish / other tool\n")
+    print("| set | vs | measure | ratio | goal | met |")
+    print("|---|---|---|---|---|---|")
+    for (s, t, i, name, most), pf, v in shown:
+        if not (pf and v):
+            continue
+        if not (pf[3] and v[3]):
+            print(f"| {s} | {t} | {name} | n/a: a row failed | ≤ {most} | |")
+            continue
+        ratio = pf[i] / v[i]
+        print(f"| {s} | {t} | {name} | {ratio:.2f} | ≤ {most} | {'yes' if ratio <= most else 'no'} |")
 first = collections.OrderedDict()   # set -> {file: {tool: size}}
 for l in open(dims):
     s, t, f, wh = l.rstrip("\n").split("\t")

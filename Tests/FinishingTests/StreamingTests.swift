@@ -147,4 +147,40 @@ import Typesetting
         #expect(a.applied == b.applied)
         #expect(a.bytes == b.bytes, "the two ways wrote different files")
     }
+
+    /// 8064×6048, the 48 MP of the bench's corpus: rows copied from a few textured ones, so the
+    /// fixture is made fast; what the pipeline holds does not depend on the pixels.
+    static func photo48() throws -> [UInt8] {
+        let width = 8064, height = 6048
+        let patterns = Image(width: width, height: 16, channels: 3) { rows in
+            for y in 0..<rows.height {
+                for x in 0..<rows.width {
+                    rows[y][x * 3] = UInt8(truncatingIfNeeded: x &* 7 &+ y)
+                    rows[y][x * 3 + 1] = UInt8(truncatingIfNeeded: y &* 29 &+ x / 5)
+                    rows[y][x * 3 + 2] = UInt8(truncatingIfNeeded: (x ^ y) &* 3)
+                }
+            }
+        }
+        let stored = patterns.withUnsafeRows { source in
+            Image(width: width, height: height, channels: 3) { rows in
+                for y in 0..<height { rows[y].update(from: source[(y * 7) % 16], count: rows.rowBytes) }
+            }
+        }
+        return try encodeImage(stored, options: EncodeOptions(format: .jpeg, quality: 85))
+    }
+
+    /// What a 48 MP photo at full resolution may hold at once: 12 MiB, a twelfth of its
+    /// 146 MB frame (a band of 48 rows is 1.2 MB; the logo at 16 % of the short side 2.5 MB).
+    static let streamingBound48 = 12 << 20
+
+    @Test("a 48 MP photo at full resolution, upright, holds bands, never its frame")
+    func upright48HoldsBands() throws {
+        let bytes = try Self.photo48()
+        var template = Self.template()
+        template.tile = nil
+        let (outputs, peak) = try finish(bytes, template: template)
+        let frame = 8064 * 6048 * 3
+        #expect(outputs.first?.size == .init(8064 + 2 * 121, 6048 + 2 * 121))
+        #expect(peak < Self.streamingBound48, "peak \(peak) bytes, a frame is \(frame)")
+    }
 }

@@ -2,7 +2,9 @@
 # The bench "web" pipeline (bench/web.json5) in ImageMagick 6, one `convert` per file;
 # with --marks, the "web+marks" pipeline (bench/web-marks.json5).
 #
-#   tools/im_web.sh [--marks] OUTDIR FILE...   writes OUTDIR/<stem>.jpg, PAR (default 2) files at a time
+#   tools/im_web.sh [--full] [--marks] OUTDIR FILE...   writes OUTDIR/<stem>.jpg, PAR (default 2) files at a time
+#
+# --full: full resolution (bench/full-marks.json5): no jpeg:size hint, no -resize.
 #
 # -define jpeg:size=2048x2048  JPEG DCT shrink-on-load, only while the image still covers 2048
 # -auto-orient                 EXIF orientation applied
@@ -38,8 +40,8 @@ if [[ ${1:-} == --one ]]; then
     read -r w h o < <("$(dirname "$IMB")/identify" -ping -format '%w %h %[orientation]\n' "$in[0]")
     case $o in LeftTop|RightTop|RightBottom|LeftBottom) t=$w; w=$h; h=$t ;; esac   # EXIF 5..8
     # size after the resize, then every mark figure from it
-    read -r lw lx ly pt tx ty sig cw ch cx cy sx sy < <(awk -v w="$w" -v h="$h" 'BEGIN {
-      f = 2048 / (w > h ? w : h); if (f < 1) { w = int(w * f + 0.5); h = int(h * f + 0.5) }
+    read -r lw lx ly pt tx ty sig cw ch cx cy sx sy < <(awk -v w="$w" -v h="$h" -v full="${IM_WEB_FULL:-0}" 'BEGIN {
+      f = 2048 / (w > h ? w : h); if (f < 1 && full == 0) { w = int(w * f + 0.5); h = int(h * f + 0.5) }
       s = (w < h ? w : h); m = int(0.03 * s + 0.5); em = 0.035 * s / 0.729
       lw = int(0.16 * s + 0.5); lx = int(0.0225 * w + 0.5); ly = int(0.0225 * h + 0.5)
       tx = w - m - 13.218 * em; ty = h - m                  # text origin (baseline, left)
@@ -57,15 +59,20 @@ if [[ ${1:-} == --one ]]; then
       -font "$FONT" -pointsize "$pt" -fill 'rgba(255,255,255,0.85)' -annotate "+$tx+$ty" "$TEXT"
     )
   fi
-  exec "$IMB" -define jpeg:size=2048x2048 "$in" "${heic[@]}" -auto-orient \
-    -resize '2048x2048>' "${marks[@]}" -strip -quality 88 -sampling-factor 2x2 \
+  size=(-define jpeg:size=2048x2048) resize=(-resize '2048x2048>')
+  [[ ${IM_WEB_FULL:-0} == 1 ]] && size=() resize=()
+  exec "$IMB" "${size[@]}" "$in" "${heic[@]}" -auto-orient \
+    "${resize[@]}" "${marks[@]}" -strip -quality 88 -sampling-factor 2x2 \
     -define jpeg:optimize-coding=false "$out/${base%.*}.jpg"
+fi
+if [[ ${1:-} == --full ]]; then
+  export IM_WEB_FULL=1; shift
 fi
 if [[ ${1:-} == --marks ]]; then
   export IM_WEB_MARKS=1; shift
   export LOGO=${LOGO:-$(cd "$(dirname "$0")/../.." && pwd)/etc/photofinish/templates/logos/studio.png}
 fi
-(( $# >= 2 )) || { echo "usage: $0 [--marks] OUTDIR FILE..." >&2; exit 2; }
+(( $# >= 2 )) || { echo "usage: $0 [--full] [--marks] OUTDIR FILE..." >&2; exit 2; }
 out=$1; shift
 mkdir -p "$out"
 export MAGICK_THREAD_LIMIT=${MAGICK_THREAD_LIMIT:-1}

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The bench "web" pipeline (bench/web.json5, or bench/web-marks.json5 with --marks) in pyvips.
 
-    vips_web.py OUTDIR FILE... [--marks [--logo PNG]] [--jobs N] [--system-libvips] [--rss]
+    vips_web.py OUTDIR FILE... [--marks [--logo PNG]] [--full] [--jobs N] [--system-libvips] [--rss]
 
 Per file: vips thumbnail (JPEG shrink-on-load, EXIF auto-orient, Lanczos-3, long side 2048,
 never upscaled), then jpegsave Q=88, 4:2:0, baseline Huffman (optimize_coding off), no metadata.
@@ -21,6 +21,10 @@ OUTDIR/<stem>.jpg.
                     The mark images are made once per short side and kept (as a daemon would);
                     per photo the work is one composite of logo, shadow and text over the frame
                     (the one form that is safe on a sequential, streaming source).
+
+--full              full resolution (bench/full-marks.json5): no resize; the file is read
+                    sequentially (streaming), and a photo that must be turned (EXIF 5-8) is
+                    decoded into memory first, then autorot (a 90-degree turn needs every pixel).
 
 --jobs N            N worker processes (fork), each with VIPS_CONCURRENCY=1 (default 2);
                     --jobs 1 runs in this process with libvips' own thread pool.
@@ -48,6 +52,7 @@ LOGO_WIDTH, LOGO_PADDING, LOGO_OPACITY = 0.16, 0.0225, 0.8
 LOGO = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                     "../../etc/photofinish/templates/logos/studio.png")
 MARKS = False
+FULL = False
 _marks = {}     # short side -> (logo, shadow, text, baseline row in text, shadow pad, offset)
 
 
@@ -104,7 +109,12 @@ def finish(img):
 
 def web(job):
     path, outdir = job
-    img = pyvips.Image.thumbnail(path, 2048, height=2048, size="down")
+    if FULL:
+        img = pyvips.Image.new_from_file(path, access="sequential")
+        if img.get_typeof("orientation") and img.get("orientation") not in (0, 1):
+            img = pyvips.Image.new_from_file(path, memory=True).autorot()
+    else:
+        img = pyvips.Image.thumbnail(path, 2048, height=2048, size="down")
     if MARKS:
         img = finish(img)
     img.jpegsave(os.path.join(outdir, os.path.splitext(os.path.basename(path))[0] + ".jpg"), **SAVE)
@@ -116,7 +126,7 @@ def own_rss():
 
 
 def main():
-    global MARKS, LOGO
+    global MARKS, LOGO, FULL
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("files", nargs="+")
@@ -124,9 +134,10 @@ def main():
     ap.add_argument("--system-libvips", action="store_true")
     ap.add_argument("--rss", action="store_true")
     ap.add_argument("--marks", action="store_true")
+    ap.add_argument("--full", action="store_true")
     ap.add_argument("--logo", default=LOGO)
     a = ap.parse_args()
-    MARKS, LOGO = a.marks, a.logo
+    MARKS, LOGO, FULL = a.marks, a.logo, a.full
     os.makedirs(a.outdir, exist_ok=True)
     jobs = [(f, a.outdir) for f in a.files]
     rss = {}   # pid -> own peak RSS, as last reported
