@@ -103,19 +103,22 @@ public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
     /// (names in arrival order) and forgets its files; `nil` when none closes. Call again
     /// until `nil`: a burst over `maxBatch` closes as several batches.
     public mutating func close(at now: Duration) -> [Name]? {
+        // Nothing tracked (an idle hot folder): nothing to do, and nothing allocated.
+        guard !files.isEmpty else { return nil }
         for (name, tracked) in files where !tracked.settled && now - tracked.lastChange >= rules.settle {
             files[name]?.settled = true
         }
-        let pending = files.filter(\.value.settled)
+        // A closure, not a key path: a key path into this generic type is built at run time.
+        let pending = files.filter { $0.value.settled }
         guard !pending.isEmpty else { return nil }
-        let oldest = pending.values.map(\.firstSeen).min()!
+        let oldest = pending.values.map { $0.firstSeen }.min()!
         let quiet = lastArrival.map { now - $0 >= rules.quiet } ?? true
         let stillSettling = pending.count < files.count
         let closes = pending.count >= rules.maxBatch || now - oldest >= rules.maxWait || (quiet && !stillSettling)
         guard closes else { return nil }
         let ordered = pending.sorted { a, b in
             a.value.firstSeen != b.value.firstSeen ? a.value.firstSeen < b.value.firstSeen : a.key < b.key
-        }.prefix(rules.maxBatch).map(\.key)
+        }.prefix(rules.maxBatch).map { $0.key }
         for name in ordered { files[name] = nil }
         return ordered
     }

@@ -31,6 +31,10 @@ public final class DropWatch {
     public private(set) var pollInterval: Duration
     private var drop: Directory?
     private var needsFullScan = true
+    /// When drop/ was last checked to be the folder opened (see `step`).
+    private var lastStillCheck: Duration?
+    /// How often an idle hot folder checks that drop/ was not deleted or replaced.
+    static let stillCheckInterval = Duration.seconds(5)
     private var lastFullScan: Duration?
     private var refused: [FileName: (stamp: FileStamp?, reason: String, at: Duration)] = [:]
     /// Names in drop/ that are never taken, with why (`Explain.neverTaken`).
@@ -153,8 +157,14 @@ public final class DropWatch {
     func step(now: Duration, rescanInterval: Duration, inotify: Inotify.Instance?) -> [[FileName]] {
         self.rescanInterval = rescanInterval
         // inotify says IN_DELETE_SELF only once the last descriptor closes, and ours is open:
-        // so check that the open folder is still the one at drop/.
-        if let drop, !drop.isStill(at: FilePath(layout.drop)) { detach(inotify) }
+        // so check that the open folder is still the one at drop/ — every turn while files
+        // are tracked, else every `stillCheckInterval` (a path lookup per hot folder per turn
+        // was most of what 1,000 idle hot folders cost).
+        let active = batcher.settlingCount + batcher.pendingCount > 0
+        if let drop, active || lastStillCheck.map({ now - $0 >= Self.stillCheckInterval }) ?? true {
+            lastStillCheck = now
+            if !drop.isStill(at: FilePath(layout.drop)) { detach(inotify) }
+        }
         if drop == nil { attach(inotify) }
         guard drop != nil else { return [] }
         let due = needsFullScan || lastFullScan.map { now - $0 >= (isPolled ? min(pollInterval, rescanInterval) : rescanInterval) } ?? true
