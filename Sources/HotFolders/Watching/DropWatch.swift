@@ -81,10 +81,10 @@ public final class DropWatch {
     }
 
     /// The claim could not move `name` out of drop/: leave it alone until it changes or the
-    /// next full rescan (said once in the log).
+    /// next full rescan (said in the log once, and again only when the reason changes).
     public func refuse(_ name: FileName, because error: SystemError, now: Duration) {
         let stamp = (try? drop?.status(of: name)).flatMap { $0 }.map { FileStamp($0) }
-        if refused[name] == nil {
+        if refused[name]?.reason != error.reason {
             log.warning("\(name.escaped) cannot be taken from drop/: \(error); it is left there and tried again at the next full scan",
                         ["INBOX": inbox, "FILE": name.escaped])
         }
@@ -192,11 +192,9 @@ public final class DropWatch {
         }
         ignored[name] = nil
         let stamp = FileStamp(st)
-        if let refusal = refused[name] {
-            // Left alone until it changes, or the next full rescan tries it again.
-            if refusal.stamp == stamp && now - refusal.at < rescanInterval { return }
-            refused[name] = nil
-        }
+        // A refused file is left alone until it changes or the next full rescan tries it again;
+        // it stays listed as refused (STATUS.txt, status, the log said once) until it is taken.
+        if let refusal = refused[name], refusal.stamp == stamp, now - refusal.at < rescanInterval { return }
         batcher.observe(name, stamp, at: now)
     }
 
