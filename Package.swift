@@ -35,6 +35,10 @@ let package = Package(
                        providers: [.apt(["libexempi-dev"])]),
         .systemLibrary(name: "CWebP", pkgConfig: "libwebp",
                        providers: [.apt(["libwebp-dev"])]),
+        // No pkgConfig: libraw_r.pc's Libs carry -fopenmp, a flag SwiftPM refuses (with a
+        // warning on every build); the header is <libraw/libraw.h> in the default include path
+        // and the modulemap links raw_r, which is all it takes.
+        .systemLibrary(name: "CLibRaw", providers: [.apt(["libraw-dev"])]),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2",
                        providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CHarfBuzz", pkgConfig: "harfbuzz",
@@ -50,7 +54,7 @@ let package = Package(
 
         // Swift modules, lowest first.
         .target(name: "Pixels", dependencies: ["CLCMS"], swiftSettings: hotLoops),
-        .target(name: "Codecs", dependencies: ["Pixels", "CShims", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLCMS"]),
+        .target(name: "Codecs", dependencies: ["Pixels", "CShims", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLibRaw", "CLCMS"]),
         .target(name: "Typesetting", dependencies: ["Pixels", "CFreeType", "CHarfBuzz", "CFontconfig"],
                 swiftSettings: hotLoops),
         .target(name: "JSON5"),

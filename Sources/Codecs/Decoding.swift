@@ -106,6 +106,9 @@ public struct SourceInfo: Sendable {
     public var xmpExtended = false
     /// The IPTC IIM stream (JPEG APP13), if any.
     public var iptc: [UInt8]?
+    /// When the file is a camera raw: the raw it is, and the embedded preview the pixels come
+    /// from (the rest of this info is the preview's).
+    public var raw: RawSource?
 
     public init(format: ImageFormat, width: Int, height: Int, orientation: Int = 1,
                 declaredOrientation: Int = 1, hasAlpha: Bool = false,

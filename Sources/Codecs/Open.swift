@@ -5,15 +5,25 @@ import Pixels
 /// - Parameters:
 ///   - bytes: the whole file.
 ///   - limits: `maxPixels` and the deadline.
-/// - Throws: `PhotoError`: `empty-file`, `camera-raw`, `unsupported-format` (naming what was
-///   found), `too-large`, `corrupt-image`.
+/// A camera raw file opens as its embedded JPEG preview (LibRaw), `info.raw` saying so.
+/// - Throws: `PhotoError`: `empty-file`, `camera-raw` (a raw without a JPEG preview),
+///   `unsupported-format` (naming what was found), `too-large`, `corrupt-image`.
 public func openDecoder(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError) -> any PhotoDecoder {
     switch sniff(bytes) {
     case .empty:
         throw PhotoError(.emptyFile, "the file is empty (0 bytes)")
     case .cameraRaw(let kind):
-        throw PhotoError(.cameraRaw, "\(kind) camera raw file: PhotoFinish does not develop raw files; "
-                         + "drop the camera's JPEG or HEIC instead")
+        // A raw alone is finished from its embedded preview (the recipe checks that it is large
+        // enough for the outputs: `SourceInfo.raw`).
+        let (jpeg, raw) = try RawPreview.read(bytes: bytes, kind: kind)
+        guard sniff(jpeg) == .image(.jpeg) else {
+            throw PhotoError(.cameraRaw, "\(kind) camera raw file: its embedded preview is not a JPEG; "
+                             + "drop the camera's JPEG or HEIC with it")
+        }
+        let decoder = try JPEGDecoder(bytes: jpeg, limits: limits)
+        decoder.info.raw = RawSource(kind: kind, width: raw.width, height: raw.height,
+                                     previewWidth: decoder.info.width, previewHeight: decoder.info.height)
+        return decoder
     case .unsupported(let kind):
         throw PhotoError(.unsupportedFormat, "\(kind): not a format PhotoFinish reads (JPEG, PNG, HEIC/HEIF, AVIF, WebP)")
     case .image(.jpeg):

@@ -150,13 +150,14 @@ enum Commands {
             name: "demo", synopsis: "[DIR] [--template F] | --drop ROOT",
             summary: "Make sample photos and finish them, to see PhotoFinish work.",
             details: """
-                Writes six sample photos into DIR/photos (default DIR: ./demo) and finishes them
-                as one batch into DIR/out. One of them, broken.jpg, fails on purpose: exit 0 when
-                exactly that one failed, 1 when anything else went wrong. With --drop, only drops
-                the samples into a hot folder's drop/.
+                Writes six sample photos into DIR/photos (default DIR: ./demo), with a RAW, an XMP
+                sidecar and a text file as a card holds them, and finishes them as one batch into
+                DIR/out, with a stitched story and a colour card. One of them, broken.jpg, fails on
+                purpose: exit 0 when exactly that one failed, 1 when anything else went wrong. With
+                --drop, only drops the samples into a hot folder's drop/.
                 """,
             options: [
-                Option("template", "F", "the template file (default: the built-in template)"),
+                Option("template", "F", "the template file (default: the built-in template, plus a story\nand a colour card)"),
                 Option("drop", "ROOT", "only drop the sample photos into ROOT/drop/"),
             ],
             main: { a throws(UsageError) in try await DemoCommand.main(a) }),

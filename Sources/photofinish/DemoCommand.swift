@@ -11,7 +11,8 @@ enum DemoCommand {
         if let root = a.options["drop"] {
             do {
                 let paths = try SamplePhotos.write(into: root + "/drop")
-                Terminal.note("dropped \(paths.count) sample photos into \(root)/drop/ (broken.jpg fails on purpose)")
+                Terminal.note("dropped \(paths.count) sample files into \(root)/drop/ (broken.jpg fails on purpose; "
+                              + "IMG_0001.dng, IMG_0001.xmp and notes.txt are filed with the photos)")
                 return 0
             } catch {
                 Terminal.error("cannot write sample photos into \(root)/drop: \(error)")
@@ -19,7 +20,11 @@ enum DemoCommand {
             }
         }
         let dir = a.positional.first ?? "demo"
+        // The built-in template, with the batch's own outputs: the story (made without the
+        // photo that fails on purpose) and the colour card.
         var template = Template.builtInDefault
+        template.stitch = Template.Stitch()
+        template.colorCard = true
         if let path = a.options["template"] {
             do {
                 template = try TemplateLoader.load(path: path)

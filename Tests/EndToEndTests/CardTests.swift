@@ -13,7 +13,7 @@ import Testing
     static func card() throws -> [(String, [UInt8])] {
         let pair = try Harness.jpeg(upright: Harness.marked(width: 800, height: 600), quality: 85)
         let preview = try Harness.jpeg(upright: Harness.marked(width: 400, height: 300), quality: 80)
-        let raw = SampleRaw.dng(preview: preview, previewWidth: 400, previewHeight: 300, rawWidth: 400, rawHeight: 300)
+        let raw = DNGWriter.dng(preview: preview, previewWidth: 400, previewHeight: 300, rawWidth: 400, rawHeight: 300)
         let broken = try Harness.jpeg(upright: Harness.marked(width: 600, height: 400), quality: 90)
         return [
             ("IMG_0001.DNG", raw),
@@ -113,5 +113,49 @@ import Testing
         #expect(ignored.map { $0["original"]! } == ["IMG_0001.xmp", "LICENSE", "notes.txt"].map { dir + "/card/" + $0 })
         #expect(r.stdout.contains("ignored: LICENSE (text, not a photo)"), "\(r.stdout)")
         for (name, bytes) in card { #expect(try Harness.read(dir + "/card/" + name) == bytes) }
+    }
+
+    @Test func aRawAloneIsFinishedFromItsPreviewOnlyWhenThePreviewIsLargeEnough() throws {
+        let dir = try Harness.tempDir()
+        try FileManager.default.createDirectory(atPath: dir + "/in", withIntermediateDirectories: true)
+        // A portrait raw stored sideways (orientation 6), its preview as cameras embed it: no
+        // EXIF of its own, stored like the raw.
+        let stored = Orientation.apply(Harness.marked(width: 300, height: 400), exif: Harness.inverse(6))
+        let preview = try encodeImage(stored, options: EncodeOptions(format: .jpeg, quality: 90))
+        var facts = DNGWriter.Facts()
+        facts.orientation = 6
+        try Harness.write(DNGWriter.dng(preview: preview, previewWidth: 400, previewHeight: 300, rawWidth: 400, rawHeight: 300,
+                                        facts: facts), to: dir + "/in/IMG_0100.DNG")
+        // A raw whose preview is a quarter of its size.
+        let small = try encodeImage(Harness.marked(width: 200, height: 150), options: EncodeOptions(format: .jpeg))
+        try Harness.write(DNGWriter.dng(preview: small, previewWidth: 200, previewHeight: 150, rawWidth: 800, rawHeight: 600),
+                          to: dir + "/in/IMG_0101.DNG")
+        try Harness.write("""
+            { version: 1, resize: { longSide: 300 }, text: { text: "{camera}", capHeight: 0.05 } }
+            """, to: dir + "/t.json5")
+        let r = try Harness.run(["run", "--template", dir + "/t.json5", "--out", dir + "/out", dir + "/in"])
+        #expect(r.status == 1, "\(r.stdout)\(r.stderr)")
+        let batch = try Harness.batchFolder(in: dir + "/out")
+        let items = try #require(try Harness.report(in: batch)["items"] as? [[String: Any]])
+        #expect(items.map { $0["status"] as? String } == ["ok", "failed"])
+        // Finished from its preview, turned upright, the camera's name in the mark; applied says so.
+        #expect(items[0]["format"] as? String == "dng")
+        #expect(items[0]["size"] as? [Int] == [300, 400])
+        let output = try #require((items[0]["outputs"] as? [[String: Any]])?.first)
+        #expect(output["size"] as? [Int] == [225, 300])
+        let applied = try #require(output["applied"] as? [String: Any])
+        let raw = try #require(applied["rawPreview"] as? [String: Any])
+        #expect(raw["format"] as? String == "DNG")
+        #expect(raw["size"] as? [Int] == [300, 400] && raw["rawSize"] as? [Int] == [300, 400])
+        #expect((applied["text"] as? [String: Any])?["text"] as? String == "Canon EOS R5")
+        let (image, info) = try Harness.decode(batch + "/" + (output["file"] as? String ?? ""))
+        #expect(info.width == 225 && info.height == 300)
+        #expect(Harness.isRed(image.pixel(5, 5)), "\(image.pixel(5, 5))")
+        #expect(Harness.isGreen(image.pixel(219, 5)), "\(image.pixel(219, 5))")
+        // Too small a preview for the outputs: camera-raw, with the sizes.
+        let error = try #require(items[1]["error"] as? [String: String])
+        #expect(error["code"] == "camera-raw")
+        #expect(error["message"]?.contains("embedded preview (200×150) is smaller than the 300×225 output") == true,
+                "\(error)")
     }
 }

@@ -12,7 +12,7 @@ internal import CShims
 /// One decoder belongs to one thread at a time (it is not `Sendable`).
 public final class JPEGDecoder: PhotoDecoder {
     /// What the header says; `orientation` comes from the EXIF block (1 when absent or invalid).
-    public let info: SourceInfo
+    public internal(set) var info: SourceInfo
     /// libjpeg's cheap scales: 1/1, 1/2, 1/4, 1/8.
     public let scaleDenominators: [Int] = [1, 2, 4, 8]
 

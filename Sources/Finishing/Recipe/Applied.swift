@@ -8,6 +8,8 @@ import Pixels
 /// order, under their own names (an optional is left out when nil unless it says otherwise:
 /// see `NullWhenNil`). A new field is one new property here, in its place.
 public struct Applied: Codable, Sendable, Equatable {
+    /// When the source is a camera raw: the embedded preview the output was made from.
+    public var rawPreview: RawPreviewRecord?
     /// The JPEG DCT scale the source was decoded at ("1/1", "1/2", …).
     public var decodeScale: String
     /// The crop ratio and its rectangle in upright source pixels, or `null`.
@@ -31,6 +33,16 @@ public struct Applied: Codable, Sendable, Equatable {
     public var removed: [String]
     /// The quality the file was written at, when `output.maxBytes` lowered it.
     public var quality: Int?
+
+    /// `applied.rawPreview`: a raw finished from the JPEG preview it embeds.
+    public struct RawPreviewRecord: Codable, Sendable, Equatable {
+        /// The raw format ("DNG", "CR2").
+        public var format: String
+        /// The preview's size, upright.
+        public var size: [Int]
+        /// The raw image's own size, upright.
+        public var rawSize: [Int]
+    }
 
     /// `applied.crop`.
     public struct CropRecord: Codable, Sendable, Equatable {

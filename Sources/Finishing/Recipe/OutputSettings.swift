@@ -29,6 +29,8 @@ struct OutputSettings {
     let options: EncodeOptions
     /// What the metadata policy removed (`applied.removed`).
     let removed: [String]
+    /// A camera raw's embedded preview the output is made from (`applied.rawPreview`).
+    let rawPreview: Applied.RawPreviewRecord?
 
     /// - Parameter channels: 3 or 4, as decoded.
     init(template: Template, plan: OutputPlan, info: SourceInfo, orientation: Int, channels decoded: Int,
@@ -85,6 +87,12 @@ struct OutputSettings {
         options.iptc = metadata.iptc
         self.options = options
         removed = metadata.removed
+        rawPreview = info.raw.map { raw in
+            let turned = Layout.swapsAxes(orientation)
+            return .init(format: raw.kind,
+                         size: turned ? [raw.previewHeight, raw.previewWidth] : [raw.previewWidth, raw.previewHeight],
+                         rawSize: turned ? [raw.height, raw.width] : [raw.width, raw.height])
+        }
     }
 
     /// The frame in `applied.frame` (nil: none).
@@ -94,6 +102,7 @@ struct OutputSettings {
     func applied(plan: OutputPlan, scale: Int, sharpen: Applied.SharpenRecord?, marks: MarkPainter.Result,
                  quality: Int?) -> Applied {
         Applied(
+            rawPreview: rawPreview,
             decodeScale: "1/\(scale)",
             crop: plan.crop.map { .init(ratio: $0.label, box: [plan.uprightCrop.x, plan.uprightCrop.y,
                                                                  plan.uprightCrop.width, plan.uprightCrop.height]) },

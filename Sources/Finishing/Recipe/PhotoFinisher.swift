@@ -145,7 +145,7 @@ public struct PhotoFinisher: Sendable {
                                           taken: outputs.map(\.name))
             outputs.append(output)
         }
-        return FinishedPhoto(format: info.format.rawValue, uprightSize: upright,
+        return FinishedPhoto(format: info.raw.map { $0.kind.lowercased() } ?? info.format.rawValue, uprightSize: upright,
                              orientation: info.declaredOrientation, outputs: outputs, skipped: decoded.skipped,
                              warnings: warnings, preview: preview)
     }
@@ -233,6 +233,7 @@ public struct PhotoFinisher: Sendable {
             let planned = Layout.plan(stored: stored, orientation: orientation, template: recipe)
             plans += planned.outputs.map { (index, $0) }
             skipped += planned.skipped.map { var s = $0; s.variant = variant; return s }
+            if let raw = info.raw { try Self.checkPreview(raw, serves: planned.outputs, template: recipe, orientation: orientation) }
         }
         // Regions the file names are known from its header: subject crops are placed on them
         // now and stream like any crop. Otherwise each streams into a band (the whole photo at
@@ -382,6 +383,24 @@ public struct PhotoFinisher: Sendable {
             }
         }
         return result
+    }
+
+    /// A camera raw is finished from its embedded preview only when the preview serves every
+    /// output at the size the raw itself would give it (2 % less is allowed: previews and raws
+    /// are cropped a little differently).
+    /// - Throws: `camera-raw`, naming the sizes, when the preview is too small.
+    static func checkPreview(_ raw: RawSource, serves outputs: [OutputPlan], template: Template,
+                             orientation: Int) throws(PhotoError) {
+        let full = Layout.plan(stored: .init(raw.width, raw.height), orientation: orientation, template: template).outputs
+        for (fromPreview, fromRaw) in zip(outputs, full) {
+            let need = fromRaw.upright, have = fromPreview.upright
+            if Double(have.width) < Double(need.width) * 0.98 || Double(have.height) < Double(need.height) * 0.98 {
+                let preview = OutputPlan.Size(raw.previewWidth, raw.previewHeight)
+                throw PhotoError(.cameraRaw, "\(raw.kind) camera raw file: its embedded preview (\(preview)) is smaller than "
+                                 + "the \(need) output the template makes from it, and PhotoFinish does not develop raw "
+                                 + "files; drop the camera's JPEG or HEIC with it")
+            }
+        }
     }
 
     /// The long side of the preview every finished photo carries (report thumbnails are

@@ -87,16 +87,42 @@ public enum SamplePhotos {
         return bytes
     }
 
-    /// Writes the demo set into `folder`, returning the paths.
+    /// Writes the demo set into `folder`, returning the paths: the photos, and around them
+    /// what a real card holds — the first photo's RAW (a DNG) and its XMP sidecar, and a text
+    /// file — which the batch files as the photo's `alternates` and as `ignored`.
     public static func write(into folder: String) throws -> [String] {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var files: [(String, [UInt8])] = []
+        for (i, s) in demoSet.enumerated() { files.append((s.name, try encoded(s, seed: i + 1))) }
+        files += try cardExtras()
         var paths: [String] = []
-        for (i, s) in demoSet.enumerated() {
-            let path = folder + "/" + s.name
-            try Data(try encoded(s, seed: i + 1)).write(to: URL(fileURLWithPath: path))
+        for (name, bytes) in files {
+            let path = folder + "/" + name
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
             paths.append(path)
         }
         return paths
+    }
+
+    /// The demo card's other files: `IMG_0001.dng` (the first photo's RAW, 1008×756 with its
+    /// preview), `IMG_0001.xmp` (a rating and a keyword) and `notes.txt`.
+    static func cardExtras() throws -> [(String, [UInt8])] {
+        let first = demoSet[0]
+        let preview = try encodeImage(picture(width: 1008, height: 756, seed: 1), options: EncodeOptions(format: .jpeg, quality: 85))
+        var facts = DNGWriter.Facts()
+        facts.make = "PhotoFinish"
+        facts.model = "Sample"
+        let dng = DNGWriter.dng(preview: preview, previewWidth: 1008, previewHeight: 756, rawWidth: 1008, rawHeight: 756,
+                                facts: facts)
+        let stem = String(first.name.prefix { $0 != "." })
+        let xmp = """
+            <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+            <rdf:Description rdf:about="" xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmlns:dc="http://purl.org/dc/elements/1.1/"
+              xmp:Rating="4"><dc:subject><rdf:Bag><rdf:li>demo</rdf:li></rdf:Bag></dc:subject></rdf:Description>
+            </rdf:RDF></x:xmpmeta>
+            """
+        let notes = "Demo card: a RAW+JPEG pair (IMG_0001), its XMP sidecar and this note are filed with the photos, not failed.\n"
+        return [(stem + ".dng", dng), (stem + ".xmp", Array(xmp.utf8)), ("notes.txt", Array(notes.utf8))]
     }
 
     /// The orientation that undoes `o` (6 and 8 undo each other; the rest undo themselves).

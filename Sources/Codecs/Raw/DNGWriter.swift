@@ -1,9 +1,9 @@
-/// A small, real DNG for the demo's memory card (a RAW beside its JPEG) and for tests: a TIFF
+/// Writes a small, real DNG for the demo's memory card (a RAW beside its JPEG) and for tests: a TIFF
 /// whose first directory is the full-size JPEG preview a camera embeds (NewSubfileType 1,
 /// compression 7) and whose SubIFD holds the raw sensor data (16-bit Bayer CFA, RGGB,
 /// uncompressed, flat grey). LibRaw reads it as any camera's DNG: make, model, date,
 /// orientation, the raw's size and the preview.
-public enum SampleRaw {
+public enum DNGWriter {
     /// The DNG's facts.
     public struct Facts: Sendable {
         public var make = "Canon"
