@@ -154,6 +154,17 @@ public final class Directory: Sendable {
         }.map { _ in () }
     }
 
+    /// One more name for the file `name`: `target`/`newName` (`linkat`; a symlink is linked,
+    /// not followed).
+    /// - Throws: `SystemError`: `EEXIST` when the name is taken; `EPERM`, `EOPNOTSUPP`, `EXDEV`
+    ///   where the file system has no hard links or the folders are on two.
+    public func hardLink(_ name: FileName, to target: Directory, as newName: FileName) throws(SystemError) {
+        if case .failure(let e) = link(name, to: target, as: newName) {
+            throw SystemError("link", path.appending(name).description + " to " + target.path.appending(newName).description,
+                              errno: e.code)
+        }
+    }
+
     /// `linkat` of `name` to `target`/`newName` (a symlink is linked, not followed).
     func link(_ name: FileName, to target: Directory, as newName: FileName) -> Result<Void, Errno> {
         Syscall.run {

@@ -122,6 +122,22 @@ enum Commands {
             ],
             main: { a throws(UsageError) in try StatusCommand.main(a) }),
         Command(
+            name: "redo", synopsis: "ROOT BATCH-ID [--template F] [--config FILE]",
+            summary: "Run a finished batch of a hot folder again, with its current template.",
+            details: """
+                Takes the files batch BATCH-ID filed in ROOT/originals/BATCH-ID/ and
+                ROOT/failed/BATCH-ID/ and finishes them again as a new batch: out/<new-id>/ with
+                a report that names the batch it redoes. The first batch's outputs and originals
+                stay as they are (the new batch's originals are hard links to them). The template
+                is --template, else the one the config gives ROOT. Safe beside a running daemon.
+                Exit 0: every photo finished; 1: some failed; 2: usage or configuration error.
+                """,
+            options: [
+                Option("template", "F", "finish with this template file"),
+                Option("config", "FILE", "the config naming ROOT's template, and the limits (default:\n\(defaultConfig))"),
+            ],
+            main: { a throws(UsageError) in try await RedoCommand.main(a) }),
+        Command(
             name: "proof", synopsis: "--template F [--out DIR] [--config FILE]",
             summary: "The template on six sample photos, as one contact sheet.",
             details: """

@@ -86,6 +86,13 @@ enum RunCommand {
             Terminal.error(error.description)
             return 1
         }
+        summarize(report, folder: folder)
+        return exitCode(report)
+    }
+
+    /// Prints what a batch came to: counts, failed photos, ignored files, batch outputs,
+    /// warnings, where the report is.
+    static func summarize(_ report: Report, folder: String) {
         let c = report.counts
         print("\(report.status.rawValue): \(c.ok) of \(c.items) photos finished"
               + (c.failed > 0 ? ", \(c.failed) failed" : "") + " → \(folder)/")
@@ -96,7 +103,6 @@ enum RunCommand {
         for output in report.outputs { print("  \(output.file)") }
         for warning in report.warnings ?? [] { print("  \(warning)") }
         print("report: \(folder)/report.json, \(folder)/report.html (photofinish report \(folder))")
-        return exitCode(report)
     }
 }
 

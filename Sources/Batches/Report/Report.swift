@@ -10,6 +10,8 @@ import Finishing
 public struct Report: Codable, Sendable {
     public var schema: Int = 1
     public var batch: String
+    /// The batch this one runs again (`photofinish redo`).
+    public var redoes: String?
     /// The hot folder's name; `null` for `photofinish run`.
     @NullWhenNil public var inbox: String?
     public var template: TemplateRef

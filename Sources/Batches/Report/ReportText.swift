@@ -25,6 +25,7 @@ public enum ReportText {
         var lines: [String] = []
         let c = r.counts
         lines.append("Batch \(r.batch)" + (r.inbox.map { " from \($0)" } ?? "") + " · template \(r.template.name)")
+        if let redoes = r.redoes { lines.append("Runs batch \(redoes) again") }
         lines.append("Started \(HumanTime.words(isoUTC: r.started)), finished \(HumanTime.words(isoUTC: r.finished))")
         var summary = "\(statusWords(r.status)): \(c.items) photo\(c.items == 1 ? "" : "s"), \(c.ok) finished, \(c.failed) failed"
         let interrupted = r.items.filter { $0.status == .interrupted }.count

@@ -127,6 +127,7 @@ public enum BatchWork {
             }
         })
         if report.items.contains(where: { $0.status == .interrupted }) { return .interrupted }
+        report.redoes = batch.manifest.redoes
 
         // 2. File the sources (by their names in the manifest: the report shows them escaped).
         if fileSources(&report, batch: batch, contents: contents, template: template, log: log) {

@@ -14,6 +14,8 @@ public struct Manifest: Codable, Sendable, Equatable {
     public var claimed: String
     public var template: TemplateSnapshot
     public var items: [Item]
+    /// The batch this one runs again (`photofinish redo`), for its report.
+    public var redoes: String?
 
     /// One claimed source, as dropped, and what it held when it was claimed (and fsynced).
     public struct Item: Codable, Sendable, Equatable {
