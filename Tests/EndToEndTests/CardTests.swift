@@ -94,6 +94,13 @@ import Testing
             let kind = name == "broken.jpg" ? "failed" : "originals"
             #expect(try Harness.read(hot.root + "/\(kind)/\(id)/\(name)") == bytes, "\(name)")
         }
+        // explain finds the files that were no item of their own.
+        let raw = try Harness.run(["explain", "IMG_0001.DNG", hot.root])
+        #expect(raw.status == 0 && raw.stdout.contains("was filed at") && raw.stdout.contains("with IMG_0001.JPG")
+                && raw.stdout.contains("originals/\(id)/IMG_0001.DNG"), "\(raw.stdout)")
+        let license = try Harness.run(["explain", "LICENSE", hot.root])
+        #expect(license.status == 0 && license.stdout.contains("LICENSE is no photo (text, not a photo)")
+                && license.stdout.contains("originals/\(id)/LICENSE"), "\(license.stdout)")
     }
 
     @Test func runSortsTheSameCardAndMovesNothing() throws {

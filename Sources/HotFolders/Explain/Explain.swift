@@ -95,9 +95,12 @@ public enum Explain {
             if let manifest = try? Manifest.read(fromFolder: folder) {
                 guard let index = manifest.items.firstIndex(where: { $0.name == name || ($0.sha256 == sha256 && sha256 != nil) })
                 else { continue }
+                // The journal counts photos (a pair is one): find this file's by name.
                 let journal = (try? ProgressJournal.read(folder: folder))?.finished ?? [:]
+                let escaped = manifest.items[index].name.escaped
+                let done = journal.values.contains { $0.source == escaped || $0.alternates?.contains(escaped) == true }
                 facts.claimed.append(Claimed(batch: batch, position: index + 1, count: manifest.items.count,
-                                             done: journal[index + 1] != nil, manifest: true))
+                                             done: done, manifest: true))
             } else if Files.exists(FilePath(folder).appending(Claim.sourceFolder).appending(name)) {
                 facts.claimed.append(Claimed(batch: batch, position: 0, count: 0, done: false, manifest: false))
             }
@@ -106,12 +109,25 @@ public enum Explain {
         for batch in batches {
             guard let report = try? ReportText.load(layout.out + "/" + batch + "/report.json") else { continue }
             for item in report.items {
+                // Filed with a photo it belongs to (the RAW beside the JPEG finished).
+                if let alternates = item.alternates, alternates.contains(name.escaped) {
+                    let folder = item.original.map { ($0 as NSString).deletingLastPathComponent }
+                    facts.finished.append(Finished(
+                        batch: report.batch, finished: readable(report.finished), status: "alternate",
+                        outputs: [], original: folder.map { $0 + "/" + name.escaped }, error: nil, source: item.source))
+                    continue
+                }
                 let byName = item.source == name.escaped
                 guard byName || (sha256 != nil && item.sha256 == sha256) else { continue }
                 facts.finished.append(Finished(
                     batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
                     outputs: (item.outputs ?? []).map { "out/\(batch)/\($0.file)" }, original: item.original,
                     error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: !byName))
+            }
+            for ignored in report.ignored ?? [] where ignored.source == name.escaped {
+                facts.finished.append(Finished(batch: report.batch, finished: readable(report.finished), status: "ignored",
+                                               outputs: [], original: ignored.original, error: ignored.reason,
+                                               source: ignored.source))
             }
         }
         return facts
@@ -178,6 +194,12 @@ public enum Explain {
                              + (d.original.map { "; the original is in \($0)" } ?? "; the original was deleted (originals: delete)") + ".")
             case "failed":
                 lines.append("\(who) failed at \(d.finished) in batch \(d.batch): \(d.error ?? "no reason recorded")"
+                             + (d.original.map { "; the file is in \($0)" } ?? "") + ".")
+            case "alternate":
+                lines.append("\(name) was filed at \(d.finished) in batch \(d.batch) with \(d.source), the same photo "
+                             + "in another file (its pair), which was finished" + (d.original.map { "; the file is in \($0)" } ?? "") + ".")
+            case "ignored":
+                lines.append("\(name) is no photo (\(d.error ?? "ignored")): batch \(d.batch) kept it at \(d.finished)"
                              + (d.original.map { "; the file is in \($0)" } ?? "") + ".")
             default:
                 lines.append("\(who) was in batch \(d.batch) (status \(d.status) at \(d.finished))"
