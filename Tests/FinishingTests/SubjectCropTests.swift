@@ -202,6 +202,26 @@ import Testing
         #expect(CropPlacement.start(window: 0.5, groups: [[0.9...1.0]], point: 0.95) == 0.5)
     }
 
+    /// Found by the `finish` fuzz target: a region a file names may lie beyond the photo or
+    /// be no number at all; the start stays on the photo and nothing traps.
+    @Test func spansBeyondThePhotoOrNotNumbersNeverTrap() {
+        // Wholly before the photo: left out, so the point decides.
+        #expect(abs(CropPlacement.start(window: 0.5, groups: [[-0.5...(-0.4)]], point: 0.5) - 0.25) < 1e-9)
+        // Reaching past the end: cut to 0.8…1, kept.
+        #expect(CropPlacement.start(window: 0.5, groups: [[0.8...1.7]], point: 0.5) == 0.5)
+        let inf = Double.infinity
+        for start in [CropPlacement.start(window: 0.5, groups: [[0.2...0.3]], point: .nan),
+                      CropPlacement.start(window: 0.5, groups: [[-inf...inf]], point: inf),
+                      CropPlacement.start(window: 0.3, groups: [[0.2...0.2 + 0.3 + 1e-10]], point: 0)] {
+            #expect(start >= 0 && start <= 0.5, "\(start)")
+        }
+        // A subject box that is no number places the crop on the photo all the same.
+        let odd = Subject(source: .subject, box: FocusBox(x: .nan, y: 0.2, width: 0.1, height: -0.5), keep: [], peak: (x: .nan, y: .infinity))
+        let corner = CropPlacement.place(window: OutputPlan.Size(50, 50),
+                                         in: OutputPlan.Size(100, 100), subject: odd)
+        #expect((0...50).contains(corner.x) && (0...50).contains(corner.y))
+    }
+
     @Test func fallsBackToTheFacesThenThePoint() {
         // The whole subject (0.1…0.9) does not fit 0.4; the face (0.15…0.3) does.
         let s = CropPlacement.start(window: 0.4, groups: [[0.1...0.9, 0.15...0.3], [0.15...0.3]], point: 0.5)

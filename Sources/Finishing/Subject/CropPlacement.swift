@@ -8,19 +8,26 @@ public enum CropPlacement {
     ///   - window: the window's length along the axis, as a fraction (0 < window ≤ 1).
     ///   - spans: what to keep, as intervals along the axis, most important group first:
     ///     each entry is one group (the whole subject; the parts to keep; the first part).
+    ///     Only what lies on the photo counts: an interval reaching beyond 0…1 (regions a file
+    ///     names may) is cut to it, one wholly outside or not finite is left out.
     ///   - point: the position to centre on when no group fits.
-    /// - Returns: the start, in 0…(1 − window).
+    /// - Returns: the start, in 0…(1 − window), whatever the inputs.
     public static func start(window: Double, groups: [[ClosedRange<Double>]], point: Double) -> Double {
         let last = max(0, 1 - window)
-        for group in groups where !group.isEmpty {
-            let lower = group.map(\.lowerBound).min()!, upper = group.map(\.upperBound).max()!
-            guard upper - lower <= window + 1e-9 else { continue }
+        func onAxis(_ start: Double) -> Double { start.isFinite ? min(last, max(0, start)) : last / 2 }
+        for group in groups {
+            let spans = group.compactMap { span -> ClosedRange<Double>? in
+                guard span.lowerBound.isFinite, span.upperBound.isFinite else { return nil }
+                let lower = max(0, span.lowerBound), upper = min(1, span.upperBound)
+                return lower <= upper ? lower...upper : nil
+            }
+            guard let lower = spans.map(\.lowerBound).min(), let upper = spans.map(\.upperBound).max(),
+                  upper - lower <= window + 1e-9 else { continue }
             // Centred on what it keeps, within the starts that keep all of it.
-            let centred = (lower + upper) / 2 - window / 2
-            let allowed = max(0, upper - window)...min(last, lower)
-            return min(allowed.upperBound, max(allowed.lowerBound, centred))
+            let first = max(0, upper - window), latest = max(first, min(last, lower))
+            return onAxis(min(latest, max(first, (lower + upper) / 2 - window / 2)))
         }
-        return min(last, max(0, point - window / 2))
+        return onAxis(point - window / 2)
     }
 
     /// The crop of `window` size placed in a `photo`-sized upright picture around `subject`.
@@ -30,18 +37,24 @@ public enum CropPlacement {
     ///   - subject: what the photo is about.
     /// - Returns: the crop's top-left corner in the photo's pixels.
     public static func place(window: OutputPlan.Size, in photo: OutputPlan.Size, subject: Subject) -> (x: Int, y: Int) {
-        func groups(_ axis: (FocusBox) -> ClosedRange<Double>) -> [[ClosedRange<Double>]] {
-            [[axis(subject.box)] + subject.keep.map(axis), subject.keep.map(axis), subject.keep.prefix(1).map(axis)]
+        // A box whose ends are no numbers or out of order (a file's region may be) keeps nothing.
+        func groups(_ axis: (FocusBox) -> (Double, Double)) -> [[ClosedRange<Double>]] {
+            func span(_ box: FocusBox) -> ClosedRange<Double>? {
+                let (lower, upper) = axis(box)
+                return lower <= upper ? lower...upper : nil
+            }
+            let keep = subject.keep.compactMap(span)
+            return [[span(subject.box)].compactMap { $0 } + keep, keep, subject.keep.prefix(1).compactMap(span)]
         }
         var x = 0, y = 0
         if window.width < photo.width {
             let fraction = Double(window.width) / Double(photo.width)
-            let s = start(window: fraction, groups: groups { $0.x...$0.maxX }, point: subject.peak.x)
+            let s = start(window: fraction, groups: groups { ($0.x, $0.maxX) }, point: subject.peak.x)
             x = min(photo.width - window.width, max(0, Int((s * Double(photo.width)).rounded())))
         }
         if window.height < photo.height {
             let fraction = Double(window.height) / Double(photo.height)
-            let s = start(window: fraction, groups: groups { $0.y...$0.maxY }, point: subject.peak.y)
+            let s = start(window: fraction, groups: groups { ($0.y, $0.maxY) }, point: subject.peak.y)
             y = min(photo.height - window.height, max(0, Int((s * Double(photo.height)).rounded())))
         }
         return (x, y)
