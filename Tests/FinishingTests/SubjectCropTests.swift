@@ -191,6 +191,20 @@ import Testing
     }
 }
 
+/// The analysis image of photos with a side shorter than the shrink factor (found by the
+/// `finish` fuzz target: a 2-px-wide JPEG read past its rows).
+@Suite struct AnalysisImageTests {
+    @Test(arguments: [(2, 2000), (2000, 3), (1, 1), (1, 5000)])
+    func thinPhotosAverageWhatTheyHave(width: Int, height: Int) {
+        let image = Image(width: width, height: height, channels: 4, fill: [10, 120, 250, 255])
+        let small = AttentionMap.analysisImage(from: image)
+        #expect(small.width >= 1 && small.height >= 1)
+        #expect(max(small.width, small.height) <= max(AttentionMap.analysisLongSide, 1))
+        #expect(Array(small.pixel(0, small.height - 1).prefix(3)) == [10, 120, 250])
+        #expect(Array(small.pixel(small.width - 1, 0).prefix(3)) == [10, 120, 250])
+    }
+}
+
 /// The placement rule with plain numbers.
 @Suite struct CropPlacementTests {
     @Test func keepsTheWholeSubjectCentredWhenItFits() {

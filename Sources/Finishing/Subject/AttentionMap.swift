@@ -93,19 +93,22 @@ public struct AttentionMap: Sendable {
         let factor = (max(image.width, image.height) + analysisLongSide - 1) / analysisLongSide
         guard factor > 1 else { return image }
         let w = max(1, image.width / factor), h = max(1, image.height / factor)
+        // A side shorter than the factor (a photo 3 px wide and 2,000 tall) averages all it has.
+        let fx = min(factor, image.width), fy = min(factor, image.height)
         let channels = image.channels
+        let (g, b) = channels >= 3 ? (1, 2) : (0, 0)
         var sums = [Int](repeating: 0, count: w * 3)
-        let area = factor * factor
+        let area = fx * fy
         return image.withUnsafeRows { rows in
             Image(width: w, height: h, channels: 3) { result in
                 for y in 0..<h {
                     for i in sums.indices { sums[i] = 0 }
-                    for dy in 0..<factor {
-                        let row = rows[y * factor + dy]
+                    for dy in 0..<fy {
+                        let row = rows[y * fy + dy]
                         for x in 0..<w {
-                            for dx in 0..<factor {
-                                let p = row + (x * factor + dx) * channels
-                                sums[x * 3] += Int(p[0]); sums[x * 3 + 1] += Int(p[1]); sums[x * 3 + 2] += Int(p[2])
+                            for dx in 0..<fx {
+                                let p = row + (x * fx + dx) * channels
+                                sums[x * 3] += Int(p[0]); sums[x * 3 + 1] += Int(p[g]); sums[x * 3 + 2] += Int(p[b])
                             }
                         }
                     }
