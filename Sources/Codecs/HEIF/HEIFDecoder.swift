@@ -50,13 +50,7 @@ public final class HEIFDecoder: PhotoDecoder {
         guard width > 0, height > 0 else {
             throw PhotoError(.corruptImage, "HEIF primary image has no size (\(width)×\(height))")
         }
-        try limits.checkPixels(width: width, height: height, format: "HEIF")
-        // libheif 1.15 computes plane offsets in 32-bit ints (up to 8 bytes a pixel): past
-        // 2^28 pixels they wrap, whatever maxPixels allows.
-        guard width * height <= HEIFDecoder.largestImage else {
-            throw PhotoError(.tooLarge, "HEIF header says \(width)×\(height) = \(DecodeLimits.words(width * height)), "
-                             + "over the \(DecodeLimits.words(HEIFDecoder.largestImage)) libheif decodes safely")
-        }
+        try HEIFDecoder.checkSize(width: width, height: height, format: "HEIF", what: "HEIF header", limits: limits)
         try HEIFDecoder.checkCanvas(HEIFBoxes(bytes), limits: limits)
         let mime = bytes.withUnsafeBufferPointer { heif_get_file_mime_type($0.baseAddress, Int32(min($0.count, 4096))) }
         let format: ImageFormat = mime.map { String(cString: $0) } == "image/avif" ? .avif : .heic
@@ -69,8 +63,22 @@ public final class HEIFDecoder: PhotoDecoder {
         self.info = info
     }
 
-    /// The most pixels a HEIF image may have here (2^28, 268 MP): libheif 1.15's 32-bit offsets.
+    /// The most pixels a HEIF image may have here (2^28, 268 MP): libheif 1.15 computes plane
+    /// offsets in 32-bit ints (up to 8 bytes a pixel), which wrap past it whatever maxPixels allows.
     static let largestImage = 1 << 28
+
+    /// A size libheif is about to decode: within `limits` and within what libheif 1.15 addresses.
+    /// - Parameters:
+    ///   - format: how `limits` names the image in its errors.
+    ///   - what: what said the size, for the error past libheif's limit.
+    /// - Throws: `PhotoError` `too-large`.
+    static func checkSize(width: Int, height: Int, format: String, what: String, limits: DecodeLimits) throws(PhotoError) {
+        try limits.checkPixels(width: width, height: height, format: format)
+        guard width * height <= largestImage else {
+            throw PhotoError(.tooLarge, "\(what) says \(width)×\(height) = \(DecodeLimits.words(width * height)), "
+                             + "over the \(DecodeLimits.words(largestImage)) libheif decodes safely")
+        }
+    }
 
     /// A grid or overlay decodes to the canvas its own data declares, while the size checked
     /// above is the primary image's `ispe`: the two must agree, up to a quarter turn
@@ -80,11 +88,7 @@ public final class HEIFDecoder: PhotoDecoder {
     static func checkCanvas(_ boxes: HEIFBoxes, limits: DecodeLimits) throws(PhotoError) {
         guard let canvas = boxes.derivedCanvas else { return }
         let kind = boxes.primaryType ?? "derived image"
-        try limits.checkPixels(width: canvas.width, height: canvas.height, format: "HEIF \(kind)")
-        guard canvas.width * canvas.height <= largestImage else {
-            throw PhotoError(.tooLarge, "HEIF \(kind) says \(canvas.width)×\(canvas.height), over the "
-                             + "\(DecodeLimits.words(largestImage)) libheif decodes safely")
-        }
+        try checkSize(width: canvas.width, height: canvas.height, format: "HEIF \(kind)", what: "HEIF \(kind)", limits: limits)
         // libheif writes the `ispe` of a rotated grid turned (as shown), the grid as stored:
         // the sides may be swapped, the size may not differ.
         if let extent = boxes.primaryExtent, extent != canvas, extent != (canvas.height, canvas.width) {
