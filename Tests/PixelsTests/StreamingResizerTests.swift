@@ -189,3 +189,38 @@ func expectCloseToReference(_ image: Image, width tw: Int, height th: Int) {
     // only a few hundredths of a level.
     #expect(worst < 0.6, "largest difference \(worst)")
 }
+
+/// Shrinking in boxes first (the preview's way): a flat colour stays exact, sizes are exact,
+/// and a textured photo lands within a few levels of the Lanczos-only resize (mean well
+/// under one level); RGBA is never box-shrunk.
+@Suite struct ShrinkFirstTests {
+    @Test(arguments: [(4032, 3024, 480, 360), (2050, 1537, 480, 360), (1001, 67, 50, 3), (9, 9, 2, 2), (300, 200, 149, 99)])
+    func flatColourStaysExactAndSizeIsExact(w: Int, h: Int, tw: Int, th: Int) {
+        let colour: [UInt8] = [201, 17, 99]
+        let out = resized(Image(width: w, height: h, channels: 3, fill: colour), width: tw, height: th, shrinkFirst: true)
+        #expect(out.width == tw && out.height == th)
+        var wrong = 0
+        for y in 0..<th { for x in 0..<tw where out.pixel(x, y) != colour { wrong += 1 } }
+        #expect(wrong == 0)
+    }
+
+    @Test(arguments: [3, 4])
+    func closeToTheFullFilter(channels: Int) {
+        let image = naturalImage(width: 1203, height: 905, channels: channels)
+        let full = resized(image, width: 150, height: 113)
+        let quick = resized(image, width: 150, height: 113, shrinkFirst: true)
+        var total = 0, worst = 0
+        for y in 0..<113 {
+            for x in 0..<150 {
+                for c in 0..<channels {
+                    let d = abs(Int(full.pixel(x, y)[c]) - Int(quick.pixel(x, y)[c]))
+                    total += d
+                    worst = max(worst, d)
+                }
+            }
+        }
+        let mean = Double(total) / Double(150 * 113 * channels)
+        if channels == 4 { #expect(worst == 0, "RGBA goes through the full filter") }
+        #expect(mean < 1 && worst <= 12, "mean \(mean), worst \(worst)")
+    }
+}

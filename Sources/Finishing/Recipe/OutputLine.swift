@@ -70,7 +70,7 @@ final class OutputLine: BandSink {
         preview = previewSize.map {
             StreamingResizer(sourceWidth: width, sourceHeight: height,
                              crop: PixelRect(x: 0, y: 0, width: width, height: height),
-                             targetWidth: $0.width, targetHeight: $0.height, channels: channels)
+                             targetWidth: $0.width, targetHeight: $0.height, channels: channels, shrinkFirst: true)
         }
         let bands = UprightRows.rowsPerBand(rowBytes: width * channels, height: height)
         flat = background == nil ? nil : BandBuffer(width: width, rows: bands, channels: 3)

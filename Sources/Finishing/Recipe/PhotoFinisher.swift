@@ -289,7 +289,8 @@ public struct PhotoFinisher: Sendable {
             }
             outputs.append(PendingOutput(recipe: recipeIndex, plan: plan, way: way, makesPreview: index == wholeOutput))
         }
-        let preview = ownPreview ? Self.resizer(for: previewPlan, stored: stored, scaled: scaled, channels: channels) : nil
+        let preview = ownPreview ? Self.resizer(for: previewPlan, stored: stored, scaled: scaled, channels: channels,
+                                                shrinkFirst: true) : nil
         try Self.decode(decoder, denominator: denominator, channels: channels,
                         into: resizers + (preview.map { [$0] } ?? []), limits: limits)
         return Decoded(info: info, facts: facts, recipes: recipes, outputs: outputs, skipped: skipped,
@@ -314,12 +315,14 @@ public struct PhotoFinisher: Sendable {
         return (denominator, OutputPlan.Size(scaled.width, scaled.height))
     }
 
-    /// A resampler of the decoded rows into `plan`'s stored size, keeping its image whole.
+    /// A resampler of the decoded rows into `plan`'s stored size, keeping its image whole
+    /// (`shrinkFirst`: the preview's, see `StreamingResizer`).
     static func resizer(for plan: OutputPlan, stored: OutputPlan.Size, scaled: OutputPlan.Size,
-                        channels: Int) -> StreamingResizer {
+                        channels: Int, shrinkFirst: Bool = false) -> StreamingResizer {
         StreamingResizer(sourceWidth: scaled.width, sourceHeight: scaled.height,
                          crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
-                         targetWidth: plan.stored.width, targetHeight: plan.stored.height, channels: channels)
+                         targetWidth: plan.stored.width, targetHeight: plan.stored.height, channels: channels,
+                         shrinkFirst: shrinkFirst)
     }
 
     /// Decodes every row once, pushing it into each resampler that still wants rows.
@@ -420,7 +423,7 @@ public struct PhotoFinisher: Sendable {
     /// (its colour feeds the colour card).
     static func preview(_ image: PixelRows, orientation: Int) -> Image {
         let size = Layout.resized(.init(image.width, image.height), by: .longSide(previewLongSide))
-        return flattened(Orientation.apply(resized(image, width: size.width, height: size.height),
+        return flattened(Orientation.apply(resized(image, width: size.width, height: size.height, shrinkFirst: true),
                                            exif: orientation), over: [255, 255, 255]).finished()
     }
 

@@ -37,7 +37,10 @@ final class AxisWeights {
     ///   - outSize: output pixels along the axis.
     ///   - evenTaps: round the tap count up to an even number when the source is wide
     ///     enough, so the pixel loop can take taps two at a time.
-    init(inSize: Int, outSize: Int, evenTaps: Bool = false) {
+    ///   - scale: input pixels per output pixel, when not `inSize / outSize` (a source
+    ///     shrunk in boxes first, whose last box is narrower: the true scale keeps the
+    ///     output pixels where the unshrunk source has them).
+    init(inSize: Int, outSize: Int, evenTaps: Bool = false, scale trueScale: Double? = nil) {
         precondition(inSize > 0 && outSize > 0)
         count = outSize
         if inSize == outSize {
@@ -55,7 +58,7 @@ final class AxisWeights {
         // Pixel centres: output i sits at input (i + 0.5) * scale - 0.5. When shrinking,
         // the kernel is stretched by the scale so every source pixel contributes
         // (an area-aware filter, as Pillow and libvips reduce do).
-        let scale = Double(inSize) / Double(outSize)
+        let scale = trueScale ?? Double(inSize) / Double(outSize)
         let filterScale = max(scale, 1)
         let support = 3 * filterScale
 

@@ -69,7 +69,7 @@ public final class UprightRows: RowSink {
         holdsWholeImage = holdWhole || !streams
         chunks = holdsWholeImage ? Array(repeating: nil, count: (size.height + bandRows - 1) / bandRows) : []
         if map.xx == 0 {
-            tile = PixelStorage(byteCount: Self.tileRows * storedRowBytes)
+            tile = PixelStorage(byteCount: Self.tileRows * storedRowBytes + 1)  // + the last 4-byte load's slack
         } else if map.xx == -1 {
             scratch = PixelStorage(byteCount: storedRowBytes)
         }
@@ -132,14 +132,15 @@ public final class UprightRows: RowSink {
     /// Row `y` of the whole upright image (its band made on first use).
     private func wholeRow(_ y: Int) -> UnsafeMutablePointer<UInt8> {
         let index = y / bandRows
-        let chunk: PixelStorage
-        if let made = chunks[index] {
-            chunk = made
-        } else {
-            chunk = PixelStorage(byteCount: min(bandRows, height - index * bandRows) * rowBytes)
-            chunks[index] = chunk
-        }
-        return chunk.base + (y - index * bandRows) * rowBytes
+        return chunk(index).base + (y - index * bandRows) * rowBytes
+    }
+
+    /// The storage of band `index` of the whole upright image, made on first use.
+    private func chunk(_ index: Int) -> PixelStorage {
+        if let made = chunks[index] { return made }
+        let made = PixelStorage(byteCount: min(bandRows, height - index * bandRows) * rowBytes)
+        chunks[index] = made
+        return made
     }
 
     /// The upright row a stored row lands on (orientations that keep rows as rows).
@@ -156,31 +157,61 @@ public final class UprightRows: RowSink {
 
     /// Quarter turns: `rows` gathered stored rows written down their upright columns. Stored
     /// row `sy` becomes upright column `(sy − y0) · xy`; stored column `x0 + yx · uy` becomes
-    /// upright row `uy`.
+    /// upright row `uy`. Each upright row gets a run of `rows` pixels side by side, written
+    /// left to right (so a stored row that lands further left is read first); the band's
+    /// storage is looked up once per band, not per row.
     private func writeTile(rows: Int) {
         guard let tile else { return }
         let c = channels
         let firstColumn = (tileTop - map.y0) * map.xy
-        let columnStep = map.xy * c
-        for uy in 0..<height {
-            let sx = map.x0 + map.yx * uy
-            var d = wholeRow(uy) + firstColumn * c
-            var s = tile.base + sx * c
-            if c == 3 {
-                for _ in 0..<rows {
-                    d[0] = s[0]; d[1] = s[1]; d[2] = s[2]
-                    d += columnStep
-                    s += storedRowBytes
+        let leftmost = map.xy > 0 ? firstColumn : firstColumn - (rows - 1)
+        let sourceStep = map.xy > 0 ? storedRowBytes : -storedRowBytes
+        let firstSource = map.xy > 0 ? tile.base : tile.base + (rows - 1) * storedRowBytes
+        var uy = 0
+        while uy < height {
+            let index = uy / bandRows
+            let storage = chunk(index)
+            let end = min(height, (index + 1) * bandRows)
+            var d = storage.base + (uy - index * bandRows) * rowBytes + leftmost * c
+            for y in uy..<end {
+                let s = firstSource + (map.x0 + map.yx * y) * c
+                if c == 3 { Self.runRGB(from: s, step: sourceStep, to: d, count: rows) } else {
+                    Self.runRGBA(from: s, step: sourceStep, to: d, count: rows)
                 }
-            } else {
-                for _ in 0..<rows {
-                    UnsafeMutableRawPointer(d).storeBytes(of: UnsafeRawPointer(s).loadUnaligned(as: UInt32.self),
-                                                          as: UInt32.self)
-                    d += columnStep
-                    s += storedRowBytes
-                }
+                d += rowBytes
             }
+            withExtendedLifetime(storage) {}
+            uy = end
         }
         tileTop += rows
+    }
+
+    /// `count` RGB pixels, `step` bytes apart, written side by side: 4-byte loads and stores
+    /// (the fourth byte lands on the next pixel's place and is overwritten by it), the last
+    /// pixel byte by byte so nothing past the run is touched. The tile has a byte of slack
+    /// for the 4-byte load of its very last pixel.
+    @inline(__always)
+    private static func runRGB(from source: UnsafeMutablePointer<UInt8>, step: Int, to target: UnsafeMutablePointer<UInt8>,
+                               count: Int) {
+        var s = UnsafeRawPointer(source), d = UnsafeMutableRawPointer(target)
+        for _ in 0..<(count - 1) {
+            d.storeBytes(of: s.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            s += step
+            d += 3
+        }
+        d.storeBytes(of: s.loadUnaligned(as: UInt16.self), as: UInt16.self)
+        d.storeBytes(of: s.load(fromByteOffset: 2, as: UInt8.self), toByteOffset: 2, as: UInt8.self)
+    }
+
+    /// `count` RGBA pixels, `step` bytes apart, written side by side.
+    @inline(__always)
+    private static func runRGBA(from source: UnsafeMutablePointer<UInt8>, step: Int, to target: UnsafeMutablePointer<UInt8>,
+                                count: Int) {
+        var s = UnsafeRawPointer(source), d = UnsafeMutableRawPointer(target)
+        for _ in 0..<count {
+            d.storeBytes(of: s.loadUnaligned(as: UInt32.self), as: UInt32.self)
+            s += step
+            d += 4
+        }
     }
 }
