@@ -1,6 +1,7 @@
 import Codecs
 import Finishing
 import Foundation
+import Pixels
 import Synchronization
 import System
 
@@ -121,6 +122,20 @@ public struct BatchRunner: Sendable {
                     progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
                     onItem: @escaping @Sendable (Report.Item) -> Void = { _ in },
                     onStart: @escaping @Sendable (Int) -> Void = { _ in }) async -> Report {
+        // Large pixel blocks go from photo to photo of the batch, and back to the system after it.
+        await PixelPool.shared.keeping {
+            await runKeepingPixels(batch: batch, sources: sources, contents: contents, folder: folder, stop: stop,
+                                   started: started, finished: alreadyFinished, resumable: resumable, alone: alone,
+                                   wholeSet: wholeSet, progress: progress, onItem: onItem, onStart: onStart)
+        }
+    }
+
+    private func runKeepingPixels(batch: String, sources: [Source], contents: BatchContents?, folder: String,
+                                  stop: StopRequest, started: Date, finished alreadyFinished: [Int: Report.Item],
+                                  resumable: Bool, alone: Set<Int>, wholeSet: Bool,
+                                  progress: @escaping @Sendable (Int, Int) -> Void,
+                                  onItem: @escaping @Sendable (Report.Item) -> Void,
+                                  onStart: @escaping @Sendable (Int) -> Void) async -> Report {
         let contents = contents ?? BatchContents.read(sources)
         var report = await finishPhotos(batch: batch, sources: sources, contents: contents, folder: folder, stop: stop,
                                         started: started, finished: alreadyFinished, alone: alone, progress: progress,

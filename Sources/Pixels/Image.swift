@@ -60,8 +60,9 @@ public struct MutablePixelRows {
     public var readOnly: PixelRows { PixelRows(width: width, height: height, channels: channels, base: base) }
 }
 
-/// The bytes behind one image, canvas, band or pixel scratch: allocated once, freed when the
-/// last owner lets go, and counted by the `PixelMeter` that was active when they were made.
+/// The bytes behind one image, canvas, band or pixel scratch: allocated once (large blocks
+/// from the `PixelPool`), freed when the last owner lets go, and counted by the `PixelMeter`
+/// that was active when they were made.
 ///
 /// `@unchecked Sendable` because the pointer is shared by reference; what makes that safe is
 /// who can reach it: a `Canvas` is its only owner while it is drawn on (and cannot be
@@ -74,14 +75,14 @@ final class PixelStorage: @unchecked Sendable {
 
     init(byteCount: Int) {
         self.byteCount = byteCount
-        base = .allocate(capacity: max(1, byteCount))
+        base = PixelPool.shared.allocate(byteCount)
         meter = PixelMeter.current
         meter?.add(byteCount)
     }
 
     deinit {
         meter?.add(-byteCount)
-        base.deallocate()
+        PixelPool.shared.deallocate(base, bytes: byteCount)
     }
 }
 
