@@ -217,7 +217,7 @@ public struct BatchRunner: Sendable {
                     let readTime = ContinuousClock.now - reading
                     let budget = limits.memoryBudget
                     let cost = budget == nil ? 0 : (try? read.get()).map {
-                        MemoryBudget.cost(ofPhoto: $0, maxFileBytes: limits.maxFileBytes)
+                        MemoryBudget.cost(ofPhoto: $0, finisher: finisher, maxFileBytes: limits.maxFileBytes)
                     } ?? 0
                     await budget?.acquire(cost)
                     defer { budget?.release(cost) }

@@ -145,9 +145,18 @@ public protocol PhotoDecoder: AnyObject {
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …), or whatever `row` throws.
     func decode(denominator: Int, channels: Int, limits: DecodeLimits,
                 row: (UnsafePointer<UInt8>) throws -> Void) throws
+    /// The most memory the decoder itself holds while decoding (beyond the file's bytes), from
+    /// the header: what the memory budget counts for it.
+    var workingBytes: Int { get }
 }
 
 extension PhotoDecoder {
+    /// Decoders that hold the whole picture (libheif, libwebp, interlaced PNG, …): 4 bytes a
+    /// pixel at full size, the most any of them holds.
+    public var workingBytes: Int {
+        DecodeLimits.byteCount(width: info.width, height: info.height, channels: 4) ?? Int.max / 4
+    }
+
     /// The size delivered at scale `1/denominator`, rounded up as libjpeg does (decoders
     /// without scaling only offer 1, the full size).
     public func scaledSize(denominator: Int) -> (width: Int, height: Int) {

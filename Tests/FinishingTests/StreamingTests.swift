@@ -183,4 +183,32 @@ import Typesetting
         #expect(outputs.first?.size == .init(8064 + 2 * 121, 6048 + 2 * 121))
         #expect(peak < Self.streamingBound48, "peak \(peak) bytes, a frame is \(frame)")
     }
+
+    /// The memory budget's cost of a photo (`memoryCost`, from the header) bounds what it
+    /// really holds, and is what the new pipeline holds, not the frame: an upright photo at
+    /// full resolution costs a few bands, a turned one its frame.
+    @Test("the memory budget counts what a photo really holds", arguments: [1, 6])
+    func costBoundsWhatIsHeld(orientation: Int) throws {
+        let bytes = try Self.photo(orientation: orientation)
+        let finisher = PhotoFinisher(template: Self.template(), marks: try Self.assets())
+        let cost = finisher.memoryCost(of: try openDecoder(bytes: bytes, limits: DecodeLimits()))
+        let (_, peak) = try finish(bytes)
+        #expect(cost >= peak, "cost \(cost) bytes, held \(peak)")
+        if orientation == 1 {
+            #expect(cost < Self.frameBytes / 3, "cost \(cost), a frame is \(Self.frameBytes)")
+        } else {
+            #expect(cost >= Self.frameBytes && cost < Self.frameBytes * 3 / 2, "cost \(cost), a frame is \(Self.frameBytes)")
+        }
+    }
+
+    @Test("two 48 MP photos at full resolution fit a budget that held one: the cost is bands, not the frame")
+    func cost48() throws {
+        let bytes = try Self.photo48()
+        var template = Self.template()
+        template.tile = nil
+        let finisher = PhotoFinisher(template: template, marks: try Self.assets())
+        let cost = finisher.memoryCost(of: try openDecoder(bytes: bytes, limits: DecodeLimits()))
+        let frame = 8064 * 6048 * 3
+        #expect(cost < 24 << 20, "cost \(cost) bytes; the budget counted \(8064 * 6048 * 4) before, the frame is \(frame)")
+    }
 }

@@ -301,8 +301,11 @@ public struct PhotoFinisher: Sendable {
     /// Whether an output goes from the decoder to the encoder band by band. Not when it is
     /// sharpened (the blur reaches across bands; sharpened outputs are downscaled, small) or
     /// must fit `maxBytes` (it may be encoded again at a lower quality).
-    func streams(_ plan: OutputPlan) -> Bool {
-        template.output.maxBytes == nil && Self.sharpening(plan, amount: template.output.sharpen) == nil
+    func streams(_ plan: OutputPlan) -> Bool { Self.streams(plan, template: template) }
+
+    /// `streams`, for `template`'s outputs.
+    static func streams(_ plan: OutputPlan, template: Template) -> Bool {
+        template.output.maxBytes == nil && sharpening(plan, amount: template.output.sharpen) == nil
     }
 
     /// The smallest DCT scale that still serves every plan, and the size delivered at it.
