@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Fixed-point precision of filter weights: they sum to `1 << weightBits` per output
 /// pixel. 14 bits keep the largest Lanczos weight (≈ 1.0 when upscaling) inside Int16
@@ -20,7 +21,38 @@ let outputHalf: Int32 = 1 << (outputBits - 1)
 /// so the pixel loops have a fixed trip count; windows near the edges are shifted
 /// inwards and padded with zero weights. Taps that would fall outside the source are
 /// folded onto the edge pixel (edge clamping), so a constant image stays constant.
-final class AxisWeights {
+///
+/// Read only once made (`@unchecked Sendable` for that reason): `shared` hands the same
+/// weights to every resize of the same geometry (the photos of one camera), instead of
+/// computing some 80,000 sines per photo again.
+final class AxisWeights: @unchecked Sendable {
+    private struct Key: Hashable {
+        var inSize: Int, outSize: Int, evenTaps: Bool, scale: Double?
+    }
+
+    /// The weights made last, newest at the end (a few geometries per batch at most).
+    private static let recent = Mutex<[(key: Key, weights: AxisWeights)]>([])
+    private static let kept = 16
+
+    /// The weights for this geometry, made once and shared while it is among the last few used.
+    static func shared(inSize: Int, outSize: Int, evenTaps: Bool = false, scale: Double? = nil) -> AxisWeights {
+        let key = Key(inSize: inSize, outSize: outSize, evenTaps: evenTaps, scale: scale)
+        if let found = recent.withLock({ list -> AxisWeights? in
+            guard let index = list.firstIndex(where: { $0.key == key }) else { return nil }
+            let entry = list.remove(at: index)
+            list.append(entry)
+            return entry.weights
+        }) {
+            return found
+        }
+        let made = AxisWeights(inSize: inSize, outSize: outSize, evenTaps: evenTaps, scale: scale)
+        recent.withLock { list in
+            list.append((key, made))
+            if list.count > kept { list.removeFirst() }
+        }
+        return made
+    }
+
     /// Taps per output pixel.
     let taps: Int
     /// Output pixels.

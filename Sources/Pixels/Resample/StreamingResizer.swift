@@ -106,9 +106,9 @@ public final class StreamingResizer {
             : nil
         inWidth = shrink?.shrunkWidth ?? crop.width
         let factor = Double(shrink?.factor ?? 1)
-        horizontal = AxisWeights(inSize: inWidth, outSize: targetWidth, evenTaps: true,
+        horizontal = AxisWeights.shared(inSize: inWidth, outSize: targetWidth, evenTaps: true,
                                  scale: shrink.map { _ in Double(crop.width) / factor / Double(targetWidth) })
-        vertical = AxisWeights(inSize: shrink?.shrunkHeight ?? crop.height, outSize: targetHeight,
+        vertical = AxisWeights.shared(inSize: shrink?.shrunkHeight ?? crop.height, outSize: targetHeight,
                                scale: shrink.map { _ in Double(crop.height) / factor / Double(targetHeight) })
         canvas = sink == nil ? CanvasRows(width: targetWidth, height: targetHeight, channels: channels) : nil
         self.sink = sink ?? canvas!
