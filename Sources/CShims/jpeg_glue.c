@@ -318,6 +318,7 @@ int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
     }
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = (unsigned int)denom;
+    d->cinfo.raw_data_out = FALSE;
     d->channels = channels;
     d->cmyk = d->cinfo.jpeg_color_space == JCS_CMYK || d->cinfo.jpeg_color_space == JCS_YCCK;
     d->adobe_inverted = d->cmyk && d->cinfo.saw_Adobe_marker;
@@ -399,6 +400,64 @@ int pf_jpeg_decoder_read_rows(pf_jpeg_decoder *d, uint8_t *buffer, size_t stride
         *rows_read = n; /* kept in memory the caller owns: valid after a jump too */
     }
     *rows_read = n;
+    return PF_JPEG_OK;
+}
+
+int pf_jpeg_decoder_planar_rows(const pf_jpeg_decoder *d) {
+    if (d == NULL || d->state == ST_EMPTY) return 0;
+    const struct jpeg_decompress_struct *c = &d->cinfo;
+    if (c->jpeg_color_space != JCS_YCbCr || c->num_components != 3) return 0;
+    const jpeg_component_info *y = &c->comp_info[0], *cb = &c->comp_info[1], *cr = &c->comp_info[2];
+    if (y->h_samp_factor != 2 || !(y->v_samp_factor == 1 || y->v_samp_factor == 2)) return 0;
+    if (cb->h_samp_factor != 1 || cb->v_samp_factor != 1 || cr->h_samp_factor != 1 || cr->v_samp_factor != 1) return 0;
+    return y->v_samp_factor;
+}
+
+int pf_jpeg_decoder_start_planes(pf_jpeg_decoder *d, int *luma_stride, int *chroma_stride) {
+    if (d == NULL || d->state == ST_EMPTY) return PF_JPEG_BAD_STATE;
+    pf_reset_status(d);
+    if (setjmp(d->err.jump)) return pf_failed(d);
+    if (d->state != ST_HEADER) {
+        jpeg_abort_decompress(&d->cinfo);
+        pf_begin(d, 0);
+        d->state = ST_HEADER;
+    }
+    if (pf_jpeg_decoder_planar_rows(d) == 0) return PF_JPEG_BAD_STATE;
+    d->cinfo.scale_num = 1;
+    d->cinfo.scale_denom = 1;
+    d->cinfo.raw_data_out = TRUE;
+    d->cmyk = 0;
+    jpeg_start_decompress(&d->cinfo);
+    if ((d->cinfo.progressive_mode || d->cinfo.input_scan_number > 1) && pf_used_added_eoi(d)) {
+        d->eof_offset = d->size;
+        snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte %zu", d->size);
+        d->err.status = PF_JPEG_EOF;
+        return pf_failed(d);
+    }
+    *luma_stride = (int)d->cinfo.comp_info[0].width_in_blocks * DCTSIZE;
+    *chroma_stride = (int)d->cinfo.comp_info[1].width_in_blocks * DCTSIZE;
+    d->state = ST_STARTED;
+    return PF_JPEG_OK;
+}
+
+int pf_jpeg_decoder_read_planes(pf_jpeg_decoder *d, uint8_t *y, uint8_t *cb, uint8_t *cr, int *rows_read) {
+    *rows_read = 0;
+    if (d == NULL || d->state != ST_STARTED || !d->cinfo.raw_data_out) return PF_JPEG_BAD_STATE;
+    pf_reset_status(d);
+    if (setjmp(d->err.jump)) return pf_failed(d);
+    if (d->cinfo.output_scanline >= d->cinfo.output_height) return PF_JPEG_OK;
+    int v = d->cinfo.comp_info[0].v_samp_factor;
+    size_t luma_stride = (size_t)d->cinfo.comp_info[0].width_in_blocks * DCTSIZE;
+    size_t chroma_stride = (size_t)d->cinfo.comp_info[1].width_in_blocks * DCTSIZE;
+    JSAMPROW luma_rows[2 * DCTSIZE], cb_rows[DCTSIZE], cr_rows[DCTSIZE];
+    for (int i = 0; i < v * DCTSIZE; i++) luma_rows[i] = y + (size_t)i * luma_stride;
+    for (int i = 0; i < DCTSIZE; i++) {
+        cb_rows[i] = cb + (size_t)i * chroma_stride;
+        cr_rows[i] = cr + (size_t)i * chroma_stride;
+    }
+    JSAMPARRAY planes[3] = { luma_rows, cb_rows, cr_rows };
+    JDIMENSION got = jpeg_read_raw_data(&d->cinfo, planes, (JDIMENSION)(v * DCTSIZE));
+    *rows_read = (int)got;
     return PF_JPEG_OK;
 }
 

@@ -41,18 +41,22 @@ public func gaussianBlurred(_ mask: CoverageMask, sigma: Double) -> (mask: Cover
                 d[x] = UInt16(truncatingIfNeeded: (sum + 128) >> 8)
             }
         }
-        // Vertical pass over the padded rows.
+        // Vertical pass over the padded rows, a whole row of sums at a time (row after row of
+        // the horizontal pass, not down each column: the loads stay in order). The sums hold
+        // 8 + 16 fractional bits and fit 32 bits: 65280 · 65536 (the weights' total) + ½.
+        let sums = UnsafeMutablePointer<UInt32>.allocate(capacity: width)
+        defer { sums.deallocate() }
         for y in 0..<height {
             let d = result.row(y)
             let first = y - 2 * radius
             let lo = max(0, first), hi = min(mask.height - 1, y)
             guard lo <= hi else { continue }
-            for x in 0..<width {
-                var sum: UInt64 = 0
-                for sy in lo...hi { sum &+= UInt64(horizontal[sy * width + x]) &* UInt64(w[sy - first]) }
-                // 8 + 16 fractional bits.
-                d[x] = UInt8(truncatingIfNeeded: min(255, (sum + (1 << 23)) >> 24))
+            sums.update(repeating: 1 << 23, count: width)
+            for sy in lo...hi {
+                let weight = w[sy - first], h = horizontal + sy * width
+                for x in 0..<width { sums[x] &+= UInt32(h[x]) &* weight }
             }
+            for x in 0..<width { d[x] = UInt8(truncatingIfNeeded: min(255, sums[x] >> 24)) }
         }
     }
     return (result, radius)

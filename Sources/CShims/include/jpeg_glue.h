@@ -65,6 +65,18 @@ int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
    says how many came (0 only at the end). */
 int pf_jpeg_decoder_read_rows(pf_jpeg_decoder *d, uint8_t *buffer, size_t stride,
                               int max_rows, int *rows_read);
+/* Planes: a 3-component YCbCr file whose chroma is halved across (and maybe down) can be
+   read as libjpeg stores it, without upsampling or colour conversion (raw data), at full
+   scale: 1.5 or 2 bytes a pixel instead of RGB's 3. Returns the luma rows per chroma row
+   (2 for 4:2:0, 1 for 4:2:2), or 0 when the file cannot be read so. After read_header. */
+int pf_jpeg_decoder_planar_rows(const pf_jpeg_decoder *d);
+/* Starts a decode of the planes (only when planar_rows is not 0): rows of each plane are
+   `luma_stride` / `chroma_stride` bytes (the padded widths libjpeg writes). */
+int pf_jpeg_decoder_start_planes(pf_jpeg_decoder *d, int *luma_stride, int *chroma_stride);
+/* Reads the next 8 · planar_rows luma rows and 8 rows of each chroma plane (the last call
+   may write padding rows past the image) into `y`, `cb`, `cr` (room for that many rows
+   at the strides above); `rows_read` is the luma rows written, 0 at the end. */
+int pf_jpeg_decoder_read_planes(pf_jpeg_decoder *d, uint8_t *y, uint8_t *cb, uint8_t *cr, int *rows_read);
 /* Finishes the decode (reads to EOI: a truncated tail is still reported). */
 int pf_jpeg_decoder_finish(pf_jpeg_decoder *d);
 

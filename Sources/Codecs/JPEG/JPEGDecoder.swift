@@ -1,4 +1,5 @@
 internal import CShims
+import Pixels
 
 /// Reads JPEG files through libjpeg-turbo: header first (size, EXIF, ICC), then rows at
 /// 1/1, 1/2, 1/4 or 1/8 scale (libjpeg's DCT scaling, so a small output never costs a
@@ -150,6 +151,50 @@ public final class JPEGDecoder: PhotoDecoder {
                 try row(UnsafePointer(buffer + i * stride))
             }
             y += Int(got)
+            try limits.checkDeadline()
+        }
+        try check(pf_jpeg_decoder_finish(handle))
+    }
+
+    /// Luma rows per chroma row (2 for 4:2:0, 1 for 4:2:2) when the file can be read as
+    /// planes (`decodePlanes`): YCbCr with chroma halved across; nil otherwise.
+    public var planarChromaRows: Int? {
+        let rows = Int(pf_jpeg_decoder_planar_rows(handle))
+        return rows == 0 ? nil : rows
+    }
+
+    /// Decodes the picture as libjpeg stores it: luma and the two halved chroma planes, no
+    /// upsampling, no colour conversion, at full scale (only when `planarChromaRows`).
+    /// - Parameters:
+    ///   - limits: the deadline, as in `decode`.
+    ///   - band: called with each band of rows (8 or 16 luma rows, 8 chroma rows; the last
+    ///     band's rows are clipped to the picture), valid only during the call.
+    /// - Throws: `PhotoError`, or whatever `band` throws.
+    public func decodePlanes(limits: DecodeLimits, band: (PlaneRows) throws -> Void) throws {
+        guard let lumaPerChroma = planarChromaRows else { preconditionFailure("not a planar JPEG") }
+        try limits.checkDeadline()
+        pf_jpeg_decoder_set_timeout(handle, JPEGDecoder.nanosecondsLeft(limits.deadline))
+        var lumaStride: Int32 = 0, chromaStride: Int32 = 0
+        try check(pf_jpeg_decoder_start_planes(handle, &lumaStride, &chromaStride))
+        let width = info.width, height = info.height
+        let chromaHeight = (height + lumaPerChroma - 1) / lumaPerChroma
+        let lumaRows = 8 * lumaPerChroma
+        let luma = UnsafeMutablePointer<UInt8>.allocate(capacity: Int(lumaStride) * lumaRows)
+        let cb = UnsafeMutablePointer<UInt8>.allocate(capacity: Int(chromaStride) * 8)
+        let cr = UnsafeMutablePointer<UInt8>.allocate(capacity: Int(chromaStride) * 8)
+        defer { luma.deallocate(); cb.deallocate(); cr.deallocate() }
+        var top = 0
+        while top < height {
+            var got: Int32 = 0
+            try check(pf_jpeg_decoder_read_planes(handle, luma, cb, cr, &got))
+            guard got > 0 else {
+                throw PhotoError(.corruptImage, "JPEG decoder delivered only \(top) of \(height) rows")
+            }
+            let chromaTop = top / lumaPerChroma
+            try band(PlaneRows(top: top, lumaRows: min(Int(got), height - top), luma: luma, lumaStride: Int(lumaStride),
+                               chromaTop: chromaTop, chromaRows: min(8, chromaHeight - chromaTop),
+                               cb: cb, cr: cr, chromaStride: Int(chromaStride), width: width))
+            top += Int(got)
             try limits.checkDeadline()
         }
         try check(pf_jpeg_decoder_finish(handle))

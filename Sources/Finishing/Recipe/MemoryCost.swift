@@ -11,7 +11,8 @@ extension PhotoFinisher {
     ///   48 MP photo at full resolution costs a few MB, not its 146 MB frame.
     /// - An output turned a quarter or upside down, or finished whole (sharpened, `maxBytes`,
     ///   marks that read the pixels), holds its upright frame; finished whole, a second
-    ///   copy on the way (orientation, frame).
+    ///   copy on the way (orientation, frame). A JPEG turned at full resolution holds its
+    ///   YCbCr planes instead: 1.5 bytes a pixel for 4:2:0, 2 for 4:2:2.
     /// - A subject crop placed after the decode holds the whole photo at its scale.
     /// - The preview and the file's bytes are small or counted by the caller.
     public func memoryCost(of decoder: any PhotoDecoder) -> Int {
@@ -30,21 +31,27 @@ extension PhotoFinisher {
         }
         var total = min(decoder.workingBytes, most)
         var bands: [OutputPlan.Size] = []
-        for (_, recipe) in template.recipes {
-            for plan in Layout.plan(stored: stored, orientation: orientation, template: recipe).outputs {
-                let border = recipe.frame.map { Int(($0.width * Double(min(plan.upright.width, plan.upright.height))).rounded()) } ?? 0
-                let framed = OutputPlan.Size(plan.upright.width + 2 * max(0, border), plan.upright.height + 2 * max(0, border))
-                let bandRows = UprightRows.rowsPerBand(rowBytes: framed.width * channels, height: framed.height)
-                // A band, its flattened and framed copies, the resampler's ring.
-                let streaming = min(4 * bandRows * framed.width * channels, most)
-                if !regions, let band = Layout.band(for: plan, upright: upright) {
-                    if !bands.contains(band) { bands.append(band); total += bytes(band, channels) }
-                    total += 2 * bytes(framed, channels)
-                } else if Self.streams(plan, template: recipe), assets.map({ !MarkPainter(template: recipe, assets: $0).needsPixels }) ?? true {
-                    total += streaming + (streamsRows ? 0 : bytes(plan.upright, channels))
-                } else {
-                    total += bytes(plan.upright, channels) + bytes(framed, channels)
-                }
+        let plans = template.recipes.flatMap { _, recipe in
+            Layout.plan(stored: stored, orientation: orientation, template: recipe).outputs.map { (recipe, $0) }
+        }
+        // A turned photo whose JPEG planes are held instead of RGB (see `planarChroma`).
+        let planar = plans.count == 1 && (regions || Layout.band(for: plans[0].1, upright: upright) == nil)
+            ? Self.planarChroma(decoder, plan: plans[0].1, orientation: orientation) : nil
+        for (recipe, plan) in plans {
+            let border = recipe.frame.map { Int(($0.width * Double(min(plan.upright.width, plan.upright.height))).rounded()) } ?? 0
+            let framed = OutputPlan.Size(plan.upright.width + 2 * max(0, border), plan.upright.height + 2 * max(0, border))
+            let bandRows = UprightRows.rowsPerBand(rowBytes: framed.width * channels, height: framed.height)
+            // A band, its flattened and framed copies, the resampler's ring.
+            let streaming = min(4 * bandRows * framed.width * channels, most)
+            if !regions, let band = Layout.band(for: plan, upright: upright) {
+                if !bands.contains(band) { bands.append(band); total += bytes(band, channels) }
+                total += 2 * bytes(framed, channels)
+            } else if Self.streams(plan, template: recipe), assets.map({ !MarkPainter(template: recipe, assets: $0).needsPixels }) ?? true {
+                let held = planar.map { bytes(plan.upright, 1) + 2 * bytes(plan.upright, 1) / (2 * $0) }
+                    ?? bytes(plan.upright, channels)
+                total += streaming + (streamsRows ? 0 : held)
+            } else {
+                total += bytes(plan.upright, channels) + bytes(framed, channels)
             }
         }
         let preview = Layout.resized(upright, by: .longSide(Self.previewLongSide))

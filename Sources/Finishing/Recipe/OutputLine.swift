@@ -11,8 +11,12 @@ import Pixels
 /// the header before the first row. Not thread-safe: one line belongs to one decode.
 final class OutputLine: BandSink {
     let plan: OutputPlan
-    /// Takes the decoder's rows (crop and resize to the plan's stored size).
-    let resizer: StreamingResizer
+    /// Takes the decoder's rows (crop and resize to the plan's stored size); nil when the
+    /// decoder's planes go to `planes` instead.
+    let resizer: StreamingResizer?
+    /// Takes a JPEG's YCbCr planes, when the output is the whole photo at full resolution,
+    /// turned (`OutputLine.init`'s `planes`): held at 1.5 bytes a pixel instead of 3.
+    let planes: UprightPlanes?
     /// What the report will say about this output, decided before the first row.
     let applied: Applied
     /// Warnings about this output (the marks').
@@ -21,7 +25,7 @@ final class OutputLine: BandSink {
     /// The finished size, frame included.
     let size: OutputPlan.Size
 
-    private let upright: UprightRows
+    private let upright: UprightRows?
     private let writer: any ImageWriter
     private let marks: MarkPlan
     private let transform: ColorTransform?
@@ -45,9 +49,11 @@ final class OutputLine: BandSink {
     ///   - channels: 3 or 4, as decoded.
     ///   - preview: the preview's size when this output's rows make it (upright, never larger
     ///     than the output).
+    ///   - planes: the JPEG's luma rows per chroma row when its planes are decoded into this
+    ///     line (`PhotoFinisher.planarChroma`), nil for rows.
     init(plan: OutputPlan, source: OutputPlan.Size, crop: PixelRect, channels: Int, info: SourceInfo,
          orientation: Int, scale: Int, template: Template, assets: MarkAssets, credit: Credit,
-         preview previewSize: OutputPlan.Size?) throws(PhotoError) {
+         preview previewSize: OutputPlan.Size?, planes lumaRowsPerChromaRow: Int? = nil) throws(PhotoError) {
         self.plan = plan
         let settings = OutputSettings(template: template, plan: plan, info: info, orientation: orientation,
                                       channels: channels, credit: credit)
@@ -78,11 +84,20 @@ final class OutputLine: BandSink {
         // The upright writer hands its bands to this line, which does not exist yet: a relay
         // stands in and is pointed here once every property is set.
         let relay = BandRelay()
-        upright = UprightRows(storedWidth: plan.stored.width, storedHeight: plan.stored.height, channels: channels,
-                              exif: orientation, into: relay)
-        resizer = StreamingResizer(sourceWidth: source.width, sourceHeight: source.height, crop: crop,
-                                   targetWidth: plan.stored.width, targetHeight: plan.stored.height,
-                                   channels: channels, into: upright)
+        if let lumaRowsPerChromaRow {
+            planes = UprightPlanes(storedWidth: plan.stored.width, storedHeight: plan.stored.height,
+                                   lumaRowsPerChromaRow: lumaRowsPerChromaRow, exif: orientation, into: relay)
+            upright = nil
+            resizer = nil
+        } else {
+            let rows = UprightRows(storedWidth: plan.stored.width, storedHeight: plan.stored.height, channels: channels,
+                                   exif: orientation, into: relay)
+            upright = rows
+            planes = nil
+            resizer = StreamingResizer(sourceWidth: source.width, sourceHeight: source.height, crop: crop,
+                                       targetWidth: plan.stored.width, targetHeight: plan.stored.height,
+                                       channels: channels, into: rows)
+        }
         relay.target = self
     }
 
@@ -90,7 +105,8 @@ final class OutputLine: BandSink {
     /// - Returns: the encoded output and, when this output makes it, the preview.
     /// - Throws: `PhotoError` from the encoder.
     func finish() throws(PhotoError) -> (output: FinishedOutput, preview: Image?) {
-        upright.finish()
+        upright?.finish()
+        planes?.finish()
         if let failure { throw failure }
         if border > 0 { try writeBorder(rows: border) }
         let bytes = try writer.finish()

@@ -266,6 +266,8 @@ public struct PhotoFinisher: Sendable {
         let (denominator, scaled) = Self.decodeScale(decoder, for: plans.map(\.plan) + bandPlans
                                                      + (ownPreview ? [previewPlan] : []))
         let channels = info.hasAlpha ? 4 : 3
+        let planar = ownPreview || !bandPlans.isEmpty || plans.count != 1 ? nil
+            : Self.planarChroma(decoder, plan: plans[0].plan, orientation: orientation)
         let bands = bandPlans.map { Self.resizer(for: $0, stored: stored, scaled: scaled, channels: channels) }
         var outputs: [PendingOutput] = []
         var resizers: [StreamingResizer] = bands
@@ -279,8 +281,8 @@ public struct PhotoFinisher: Sendable {
                                           crop: Layout.scaledCrop(plan.storedCrop, from: stored, to: scaled),
                                           channels: channels, info: info, orientation: orientation, scale: denominator,
                                           template: finisher.template, assets: assets, credit: recipes[recipeIndex].credit,
-                                          preview: index == wholeOutput ? previewPlan.upright : nil)
-                resizers.append(line.resizer)
+                                          preview: index == wholeOutput ? previewPlan.upright : nil, planes: planar)
+                if let resizer = line.resizer { resizers.append(resizer) }
                 way = .streamed(line)
             } else {
                 let resizer = Self.resizer(for: plan, stored: stored, scaled: scaled, channels: channels)
@@ -291,8 +293,12 @@ public struct PhotoFinisher: Sendable {
         }
         let preview = ownPreview ? Self.resizer(for: previewPlan, stored: stored, scaled: scaled, channels: channels,
                                                 shrinkFirst: true) : nil
-        try Self.decode(decoder, denominator: denominator, channels: channels,
-                        into: resizers + (preview.map { [$0] } ?? []), limits: limits)
+        if case .streamed(let line) = outputs.first?.way, let planes = line.planes, let jpeg = decoder as? JPEGDecoder {
+            try Self.decodePlanes(jpeg, into: planes, limits: limits)
+        } else {
+            try Self.decode(decoder, denominator: denominator, channels: channels,
+                            into: resizers + (preview.map { [$0] } ?? []), limits: limits)
+        }
         return Decoded(info: info, facts: facts, recipes: recipes, outputs: outputs, skipped: skipped,
                        denominator: denominator, preview: preview, bands: bands, previewBand: previewBand,
                        subject: regions, warnings: warnings)
@@ -336,6 +342,33 @@ public struct PhotoFinisher: Sendable {
             try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
                 for resizer in resizers where !resizer.isComplete { resizer.push(row) }
             }
+        } catch let error as PhotoError {
+            throw error
+        } catch {
+            throw PhotoError(.corruptImage, "\(error)")
+        }
+    }
+
+    /// The JPEG's luma rows per chroma row when its one output is best fed its YCbCr planes
+    /// (`UprightPlanes`): the whole photo at full resolution, uncropped, turned or flipped
+    /// upside down (so held whole), from a YCbCr file with halved chroma and even sides
+    /// (chroma over 2 samples wide: libjpeg filters narrower chroma otherwise).
+    /// Nil otherwise: rows, as for everything else.
+    static func planarChroma(_ decoder: any PhotoDecoder, plan: OutputPlan, orientation: Int) -> Int? {
+        let info = decoder.info
+        let stored = OutputPlan.Size(info.width, info.height)
+        guard let jpeg = decoder as? JPEGDecoder, let rows = jpeg.planarChromaRows, !info.hasAlpha,
+              (3...8).contains(orientation), info.width % 2 == 0, info.height % 2 == 0, info.width > 4,
+              plan.stored == stored, plan.storedCrop == PixelRect(x: 0, y: 0, width: stored.width, height: stored.height)
+        else { return nil }
+        return rows
+    }
+
+    /// Decodes a JPEG's planes into `planes`.
+    /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
+    static func decodePlanes(_ decoder: JPEGDecoder, into planes: UprightPlanes, limits: DecodeLimits) throws(PhotoError) {
+        do {
+            try decoder.decodePlanes(limits: limits) { planes.take($0) }
         } catch let error as PhotoError {
             throw error
         } catch {
