@@ -6,6 +6,8 @@
 #   jpeg12/img01..img20.jpg   4032x3024 JPEG q90; odd numbers carry EXIF Orientation=6 (stored
 #                             landscape, shown portrait), even numbers Orientation=1
 #   jpeg48/big1..big4.jpg     8064x6048 JPEG q90; big1 and big3 carry Orientation=6
+#   jpeg48s/big1..big4.jpg    the same scenes with chroma subsampled 4:2:0, as phones and most
+#                             cameras write (libvips writes q90 as 4:4:4 by default)
 #   heic12/h1..h6.heic        4032x3024 HEIC, heif-enc -q 80 (x265), no rotation
 #   MD5SUMS                   checksums of the above
 #
@@ -20,9 +22,9 @@
 #   scripts/bootstrap --bench
 set -euo pipefail
 
-# make W H SEED OUT Q   (T = scratch directory of this worker)
+# make W H SEED OUT Q [SAVE-OPTIONS]   (T = scratch directory of this worker)
 make_image() {
-  local W=$1 H=$2 S=$3 OUT=$4 Q=$5
+  local W=$1 H=$2 S=$3 OUT=$4 Q=$5 OPTS=${6:+,$6}
   local f=$(( W / 4032 )) w8=$(( (W + 7) / 8 )) h8=$(( (H + 7) / 8 ))   # 48 MP: same scene, finer
   v() { vips "$@"; }
   # colour field at 1/8 size: one Perlin field per band + a luminance field + a vertical gradient
@@ -52,7 +54,7 @@ make_image() {
   v multiply "$T/col.v" "$T/det.v" "$T/m.v"
   v gaussnoise "$T/n.v" "$W" "$H" --sigma 4 --mean 0 --seed $(( S * 100 + 20 ))   # sensor grain
   v add "$T/m.v" "$T/n.v" "$T/o.v"
-  v cast "$T/o.v" "$OUT[Q=$Q,strip]" uchar
+  v cast "$T/o.v" "$OUT[Q=$Q,strip$OPTS]" uchar
 }
 
 one() { # one FILE OUTDIR: make one corpus file (runs in its own process under xargs)
@@ -63,6 +65,7 @@ one() { # one FILE OUTDIR: make one corpus file (runs in its own process under x
   case $rel in
     jpeg12/img*) make_image 4032 3024 "$n" "$tmp" 90; (( n % 2 )) && orient=6 ;;
     jpeg48/big*) make_image 8064 6048 $(( 100 + n )) "$tmp" 90; (( n % 2 )) && orient=6 ;;
+    jpeg48s/big*) make_image 8064 6048 $(( 100 + n )) "$tmp" 90 subsample-mode=on; (( n % 2 )) && orient=6 ;;
     heic12/h*)   make_image 4032 3024 $(( 200 + n )) "$tmp" 95 ;;
   esac
   if [[ $rel == *.heic ]]; then
@@ -83,9 +86,10 @@ OUT=$(mkdir -p "${1:-/tmp/pf-bench/corpus}" && cd "${1:-/tmp/pf-bench/corpus}" &
 FILES=()
 for i in $(seq -w 1 20); do FILES+=("jpeg12/img$i.jpg"); done
 for i in 1 2 3 4; do FILES+=("jpeg48/big$i.jpg"); done
+for i in 1 2 3 4; do FILES+=("jpeg48s/big$i.jpg"); done
 for i in 1 2 3 4 5 6; do FILES+=("heic12/h$i.heic"); done
 
-mkdir -p "$OUT/jpeg12" "$OUT/jpeg48" "$OUT/heic12"
+mkdir -p "$OUT/jpeg12" "$OUT/jpeg48" "$OUT/jpeg48s" "$OUT/heic12"
 cd "$OUT"
 todo=()
 for f in "${FILES[@]}"; do
@@ -105,5 +109,5 @@ done
 echo "corpus $OUT: making ${#todo[@]} of ${#FILES[@]} files (JOBS=${JOBS:-$(nproc)}, takes minutes)"
 printf '%s\n' "${todo[@]}" | xargs -P "${JOBS:-$(nproc)}" -I{} "$SELF" --one {} "$OUT"
 md5sum "${FILES[@]}" > MD5SUMS
-du -sh jpeg12 jpeg48 heic12
+du -sh jpeg12 jpeg48 jpeg48s heic12
 echo "corpus $OUT: done, MD5SUMS digest $(md5sum < MD5SUMS | cut -c1-12)"
