@@ -488,10 +488,42 @@ struct pf_jpeg_encoder {
     int created;
     int failed;
     unsigned char *given;        /* the caller's buffer (not ours to free) */
-    unsigned char *buffer;       /* jpeg_mem_dest's output: `given`, or one libjpeg grew (malloc) */
-    unsigned long size;
+    unsigned char *buffer;       /* the output: `given`, or one grown here (malloc, ours) */
+    size_t capacity;             /* bytes `buffer` holds */
+    size_t size;                 /* bytes written, once finished */
+    struct jpeg_destination_mgr dest;
     JOCTET *exif_marker;
 };
+
+/* The destination: our own growing buffer, not jpeg_mem_dest, whose current buffer is known
+   only after jpeg_finish_compress: a compress stopped half way (a failed photo) left us a
+   pointer it had already freed while growing, and freed it again (found by the finish fuzz
+   target). Here `buffer` is always the live one. */
+static void pf_dest_init(j_compress_ptr cinfo) {
+    pf_jpeg_encoder *e = (pf_jpeg_encoder *)cinfo->client_data;
+    e->dest.next_output_byte = e->buffer;
+    e->dest.free_in_buffer = e->capacity;
+}
+
+static boolean pf_dest_empty(j_compress_ptr cinfo) {
+    pf_jpeg_encoder *e = (pf_jpeg_encoder *)cinfo->client_data;
+    size_t used = e->capacity;   /* called when the buffer is full */
+    size_t next = used * 2;
+    unsigned char *grown = next > used ? malloc(next) : NULL;
+    if (grown == NULL) ERREXIT1(cinfo, JERR_OUT_OF_MEMORY, 10);
+    memcpy(grown, e->buffer, used);
+    if (e->buffer != e->given) free(e->buffer);
+    e->buffer = grown;
+    e->capacity = next;
+    e->dest.next_output_byte = grown + used;
+    e->dest.free_in_buffer = next - used;
+    return TRUE;
+}
+
+static void pf_dest_term(j_compress_ptr cinfo) {
+    pf_jpeg_encoder *e = (pf_jpeg_encoder *)cinfo->client_data;
+    e->size = e->capacity - e->dest.free_in_buffer;
+}
 
 /* A failed call: the message stays readable; nothing more can be written. */
 static int pf_encoder_failed(pf_jpeg_encoder *e) {
@@ -536,12 +568,21 @@ int pf_jpeg_encoder_start(pf_jpeg_encoder **out, int width, int height, int chan
     if (setjmp(e->err.jump)) return pf_encoder_failed(e);
     jpeg_create_compress(&e->cinfo);
     e->created = 1;
-    /* A buffer of the caller's (reused from photo to photo) when one is given; libjpeg
-       mallocs a larger one itself only when the file outgrows it. */
+    /* A buffer of the caller's (reused from photo to photo) when one is given; a larger one
+       is malloc'd only when the file outgrows it. */
     e->given = buffer_size > 0 ? buffer : NULL;
     e->buffer = e->given;
-    e->size = e->given ? (unsigned long)buffer_size : 0;
-    jpeg_mem_dest(&e->cinfo, &e->buffer, &e->size);
+    e->capacity = e->given ? buffer_size : 0;
+    if (e->buffer == NULL) {
+        e->capacity = 64 * 1024;
+        e->buffer = malloc(e->capacity);
+        if (e->buffer == NULL) ERREXIT1(&e->cinfo, JERR_OUT_OF_MEMORY, 10);
+    }
+    e->cinfo.client_data = e;
+    e->dest.init_destination = pf_dest_init;
+    e->dest.empty_output_buffer = pf_dest_empty;
+    e->dest.term_destination = pf_dest_term;
+    e->cinfo.dest = &e->dest;
     e->cinfo.image_width = (JDIMENSION)width;
     e->cinfo.image_height = (JDIMENSION)height;
     e->cinfo.input_components = channels;

@@ -148,15 +148,38 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
     }()
 
-    /// One photo through the whole recipe.
-    static func finish(_ bytes: [UInt8]) {
-        do throws(PhotoError) {
-            let finished = try finisher.finish(bytes: bytes, limits: limits())
-            for output in finished.outputs {
-                check(!output.bytes.isEmpty, "an empty output (crop \(output.cropLabel ?? "none"))")
-            }
+    /// The same photo at full resolution, one output: the ways a whole photo streams (rows,
+    /// or a turned JPEG's YCbCr planes).
+    static let fullResolution: PhotoFinisher = {
+        let text = """
+        {
+          version: 1,
+          frame: { width: 0.04, color: "#203040" },
+          text: { text: "© Fuzz", capHeight: 0.08, position: "bottom-right" },
+          output: { format: "jpeg", quality: 80, metadata: "strip-all" },
+        }
+        """
+        do {
+            return PhotoFinisher(template: try TemplateLoader.parse(text: text, file: "full.json5", name: "full", directory: "/"))
         } catch {
-            _ = error.description
+            preconditionFailure("the full-resolution fuzz template does not load: \(error)")
+        }
+    }()
+
+    /// One photo through the whole recipe, then at full resolution.
+    static func finish(_ bytes: [UInt8]) {
+        // At full resolution, only what decodes fast: a header may declare anything.
+        var small = limits()
+        small.maxPixels = 1 << 22
+        for (recipe, limits) in [(finisher, limits()), (fullResolution, small)] {
+            do throws(PhotoError) {
+                let finished = try recipe.finish(bytes: bytes, limits: limits)
+                for output in finished.outputs {
+                    check(!output.bytes.isEmpty, "an empty output (crop \(output.cropLabel ?? "none"))")
+                }
+            } catch {
+                _ = error.description
+            }
         }
     }
 
