@@ -304,6 +304,26 @@ void pf_jpeg_decoder_request_stop(pf_jpeg_decoder *d) {
     atomic_store_explicit(&d->stop, 1, memory_order_relaxed);
 }
 
+/* Back to just after the header for another decode (the caller holds the jump point). */
+static void pf_rewind(pf_jpeg_decoder *d) {
+    if (d->state != ST_HEADER) {
+        jpeg_abort_decompress(&d->cinfo);
+        pf_begin(d, 0);
+        d->state = ST_HEADER;
+    }
+}
+
+/* After jpeg_start_decompress, multi-scan files are read whole. One that stops at the EOI we
+   added, at a scan boundary, would pass as a complete but blurred image: it is a truncated
+   file (status and message set; the caller returns pf_failed). */
+static int pf_stopped_at_added_eoi(pf_jpeg_decoder *d) {
+    if (!((d->cinfo.progressive_mode || d->cinfo.input_scan_number > 1) && pf_used_added_eoi(d))) return 0;
+    d->eof_offset = d->size;
+    snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte %zu", d->size);
+    d->err.status = PF_JPEG_EOF;
+    return 1;
+}
+
 int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
                           int *out_width, int *out_height) {
     if (d == NULL || d->state == ST_EMPTY) return PF_JPEG_BAD_STATE;
@@ -311,11 +331,7 @@ int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
         return PF_JPEG_BAD_STATE;
     pf_reset_status(d);
     if (setjmp(d->err.jump)) return pf_failed(d);
-    if (d->state != ST_HEADER) {
-        jpeg_abort_decompress(&d->cinfo);
-        pf_begin(d, 0);
-        d->state = ST_HEADER;
-    }
+    pf_rewind(d);
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = (unsigned int)denom;
     d->cinfo.raw_data_out = FALSE;
@@ -329,14 +345,7 @@ int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
         d->cinfo.out_color_space = channels == 4 ? JCS_EXT_RGBA : JCS_RGB;
     }
     jpeg_start_decompress(&d->cinfo);
-    /* Multi-scan files are read whole by now. One that stops at the EOI we added, at a scan
-       boundary, would pass as a complete but blurred image: it is a truncated file. */
-    if ((d->cinfo.progressive_mode || d->cinfo.input_scan_number > 1) && pf_used_added_eoi(d)) {
-        d->eof_offset = d->size;
-        snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte %zu", d->size);
-        d->err.status = PF_JPEG_EOF;
-        return pf_failed(d);
-    }
+    if (pf_stopped_at_added_eoi(d)) return pf_failed(d);
     if (d->cmyk) {
         size_t need = (size_t)d->cinfo.output_width * 4;
         if (d->scratch_size < need) {
@@ -417,23 +426,14 @@ int pf_jpeg_decoder_start_planes(pf_jpeg_decoder *d, int *luma_stride, int *chro
     if (d == NULL || d->state == ST_EMPTY) return PF_JPEG_BAD_STATE;
     pf_reset_status(d);
     if (setjmp(d->err.jump)) return pf_failed(d);
-    if (d->state != ST_HEADER) {
-        jpeg_abort_decompress(&d->cinfo);
-        pf_begin(d, 0);
-        d->state = ST_HEADER;
-    }
+    pf_rewind(d);
     if (pf_jpeg_decoder_planar_rows(d) == 0) return PF_JPEG_BAD_STATE;
     d->cinfo.scale_num = 1;
     d->cinfo.scale_denom = 1;
     d->cinfo.raw_data_out = TRUE;
     d->cmyk = 0;
     jpeg_start_decompress(&d->cinfo);
-    if ((d->cinfo.progressive_mode || d->cinfo.input_scan_number > 1) && pf_used_added_eoi(d)) {
-        d->eof_offset = d->size;
-        snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte %zu", d->size);
-        d->err.status = PF_JPEG_EOF;
-        return pf_failed(d);
-    }
+    if (pf_stopped_at_added_eoi(d)) return pf_failed(d);
     *luma_stride = (int)d->cinfo.comp_info[0].width_in_blocks * DCTSIZE;
     *chroma_stride = (int)d->cinfo.comp_info[1].width_in_blocks * DCTSIZE;
     d->state = ST_STARTED;

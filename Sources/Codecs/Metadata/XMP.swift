@@ -59,9 +59,11 @@ public final class XMPPacket {
     }
 
     /// Parses a serialized packet (with or without its `<?xpacket?>` wrapper); nil when it is
-    /// not XMP the toolkit can read.
+    /// not XMP the toolkit can read. A packet must be UTF-8 (as every format that carries one
+    /// here stores it): exempi reads stray bytes in some places and then writes a packet it
+    /// cannot read back (found by the metadata fuzz target).
     public convenience init?(_ bytes: [UInt8]) {
-        guard Self.library, !bytes.isEmpty else { return nil }
+        guard Self.library, !bytes.isEmpty, String(validating: bytes, as: UTF8.self) != nil else { return nil }
         let parsed = bytes.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { xmp_new($0.baseAddress, $0.count) }
         }
