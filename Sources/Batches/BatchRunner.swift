@@ -123,36 +123,25 @@ public struct BatchRunner: Sendable {
                     onItem: @escaping @Sendable (Report.Item) -> Void = { _ in },
                     onStart: @escaping @Sendable (Int) -> Void = { _ in }) async -> Report {
         // Large pixel blocks go from photo to photo of the batch, and back to the system after it.
-        await PixelPool.shared.keeping {
-            await runKeepingPixels(batch: batch, sources: sources, contents: contents, folder: folder, stop: stop,
-                                   started: started, finished: alreadyFinished, resumable: resumable, alone: alone,
-                                   wholeSet: wholeSet, progress: progress, onItem: onItem, onStart: onStart)
+        await PixelPool.shared.keeping { () async -> Report in
+            let contents = contents ?? BatchContents.read(sources)
+            var report = await finishPhotos(batch: batch, sources: sources, contents: contents, folder: folder, stop: stop,
+                                            started: started, finished: alreadyFinished, alone: alone, progress: progress,
+                                            onItem: onItem, onStart: onStart)
+            if resumable && report.status == .interrupted { return report }
+            let sources = contents.photos.map { sources[$0.main] }
+            guard wholeSet else {
+                report.warnings = (report.warnings ?? []) + [
+                    "no stitched story and no colour card: making them stopped the finisher twice (a crash or a kill), so they are not tried again",
+                ]
+                var plain = template
+                plain.stitch = nil
+                plain.colorCard = false
+                return SetOutputs(template: plain, limits: limits).make(report, sources: sources, folder: folder)
+            }
+            onStart(0)
+            return SetOutputs(runner: self).make(report, sources: sources, folder: folder)
         }
-    }
-
-    private func runKeepingPixels(batch: String, sources: [Source], contents: BatchContents?, folder: String,
-                                  stop: StopRequest, started: Date, finished alreadyFinished: [Int: Report.Item],
-                                  resumable: Bool, alone: Set<Int>, wholeSet: Bool,
-                                  progress: @escaping @Sendable (Int, Int) -> Void,
-                                  onItem: @escaping @Sendable (Report.Item) -> Void,
-                                  onStart: @escaping @Sendable (Int) -> Void) async -> Report {
-        let contents = contents ?? BatchContents.read(sources)
-        var report = await finishPhotos(batch: batch, sources: sources, contents: contents, folder: folder, stop: stop,
-                                        started: started, finished: alreadyFinished, alone: alone, progress: progress,
-                                        onItem: onItem, onStart: onStart)
-        if resumable && report.status == .interrupted { return report }
-        let sources = contents.photos.map { sources[$0.main] }
-        guard wholeSet else {
-            report.warnings = (report.warnings ?? []) + [
-                "no stitched story and no colour card: making them stopped the finisher twice (a crash or a kill), so they are not tried again",
-            ]
-            var plain = template
-            plain.stitch = nil
-            plain.colorCard = false
-            return SetOutputs(template: plain, limits: limits).make(report, sources: sources, folder: folder)
-        }
-        onStart(0)
-        return SetOutputs(runner: self).make(report, sources: sources, folder: folder)
     }
 
     /// Finishes `sources` into `folder` (which must exist) and returns the report with its

@@ -129,4 +129,14 @@ struct StoredMap {
     func stored(_ x: Int, _ y: Int) -> (x: Int, y: Int) {
         (x0 + xx * x + yx * y, y0 + xy * x + yy * y)
     }
+
+    /// A quarter turn (`xx == 0`): stored row `sy` becomes upright column `(sy − y0) · xy`,
+    /// stored column `x0 + yx · uy` upright row `uy`. `rows` stored rows from `top`, `stride`
+    /// bytes apart, land as a run across each upright row; written left to right, they are
+    /// read from `firstRow` (a byte offset: the top row, or the bottom one when the columns
+    /// run right to left) by `step`, and the run starts at upright column `leftmost`.
+    func quarterTurnRun(top: Int, rows: Int, stride: Int) -> (leftmost: Int, firstRow: Int, step: Int) {
+        let firstColumn = (top - y0) * xy
+        return xy > 0 ? (firstColumn, 0, stride) : (firstColumn - (rows - 1), (rows - 1) * stride, -stride)
+    }
 }

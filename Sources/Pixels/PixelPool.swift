@@ -56,10 +56,10 @@ public final class PixelPool: Sendable {
         return try await body()
     }
 
-    /// Bytes kept now (for tests and the bench).
+    /// Bytes kept now (for tests).
     public var keptBytes: Int { state.withLock { $0.bytes } }
 
-    /// Blocks handed out again since the pool was made (for tests and the bench).
+    /// Blocks handed out again since the pool was made (for tests).
     public var reusedBlocks: Int { state.withLock { $0.reused } }
 
     /// A block of `bytes` bytes: a kept one of that size, or a new one.

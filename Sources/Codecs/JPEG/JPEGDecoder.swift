@@ -15,6 +15,7 @@ public final class JPEGDecoder: PhotoDecoder {
     /// What the header says; `orientation` comes from the EXIF block (1 when absent or invalid).
     public internal(set) var info: SourceInfo
     /// libjpeg's cheap scales: 1/1, 1/2, 1/4, 1/8.
+    public let scaleDenominators: [Int] = [1, 2, 4, 8]
     /// A baseline JPEG is decoded a few MCU rows at a time (a few hundred KB); a progressive
     /// one holds every DCT coefficient of the picture (2 bytes each, up to 3 per pixel with
     /// full-resolution chroma) whatever the scale.
@@ -22,7 +23,6 @@ public final class JPEGDecoder: PhotoDecoder {
         let pixels = DecodeLimits.byteCount(width: info.width, height: info.height, channels: 1) ?? Int.max / 8
         return pf_jpeg_decoder_is_progressive(handle) != 0 ? pixels * 6 : info.width * 3 * 64
     }
-    public let scaleDenominators: [Int] = [1, 2, 4, 8]
 
     /// Warnings found in Swift (added to libjpeg's).
     private let notes: [String]

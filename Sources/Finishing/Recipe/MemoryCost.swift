@@ -35,11 +35,10 @@ extension PhotoFinisher {
             Layout.plan(stored: stored, orientation: orientation, template: recipe).outputs.map { (recipe, $0) }
         }
         // A turned photo whose JPEG planes are held instead of RGB (see `planarChroma`).
-        let planar = plans.count == 1 && (regions || Layout.band(for: plans[0].1, upright: upright) == nil)
-            ? Self.planarChroma(decoder, plan: plans[0].1, orientation: orientation) : nil
+        let planar = Self.planarChroma(decoder, plans: plans.map(\.1), orientation: orientation)
         for (recipe, plan) in plans {
-            let border = recipe.frame.map { Int(($0.width * Double(min(plan.upright.width, plan.upright.height))).rounded()) } ?? 0
-            let framed = OutputPlan.Size(plan.upright.width + 2 * max(0, border), plan.upright.height + 2 * max(0, border))
+            let border = OutputSettings.border(recipe.frame, photo: plan.upright)
+            let framed = OutputPlan.Size(plan.upright.width + 2 * border, plan.upright.height + 2 * border)
             let bandRows = UprightRows.rowsPerBand(rowBytes: framed.width * channels, height: framed.height)
             // A band, its flattened and framed copies, the resampler's ring.
             let streaming = min(4 * bandRows * framed.width * channels, most)

@@ -66,16 +66,14 @@ struct OutputSettings {
         marksProfile = template.output.color == .keep ? icc : nil
 
         let width = plan.upright.width, height = plan.upright.height
-        var border = 0
         var borderColor: [UInt8] = []
         if let frame = template.frame {
-            border = Int((frame.width * Double(min(width, height))).rounded())
             borderColor = [frame.color.r, frame.color.g, frame.color.b]
             if channels == 4 { borderColor.append(frame.color.a) }
         }
-        self.border = max(0, border)
+        border = Self.border(template.frame, photo: plan.upright)
         self.borderColor = borderColor
-        size = OutputPlan.Size(width + 2 * self.border, height + 2 * self.border)
+        size = OutputPlan.Size(width + 2 * border, height + 2 * border)
 
         let metadata = MetadataRewrite.rewrite(info, policy: PhotoFinisher.policy(template.output.metadata), credit: credit,
                                                width: size.width, height: size.height, format: format,
@@ -96,6 +94,13 @@ struct OutputSettings {
     }
 
     /// The frame in `applied.frame` (nil: none).
+    /// The frame's border in pixels around a photo of `photo`'s size (a fraction of its
+    /// short side), 0 without a frame.
+    static func border(_ frame: Template.Frame?, photo: OutputPlan.Size) -> Int {
+        guard let frame else { return 0 }
+        return max(0, Int((frame.width * Double(min(photo.width, photo.height))).rounded()))
+    }
+
     var frame: Int? { border > 0 ? border : nil }
 
     /// What the report says was done to this output.

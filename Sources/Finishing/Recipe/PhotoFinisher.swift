@@ -266,8 +266,7 @@ public struct PhotoFinisher: Sendable {
         let (denominator, scaled) = Self.decodeScale(decoder, for: plans.map(\.plan) + bandPlans
                                                      + (ownPreview ? [previewPlan] : []))
         let channels = info.hasAlpha ? 4 : 3
-        let planar = ownPreview || !bandPlans.isEmpty || plans.count != 1 ? nil
-            : Self.planarChroma(decoder, plan: plans[0].plan, orientation: orientation)
+        let planar = Self.planarChroma(decoder, plans: plans.map(\.plan), orientation: orientation)
         let bands = bandPlans.map { Self.resizer(for: $0, stored: stored, scaled: scaled, channels: channels) }
         var outputs: [PendingOutput] = []
         var resizers: [StreamingResizer] = bands
@@ -338,26 +337,23 @@ public struct PhotoFinisher: Sendable {
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
     static func decode(_ decoder: any PhotoDecoder, denominator: Int, channels: Int,
                        into resizers: [StreamingResizer], limits: DecodeLimits) throws(PhotoError) {
-        do {
+        try photoErrors {
             try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
                 for resizer in resizers where !resizer.isComplete { resizer.push(row) }
             }
-        } catch let error as PhotoError {
-            throw error
-        } catch {
-            throw PhotoError(.corruptImage, "\(error)")
         }
     }
 
     /// The JPEG's luma rows per chroma row when its one output is best fed its YCbCr planes
-    /// (`UprightPlanes`): the whole photo at full resolution, uncropped, turned or flipped
-    /// upside down (so held whole), from a YCbCr file with halved chroma and even sides
-    /// (chroma over 2 samples wide: libjpeg filters narrower chroma otherwise).
-    /// Nil otherwise: rows, as for everything else.
-    static func planarChroma(_ decoder: any PhotoDecoder, plan: OutputPlan, orientation: Int) -> Int? {
+    /// (`UprightPlanes`): the whole photo (no crop, so no band and no preview of its own) at
+    /// full resolution, turned or flipped upside down (so held whole), from a YCbCr file with
+    /// halved chroma and even sides (chroma over 2 samples wide: libjpeg filters narrower
+    /// chroma otherwise). Nil otherwise: rows, as for everything else.
+    static func planarChroma(_ decoder: any PhotoDecoder, plans: [OutputPlan], orientation: Int) -> Int? {
         let info = decoder.info
         let stored = OutputPlan.Size(info.width, info.height)
-        guard let jpeg = decoder as? JPEGDecoder, let rows = jpeg.planarChromaRows, !info.hasAlpha,
+        guard plans.count == 1, let plan = plans.first, plan.crop == nil,
+              let jpeg = decoder as? JPEGDecoder, let rows = jpeg.planarChromaRows, !info.hasAlpha,
               (3...8).contains(orientation), info.width % 2 == 0, info.height % 2 == 0, info.width > 4,
               plan.stored == stored, plan.storedCrop == PixelRect(x: 0, y: 0, width: stored.width, height: stored.height)
         else { return nil }
@@ -367,8 +363,14 @@ public struct PhotoFinisher: Sendable {
     /// Decodes a JPEG's planes into `planes`.
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
     static func decodePlanes(_ decoder: JPEGDecoder, into planes: UprightPlanes, limits: DecodeLimits) throws(PhotoError) {
+        try photoErrors { try decoder.decodePlanes(limits: limits) { planes.take($0) } }
+    }
+
+    /// Runs a decode, its errors as `PhotoError`s (anything else a decoder throws is a
+    /// corrupt image).
+    private static func photoErrors(_ decode: () throws -> Void) throws(PhotoError) {
         do {
-            try decoder.decodePlanes(limits: limits) { planes.take($0) }
+            try decode()
         } catch let error as PhotoError {
             throw error
         } catch {

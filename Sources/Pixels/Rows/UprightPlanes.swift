@@ -70,7 +70,8 @@ public final class UprightPlanes {
     /// The filter's rounding, in sixteenths, for an even and an odd stored column.
     private let evenBias: Int32
     private let oddBias: Int32
-    private var luma: [PixelStorage?]
+    /// The upright luma plane, in bands freed as they are handed on.
+    private let luma: BandedImage
     private let cb: PixelStorage
     private let cr: PixelStorage
     private var finished = false
@@ -93,16 +94,16 @@ public final class UprightPlanes {
         height = size.height
         chromaWidth = storedWidth / 2
         chromaHeight = storedHeight / lumaRowsPerChromaRow
-        let turned = (5...8).contains(exif)
+        let map = StoredMap(exif: exif, storedWidth: storedWidth, storedHeight: storedHeight)
+        let turned = map.xx == 0
+        self.turned = turned
         uprightChroma = turned ? (chromaHeight, chromaWidth) : (chromaWidth, chromaHeight)
         across = turned ? lumaRowsPerChromaRow : 2
         down = turned ? 2 : lumaRowsPerChromaRow
-        let map = StoredMap(exif: exif, storedWidth: storedWidth, storedHeight: storedHeight)
-        self.turned = map.xx == 0
-        flipped = map.xx == 0 ? map.yx < 0 : map.xx < 0  // sides are even: w − 1 − x flips parity
+        flipped = turned ? map.yx < 0 : map.xx < 0  // sides are even: w − 1 − x flips parity
         (evenBias, oddBias) = lumaRowsPerChromaRow == 2 ? (8, 7) : (4, 8)
         bandRows = UprightRows.rowsPerBand(rowBytes: size.width * 3, height: size.height)
-        luma = Array(repeating: nil, count: (size.height + bandRows - 1) / bandRows)
+        luma = BandedImage(rowBytes: size.width, height: size.height, bandRows: bandRows)
         cb = PixelStorage(byteCount: chromaWidth * chromaHeight)
         cr = PixelStorage(byteCount: chromaWidth * chromaHeight)
     }
@@ -113,7 +114,7 @@ public final class UprightPlanes {
         let lumaCount = min(rows.lumaRows, storedHeight - rows.top)
         if lumaCount > 0 {
             place(rows.luma, stride: rows.lumaStride, rows: lumaCount, top: rows.top, planeWidth: storedWidth,
-                  planeHeight: storedHeight) { uy in self.lumaRow(uy) }
+                  planeHeight: storedHeight) { uy in self.luma.row(uy) }
         }
         let chromaCount = min(rows.chromaRows, chromaHeight - rows.chromaTop)
         if chromaCount > 0 {
@@ -134,33 +135,19 @@ public final class UprightPlanes {
         let cw = uprightChroma.width
         let sums = UnsafeMutablePointer<Int32>.allocate(capacity: 2 * cw)
         defer { sums.deallocate() }
-        for index in luma.indices {
-            let top = index * bandRows
-            let count = min(bandRows, height - top)
+        for index in 0..<luma.count {
+            let (top, count) = luma.rows(ofBand: index)
             let rows = out.rows(count)
             for y in 0..<count {
                 columnSums(row: top + y, into: sums)
-                convert(luma: lumaRow(top + y), sums: sums, row: top + y, into: rows[y])
+                convert(luma: luma.row(top + y), sums: sums, row: top + y, into: rows[y])
             }
             sink.take(rows, top: top)
-            luma[index] = nil
+            _ = luma.release(index)
         }
     }
 
     // MARK: - Placing stored rows
-
-    /// The upright luma row `uy` (its band made on first use).
-    private func lumaRow(_ uy: Int) -> UnsafeMutablePointer<UInt8> {
-        let index = uy / bandRows
-        let chunk: PixelStorage
-        if let made = luma[index] {
-            chunk = made
-        } else {
-            chunk = PixelStorage(byteCount: min(bandRows, height - index * bandRows) * width)
-            luma[index] = chunk
-        }
-        return chunk.base + (uy - index * bandRows) * width
-    }
 
     /// Writes `rows` stored rows of a one-byte plane (from stored row `top`) into their
     /// upright places; `row(uy)` is the upright plane's row `uy`.
@@ -168,18 +155,15 @@ public final class UprightPlanes {
                        planeHeight: Int, row: (Int) -> UnsafeMutablePointer<UInt8>) {
         let map = StoredMap(exif: exif, storedWidth: planeWidth, storedHeight: planeHeight)
         if map.xx == 0 {
-            // A quarter turn: stored column sx is upright row (sx − x0)·yx; stored row sy is
-            // upright column (sy − y0)·xy. Each upright row takes a run of `rows` bytes.
-            let firstColumn = (top - map.y0) * map.xy
-            let leftmost = map.xy > 0 ? firstColumn : firstColumn - (rows - 1)
-            let step = map.xy > 0 ? stride : -stride
-            let first = map.xy > 0 ? source : source + (rows - 1) * stride
+            // A quarter turn (`StoredMap.quarterTurnRun`): stored column sx is upright row
+            // (sx − x0)·yx, where it takes a run of `rows` bytes.
+            let run = map.quarterTurnRun(top: top, rows: rows, stride: stride)
             for sx in 0..<planeWidth {
-                let d = row((sx - map.x0) * map.yx) + leftmost
-                var s = first + sx
+                let d = row((sx - map.x0) * map.yx) + run.leftmost
+                var s = source + run.firstRow + sx
                 for k in 0..<rows {
                     d[k] = s.pointee
-                    s += step
+                    s += run.step
                 }
             }
         } else {
@@ -266,8 +250,8 @@ public final class UprightPlanes {
 
 extension UprightPlanes {
     /// Eight pixels from four chroma columns' sums (`cb[-1...4]`, `cr[-1...4]` are read):
-    /// the even pixel of each pair takes the left neighbour, the odd one the right.
-    /// `(91881·Cr + ½) >> 16` and the rest are `YCbCrTables`' entries, computed in lanes.
+    /// the even pixel of each pair takes the left neighbour, the odd one the right. The
+    /// colour is `YCbCrTables`' arithmetic, computed in lanes.
     @inline(__always)
     fileprivate func convert8(luma: UnsafeMutablePointer<UInt8>, cb: UnsafeMutablePointer<Int32>,
                               cr: UnsafeMutablePointer<Int32>, first: Int32, second: Int32,
@@ -283,10 +267,10 @@ extension UprightPlanes {
         }
         let b = upsampled(cb), r = upsampled(cr)
         let y = SIMD8<Int32>(truncatingIfNeeded: UnsafeRawPointer(luma).loadUnaligned(as: SIMD8<UInt8>.self))
-        let half = SIMD8<Int32>(repeating: 1 << 15)
-        var red = y &+ ((91881 &* r &+ half) &>> 16)
-        var green = y &+ ((-22554 &* b &+ half &- 46802 &* r) &>> 16)
-        var blue = y &+ ((116130 &* b &+ half) &>> 16)
+        let half = SIMD8<Int32>(repeating: YCbCrTables.half)
+        var red = y &+ ((YCbCrTables.crToR &* r &+ half) &>> 16)
+        var green = y &+ ((half &- YCbCrTables.cbToG &* b &- YCbCrTables.crToG &* r) &>> 16)
+        var blue = y &+ ((YCbCrTables.cbToB &* b &+ half) &>> 16)
         let zero = SIMD8<Int32>.zero, top = SIMD8<Int32>(repeating: 255)
         red.clamp(lowerBound: zero, upperBound: top)
         green.clamp(lowerBound: zero, upperBound: top)
@@ -303,20 +287,24 @@ extension UprightPlanes {
 /// match its own conversion. Made once and never freed; read only.
 final class YCbCrTables: @unchecked Sendable {
     static let shared = YCbCrTables()
+    /// The coefficients in 16-bit fixed point (jdcolor.c's `FIX`), and ½ for rounding.
+    static let crToR = fix(1.40200), cbToB = fix(1.77200), crToG = fix(0.71414), cbToG = fix(0.34414)
+    static let half: Int32 = 1 << 15
     let crR: UnsafeMutablePointer<Int32>, cbB: UnsafeMutablePointer<Int32>
     let crG: UnsafeMutablePointer<Int32>, cbG: UnsafeMutablePointer<Int32>
 
+    private static func fix(_ x: Double) -> Int32 { Int32(x * 65536 + 0.5) }
+
     private init() {
-        func fix(_ x: Double) -> Int32 { Int32(x * 65536 + 0.5) }
-        let half: Int32 = 1 << 15
         func table(_ value: (Int32) -> Int32) -> UnsafeMutablePointer<Int32> {
             let t = UnsafeMutablePointer<Int32>.allocate(capacity: 256)
             for i in 0..<256 { t[i] = value(Int32(i) - 128) }
             return t
         }
-        crR = table { (fix(1.40200) * $0 + half) >> 16 }
-        cbB = table { (fix(1.77200) * $0 + half) >> 16 }
-        crG = table { -fix(0.71414) * $0 }
-        cbG = table { -fix(0.34414) * $0 + half }
+        let half = Self.half
+        crR = table { (Self.crToR * $0 + half) >> 16 }
+        cbB = table { (Self.cbToB * $0 + half) >> 16 }
+        crG = table { -Self.crToG * $0 }
+        cbG = table { -Self.cbToG * $0 + half }
     }
 }

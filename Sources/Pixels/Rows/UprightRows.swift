@@ -35,8 +35,8 @@ public final class UprightRows: RowSink {
     /// Streaming: the band being filled, and the image row of its first row.
     private var band: PixelStorage?
     private var bandTop = 0
-    /// Whole image: one storage per band (made when first written, freed once handed on).
-    private var chunks: [PixelStorage?]
+    /// Whole image, in bands (made when first written, freed once handed on); nil when it streams.
+    private let whole: BandedImage?
     /// A stored row waiting to be mirrored into place.
     private var scratch: PixelStorage?
     /// Quarter turns: stored rows gathered before they are written down the columns.
@@ -67,7 +67,7 @@ public final class UprightRows: RowSink {
         bandRows = Self.rowsPerBand(rowBytes: rowBytes, height: size.height)
         let streams = map.yy == 1  // 1 and 2: stored rows are upright rows, in order
         holdsWholeImage = holdWhole || !streams
-        chunks = holdsWholeImage ? Array(repeating: nil, count: (size.height + bandRows - 1) / bandRows) : []
+        whole = holdsWholeImage ? BandedImage(rowBytes: rowBytes, height: size.height, bandRows: bandRows) : nil
         if map.xx == 0 {
             tile = PixelStorage(byteCount: Self.tileRows * storedRowBytes + 1)  // + the last 4-byte load's slack
         } else if map.xx == -1 {
@@ -118,12 +118,11 @@ public final class UprightRows: RowSink {
         band = nil
         scratch = nil
         tile = nil
-        for index in chunks.indices {
-            guard let chunk = chunks[index] else { preconditionFailure("band \(index) was never written") }
-            let top = index * bandRows
-            sink.take(MutablePixelRows(width: width, height: min(bandRows, height - top), channels: channels,
-                                       base: chunk.base), top: top)
-            chunks[index] = nil
+        guard let whole else { return }
+        for index in 0..<whole.count {
+            guard let chunk = whole.release(index) else { preconditionFailure("band \(index) was never written") }
+            let (top, rows) = whole.rows(ofBand: index)
+            sink.take(MutablePixelRows(width: width, height: rows, channels: channels, base: chunk.base), top: top)
         }
     }
 
@@ -131,16 +130,8 @@ public final class UprightRows: RowSink {
 
     /// Row `y` of the whole upright image (its band made on first use).
     private func wholeRow(_ y: Int) -> UnsafeMutablePointer<UInt8> {
-        let index = y / bandRows
-        return chunk(index).base + (y - index * bandRows) * rowBytes
-    }
-
-    /// The storage of band `index` of the whole upright image, made on first use.
-    private func chunk(_ index: Int) -> PixelStorage {
-        if let made = chunks[index] { return made }
-        let made = PixelStorage(byteCount: min(bandRows, height - index * bandRows) * rowBytes)
-        chunks[index] = made
-        return made
+        guard let whole else { preconditionFailure("a streaming writer holds no whole image") }
+        return whole.row(y)
     }
 
     /// The upright row a stored row lands on (orientations that keep rows as rows).
@@ -155,33 +146,26 @@ public final class UprightRows: RowSink {
         }
     }
 
-    /// Quarter turns: `rows` gathered stored rows written down their upright columns. Stored
-    /// row `sy` becomes upright column `(sy − y0) · xy`; stored column `x0 + yx · uy` becomes
-    /// upright row `uy`. Each upright row gets a run of `rows` pixels side by side, written
-    /// left to right (so a stored row that lands further left is read first); the band's
-    /// storage is looked up once per band, not per row.
+    /// Quarter turns: `rows` gathered stored rows written down their upright columns
+    /// (`StoredMap.quarterTurnRun`): each upright row gets a run of `rows` pixels side by
+    /// side, written left to right; the band's storage is looked up once per band, not per row.
     private func writeTile(rows: Int) {
-        guard let tile else { return }
+        guard let tile, let whole else { return }
         let c = channels
-        let firstColumn = (tileTop - map.y0) * map.xy
-        let leftmost = map.xy > 0 ? firstColumn : firstColumn - (rows - 1)
-        let sourceStep = map.xy > 0 ? storedRowBytes : -storedRowBytes
-        let firstSource = map.xy > 0 ? tile.base : tile.base + (rows - 1) * storedRowBytes
-        var uy = 0
-        while uy < height {
-            let index = uy / bandRows
-            let storage = chunk(index)
-            let end = min(height, (index + 1) * bandRows)
-            var d = storage.base + (uy - index * bandRows) * rowBytes + leftmost * c
-            for y in uy..<end {
+        let run = map.quarterTurnRun(top: tileTop, rows: rows, stride: storedRowBytes)
+        let firstSource = tile.base + run.firstRow
+        for index in 0..<whole.count {
+            let storage = whole.band(index)
+            let (top, count) = whole.rows(ofBand: index)
+            var d = storage.base + run.leftmost * c
+            for y in top..<(top + count) {
                 let s = firstSource + (map.x0 + map.yx * y) * c
-                if c == 3 { Self.runRGB(from: s, step: sourceStep, to: d, count: rows) } else {
-                    Self.runRGBA(from: s, step: sourceStep, to: d, count: rows)
+                if c == 3 { Self.runRGB(from: s, step: run.step, to: d, count: rows) } else {
+                    Self.runRGBA(from: s, step: run.step, to: d, count: rows)
                 }
                 d += rowBytes
             }
             withExtendedLifetime(storage) {}
-            uy = end
         }
         tileTop += rows
     }
