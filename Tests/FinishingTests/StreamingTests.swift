@@ -17,8 +17,8 @@ import Typesetting
     static let width = 3200, height = 2400
 
     /// A photo with texture everywhere (every pixel differs from its neighbours), stored
-    /// with `orientation`.
-    static func photo(orientation: Int) throws -> [UInt8] {
+    /// with `orientation`, `width` wide unless told.
+    static func photo(orientation: Int, width: Int = width) throws -> [UInt8] {
         let stored = Image(width: width, height: height, channels: 3) { rows in
             for y in 0..<rows.height {
                 let row = rows[y]
@@ -94,6 +94,17 @@ import Typesetting
         #expect(outputs.first?.size == .init(Self.height + 2 * 48, Self.width + 2 * 48))
         #expect(peak >= Self.frameBytes / 2 && peak < Self.frameBytes * 3 / 4,
                 "peak \(peak) bytes, a frame is \(Self.frameBytes)")
+    }
+
+    /// A turned JPEG that cannot be read as planes (an odd side) is built upright in RGB:
+    /// one frame, never two.
+    @Test("a turned photo read as rows holds one RGB frame, never two", arguments: [6, 8])
+    func turnedRowsHoldOneFrame(orientation: Int) throws {
+        let width = Self.width - 1
+        let (outputs, peak) = try finish(try Self.photo(orientation: orientation, width: width))
+        let frame = width * Self.height * 3
+        #expect(outputs.first?.size == .init(Self.height + 2 * 48, width + 2 * 48))
+        #expect(peak >= frame && peak < frame * 5 / 4, "peak \(peak) bytes, a frame is \(frame)")
     }
 
     /// The planes made RGB upright are libjpeg's own RGB turned, byte for byte.
