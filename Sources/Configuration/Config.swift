@@ -19,12 +19,49 @@ public struct Config: Sendable, Equatable {
         public var template: String
         /// This hot folder's own `onBatch` (instead of the config's).
         public var onBatch: BatchHooks?
+        /// How long its finished batches are kept: its own `keep` keys over the config's, key
+        /// by key (resolved at load; the config's `keep` when it has none).
+        public var keep: Keep = Keep()
+        /// Below this much free space on its file system, nothing new is claimed: its own
+        /// `minFreeSpace`, else the config's (resolved at load); nil: no minimum.
+        public var minFreeSpace: Int?
 
         public init(name: String, root: String, template: String) {
             self.name = name
             self.root = root
             self.template = template
         }
+    }
+
+    /// How long something is kept: for ever, or this long after its batch was claimed.
+    public enum Lifetime: Sendable, Equatable, CustomStringConvertible {
+        case forever
+        case duration(Duration)
+
+        /// `"forever"`, or the duration as the config writes it (`"30d"`, `"12h"`).
+        public var description: String {
+            switch self {
+            case .forever: "forever"
+            case .duration(let d): Config.words(d)
+            }
+        }
+    }
+
+    /// `keep` (SPEC §9): how long finished batches stay in `out/`, `originals/` and `failed/`
+    /// before retention removes them whole (default: each kept forever).
+    public struct Keep: Sendable, Equatable {
+        public var out: Lifetime = .forever
+        public var originals: Lifetime = .forever
+        public var failed: Lifetime = .forever
+
+        public init(out: Lifetime = .forever, originals: Lifetime = .forever, failed: Lifetime = .forever) {
+            self.out = out
+            self.originals = originals
+            self.failed = failed
+        }
+
+        /// True when nothing is ever removed (the default).
+        public var isForever: Bool { out == .forever && originals == .forever && failed == .forever }
     }
 
     /// How much decoded image data may be admitted at once.
@@ -64,6 +101,11 @@ public struct Config: Sendable, Equatable {
     public var onBatch: BatchHooks?
     /// Where the metrics go in Prometheus text format (node_exporter's textfile collector).
     public var metricsFile: String?
+    /// How long finished batches are kept, for every hot folder without its own `keep` keys.
+    public var keep: Keep = Keep()
+    /// Below this much free space on a hot folder's file system nothing new is claimed there
+    /// (every hot folder without its own `minFreeSpace`); nil: no minimum.
+    public var minFreeSpace: Int?
 
     public init() {}
 
@@ -130,16 +172,31 @@ public struct Config: Sendable, Equatable {
     /// at most a year.
     /// `nil` for anything else, including a bare number (its unit would be a guess).
     public static func parseDuration(_ text: String) -> Duration? {
+        parseDuration(text, atMost: 365 * 86_400)
+    }
+
+    /// Parses a duration of at most `limit` seconds (a `keep` may be years).
+    static func parseDuration(_ text: String, atMost limit: Double) -> Duration? {
         let units: [(String, Double)] = [("ms", 1e-3), ("s", 1), ("m", 60), ("h", 3600), ("d", 86_400)]
         for (unit, seconds) in units where text.hasSuffix(unit) {
             let number = text.dropLast(unit.count)
             // "5ms" also ends in "s": only accept when the rest is a plain decimal number.
             guard let value = plainDecimal(number), value.isFinite else { continue }
             let total = value * seconds
-            guard total <= 365 * 86_400 else { return nil }
+            guard total <= limit else { return nil }
             return .milliseconds(Int64((total * 1000).rounded()))
         }
         return nil
+    }
+
+    /// A duration as the config writes it, in the largest unit that keeps it whole: `"30d"`,
+    /// `"36h"`, `"90m"`, `"45s"`, `"500ms"`.
+    public static func words(_ d: Duration) -> String {
+        let ms = d.components.seconds * 1000 + d.components.attoseconds / 1_000_000_000_000_000
+        for (unit, size) in [("d", Int64(86_400_000)), ("h", 3_600_000), ("m", 60_000), ("s", 1000)] where ms % size == 0 && ms >= size {
+            return "\(ms / size)\(unit)"
+        }
+        return "\(ms)ms"
     }
 
     /// Parses a size in bytes: `"512KiB"`, `"1GiB"`, `"20MB"`, `"4096"`, `"100B"` (see `Quantities.bytes`).
@@ -152,8 +209,11 @@ public struct Config: Sendable, Equatable {
 enum ConfigRules {
     static let rootKeys = ["templatesDir", "inboxes", "settle", "quiet", "maxWait", "maxBatch",
                            "rescanInterval", "pollInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
-                           "maxFileBytes", "itemTimeout", "onBatch", "metricsFile"]
-    static let inboxKeys = ["name", "root", "template", "onBatch"]
+                           "maxFileBytes", "itemTimeout", "onBatch", "metricsFile", "keep", "minFreeSpace"]
+    static let inboxKeys = ["name", "root", "template", "onBatch", "keep", "minFreeSpace"]
+    static let keepKeys = ["out", "originals", "failed"]
+    /// The longest `keep`: a hundred years (a longer one is a typo for `"forever"`).
+    static let longestKeep = 100 * 365.0 * 86_400
 
     static func read(_ root: [String: JSON5Value], into config: inout Config, _ doc: inout JSON5Document) {
         // A template given where the config belongs: one error that says so, not one per key.
@@ -165,7 +225,11 @@ enum ConfigRules {
         if let value = root["templatesDir"], let dir = doc.string(value, at: [.key("templatesDir")]) {
             config.templatesDir = dir
         }
-        if let value = root["inboxes"] { config.inboxes = inboxes(value, doc: &doc) }
+        var globalKeep = PartialKeep()
+        if let value = root["keep"] { globalKeep = keep(value, at: [.key("keep")], doc: &doc) }
+        config.keep = globalKeep.over(Config.Keep())
+        if let value = root["minFreeSpace"] { config.minFreeSpace = size(value, at: [.key("minFreeSpace")], doc: &doc) }
+        if let value = root["inboxes"] { config.inboxes = inboxes(value, defaults: config, doc: &doc) }
         duration(root, "settle", &config.settle, doc: &doc)
         duration(root, "quiet", &config.quiet, doc: &doc)
         duration(root, "maxWait", &config.maxWait, doc: &doc)
@@ -222,6 +286,37 @@ enum ConfigRules {
         return true
     }
 
+    /// The `keep` keys given, each a lifetime; the ones not given stay nil.
+    struct PartialKeep: Sendable, Equatable {
+        var out: Config.Lifetime?
+        var originals: Config.Lifetime?
+        var failed: Config.Lifetime?
+
+        /// These keys over `base`'s.
+        func over(_ base: Config.Keep) -> Config.Keep {
+            Config.Keep(out: out ?? base.out, originals: originals ?? base.originals, failed: failed ?? base.failed)
+        }
+    }
+
+    /// Reads `keep: { out, originals, failed }`: each `"forever"` or a duration.
+    static func keep(_ value: JSON5Value, at path: [KeyPathComponent], doc: inout JSON5Document) -> PartialKeep {
+        var keep = PartialKeep()
+        guard let members = doc.object(value, at: path, allowed: keepKeys) else { return keep }
+        func lifetime(_ key: String) -> Config.Lifetime? {
+            guard let value = members[key] else { return nil }
+            if case .string("forever") = value { return .forever }
+            guard case .string(let text) = value, let d = Config.parseDuration(text, atMost: longestKeep), d > .zero else {
+                doc.fail(path + [.key(key)], "must be \"forever\" or a duration like \"30d\", \"12h\" (how long \(key)/<batch-id>/ folders are kept after their batch was claimed), got \(value.shown)")
+                return nil
+            }
+            return .duration(d)
+        }
+        keep.out = lifetime("out")
+        keep.originals = lifetime("originals")
+        keep.failed = lifetime("failed")
+        return keep
+    }
+
     private static func size(_ value: JSON5Value, at path: [KeyPathComponent], alsoAllowed: String? = nil,
                              doc: inout JSON5Document) -> Int? {
         var bytes: Int?
@@ -238,7 +333,8 @@ enum ConfigRules {
         return bytes
     }
 
-    private static func inboxes(_ value: JSON5Value, doc: inout JSON5Document) -> [Config.Inbox] {
+    /// - Parameter defaults: the config's own `keep` and `minFreeSpace`, under each inbox's.
+    private static func inboxes(_ value: JSON5Value, defaults: Config, doc: inout JSON5Document) -> [Config.Inbox] {
         let path: [KeyPathComponent] = [.key("inboxes")]
         guard case .array(let entries) = value else {
             doc.fail(path, "must be a list of { name, root, template }, got \(value.shown)")
@@ -286,9 +382,18 @@ enum ConfigRules {
                 hooks = BatchHooksRules.read(value, at: entryPath + [.key("onBatch")], doc: &doc)
                 ok = ok && hooks != nil
             }
+            var ownKeep = PartialKeep()
+            if let value = members["keep"] { ownKeep = keep(value, at: entryPath + [.key("keep")], doc: &doc) }
+            var minFreeSpace: Int?
+            if let value = members["minFreeSpace"] {
+                minFreeSpace = size(value, at: entryPath + [.key("minFreeSpace")], doc: &doc)
+            }
             if ok {
                 var inbox = Config.Inbox(name: name, root: root, template: template)
                 inbox.onBatch = hooks
+                // Its own keys over the config's, key by key.
+                inbox.keep = ownKeep.over(defaults.keep)
+                inbox.minFreeSpace = minFreeSpace ?? defaults.minFreeSpace
                 inboxes.append(inbox)
             }
         }

@@ -1,5 +1,7 @@
-/// Context for a log line, as fields (`INBOX`, `BATCH`, `FILE`), never pasted into the text:
-/// the journal indexes them (`journalctl INBOX=shop`).
+/// Context for a log line, as fields (`INBOX`, `BATCH`, `FILE`): the journal indexes them
+/// (`journalctl INBOX=shop`). Callers never paste them into the text themselves: the `Logger`
+/// leads the sentence with them (`Logger.text`), so every line a person reads names its
+/// hot folder.
 public typealias LogFields = [String: String]
 
 extension LogFields {
@@ -22,8 +24,11 @@ public struct Logger: Sendable {
     }
 
     private let sink: @Sendable (Priority, String, LogFields) -> Void
+    /// Fields every line gets (`with`).
+    private var context: LogFields = [:]
 
-    /// - Parameter sink: receives every line (priority, message, fields).
+    /// - Parameter sink: receives every line: its priority, its text as people read it (led
+    ///   by its hot folder, batch and file: `Logger.text`), and its fields.
     public init(_ sink: @escaping @Sendable (Priority, String, LogFields) -> Void) {
         self.sink = sink
     }
@@ -32,7 +37,32 @@ public struct Logger: Sendable {
     public static let silent = Logger { _, _, _ in }
 
     public func log(_ priority: Priority, _ message: String, _ fields: LogFields = [:]) {
-        sink(priority, message, fields)
+        let all = context.isEmpty ? fields : context.merging(fields) { _, line in line }
+        sink(priority, Self.text(message, all), all)
+    }
+
+    /// A logger that adds `fields` to every line (a line's own fields win): hand one to the
+    /// code of one hot folder (`log.with(["INBOX": name])`) and each of its lines names it,
+    /// in the journal's fields and in its text.
+    public func with(_ fields: LogFields) -> Logger {
+        var copy = self
+        copy.context.merge(fields) { _, new in new }
+        return copy
+    }
+
+    /// The line as people read it (the journal's MESSAGE, a terminal): the hot folder leads,
+    /// then the batch, then the file, each left out when the message names it already —
+    /// `shop 20261129-164500-3f2a: IMG_1.jpg: empty-file: the file is empty (0 bytes)`,
+    /// `shop: claimed batch of 2 photos`. A message without those fields is as written.
+    public static func text(_ message: String, _ fields: LogFields) -> String {
+        var context: [String] = []
+        if let inbox = fields["INBOX"], !inbox.isEmpty, !message.hasPrefix(inbox + ":") {
+            context.append(inbox)
+        }
+        if let batch = fields["BATCH"], !batch.isEmpty, !message.contains(batch) { context.append(batch) }
+        var text = message
+        if let file = fields["FILE"], !file.isEmpty, !message.contains(file) { text = file + ": " + text }
+        return context.isEmpty ? text : context.joined(separator: " ") + ": " + text
     }
 
     public func error(_ message: String, _ fields: LogFields = [:]) { log(.error, message, fields) }

@@ -29,22 +29,20 @@ public enum ServiceLog {
         }
     }
 
-    /// `16:45:02 shop 20261129-164500-3f2a warning: message (FILE=x.jpg)`.
-    static func terminalLine(_ priority: Logger.Priority, _ message: String, _ fields: LogFields) -> String {
+    /// `16:45:02 warning: shop 20261129-164500-3f2a: x.jpg: message`: the time, the priority
+    /// when it is a warning or an error, and the line as the `Logger` put it (led by its hot
+    /// folder, batch and file).
+    static func terminalLine(_ priority: Logger.Priority, _ text: String, _ fields: LogFields) -> String {
         var t = time(nil)
         var parts = tm()
         localtime_r(&t, &parts)
         var line = String(format: "%02d:%02d:%02d ", parts.tm_hour, parts.tm_min, parts.tm_sec)
-        if let inbox = fields["INBOX"] { line += inbox + " " }
-        if let batch = fields["BATCH"] { line += batch + " " }
         switch priority {
         case .error: line += "error: "
         case .warning: line += "warning: "
         default: break
         }
-        line += message
-        if let file = fields["FILE"], !message.contains(file) { line += " (\(file))" }
-        return line + "\n"
+        return line + text + "\n"
     }
 
     /// One structured journal entry via `sd_journal_sendv`.

@@ -192,4 +192,60 @@ let exampleConfigPath = URL(fileURLWithPath: #filePath)
             "pf.json5: this is a template (it has 'version' and no 'inboxes'), not a config: check it with photofinish check pf.json5",
         ])
     }
+
+    // MARK: - Retention and free space (SPEC §9)
+
+    @Test func keepAndMinFreeSpaceAreGlobalAndPerInboxKeyByKey() throws {
+        let config = try Config.parse(text: """
+            { keep: { out: "30d", originals: "90d", failed: "180d" }, minFreeSpace: "2GiB",
+              inboxes: [
+                { name: "a", root: "/srv/a", template: "t" },
+                { name: "b", root: "/srv/b", template: "t", keep: { out: "12h", failed: "forever" }, minFreeSpace: "500MB" },
+                { name: "c", root: "/srv/c", template: "t", keep: { originals: "3650d" } },
+              ] }
+            """, file: "pf.json5")
+        let day = Duration.seconds(86_400)
+        #expect(config.keep == Config.Keep(out: .duration(day * 30), originals: .duration(day * 90), failed: .duration(day * 180)))
+        #expect(config.minFreeSpace == 2 << 30)
+        #expect(config.inboxes[0].keep == config.keep && config.inboxes[0].minFreeSpace == 2 << 30)
+        #expect(config.inboxes[1].keep == Config.Keep(out: .duration(.seconds(43_200)), originals: .duration(day * 90), failed: .forever))
+        #expect(config.inboxes[1].minFreeSpace == 500_000_000)
+        #expect(config.inboxes[2].keep.originals == .duration(day * 3650) && config.inboxes[2].keep.out == .duration(day * 30))
+        #expect(config.inboxes[1].keep.out.description == "12h" && config.keep.failed.description == "180d")
+    }
+
+    @Test func keepDefaultsToForever() throws {
+        let config = try Config.parse(text: "{ inboxes: [ { name: \"a\", root: \"/srv/a\", template: \"t\" } ] }", file: "pf.json5")
+        #expect(config.keep.isForever && config.inboxes[0].keep.isForever)
+        #expect(config.minFreeSpace == nil && config.inboxes[0].minFreeSpace == nil)
+        #expect(Config.defaults.keep == Config.Keep())
+    }
+
+    @Test func badKeepAndMinFreeSpaceAreNamedByFileLineAndKey() {
+        let errors = configTestErrors("""
+            {
+              keep: { out: "30 days", originals: 90, trash: "1d" },
+              minFreeSpace: "lots",
+              inboxes: [
+                { name: "a", root: "/srv/a", template: "t",
+                  keep: { failed: "0s" }, minFreeSpace: -1 },
+                { name: "b", root: "/srv/b", template: "t", keep: "30d" },
+              ],
+            }
+            """).map(\.description)
+        #expect(errors == [
+            "pf.json5:2: keep.out: must be \"forever\" or a duration like \"30d\", \"12h\" (how long out/<batch-id>/ folders are kept after their batch was claimed), got \"30 days\"",
+            "pf.json5:2: keep.originals: must be \"forever\" or a duration like \"30d\", \"12h\" (how long originals/<batch-id>/ folders are kept after their batch was claimed), got 90",
+            "pf.json5:2: keep.trash: unknown key 'trash' (allowed here: out, originals, failed)",
+            "pf.json5:3: minFreeSpace: must be a size like \"512KiB\", \"1GiB\", \"20MB\" or a number of bytes (more than 0), got \"lots\"",
+            "pf.json5:6: inboxes[0].keep.failed: must be \"forever\" or a duration like \"30d\", \"12h\" (how long failed/<batch-id>/ folders are kept after their batch was claimed), got \"0s\"",
+            "pf.json5:6: inboxes[0].minFreeSpace: must be a size like \"512KiB\", \"1GiB\", \"20MB\" or a number of bytes (more than 0), got -1",
+            "pf.json5:7: inboxes[1].keep: must be an object { … } with keys out, originals, failed, got \"30d\"",
+        ])
+    }
+
+    @Test(arguments: [("30d", "30d"), ("36h", "36h"), ("90m", "90m"), ("45s", "45s"), ("1.5s", "1500ms"), ("2h", "2h")])
+    func durationsAreWrittenBackAsTheConfigWritesThem(text: String, words: String) throws {
+        #expect(Config.words(try #require(Config.parseDuration(text))) == words)
+    }
 }
