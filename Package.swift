@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "System", dependencies: ["CShims"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
-        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CSystemd", "CCurl"]),
+        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "CSystemd", "CCurl"]),
         .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
         // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
         // seed and every crash file found; the executable is libFuzzer's when built with

@@ -2,9 +2,12 @@ import Configuration
 import Finishing
 import Foundation
 import JSON5
+import Typesetting
 
 /// What `photofinish check` validates: a config, the template of each of its inboxes, and
-/// any templates named on the command line.
+/// any templates named on the command line — and, beyond what the files say, what the
+/// service will meet: hot folders it cannot use (`HotFolderCheck`) and fonts that are not
+/// installed.
 public enum ConfigurationCheck {
     /// Every problem found; empty means the integrator prints "configuration OK".
     /// - Parameters:
@@ -13,15 +16,42 @@ public enum ConfigurationCheck {
     ///     `.json5`), or a name looked up in the config's `templatesDir` (default
     ///     `/etc/photofinish/templates` when no config is given).
     public static func check(configPath: String?, templates: [String]) -> [JSON5Error] {
-        var errors: [JSON5Error] = []
+        run(configPath: configPath, templates: templates, folders: false).errors
+    }
+
+    /// What a check found.
+    public struct Findings: Sendable {
+        /// Errors in the files (file:line: key: message): the config cannot be used.
+        public var errors: [JSON5Error] = []
+        /// Hot folders the service cannot use as things are, each with its fix.
+        public var folders: [HotFolderCheck.Problem] = []
+        /// Fonts a template names that are not installed (file:line: key: what is used instead).
+        public var fonts: [JSON5Error] = []
+        /// Who the hot folders were checked for, in words ("the service user photofinish").
+        public var checkedFor: String?
+
+        /// Anything short of an error.
+        public var warnings: Int { folders.count + fonts.count }
+    }
+
+    /// Checks the files, then (when they are valid) what the service will meet.
+    /// - Parameters:
+    ///   - folders: also check every inbox's hot folder (as the service user) and the fonts.
+    ///   - environment: where `INVOCATION_ID` says whether this runs inside the unit, and
+    ///     `SYSTEMD_UNIT_PATH` where its files are.
+    public static func run(configPath: String?, templates: [String], folders: Bool = true,
+                           environment: [String: String] = ProcessInfo.processInfo.environment) -> Findings {
+        var findings = Findings()
         var config = Config.defaults
         var paths: [String] = []
+        var loaded = false
         if let configPath {
             do throws(JSON5Errors) {
                 config = try Config.load(path: configPath)
                 paths += config.inboxes.map { config.templatePath(named: $0.template) }
+                loaded = true
             } catch {
-                errors += error.errors
+                findings.errors += error.errors
             }
         }
         for template in templates {
@@ -30,6 +60,59 @@ public enum ConfigurationCheck {
         }
         var seen: Set<String> = []
         let unique = paths.filter { seen.insert(($0 as NSString).standardizingPath).inserted }
-        return errors + TemplateLoader.check(paths: unique)
+        findings.errors += TemplateLoader.check(paths: unique)
+        guard folders, findings.errors.isEmpty else { return findings }
+        findings.fonts = fontWarnings(paths: unique)
+        if loaded, let configPath {
+            let who = HotFolderCheck.Subject.forConfig(WatchPaths.absolute(configPath), environment: environment)
+            findings.checkedFor = who.words
+            findings.folders = config.inboxes.flatMap { HotFolderCheck.problems(name: $0.name, root: $0.root, for: who) }
+        }
+        return findings
+    }
+
+    /// For each template, the text fonts it names that fontconfig does not have, with the font
+    /// that is drawn instead (`shop.json5:14: text.font: …`).
+    static func fontWarnings(paths: [String]) -> [JSON5Error] {
+        var out: [JSON5Error] = []
+        var verdicts: [String: String?] = [:]
+        for path in paths {
+            guard let template = try? TemplateLoader.load(path: path),
+                  let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            let locator = JSON5Locator(text: text)
+            for (index, recipe) in template.recipes.enumerated() {
+                // Tiled text is set in the text mark's font (or the default one).
+                guard recipe.recipe.text != nil || recipe.recipe.tile != nil else { continue }
+                let font = recipe.recipe.text?.font ?? Template.TextMark(text: "").font
+                let base: [KeyPathComponent] = recipe.variant == nil ? [] : [.key("variants"), .index(index - 1)]
+                let key = base + [.key("text"), .key("font")]
+                // A variant that does not name its own font inherits the template's: said once.
+                if recipe.variant != nil, locator.line(of: key) == nil { continue }
+                let verdict: String?
+                if let known = verdicts[font] {
+                    verdict = known
+                } else {
+                    do throws(TypesetError) {
+                        let setter = try Typesetter(pattern: font)
+                        verdict = setter.substitution.map { "\($0) (install it, or name a font that `fc-list : family` lists)" }
+                    } catch {
+                        verdict = "\(error.description): photos with a text mark fail as io-error"
+                    }
+                    verdicts[font] = verdict
+                }
+                guard let verdict else { continue }
+                let line = locator.line(of: key) ?? locator.line(of: base + [.key("text")]) ?? locator.line(of: base + [.key("tile")])
+                out.append(JSON5Error(file: path, line: line, keyPath: key.rendered, message: verdict))
+            }
+        }
+        return out
+    }
+}
+
+/// Absolute paths as the command line gives them.
+enum WatchPaths {
+    static func absolute(_ path: String) -> String {
+        path.hasPrefix("/") ? (path as NSString).standardizingPath
+            : ((FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path) as NSString).standardizingPath
     }
 }

@@ -217,6 +217,27 @@ public enum StatusFiles {
         return found
     }
 
+    /// The last state of each hot folder that no running process watches: from the newest of
+    /// the `stopped` statuses naming its root (one entry per folder, however many processes
+    /// watched it once), newest first.
+    /// - Parameters:
+    ///   - stopped: statuses of processes that no longer run.
+    ///   - running: statuses of the processes that run.
+    public static func lastStates(of stopped: [ServiceStatus], watchedBy running: [ServiceStatus])
+        -> [(inbox: ServiceStatus.Inbox, status: ServiceStatus)] {
+        let watched = Set(running.flatMap { $0.inboxes.map { ($0.root as NSString).standardizingPath } })
+        var newest: [String: (inbox: ServiceStatus.Inbox, status: ServiceStatus)] = [:]
+        for status in stopped {
+            for inbox in status.inboxes {
+                let root = (inbox.root as NSString).standardizingPath
+                guard !watched.contains(root) else { continue }
+                if let known = newest[root], known.status.updated >= status.updated { continue }
+                newest[root] = (inbox, status)
+            }
+        }
+        return newest.values.sorted { ($0.status.updated, $1.inbox.root) > ($1.status.updated, $0.inbox.root) }
+    }
+
     static let system = "/run/photofinish"
 
     private static func runtimeDirectory(_ environment: [String: String]) -> String? {

@@ -1,9 +1,12 @@
 import Foundation
 import Service
 
-/// `photofinish check [--config FILE] [TEMPLATE…]`: validates, naming file, line and key.
-/// A TEMPLATE with a `/` or ending in `.json5` is a path; otherwise a name in `templatesDir`.
-/// Without arguments: the default config when it exists.
+/// `photofinish check [--config FILE] [--strict] [TEMPLATE…]`: validates, naming file, line
+/// and key; then says what the service will meet that the files do not show: each hot folder
+/// it cannot use (checked as the service user), with the commands that fix it, and each font
+/// that is not installed, with the one drawn instead. Those are warnings: the daemon runs the
+/// other folders (exit 0; 1 with `--strict`). A TEMPLATE with a `/` or ending in `.json5` is a
+/// path; otherwise a name in `templatesDir`. Without arguments: the default config when it exists.
 enum CheckCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         var config = a.options["config"]
@@ -17,12 +20,27 @@ enum CheckCommand {
             }
             config = Commands.defaultConfig
         }
-        let errors = ConfigurationCheck.check(configPath: config, templates: a.positional)
-        if errors.isEmpty {
+        let found = ConfigurationCheck.run(configPath: config, templates: a.positional)
+        guard found.errors.isEmpty else {
+            for e in found.errors { print(e.description) }
+            return 2
+        }
+        for problem in found.folders { print(problem.description) }
+        for font in found.fonts { print(font.description) }
+        guard found.warnings > 0 else {
             print("configuration OK")
             return 0
         }
-        for e in errors { print(e.description) }
-        return 2
+        var but: [String] = []
+        let folders = Set(found.folders.map(\.inbox)).count
+        if folders > 0 {
+            but.append("\(folders) hot folder\(folders == 1 ? "" : "s") cannot be used as things are (checked as \(found.checkedFor ?? "this user")): "
+                       + "the daemon refuses \(folders == 1 ? "it" : "them") and tries again at every reload and rescan")
+        }
+        if !found.fonts.isEmpty {
+            but.append("\(found.fonts.count) font\(found.fonts.count == 1 ? " is" : "s are") not installed")
+        }
+        print("configuration OK, but " + but.joined(separator: "; "))
+        return a.flags.contains("strict") ? 1 : 0
     }
 }

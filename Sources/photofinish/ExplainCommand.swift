@@ -6,8 +6,11 @@ import System
 
 /// `photofinish explain FILE [--config FILE | ROOT]`: what became of a dropped file (SPEC §8).
 /// The hot folders searched: ROOT when given, else the config's (`--config`), else the one
-/// FILE's path lies in (`<root>/drop/x.jpg`, `<root>/failed/<id>/x.jpg` …), else the default
-/// config's. Exit 0 when something is known, 1 when nothing is.
+/// FILE's path lies in (`<root>/drop/x.jpg`, `<root>/drop/wedding/x.jpg`,
+/// `<root>/failed/<id>/x.jpg` …), else the default config's. A FILE inside a hot folder is
+/// matched by its path (`Explain.Place`): a file in a folder inside drop/ was never taken and
+/// is no earlier batch's file of the same name; `failed/<id>/x.jpg` is batch `<id>`'s; an
+/// output names the photo it was made from. Exit 0 when something is known, 1 when nothing is.
 enum ExplainCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard let file = a.positional.first, a.positional.count <= 2 else {
@@ -38,8 +41,11 @@ enum ExplainCommand {
         guard let name = path.lastComponent else { throw UsageError("explain needs a file name, not \(file)") }
         let sha = (try? Files.status(path))?.isRegular == true ? Explain.sha256(of: path) : nil
         var known = false
+        let absolute = WatchCommand.absolute(file)
         for root in roots {
-            let facts = Explain.facts(name: name, sha256: sha, layout: HotFolderLayout(root: root))
+            // A bare name is matched by name (and content) anywhere; a path by where it lies.
+            let place = file.contains("/") ? Explain.place(of: absolute, in: WatchCommand.absolute(root)) ?? .anywhere : .anywhere
+            let facts = Explain.facts(name: name, sha256: sha, layout: HotFolderLayout(root: root), place: place)
             guard facts.isKnown else { continue }
             known = true
             if roots.count > 1 { print("\(root):") }
@@ -63,21 +69,18 @@ enum ExplainCommand {
         return Array(text.utf8)
     }
 
-    /// The hot folder a path lies in, when it is `<root>/drop/<name>` or
-    /// `<root>/{failed,originals,out}/<batch-id>/<name>` and `<root>/drop` exists.
+    /// The hot folder a path lies in: the nearest folder above it that is a hot folder's root
+    /// (it holds `drop/`) with the path in its `drop/` (at any depth) or in
+    /// `{failed,originals,out}/<batch-id>/`.
     static func root(of file: String) -> String? {
-        let url = URL(fileURLWithPath: file).standardizedFileURL
-        var parts = url.pathComponents
+        var parts = URL(fileURLWithPath: file).standardizedFileURL.pathComponents
         guard parts.count >= 3 else { return nil }
         parts.removeLast()
-        if parts.last == "drop" {
+        while parts.count >= 2 {
             parts.removeLast()
-        } else if parts.count >= 3, ["failed", "originals", "out"].contains(parts[parts.count - 2]) {
-            parts.removeLast(2)
-        } else {
-            return nil
+            let root = NSString.path(withComponents: parts)
+            if HotFolderLayout(root: root).exists, Explain.place(of: WatchCommand.absolute(file), in: root) != nil { return root }
         }
-        let root = NSString.path(withComponents: parts)
-        return HotFolderLayout(root: root).exists ? root : nil
+        return nil
     }
 }

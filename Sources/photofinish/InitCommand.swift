@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import System
 import HotFolders
+import Service
 
 /// `photofinish init ROOT [--template NAME] [--config FILE]`: creates the hot-folder layout
 /// (again safely) and prints the config entry to add, naming a template that exists, and the
@@ -45,7 +46,7 @@ enum InitCommand {
         }
         print("""
             created \(root)/
-              drop/        people and tools drop photos here
+              drop/        people and tools drop photos here (group-writable, setgid: members of its group may drop)
               out/         finished batches: out/<batch-id>/ with report.json
               originals/   sources after success
               failed/      sources that could not be finished
@@ -55,14 +56,7 @@ enum InitCommand {
         if let existing = config?.inboxes.first(where: { WatchCommand.absolute($0.root) == root }) {
             print("it is already in \(configPath) as '\(existing.name)' (template '\(existing.template)')")
         } else if let template {
-            print("""
-                to have the daemon watch it, add this entry to inboxes in \(configPath):
-                    { name: "\(json(name))", root: "\(json(root))", template: "\(json(template))" },
-                then check the config and reload the daemon:
-                    photofinish check --config \(shell(configPath))
-                    sudo systemctl reload photofinish
-                """)
-            for line in serviceNotes(root: root) { print(line) }
+            for line in serviceSteps(name: name, root: root, template: template, configPath: configPath) { print(line) }
         } else {
             print("there is no template in \(templatesDir) yet: write one (see 'man photofinish.json5'), then name it in an inbox of \(configPath)")
         }
@@ -70,6 +64,39 @@ enum InitCommand {
         print("    photofinish watch \(shell(root))"
               + (template.map { " --template " + shell((templatesDir as NSString).appendingPathComponent($0 + ".json5")) } ?? ""))
         return 0
+    }
+
+    /// The steps that have the service watch `root`, numbered, in an order that works as
+    /// printed: what the service needs of the folder first (its user must own it; the unit must
+    /// let it write there, a drop-in), then the config entry, then the check and the reload —
+    /// or the restart, when a drop-in was added (systemd applies a drop-in only then).
+    static func serviceSteps(name: String, root: String, template: String, configPath: String) -> [String] {
+        let unit = ServiceUnit.installed()
+        var account = unit.flatMap { HotFolderCheck.Subject.account($0.user, group: $0.group) }
+        account?.unit = unit
+        let problems = account.map { HotFolderCheck.problems(name: name, root: root, for: $0) } ?? []
+        var lines = ["to have the daemon watch it:"]
+        var step = 0
+        func add(_ what: String, _ commands: [String]) {
+            step += 1
+            lines.append("  \(step). \(what)")
+            lines += commands.map { "    " + $0 }
+        }
+        let needsRestart = problems.contains { $0.fix.contains { $0.contains("systemctl restart") } }
+        for problem in problems {
+            // The restart comes once, last: after the config entry.
+            add(problem.why + ":", problem.fix.filter { !$0.contains("systemctl restart") })
+        }
+        if let account, problems.isEmpty || problems.contains(where: { $0.fix.contains { $0.contains("chown") } }) {
+            lines.append("    (members of the group \(account.groupName) may drop files into drop/: sudo adduser NAME \(account.groupName))")
+        }
+        add("add this entry to inboxes in \(configPath):",
+            ["    { name: \"\(json(name))\", root: \"\(json(root))\", template: \"\(json(template))\" },"])
+        add("check the config as the service will meet it, then apply it:",
+            ["photofinish check --config \(shell(configPath))",
+             needsRestart ? "sudo systemctl restart photofinish     (a restart: systemd applies a drop-in only then)"
+                          : "sudo systemctl reload photofinish"])
+        return lines
     }
 
     /// A config-safe name from the folder's last component ("My Shop" → "My-Shop").
@@ -98,30 +125,8 @@ enum InitCommand {
         return names.filter { $0.hasSuffix(".json5") && !$0.hasPrefix(".") }.map { String($0.dropLast(6)) }.sorted()
     }
 
-    /// What the installed service needs before it can use `root`: its user must own it, and
-    /// the unit must allow writing there.
-    private static func serviceNotes(root: String) -> [String] {
-        guard let user = getpwnam("photofinish") else { return [] }
-        var notes: [String] = []
-        var st = stat()
-        if stat(root, &st) == 0, st.st_uid != user.pointee.pw_uid {
-            notes += ["the service runs as the user photofinish, who must own the folder:",
-                      "    sudo chown -R photofinish:photofinish \(shell(root))"]
-        }
-        if !(root + "/").hasPrefix("/srv/photofinish/") {
-            notes += ["the service may write only under /srv/photofinish; allow this folder too:",
-                      "    sudo systemctl edit photofinish     (add: [Service] ReadWritePaths=\(root))"]
-        }
-        return notes
-    }
-
     /// `text` as one word for a POSIX shell: as it is when it is plain, else in single quotes.
-    static func shell(_ text: String) -> String {
-        let plain = !text.isEmpty && text.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || "/._-+=:,@%".unicodeScalars.contains($0)
-        }
-        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
+    static func shell(_ text: String) -> String { HotFolderCheck.shell(text) }
 
     /// `text` inside a JSON5 double-quoted string.
     private static func json(_ text: String) -> String {

@@ -5,7 +5,9 @@ import Service
 
 /// `photofinish status [ROOT] [--config FILE]`: per hot folder what is pending and processing,
 /// and the last batch's result, from the status files of the running daemons and watches
-/// (each process writes its own, keyed by its config or its hot folder).
+/// (each process writes its own, keyed by its config or its hot folder). Only processes that
+/// run are listed; a hot folder that none of them watches any more is shown once, as the last
+/// process that watched it left it (when the folder is still there).
 enum StatusCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard a.positional.count <= 1 else { throw UsageError("status takes at most one ROOT folder") }
@@ -36,32 +38,41 @@ enum StatusCommand {
                 return 1
             }
         }
-        guard !found.isEmpty else {
+        func shown(_ inbox: ServiceStatus.Inbox) -> Bool {
+            (names?.contains(inbox.name) ?? true) && (root.map { WatchCommand.absolute(inbox.root) == $0 } ?? true)
+        }
+        let running = found.filter(\.isRunning).sorted { $0.updated > $1.updated }
+        let gone = StatusFiles.lastStates(of: found.filter { !$0.isRunning }, watchedBy: running)
+            .filter { shown($0.inbox) && (root != nil || FileManager.default.fileExists(atPath: $0.inbox.root)) }
+        guard !running.isEmpty || !gone.isEmpty else {
             print("photofinish is not running (no status in \(places))")
             return 1
         }
-        // Running processes first; of stopped ones, the newest first.
-        found.sort { ($0.isRunning ? 0 : 1, $1.updated) < ($1.isRunning ? 0 : 1, $0.updated) }
-        for (index, status) in found.enumerated() {
-            if index > 0 { print("") }
+        var first = true
+        func separate() {
+            if !first { print("") }
+            first = false
+        }
+        for status in running {
+            separate()
             let what = "photofinish " + (status.command ?? "daemon")
-            let when = HumanTime.words(isoUTC: status.updated)
-            print(status.isRunning
-                  ? "\(what): running (pid \(status.pid), status of \(when))"
-                  : "\(what): not running (last status \(when), pid \(status.pid))")
-            if status.isRunning, let failed = status.reloadFailed {
+            print("\(what): running (pid \(status.pid), status of \(HumanTime.words(isoUTC: status.updated)))")
+            if let failed = status.reloadFailed {
                 print("  the reload at \(HumanTime.words(isoUTC: failed.at)) failed; it runs the configuration it had:")
                 for error in failed.errors { print("    \(error)") }
             }
-            for inbox in status.inboxes where (names?.contains(inbox.name) ?? true)
-                && (root.map { WatchCommand.absolute(inbox.root) == $0 } ?? true) {
-                print(lines(inbox))
-            }
+            for inbox in status.inboxes where shown(inbox) { print(lines(inbox)) }
             for name in names ?? [] where !status.inboxes.contains(where: { $0.name == name }) {
                 print("\(name): not watched by the running daemon (reload it: systemctl reload photofinish)")
             }
         }
-        return found.contains(where: \.isRunning) ? 0 : 1
+        for (inbox, status) in gone {
+            separate()
+            let what = "photofinish " + (status.command ?? "daemon")
+            print("\(inbox.name)  \(inbox.root)\n  not watched: \(what) is not running (its last status \(HumanTime.words(isoUTC: status.updated)), pid \(status.pid))")
+            if let l = inbox.last { print("  " + lastBatch(l)) }
+        }
+        return running.isEmpty ? 1 : 0
     }
 
     static func lines(_ inbox: ServiceStatus.Inbox) -> String {
@@ -80,11 +91,16 @@ enum StatusCommand {
         for line in attention { out += "  needs attention: \(line)\n" }
         for line in inbox.neverTaken ?? [] { out += "  \(line)\n" }
         if let l = inbox.last {
-            out += "  last batch \(l.batch): \(l.status), \(l.ok) of \(l.items) finished"
-                + (l.failed > 0 ? ", \(l.failed) failed" : "") + " at \(HumanTime.words(isoUTC: l.finished))\n"
+            out += "  " + lastBatch(l) + "\n"
         } else {
             out += "  no batch finished since the daemon started\n"
         }
         return String(out.dropLast())
+    }
+
+    /// "last batch 20261129-…: complete, 3 of 3 finished at …".
+    static func lastBatch(_ l: ServiceStatus.Last) -> String {
+        "last batch \(l.batch): \(l.status), \(l.ok) of \(l.items) finished"
+            + (l.failed > 0 ? ", \(l.failed) failed" : "") + " at \(HumanTime.words(isoUTC: l.finished))"
     }
 }

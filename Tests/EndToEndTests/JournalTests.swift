@@ -56,6 +56,14 @@ import Testing
         #expect(failed["PRIORITY"] == "4")
         #expect(failed["INBOX"] == "shop" && failed["BATCH"] == batch)
         #expect(failed["MESSAGE"]?.contains("unsupported-format") == true)
+        // People read MESSAGE: every line of a hot folder leads with its name (and batch, and
+        // file), not only in the fields.
+        for e in entries where e["INBOX"] != nil {
+            #expect(e["MESSAGE"]?.hasPrefix(e["INBOX"]! + (e["BATCH"].map { " " + $0 } ?? "") + ":") == true
+                    || e["MESSAGE"]?.hasPrefix(e["INBOX"]! + ":") == true, "\(e)")
+        }
+        #expect(failed["MESSAGE"]?.hasPrefix("shop \(batch): bad.jpg: unsupported-format") == true, "\(failed)")
+        #expect(entries.contains { $0["MESSAGE"]?.hasPrefix("shop \(batch): claimed batch of ") == true }, "\(entries)")
         // Under the journal, stderr carries no duplicate plain lines.
         #expect(!daemon.log.contains("bad.jpg"), "stderr: \(daemon.log)")
     }

@@ -115,7 +115,7 @@ struct SeeingTests {
         let expected = [
             "- .hidden.jpg in drop/ is never taken: its name is ignored (hidden, a partial download or a temporary file); rename it to have it finished",
             "- IMG_0001.jpg.part in drop/ is never taken: its name is ignored (hidden, a partial download or a temporary file); rename it to have it finished",
-            "- holiday in drop/ is never taken: it is a folder, not a regular file (folders are not descended into)",
+            "- holiday in drop/ is never taken: it is a folder, and folders in drop/ are not descended into; move its files into drop/ itself",
             "- linked.jpg in drop/ is never taken: it has 2 hard links (another name could still change it); copy it in instead",
         ]
         #expect(Poll.until(.seconds(30)) { text().contains("Never taken from drop/ (4 items):") }, "\(text()); log:\n\(daemon.log)")

@@ -17,6 +17,10 @@ public enum Explain {
         public var claimed: [Claimed] = []
         /// Report items matching the name or the file's content, newest batch first.
         public var finished: [Finished] = []
+        /// The file lies in this folder inside `drop/` (`"wedding"`, `"wedding/day 2"`): never taken.
+        public var insideDropFolder: String?
+        /// The file is an output: the report items that made it.
+        public var outputOf: [Finished] = []
 
         public init(name: FileName, root: String) {
             self.name = name
@@ -24,7 +28,9 @@ public enum Explain {
         }
 
         /// True when anything at all is known.
-        public var isKnown: Bool { drop != nil || !claimed.isEmpty || !finished.isEmpty }
+        public var isKnown: Bool {
+            drop != nil || !claimed.isEmpty || !finished.isEmpty || insideDropFolder != nil || !outputOf.isEmpty
+        }
     }
 
     /// A file in `drop/`.
@@ -85,9 +91,61 @@ public enum Explain {
         }
     }
 
-    /// Gathers what `layout` knows about `name` (and, when given, the file's sha256).
-    public static func facts(name: FileName, sha256: String?, layout: HotFolderLayout) -> Facts {
+    /// Where a file lies, as far as the hot folder is concerned: what its path can be matched
+    /// with. A file is what became of the one dropped at its place: `drop/x.jpg` is every
+    /// `x.jpg` dropped there; `failed/<id>/x.jpg` is batch `<id>`'s; a file inside a folder in
+    /// `drop/` was never taken, and is no earlier batch's file of the same name.
+    public enum Place: Sendable, Equatable {
+        /// A bare name, or a file outside the hot folder: matched by name and by content.
+        case anywhere
+        /// `<root>/drop/<name>`.
+        case drop
+        /// `<root>/drop/<folder>/…/<name>`: the folder's path inside `drop/`.
+        case insideDropFolder(String)
+        /// `<root>/originals/<id>/<name>` or `<root>/failed/<id>/<name>`: that batch's.
+        case filed(kind: String, batch: String)
+        /// `<root>/out/<id>/<file>`: an output of that batch.
+        case output(batch: String)
+    }
+
+    /// Where `path` (absolute, standardized) lies relative to the hot folder at `root`, or nil
+    /// when it is not inside it.
+    public static func place(of path: String, in root: String) -> Place? {
+        let rootParts = URL(fileURLWithPath: root).standardizedFileURL.pathComponents
+        let parts = URL(fileURLWithPath: path).standardizedFileURL.pathComponents
+        guard parts.count > rootParts.count + 1, Array(parts.prefix(rootParts.count)) == rootParts else { return nil }
+        let inside = Array(parts.dropFirst(rootParts.count))
+        switch inside[0] {
+        case "drop":
+            return inside.count == 2 ? .drop : .insideDropFolder(inside[1..<(inside.count - 1)].joined(separator: "/"))
+        case "originals", "failed" where inside.count == 3 && BatchID.isValid(inside[1]):
+            return .filed(kind: inside[0], batch: inside[1])
+        case "out" where inside.count == 3 && BatchID.isValid(inside[1]):
+            return .output(batch: inside[1])
+        default:
+            return nil
+        }
+    }
+
+    /// Gathers what `layout` knows about `name` (and, when given, the file's sha256), for a
+    /// file at `place`.
+    public static func facts(name: FileName, sha256: String?, layout: HotFolderLayout, place: Place = .anywhere) -> Facts {
         var facts = Facts(name: name, root: layout.root)
+        switch place {
+        case .insideDropFolder(let folder):
+            // Never taken; only its content can have been finished before (dropped elsewhere).
+            facts.insideDropFolder = folder
+            if let sha256 { facts.finished = finished(name: nil, sha256: sha256, layout: layout) }
+            return facts
+        case .output(let batch):
+            facts.outputOf = outputs(named: name, batch: batch, layout: layout)
+            return facts
+        case .filed(_, let batch):
+            facts.finished = finished(name: name, sha256: nil, layout: layout, batches: [batch])
+            return facts
+        case .anywhere, .drop:
+            break
+        }
         facts.drop = dropState(name, in: layout)
         let work = ((try? FileManager.default.contentsOfDirectory(atPath: layout.work)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
         for batch in work.reversed() {
@@ -105,32 +163,51 @@ public enum Explain {
                 facts.claimed.append(Claimed(batch: batch, position: 0, count: 0, done: false, manifest: false))
             }
         }
-        let batches = ((try? FileManager.default.contentsOfDirectory(atPath: layout.out)) ?? []).sorted().reversed()
+        facts.finished = finished(name: name, sha256: sha256, layout: layout)
+        return facts
+    }
+
+    /// Report items for the file dropped as `name` (nil: any name) or with content `sha256`,
+    /// newest batch first; only those of `batches` when given.
+    static func finished(name: FileName?, sha256: String?, layout: HotFolderLayout, batches only: Set<String>? = nil) -> [Finished] {
+        var found: [Finished] = []
+        let batches = ((try? FileManager.default.contentsOfDirectory(atPath: layout.out)) ?? [])
+            .filter { only?.contains($0) ?? true }.sorted().reversed()
         for batch in batches {
             guard let report = try? ReportText.load(layout.out + "/" + batch + "/report.json") else { continue }
             for item in report.items {
                 // Filed with a photo it belongs to (the RAW beside the JPEG finished).
-                if let alternates = item.alternates, alternates.contains(name.escaped) {
+                if let name, let alternates = item.alternates, alternates.contains(name.escaped) {
                     let folder = item.original.map { ($0 as NSString).deletingLastPathComponent }
-                    facts.finished.append(Finished(
+                    found.append(Finished(
                         batch: report.batch, finished: readable(report.finished), status: "alternate",
                         outputs: [], original: folder.map { $0 + "/" + name.escaped }, error: nil, source: item.source))
                     continue
                 }
-                let byName = item.source == name.escaped
+                let byName = name.map { item.source == $0.escaped } ?? false
                 guard byName || (sha256 != nil && item.sha256 == sha256) else { continue }
-                facts.finished.append(Finished(
-                    batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
-                    outputs: (item.outputs ?? []).map { "out/\(batch)/\($0.file)" }, original: item.original,
-                    error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: !byName))
+                found.append(finished(item, report: report, batch: batch, byContent: !byName))
             }
-            for ignored in report.ignored ?? [] where ignored.source == name.escaped {
-                facts.finished.append(Finished(batch: report.batch, finished: readable(report.finished), status: "ignored",
-                                               outputs: [], original: ignored.original, error: ignored.reason,
-                                               source: ignored.source))
+            for ignored in report.ignored ?? [] where name.map({ ignored.source == $0.escaped }) ?? false {
+                found.append(Finished(batch: report.batch, finished: readable(report.finished), status: "ignored",
+                                      outputs: [], original: ignored.original, error: ignored.reason,
+                                      source: ignored.source))
             }
         }
-        return facts
+        return found
+    }
+
+    /// The report items of batch `batch` that wrote `out/<batch>/<name>`.
+    static func outputs(named name: FileName, batch: String, layout: HotFolderLayout) -> [Finished] {
+        guard let report = try? ReportText.load(layout.out + "/" + batch + "/report.json") else { return [] }
+        return report.items.filter { ($0.outputs ?? []).contains { $0.file == name.escaped } }
+            .map { finished($0, report: report, batch: batch, byContent: false) }
+    }
+
+    private static func finished(_ item: Report.Item, report: Report, batch: String, byContent: Bool) -> Finished {
+        Finished(batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
+                 outputs: (item.outputs ?? []).map { "out/\(batch)/\($0.file)" }, original: item.original,
+                 error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: byContent)
     }
 
     /// The SHA-256 of the file at `path` (to find it in reports under another name), or nil
@@ -146,7 +223,8 @@ public enum Explain {
         switch dropState(name, st) {
         case .waiting: nil
         case .ignoredName: "its name is ignored (hidden, a partial download or a temporary file); rename it to have it finished"
-        case .notRegular(let kind): "it is \(kind), not a regular file (folders are not descended into)"
+        case .notRegular(kind: "a folder"): "it is a folder, and folders in drop/ are not descended into; move its files into drop/ itself"
+        case .notRegular(let kind): "it is \(kind), not a regular file"
         case .hardLinked(let links): "it has \(links) hard links (another name could still change it); copy it in instead"
         }
     }
@@ -158,14 +236,24 @@ public enum Explain {
     public static func words(_ f: Facts, settle: Duration, quiet: Duration) -> [String] {
         var lines: [String] = []
         let name = f.name.escaped
+        if let folder = f.insideDropFolder {
+            lines.append("\(name) is in drop/\(folder)/, a folder inside drop/: it is never taken (folders in drop/ are not "
+                         + "descended into). Move it into drop/ itself to have it finished.")
+        }
+        for o in f.outputOf {
+            lines.append("\(name) is an output of \(o.source), finished at \(o.finished) in batch \(o.batch)"
+                         + (o.original.map { "; the original is in \($0)" } ?? "") + ".")
+        }
         switch f.drop {
         case nil:
             break
         case .ignoredName:
             lines.append("\(name) is in drop/ but is never taken: its name is ignored (names starting with . or ~$, "
                          + "*.part, *.partial, *.tmp, *.crdownload, *.download, *.swp, Thumbs.db, desktop.ini). Rename it to have it finished.")
+        case .notRegular(kind: "a folder"):
+            lines.append("\(name) in drop/ is a folder: it is never taken (folders in drop/ are not descended into). Move its files into drop/ itself to have them finished.")
         case .notRegular(let kind):
-            lines.append("\(name) in drop/ is \(kind), not a regular file: it is never taken (folders are not descended into).")
+            lines.append("\(name) in drop/ is \(kind), not a regular file: it is never taken.")
         case .hardLinked(let links):
             lines.append("\(name) in drop/ has \(links) hard links: it is never taken (another name could still change it). Copy it in instead.")
         case .waiting(let bytes, let age):

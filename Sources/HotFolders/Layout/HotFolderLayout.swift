@@ -19,16 +19,27 @@ public struct HotFolderLayout: Sendable, Equatable {
     /// `.work/<batch-id>`: a claimed batch (lock, manifest, journal, `src/`, `out/`).
     public func workFolder(_ batch: String) -> String { work + "/" + batch }
 
-    /// Creates every folder that is missing (`.work/` with mode 0700, the others 0755), so
-    /// `init` can be run again safely.
+    /// Creates every folder that is missing (`.work/` with mode 0700, `drop/` 2775, the others
+    /// 0755), so `init` can be run again safely: a `drop/` that exists keeps its mode.
+    ///
+    /// `drop/` is group-writable with the setgid bit: the members of the folder's group (the
+    /// service's group once the folder is its own) may drop files, and what they drop keeps
+    /// that group.
     /// - Throws: `SystemError` naming the folder that could not be made.
     public func create() throws(SystemError) {
         // The root and any missing parents, like `mkdir -p`.
         try Files.makeDirectories(root, permissions: 0o755)
-        for path in [drop, out, originals, failed] { try Files.makeDirectory(path, permissions: 0o755) }
+        if !Files.exists(drop) {
+            try Files.makeDirectory(drop, permissions: 0o775)
+            try Files.setPermissions(drop, Self.dropPermissions)
+        }
+        for path in [out, originals, failed] { try Files.makeDirectory(path, permissions: 0o755) }
         try Files.makeDirectory(work, permissions: 0o700)
         try Files.setPermissions(work, 0o700)
     }
+
+    /// `drop/`'s mode when it is made: rwxrwsr-x.
+    public static let dropPermissions: mode_t = 0o2775
 
     /// True when `root` holds a `drop/` folder.
     public var exists: Bool {
