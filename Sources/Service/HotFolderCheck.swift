@@ -6,8 +6,8 @@ import Glibc
 /// lets the service write. Each problem says why and the commands that fix it, ready to copy.
 ///
 /// Who is checked for (`Subject`):
-/// - inside the unit (`ExecStartPre=`, `ExecReload=`: systemd sets `INVOCATION_ID`), this
-///   process itself: `faccessat` answers for the sandbox too — a folder outside the unit's
+/// - inside the unit (`ExecStartPre=`, `ExecReload=`: systemd sets `INVOCATION_ID`, and the
+///   process is in the unit's cgroup or is its user), this process itself: `faccessat` answers for the sandbox too — a folder outside the unit's
 ///   `ReadWritePaths=` is read-only there (`EROFS`);
 /// - by hand, for the config the installed unit runs: the unit's `User=` (by the permission
 ///   bits when this process is someone else, root included), and the unit's writable paths
@@ -93,18 +93,30 @@ public enum HotFolderCheck {
 
         /// Who the hot folders of the config at `config` (absolute) are checked for.
         public static func forConfig(_ config: String, environment: [String: String]) -> Subject {
-            if let id = environment["INVOCATION_ID"], !id.isEmpty {
+            let installed = ServiceUnit.installed(environment: environment)
+            if isInsideUnit(installed, environment: environment) {
                 var me = thisProcess(insideUnit: true)
-                me.unit = ServiceUnit.installed(environment: environment)
+                me.unit = installed
                 return me
             }
-            if let unit = ServiceUnit.installed(environment: environment),
+            if let unit = installed,
                ServiceUnit.resolved(unit.config) == ServiceUnit.resolved(config),
                var account = account(unit.user, group: unit.group) {
                 account.unit = unit
                 return account
             }
             return thisProcess()
+        }
+
+        /// True when this process runs inside photofinish.service (its `ExecStartPre=` or
+        /// `ExecReload=`): systemd set `INVOCATION_ID`, and the process is in the unit's cgroup, or
+        /// is the unit's own user (another unit's process, an administrator's script run as a
+        /// unit as root, is not).
+        static func isInsideUnit(_ unit: ServiceUnit?, environment: [String: String]) -> Bool {
+            guard let id = environment["INVOCATION_ID"], !id.isEmpty else { return false }
+            let cgroup = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? ""
+            if cgroup.contains("/" + ServiceUnit.name) { return true }
+            return unit.map { $0.user == userName(geteuid()) } ?? false
         }
 
         static func userName(_ uid: uid_t) -> String {

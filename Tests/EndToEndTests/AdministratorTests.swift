@@ -117,12 +117,13 @@ import Testing
         let (dir, config) = try Self.setup([("shop", root)])
         #expect(try Harness.run(["init", root]).status == 0)
         try Self.sh("chown -R nobody:nogroup '\(root)'")
-        try FileManager.default.createDirectory(atPath: dir + "/no-units", withIntermediateDirectories: true)
+        // The unit as installed (its user: nobody) lets the service write there, but the sandbox
+        // this test plays does not: what check meets inside the unit is what it says.
+        let env = try Self.unit(in: dir, config: config, allowed: root)
         let script = "mount --bind \"$1\" \"$1\" && mount -o remount,bind,ro \"$1\" && shift && exec \"$@\""
         let r = try Harness.exec("/usr/bin/unshare", ["--mount", "--propagation", "private", "/bin/sh", "-c", script, "sh", root]
                                  + Self.asNobody + [Harness.binary, "check", "--config", config],
-                                 deadline: .seconds(120), extraEnvironment: ["INVOCATION_ID": "0123456789abcdef",
-                                                                             "SYSTEMD_UNIT_PATH": dir + "/no-units"])
+                                 deadline: .seconds(120), extraEnvironment: env.merging(["INVOCATION_ID": "0123456789abcdef"]) { $1 })
         if r.stderr.contains("mount:") || r.stderr.contains("unshare:") {
             print("skipped: cannot make a private read-only mount here: \(r.stderr)")
             return
@@ -262,12 +263,15 @@ import Testing
                         "finished": "2026-11-20T09:59:30.000Z" }
             """)
         let live = dir + "/live"
-        let watch = try DaemonProcess(["watch", live], notify: nil, runtime: runtime, logPath: dir + "/watch.log")
+        // Only this test's status files: not those of other processes of this user (XDG_RUNTIME_DIR).
+        let env = ["RUNTIME_DIRECTORY": runtime, "XDG_RUNTIME_DIR": dir + "/xdg"]
+        let watch = try DaemonProcess(["watch", live], notify: nil, runtime: runtime, logPath: dir + "/watch.log",
+                                      environment: env)
         watch.waitUntilReady()
         #expect(Poll.until(.seconds(20)) {
-            (try? Harness.run(["status"], extraEnvironment: ["RUNTIME_DIRECTORY": runtime]).stdout.contains("photofinish watch \(live): running")) == true
+            (try? Harness.run(["status"], extraEnvironment: env).stdout.contains("photofinish watch \(live): running")) == true
         })
-        let status = try Harness.run(["status"], extraEnvironment: ["RUNTIME_DIRECTORY": runtime])
+        let status = try Harness.run(["status"], extraEnvironment: env)
         #expect(status.status == 0)
         let out = status.stdout
         #expect(out.contains("photofinish watch \(live): running (pid \(watch.pid)"), "\(out)")
@@ -278,7 +282,7 @@ import Testing
         watch.signal(SIGINT)
         #expect(watch.wait() == 0)
         // Nothing runs: the folders still there, once each, and exit 1.
-        let none = try Harness.run(["status"], extraEnvironment: ["RUNTIME_DIRECTORY": runtime])
-        #expect(none.status == 1 && none.stdout.contains("live  \(live)\n  not watched:") && !none.stdout.contains("gone"), "\(none.stdout)")
+        let none = try Harness.run(["status"], extraEnvironment: env)
+        #expect(none.status == 1 && none.stdout.contains("live  \(live)\n  not watched:") && !none.stdout.contains("gone"), "\(none.status): \(none.stdout)")
     }
 }

@@ -42,4 +42,29 @@ struct ExplainTests {
             "The same photo, dropped as b.jpg, was finished at 2026-11-29 10:00:09 UTC in batch 20261129-100000-0001 into out/20261129-100000-0001/a.jpg, out/20261129-100000-0001/a-1x1.jpg; the original is in originals/20261129-100000-0001/a.jpg.",
         ])
     }
+
+    @Test func aPathIsMatchedByWhereItLies() {
+        let root = "/srv/shop"
+        #expect(Explain.place(of: "/srv/shop/drop/x.jpg", in: root) == .drop)
+        #expect(Explain.place(of: "/srv/shop/drop/wedding/x.jpg", in: root) == .insideDropFolder("wedding"))
+        #expect(Explain.place(of: "/srv/shop/drop/wedding/day 2/x.jpg", in: root + "/") == .insideDropFolder("wedding/day 2"))
+        #expect(Explain.place(of: "/srv/shop/failed/20261129-120000-abcd/x.jpg", in: root) == .filed(kind: "failed", batch: "20261129-120000-abcd"))
+        #expect(Explain.place(of: "/srv/shop/originals/20261129-120000-abcd/x.jpg", in: root) == .filed(kind: "originals", batch: "20261129-120000-abcd"))
+        #expect(Explain.place(of: "/srv/shop/out/20261129-120000-abcd/x-1x1.jpg", in: root) == .output(batch: "20261129-120000-abcd"))
+        #expect(Explain.place(of: "/srv/shop/out/latest/x.jpg", in: root) == nil)
+        #expect(Explain.place(of: "/srv/shopping/drop/x.jpg", in: root) == nil)
+        #expect(Explain.place(of: "/home/me/x.jpg", in: root) == nil)
+        #expect(Explain.place(of: "/srv/shop/x.jpg", in: root) == nil)
+    }
+
+    @Test func aFileInAFolderInDropIsNeverTakenAndAnOutputNamesItsPhoto() {
+        var f = Explain.Facts(name: "Portrait_6.jpg", root: "/r")
+        f.insideDropFolder = "wedding"
+        #expect(f.isKnown)
+        #expect(words(f) == ["Portrait_6.jpg is in drop/wedding/, a folder inside drop/: it is never taken (folders in drop/ are not descended into). Move it into drop/ itself to have it finished."])
+        var o = Explain.Facts(name: "a-1x1.jpg", root: "/r")
+        o.outputOf = [.init(batch: "20261129-100000-0001", finished: "2026-11-29 10:00:09 UTC", status: "ok", outputs: [],
+                            original: "originals/20261129-100000-0001/a.jpg", error: nil, source: "a.jpg")]
+        #expect(words(o) == ["a-1x1.jpg is an output of a.jpg, finished at 2026-11-29 10:00:09 UTC in batch 20261129-100000-0001; the original is in originals/20261129-100000-0001/a.jpg."])
+    }
 }
