@@ -12,6 +12,10 @@ struct Command: Sendable {
     var details: String
     var options: [Option]
     var main: @Sendable (Arguments) async throws(UsageError) -> Int32
+    /// The same work for a command that needs no task: run on the main thread, it starts no
+    /// Dispatch worker threads (and so no libdispatch thread priority to set: `check` in the
+    /// unit's ExecStartPre= logs nothing of that kind).
+    var sync: (@Sendable (Arguments) throws(UsageError) -> Int32)? = nil
 
     /// `photofinish help NAME`, `NAME --help`.
     var help: String {
@@ -27,6 +31,15 @@ struct Command: Sendable {
                 + option.help.replacingOccurrences(of: "\n", with: indent) + "\n"
         }
         return out
+    }
+}
+
+extension Command {
+    /// A command whose work is synchronous (`sync`); `main` runs the same.
+    init(name: String, synopsis: String, summary: String, details: String, options: [Option],
+         sync body: @escaping @Sendable (Arguments) throws(UsageError) -> Int32) {
+        self.init(name: name, synopsis: synopsis, summary: summary, details: details, options: options,
+                  main: { a throws(UsageError) in try body(a) }, sync: body)
     }
 }
 
@@ -71,13 +84,13 @@ enum Commands {
                 Option("config", "FILE", "the config to check, with the template of each of its hot folders"),
                 Option("strict", nil, "exit 1 when there are warnings (a hot folder that cannot be used, a\nmissing font)"),
             ],
-            main: { a throws(UsageError) in try CheckCommand.main(a) }),
+            sync: { a throws(UsageError) in try CheckCommand.main(a) }),
         Command(
             name: "report", synopsis: "PATH",
             summary: "Print a batch's report for a person.",
             details: "PATH is a batch folder or its report.json. Times are local, with their offset from UTC.",
             options: [],
-            main: { a throws(UsageError) in try ReportCommand.main(a) }),
+            sync: { a throws(UsageError) in try ReportCommand.main(a) }),
         Command(
             name: "watch", synopsis: "ROOT [--template F] [--config FILE]",
             summary: "Run one hot folder in the foreground until Ctrl-C.",
@@ -103,7 +116,7 @@ enum Commands {
                 Option("template", "NAME", "the template the entry names (default: one that exists, by preference\nthe folder's own name)"),
                 Option("config", "FILE", "the config the entry is meant for (default: \(defaultConfig))"),
             ],
-            main: { a throws(UsageError) in try InitCommand.main(a) }),
+            sync: { a throws(UsageError) in try InitCommand.main(a) }),
         Command(
             name: "daemon", synopsis: "[--config FILE]",
             summary: "The service, in the foreground (systemd Type=notify).",
@@ -127,7 +140,7 @@ enum Commands {
             options: [
                 Option("config", "FILE", "only the daemon that runs this config, and only its hot folders"),
             ],
-            main: { a throws(UsageError) in try StatusCommand.main(a) }),
+            sync: { a throws(UsageError) in try StatusCommand.main(a) }),
         Command(
             name: "redo", synopsis: "ROOT BATCH-ID [--template F] [--config FILE]",
             summary: "Run a finished batch of a hot folder again, with its current template.",
@@ -168,7 +181,7 @@ enum Commands {
             options: [
                 Option("config", "FILE", "search this config's hot folders (default: \(defaultConfig))"),
             ],
-            main: { a throws(UsageError) in try ExplainCommand.main(a) }),
+            sync: { a throws(UsageError) in try ExplainCommand.main(a) }),
         Command(
             name: "demo", synopsis: "[DIR] [--template F] | --drop ROOT",
             summary: "Make sample photos and finish them, to see PhotoFinish work.",
@@ -189,13 +202,13 @@ enum Commands {
             summary: "The commands, or one command's usage and options.",
             details: "",
             options: [],
-            main: { a throws(UsageError) in try HelpCommand.main(a) }),
+            sync: { a throws(UsageError) in try HelpCommand.main(a) }),
         Command(
             name: "version", synopsis: "",
             summary: "Print the version (also: photofinish --version).",
             details: "",
             options: [],
-            main: { a throws(UsageError) in try VersionCommand.main(a) }),
+            sync: { a throws(UsageError) in try VersionCommand.main(a) }),
     ]
 
     static func named(_ name: String) -> Command? { all.first { $0.name == name } }

@@ -31,7 +31,8 @@ do throws(UsageError) {
             print(command.help, terminator: "")
             code = 0
         } else {
-            code = try await command.main(try Arguments(rest, options: command.options))
+            let parsed = try Arguments(rest, options: command.options)
+            if let sync = command.sync { code = try sync(parsed) } else { code = try await command.main(parsed) }
         }
     }
 } catch {
