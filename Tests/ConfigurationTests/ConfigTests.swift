@@ -234,9 +234,9 @@ let exampleConfigPath = URL(fileURLWithPath: #filePath)
             }
             """).map(\.description)
         #expect(errors == [
+            "pf.json5:2: keep.trash: unknown key 'trash' (allowed here: out, originals, failed)",
             "pf.json5:2: keep.out: must be \"forever\" or a duration like \"30d\", \"12h\" (how long out/<batch-id>/ folders are kept after their batch was claimed), got \"30 days\"",
             "pf.json5:2: keep.originals: must be \"forever\" or a duration like \"30d\", \"12h\" (how long originals/<batch-id>/ folders are kept after their batch was claimed), got 90",
-            "pf.json5:2: keep.trash: unknown key 'trash' (allowed here: out, originals, failed)",
             "pf.json5:3: minFreeSpace: must be a size like \"512KiB\", \"1GiB\", \"20MB\" or a number of bytes (more than 0), got \"lots\"",
             "pf.json5:6: inboxes[0].keep.failed: must be \"forever\" or a duration like \"30d\", \"12h\" (how long failed/<batch-id>/ folders are kept after their batch was claimed), got \"0s\"",
             "pf.json5:6: inboxes[0].minFreeSpace: must be a size like \"512KiB\", \"1GiB\", \"20MB\" or a number of bytes (more than 0), got -1",

@@ -89,13 +89,17 @@ struct RetentionTests {
         let redone = try batch(layout, ["originals", "failed"], daysAgo: 60)  // a batch in .work/ redoes it
         let busy = try batch(layout, ["out"], daysAgo: 70)  // the caller says it works on it
         let free = try batch(layout, ["out", "originals", "failed"], daysAgo: 80)
-        try FileManager.default.createDirectory(atPath: layout.workFolder(running), withIntermediateDirectories: true)
+        func claimed(_ id: String, redoes: String? = nil) throws {
+            try FileManager.default.createDirectory(atPath: layout.workFolder(id) + "/src", withIntermediateDirectories: true)
+            try """
+                { "version": 1, "batch": "\(id)", "inbox": "shop", "claimed": "2026-11-30T00:00:00.000Z",
+                  \(redoes.map { "\"redoes\": \"\($0)\"," } ?? "")
+                  "template": { "name": "small", "sha256": "00", "directory": "." }, "items": [] }
+                """.write(toFile: layout.workFolder(id) + "/manifest.json", atomically: true, encoding: .utf8)
+        }
+        try claimed(running)
         let redo = BatchID.make(at: now)
-        try FileManager.default.createDirectory(atPath: layout.workFolder(redo) + "/src", withIntermediateDirectories: true)
-        try """
-            { "version": 1, "batch": "\(redo)", "inbox": "shop", "claimed": "2026-11-30T00:00:00.000Z", "redoes": "\(redone)",
-              "template": { "name": "small", "sha256": "00", "directory": "." }, "items": [] }
-            """.write(toFile: layout.workFolder(redo) + "/manifest.json", atomically: true, encoding: .utf8)
+        try claimed(redo, redoes: redone)
         let keep = Retention.Keep(out: .seconds(86_400), originals: .seconds(86_400), failed: .seconds(86_400))
         let outcome = Retention.sweep(layout: layout, keep: keep, now: now, inUse: [busy], inbox: "shop", log: .silent)
 
@@ -106,6 +110,7 @@ struct RetentionTests {
         #expect(outcome.kept.map { "\($0.kind.rawValue)/\($0.batch)" }
                 == ["out/\(busy)", "originals/\(redone)", "failed/\(redone)", "out/\(running)", "originals/\(running)"])
         #expect(outcome.kept.first { $0.batch == redone }?.reason == "batch \(redo) in .work/ redoes it")
+        #expect(!outcome.deferred)
     }
 
     /// A claim (or `redo`) under way has no manifest yet and may be hard-linking from any batch:
