@@ -51,6 +51,14 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"])]),
         // The little C that must be C: libjpeg's and libpng's longjmp error exits.
         .target(name: "CShims", dependencies: ["CJPEG", "CPNG"]),
+        // The face detector: dlib's HOG frontal face detector (libdlib-dev) behind a C
+        // interface, every C++ object owned in faces.cpp. dlib is linked statically: its
+        // shared library pulls libdlib-data's 100 MB landmark model, which the detector does
+        // not use; what dlib links at run time (LAPACK, BLAS) dpkg-shlibdeps adds to the .deb.
+        // Optimised in debug builds too: dlib's templates unoptimised are ten times slower.
+        .target(name: "CFaces",
+                cxxSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))],
+                linkerSettings: [.linkedLibrary(":libdlib.a"), .linkedLibrary("lapack"), .linkedLibrary("blas")]),
 
         // Swift modules, lowest first.
         .target(name: "Pixels", dependencies: ["CLCMS"], swiftSettings: hotLoops),
@@ -59,7 +67,7 @@ let package = Package(
                 swiftSettings: hotLoops),
         .target(name: "JSON5"),
         .target(name: "Configuration", dependencies: ["JSON5"]),
-        .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto"]),
+        .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces"]),
         // The Linux calls on files (one owner per descriptor, one EINTR retry, one SystemError):
         // byte-string names, atomic files, the claim primitive, inotify, statfs.
         .target(name: "System", dependencies: ["CShims"]),
@@ -85,5 +93,6 @@ let package = Package(
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
-    ]
+    ],
+    cxxLanguageStandard: .cxx17
 )

@@ -286,6 +286,7 @@ public struct BatchRunner: Sendable {
             item.outputs = outputs
             item.skipped = photo.skipped.map(Skipped.init)
             item.warnings = photo.warnings
+            item.faces = photo.faces?.map { [$0.x, $0.y, $0.width, $0.height] }
             if let preview = photo.preview {
                 SetExtras.record(preview, stem: stem, folder: folder, color: template.colorCard, into: &item)
             }

@@ -42,7 +42,8 @@ import Testing
         let face = try #require(scene.face)
         for crop in try crops(scene) {
             #expect(contains(crop.box, face), "\(crop.ratio) at \(side): crop \(crop.box) cuts the face \(face)")
-            #expect(crop.focus == "subject")
+            // The drawn face is one the detector finds (see facesOfTheDrawnPeople).
+            #expect(crop.focus == "faces")
             #expect(crop.box.x >= 0 && crop.box.x + crop.box.width <= 960 && crop.box.y >= 0 && crop.box.y + crop.box.height <= 720)
         }
         // The plain centred crops would have lost the face: the test is not trivially passed.
@@ -162,7 +163,26 @@ import Testing
             let crop = try #require(output.applied.crop)
             let box = PixelRect(x: crop.box[0], y: crop.box[1], width: crop.box[2], height: crop.box[3])
             #expect(contains(box, face), "\(crop.ratio): crop \(box) cuts the face \(face)")
-            #expect(crop.focus == "subject")
+            #expect(crop.focus == "faces")
+        }
+    }
+
+    @Test("the faces the detector finds on the drawn people are theirs, in the report's upright pixels")
+    func facesOfTheDrawnPeople() throws {
+        for (kind, size) in [(SampleScenes.Kind.person, (960, 720)), (.portrait, (720, 960))] {
+            let scene = SampleScenes.draw(kind, width: size.0, height: size.1, at: 0.3)
+            let face = try #require(scene.face)
+            var template = Template(name: "pack")
+            template.resize = .longSide(240)
+            template.crops = [Template.Crop(label: "1:1", width: 1, height: 1)]
+            let bytes = try encodeImage(scene.image, options: EncodeOptions(format: .jpeg, quality: 92))
+            let photo = try PhotoFinisher(template: template, marks: .none).finish(bytes: bytes, limits: DecodeLimits())
+            let found = try #require(photo.faces)
+            #expect(found.count == 1, "\(kind): \(found)")
+            for box in found {
+                // The detector's box (brows to chin) lies within the drawn head.
+                #expect(contains(face, box, slack: face.width / 4), "\(kind): found \(box), drawn \(face)")
+            }
         }
     }
 

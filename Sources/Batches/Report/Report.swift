@@ -89,6 +89,10 @@ public struct Report: Codable, Sendable {
         @OmittedWhenEmpty public var skipped: [Skipped]?
         @OmittedWhenEmpty public var warnings: [String]?
         public var color: String?
+        /// The faces crops were placed on, `[x, y, w, h]` in upright source pixels: the ones
+        /// the file's XMP names, or the ones the face detector found (`[]`: none); left out when
+        /// no face was looked for (no crop to place).
+        public var faces: [[Int]]?
         /// The small JPEG `report.html` shows, relative to the batch folder (`thumbs/…`).
         public var thumbnail: String?
         public var error: ErrorInfo?

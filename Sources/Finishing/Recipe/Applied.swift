@@ -175,4 +175,8 @@ public struct FinishedPhoto: Sendable {
     /// A small upright RGB copy (long side at most `PhotoFinisher.previewLongSide`), made from
     /// the same decode: the report's thumbnail and the colour card's sample.
     public var preview: Image?
+    /// The faces in upright source pixels: the ones the file's XMP names, or the ones the
+    /// detector found when a crop was placed on the photo (empty: it found none); nil when no
+    /// face was looked for.
+    public var faces: [PixelRect]?
 }

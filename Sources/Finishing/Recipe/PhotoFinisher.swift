@@ -68,13 +68,33 @@ public struct PhotoFinisher: Sendable {
         let needsSubject = decoded.outputs.contains { if case .band = $0.way { true } else { false } }
             || template.recipes.contains { $0.recipe.text?.autoPositions != nil || $0.recipe.logo?.autoPositions != nil }
         var preview: Image?, subject = decoded.subject
+        // The faces the report names: the file's, or the detector's when a crop is placed on them.
+        var faces = decoded.subject.flatMap { $0.faces.isEmpty ? nil : $0.faces }
+        func findSubject() -> Subject? {
+            let attention = preview.flatMap { Self.subject(of: $0) }
+            // Faces are looked for only when a crop must be placed (it has bands).
+            guard let largest = decoded.bands.indices.max(by: {
+                decoded.bands[$0].targetWidth * decoded.bands[$0].targetHeight
+                    < decoded.bands[$1].targetWidth * decoded.bands[$1].targetHeight
+            }) else { return attention }
+            do {
+                let found = try band(largest).withUnsafeRows { rows throws(FaceDetectionError) in
+                    try FaceDetector.shared.get().faces(inStored: rows, orientation: orientation)
+                }
+                faces = found
+                return Subject.detected(faces: found, attention: attention)
+            } catch {
+                warnings.append("face detector: \(error.message); crops placed without faces")
+                return attention
+            }
+        }
         if wholeOutput == nil {
             if let index = decoded.previewBand {
                 preview = band(index).withUnsafeRows { Self.preview($0, orientation: orientation) }
             } else if let small = decoded.preview {
                 preview = small.finish().withUnsafeRows { Self.preview($0, orientation: orientation) }
             }
-            if needsSubject && subject == nil { subject = preview.flatMap { Self.subject(of: $0) } }
+            if needsSubject && subject == nil { subject = findSubject() }
         }
         var finished = [FinishedOutput?](repeating: nil, count: decoded.outputs.count)
         let order = wholeOutput.map { [$0] + decoded.outputs.indices.filter { $0 != wholeOutput } }
@@ -100,9 +120,7 @@ public struct PhotoFinisher: Sendable {
                 if pending.makesPreview {
                     preview = image.withUnsafeRows { Self.preview($0, orientation: orientation) }
                 }
-                if pending.makesPreview && needsSubject && subject == nil {
-                    subject = preview.flatMap { Self.subject(of: $0) }
-                }
+                if pending.makesPreview && needsSubject && subject == nil { subject = findSubject() }
                 output = try recipe.finisher.finishOutput(image, plan: plan, subject: Self.subjectBox(subject, plan, upright),
                                                           info: info, orientation: orientation,
                                                           scale: decoded.denominator, assets: assets,
@@ -129,7 +147,7 @@ public struct PhotoFinisher: Sendable {
                                                           scale: decoded.denominator, assets: assets,
                                                           credit: recipe.credit, warnings: &warnings)
             }
-            if pending.makesPreview && needsSubject && subject == nil { subject = preview.flatMap { Self.subject(of: $0) } }
+            if pending.makesPreview && needsSubject && subject == nil { subject = findSubject() }
             output.applied.crop?.focus = focus
             output.variant = recipe.variant
             finished[index] = output
@@ -147,7 +165,8 @@ public struct PhotoFinisher: Sendable {
         }
         return FinishedPhoto(format: info.raw.map { $0.kind.lowercased() } ?? info.format.rawValue, uprightSize: upright,
                              orientation: info.declaredOrientation, outputs: outputs, skipped: decoded.skipped,
-                             warnings: warnings, preview: preview)
+                             warnings: warnings, preview: preview,
+                             faces: faces?.map { $0.pixels(width: upright.width, height: upright.height) })
     }
 
     /// One product's recipe (the template's, or a variant's), its variables filled in.

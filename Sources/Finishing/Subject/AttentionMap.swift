@@ -23,6 +23,9 @@ public struct AttentionMap: Sendable {
     /// colour (a red shirt, a product), then detail — capped, so a busy texture never
     /// outweighs a face.
     static let skinWeight: Float = 1.0, saturationWeight: Float = 0.8, edgeWeight: Float = 0.4
+    /// How much skin tones count when `share` of the picture has them: fully up to a third,
+    /// nothing from two thirds on (the whole frame is skin-toned: a warm room, a cat's fur).
+    static func skinSays(share: Float) -> Float { min(1, max(0, (2 / 3 - share) * 3)) }
     /// A lightness step (CIE L*, 0–100) that counts as a full edge; Sobel's gain is 4.
     static let fullEdge: Float = 4 * 15
     /// Chroma (C*ab) from which colour starts to count, and where it counts fully.
@@ -59,9 +62,13 @@ public struct AttentionMap: Sendable {
                 if lab.l >= 15, lab.a >= 3, lab.a <= 22, lab.b >= 4, lab.b <= 31 { skin[i] = 1 }
                 let chroma = (lab.a * lab.a + lab.b * lab.b).squareRoot()
                 let saturation = min(1, max(0, (chroma - Self.saturationStart) / (Self.saturationFull - Self.saturationStart)))
-                weights[i] = Self.skinWeight * skin[i] + Self.saturationWeight * saturation
+                weights[i] = Self.saturationWeight * saturation
             }
         }
+        // Skin tones draw the eye where they are rare: a warm wood-and-plaster room or a
+        // ginger cat's fur is skin-toned all over, and then they say nothing.
+        let skinWeight = Self.skinWeight * Self.skinSays(share: count > 0 ? Float(skin.reduce(0, +)) / Float(count) : 0)
+        if skinWeight > 0 { for i in 0..<count { weights[i] += skinWeight * skin[i] } }
         // Sobel on the lightness, |gx| + |gy|, capped: detail counts, but a wall of texture
         // is no more interesting than a little of it.
         if width >= 3 && height >= 3 {

@@ -51,17 +51,34 @@ public struct Subject: Sendable, Equatable {
     /// The whole subject: every part a crop should keep when it can.
     public var box: FocusBox
     /// The parts to keep whole first, most important first (faces, skin-toned areas or
-    /// regions); a crop too small for `box` keeps as many of these as fit.
+    /// regions); a crop too small for `box` keeps as many of these as fit. Not used when
+    /// there are `faces`.
     public var keep: [FocusBox]
     /// The point to keep when not even the first of `keep` fits (the strongest attention).
     public var peak: (x: Double, y: Double)
+    /// The faces, as found by the detector or named by the file (not grown for hair): when
+    /// there are any, crops are placed on them (`CropPlacement`: faces are atoms).
+    public var faces: [FocusBox]
 
-    public init(source: Source, box: FocusBox, keep: [FocusBox], peak: (x: Double, y: Double)) {
-        self.source = source; self.box = box; self.keep = keep; self.peak = peak
+    public init(source: Source, box: FocusBox, keep: [FocusBox], peak: (x: Double, y: Double), faces: [FocusBox] = []) {
+        self.source = source; self.box = box; self.keep = keep; self.peak = peak; self.faces = faces
     }
 
     public static func == (a: Subject, b: Subject) -> Bool {
-        a.source == b.source && a.box == b.box && a.keep == b.keep && a.peak == b.peak
+        a.source == b.source && a.box == b.box && a.keep == b.keep && a.peak == b.peak && a.faces == b.faces
+    }
+
+    /// The subject of a photo whose faces were found by the detector: the faces placed every
+    /// crop (`focus: "faces"`); the attention map's subject, when there is one, is what a crop
+    /// keeps most of among the placements that keep the faces alike. Nil without faces and
+    /// without an attention subject.
+    public static func detected(faces: [FocusBox], attention: Subject?) -> Subject? {
+        guard let first = faces.first else { return attention }
+        let union = faces.dropFirst().reduce(first) { $0.union($1) }
+        let largest = faces.max { $0.area < $1.area } ?? first
+        return Subject(source: .faces, box: attention?.box ?? union, keep: [],
+                       peak: attention?.peak ?? (largest.x + largest.width / 2, largest.y + largest.height / 2),
+                       faces: faces)
     }
 }
 
@@ -115,7 +132,7 @@ public enum SubjectFinder {
         let anchor = faces.first ?? first.box
         return Subject(source: faces.isEmpty ? .xmpRegion : .faces, box: box,
                        keep: faces.isEmpty ? regions.map(\.box).sorted { $0.area > $1.area } : faces,
-                       peak: (anchor.x + anchor.width / 2, anchor.y + anchor.height / 2))
+                       peak: (anchor.x + anchor.width / 2, anchor.y + anchor.height / 2), faces: faces)
     }
 
     /// A skin-toned area grown to the head it likely belongs to: hair above (a third of its

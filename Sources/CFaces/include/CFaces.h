@@ -1,0 +1,43 @@
+#pragma once
+/* The face detector: dlib's HOG frontal face detector (get_frontal_face_detector(), the
+   model is compiled into dlib's headers: no model file), behind a C interface. Every C++
+   object lives in faces.cpp; the caller owns one pf_faces and nothing else. No C++
+   exception ever leaves these functions: they return a status and copy the message. */
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* One face: its box in the pixels of the image searched (clipped to it), and the
+   detector's confidence (above 0: a face; higher is surer). */
+typedef struct pf_face {
+    int32_t x, y, width, height;
+    double confidence;
+} pf_face;
+
+/* The detector, made once (building it decodes dlib's compressed model: about a second of
+   CPU) and shared: pf_faces_find may be called from many threads at once on one detector. */
+typedef struct pf_faces pf_faces;
+
+/* A new detector, or NULL with the reason in `message` (at most `size` bytes, terminated). */
+pf_faces *pf_faces_new(char *message, size_t size);
+
+/* Frees the detector; NULL is allowed. */
+void pf_faces_free(pf_faces *faces);
+
+/* The smallest face box the detector finds, in pixels of the image searched (its 80 px
+   window holds a face box of about this size). */
+int32_t pf_faces_smallest(void);
+
+/* Finds the upright, roughly frontal faces (turned up to about 45 degrees) in an 8-bit grey
+   image of `width` x `height` pixels, rows `stride` bytes apart. Writes at most `capacity`
+   faces, strongest first, and returns how many were found (which may be more), or -1 with the
+   reason in `message`. An image smaller than the detector's window simply has no faces. */
+int32_t pf_faces_find(const pf_faces *faces, const uint8_t *grey, int32_t width, int32_t height,
+                      size_t stride, pf_face *found, int32_t capacity, char *message, size_t size);
+
+#ifdef __cplusplus
+}
+#endif

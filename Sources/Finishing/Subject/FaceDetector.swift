@@ -1,0 +1,113 @@
+internal import CFaces
+import Pixels
+
+/// Faces in a photo, found by dlib's HOG frontal face detector (through `CFaces`): upright
+/// faces looking at the camera or turned up to about 45 degrees, tilted a little, of any
+/// skin tone; not profiles, backs of heads or animals. Made once per process (dlib decodes
+/// its compressed model: about a second of CPU) and shared by every worker: the search reads
+/// the detector and changes nothing.
+public final class FaceDetector: Sendable {
+    /// The one detector (made on first use), or why it could not be made.
+    public static let shared = Result { () throws(FaceDetectionError) in try FaceDetector() }
+
+    /// Owned here alone: freed in `deinit`, read (never changed) by `pf_faces_find`, which
+    /// is safe from many threads at once.
+    private nonisolated(unsafe) let detector: OpaquePointer
+
+    /// The short side of the grey image searched. The detector's smallest face
+    /// (`smallestFace`, about 70 px) is an eighth of it: the faces of a group of six across a
+    /// landscape photo. A twentieth would take 1,400 px and eight times the CPU (bench/RESULTS.md,
+    /// "Faces").
+    public static let searchShortSide = 560
+    /// The search image's long side at most (a panorama is searched smaller, at the same cost).
+    public static let searchLongSide = 1120
+
+    /// The smallest face box found, in pixels of the searched image.
+    public static var smallestFace: Int { Int(pf_faces_smallest()) }
+
+    private init() throws(FaceDetectionError) {
+        var message = [CChar](repeating: 0, count: 256)
+        guard let made = pf_faces_new(&message, message.count) else {
+            throw FaceDetectionError(message: "dlib's face detector could not be made: " + Self.text(message))
+        }
+        detector = made
+    }
+
+    deinit { pf_faces_free(detector) }
+
+    /// The faces in `image`, strongest first.
+    /// - Parameter image: the upright photo, RGB or RGBA (alpha ignored), any size: it is
+    ///   resampled to `searchShortSide` (enlarged when smaller) and made grey.
+    /// - Returns: each face's box as fractions of `image`, as the detector drew it (brows to
+    ///   chin, ear to ear: grow it for hair before keeping it whole); none for an image too
+    ///   small or plain to show one.
+    /// - Throws: `FaceDetectionError` when dlib fails (out of memory).
+    public func faces(in image: Image) throws(FaceDetectionError) -> [FocusBox] {
+        guard image.width >= 2, image.height >= 2 else { return [] }
+        let size = Self.searchSize(width: image.width, height: image.height)
+        let grey = Self.grey(resized(image, width: size.width, height: size.height))
+        var found = [pf_face](repeating: pf_face(), count: 64)
+        var message = [CChar](repeating: 0, count: 256)
+        let count = grey.withUnsafeBufferPointer { pixels in
+            pf_faces_find(detector, pixels.baseAddress, Int32(size.width), Int32(size.height), size.width,
+                          &found, Int32(found.count), &message, message.count)
+        }
+        guard count >= 0 else { throw FaceDetectionError(message: Self.text(message)) }
+        let w = Double(size.width), h = Double(size.height)
+        return found.prefix(Int(min(count, Int32(found.count)))).map {
+            FocusBox(x: Double($0.x) / w, y: Double($0.y) / h, width: Double($0.width) / w, height: Double($0.height) / h)
+        }
+    }
+
+    /// The faces in a whole photo as stored (a subject crop's band), as fractions of the
+    /// upright photo.
+    /// - Parameters:
+    ///   - stored: the photo in stored orientation, RGB or RGBA (flattened over white).
+    ///   - orientation: its EXIF orientation, turned upright before the search.
+    /// - Throws: `FaceDetectionError` when dlib fails.
+    public func faces(inStored stored: PixelRows, orientation: Int) throws(FaceDetectionError) -> [FocusBox] {
+        guard stored.width >= 2, stored.height >= 2 else { return [] }
+        let turned = Layout.swapsAxes(orientation)
+        let upright = turned ? (width: stored.height, height: stored.width) : (width: stored.width, height: stored.height)
+        let size = Self.searchSize(width: upright.width, height: upright.height)
+        let small = resized(stored, width: turned ? size.height : size.width, height: turned ? size.width : size.height,
+                            shrinkFirst: true)
+        return try faces(in: flattened(Orientation.apply(small, exif: orientation), over: [255, 255, 255]).finished())
+    }
+
+    /// The size an image of `width` × `height` is searched at: its short side
+    /// `searchShortSide`, its long side at most `searchLongSide`.
+    static func searchSize(width: Int, height: Int) -> (width: Int, height: Int) {
+        let short = Double(min(width, height)), long = Double(max(width, height))
+        let scale = min(Double(searchShortSide) / short, Double(searchLongSide) / long)
+        return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
+    }
+
+    /// Rec. 601 luma of an RGB or RGBA image, row by row.
+    static func grey(_ image: Image) -> [UInt8] {
+        image.withUnsafeRows { rows in
+            var grey = [UInt8](repeating: 0, count: rows.width * rows.height)
+            let channels = rows.channels
+            for y in 0..<rows.height {
+                let row = rows[y]
+                for x in 0..<rows.width {
+                    let p = row + x * channels
+                    let value = channels >= 3 ? (299 * Int(p[0]) + 587 * Int(p[1]) + 114 * Int(p[2]) + 500) / 1000 : Int(p[0])
+                    grey[y * rows.width + x] = UInt8(value)
+                }
+            }
+            return grey
+        }
+    }
+
+    private static func text(_ message: [CChar]) -> String {
+        String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The face detector failed (it could not be made, or ran out of memory): the photo is
+/// finished all the same, its crops placed without faces, and the report warns.
+public struct FaceDetectionError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var description: String { message }
+}
