@@ -123,6 +123,35 @@ import Testing
     }
 }
 
+/// The proof's group sample (drawn: five people of five skin tones on a warm wall; the proof
+/// draws it at 4032 × 3024, the test at half that): every crop keeps every face whole or
+/// leaves it out, and the detector finds all five.
+@Suite struct ProofGroupTests {
+    @Test("the proof's group: no crop cuts a face, each keeps one whole, all five found (1:1, 4:5, 9:16, 16:9)")
+    func proofGroupKeepsEveryFace() throws {
+        let sample = try #require(SamplePhotos.proofSet(shrink: 2).first { $0.scene == .group })
+        let upright = sample.upright
+        let scene = SampleScenes.draw(.group, width: upright.width, height: upright.height, at: sample.subjectAt, seed: 1)
+        #expect(scene.faces.count == 5)
+        let photo = try FaceCropTests.finish(try SamplePhotos.encoded(sample, seed: 1), longSide: 720)
+        for output in photo.outputs {
+            let crop = try #require(output.applied.crop)
+            let box = PixelRect(x: crop.box[0], y: crop.box[1], width: crop.box[2], height: crop.box[3])
+            let shares = scene.faces.map { FaceCropTests.inside($0, box) }
+            // The drawn boxes hold the hair: at most a slice of its rim may go (a 1:1 crop cannot
+            // hold all five, and shaves the hair of the one it leaves, not its face).
+            #expect(shares.allSatisfy { $0 <= 0.05 || $0 >= 0.95 }, "\(crop.ratio): crop \(box) cuts a face: \(shares)")
+            #expect(shares.contains { $0 >= 0.999 }, "\(crop.ratio): crop \(box) keeps no face")
+            #expect(crop.focus == "faces")
+        }
+        let found = try #require(photo.faces)
+        #expect(found.count == 5, "\(found)")
+        for face in scene.faces {
+            #expect(found.contains { FaceCropTests.inside($0, face) > 0.8 }, "the drawn face \(face) is not among \(found)")
+        }
+    }
+}
+
 /// The detector itself, on what it must not fail on.
 @Suite struct FaceDetectorTests {
     @Test("a plain, a tiny and a one-colour picture have no faces")

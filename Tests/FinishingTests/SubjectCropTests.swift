@@ -285,3 +285,53 @@ import Testing
         #expect(SubjectFinder.fromRegions([regions[1]])?.source == .xmpRegion)
     }
 }
+
+/// Faces are atoms, with plain numbers (one axis, fractions of the photo).
+@Suite struct FaceAtomTests {
+    static func face(_ lower: Double, _ upper: Double, grown: Double = 0.02) -> CropPlacement.Face {
+        .init(grown: (lower - grown)...(upper + grown), box: lower...upper, size: (upper - lower) * (upper - lower))
+    }
+
+    @Test func noEdgeThroughAFaceWhenOneCanBeAvoided() {
+        // Faces at 0.1…0.2, 0.45…0.55, 0.8…0.9; a window of 0.5 keeps two whole and cuts none.
+        let faces = [Self.face(0.1, 0.2), Self.face(0.45, 0.55), Self.face(0.8, 0.9)]
+        let s = CropPlacement.start(window: 0.5, faces: faces, subject: nil)
+        for f in faces {
+            let inside = max(0, min(f.grown.upperBound, s + 0.5) - max(f.grown.lowerBound, s))
+            #expect(inside < 1e-9 || inside >= f.grown.upperBound - f.grown.lowerBound - 1e-9, "start \(s) cuts \(f.grown)")
+        }
+    }
+
+    @Test func theSubjectThenTheCentreDecideAmongEqualPlacements() {
+        // One face the window keeps wherever it goes from 0 to 0.3: the subject (0.4…0.9) pulls it right.
+        let one = [Self.face(0.3, 0.35)]
+        #expect(abs(CropPlacement.start(window: 0.6, faces: one, subject: 0.4...0.9) - 0.28) < 1e-9)
+        // No subject: the centre (0.2 is the centred start).
+        #expect(abs(CropPlacement.start(window: 0.6, faces: one, subject: nil) - 0.2) < 1e-9)
+    }
+
+    @Test func aCrowdIsCutWhereItCostsLeast() {
+        // Faces side by side, no gap, none 0.4 apart: every window of 0.4 cuts one. The least
+        // face cut away: a quarter of the first (0.05…0.45), not a slice of a larger one.
+        let crowd = [Self.face(0.0, 0.2, grown: 0), Self.face(0.2, 0.45, grown: 0), Self.face(0.45, 0.7, grown: 0),
+                     Self.face(0.7, 0.78, grown: 0), Self.face(0.78, 1.0, grown: 0)]
+        let s = CropPlacement.start(window: 0.4, faces: crowd, subject: nil)
+        let cut = crowd.filter { f in
+            let inside = max(0, min(f.box.upperBound, s + 0.4) - max(f.box.lowerBound, s))
+            return inside > 1e-9 && inside < f.box.upperBound - f.box.lowerBound - 1e-9
+        }
+        #expect(cut.count == 1, "start \(s) cuts \(cut.map(\.box))")
+        #expect(abs(s - 0.05) < 1e-9, "start \(s)")
+    }
+
+    @Test func aFaceLargerThanTheWindowWithItsHairIsKeptByItsBoxAndAHugeOneAsMuchAsCan() {
+        // Grown 0.1…0.7 does not fit 0.45; its box 0.25…0.6 does: kept whole, not left out.
+        let big = CropPlacement.Face(grown: 0.1...0.7, box: 0.25...0.6, size: 0.1)
+        let s = CropPlacement.start(window: 0.45, faces: [big], subject: nil)
+        #expect(s <= 0.25 + 1e-9 && s + 0.45 >= 0.6 - 1e-9, "\(s)")
+        // A box of 0.1…0.9 in a window of 0.3: the window stays on the face.
+        let huge = CropPlacement.Face(grown: 0.0...1.0, box: 0.1...0.9, size: 0.6)
+        let h = CropPlacement.start(window: 0.3, faces: [huge], subject: nil)
+        #expect(h >= 0.1 - 1e-9 && h + 0.3 <= 0.9 + 1e-9, "\(h)")
+    }
+}

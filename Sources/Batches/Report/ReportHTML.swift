@@ -122,8 +122,9 @@ public enum ReportHTML {
     /// edge under each line, so a box shows on light and dark photos alike).
     static let cropColours = ["#ffd60a", "#2ee6d6", "#ff5fa2", "#8ab4ff", "#b4f05a"]
 
-    /// The thumbnail; with crops, an inline SVG drawing each crop's box and ratio over it
-    /// (in the photo's own pixels, so the boxes of `applied.crop` go on as they are).
+    /// The thumbnail; with crops, an inline SVG drawing each crop's box and ratio over it, and
+    /// the faces they were placed on (in the photo's own pixels, so the boxes of `applied.crop`
+    /// and the item's `faces` go on as they are).
     private static func thumbnail(_ thumb: String, item i: Report.Item) -> String {
         let crops = (i.outputs ?? []).compactMap(\.applied.crop)
         guard let size = i.size, size.count == 2, size[0] > 0, size[1] > 0, !crops.isEmpty else {
@@ -143,6 +144,12 @@ public enum ReportHTML {
                 + "<rect \(rect) class=\"edge\"/><rect \(rect) stroke=\"\(colour)\"/>"
                 + "<text x=\"\(x + font / 3)\" y=\"\(y + font + k * font)\" font-size=\"\(font)\" fill=\"\(colour)\">"
                 + "\(e(crop.ratio))</text></g>"
+        }
+        // The faces the crops were placed on (the item's `faces`), dashed white.
+        for face in i.faces ?? [] where face.count == 4 {
+            let rect = "x=\"\(face[0])\" y=\"\(face[1])\" width=\"\(face[2])\" height=\"\(face[3])\""
+            svg += "<g class=\"face\"><title>face · \(face[0]), \(face[1]), \(face[2]) × \(face[3])</title>"
+                + "<rect \(rect) class=\"edge\"/><rect \(rect) class=\"face\" stroke=\"#ffffff\"/></g>"
         }
         return svg + "</svg>\n"
     }
@@ -223,7 +230,7 @@ public enum ReportHTML {
     .item{background:var(--card);border:1px solid var(--line);border-radius:.75rem;overflow:hidden}
     .item.failed{border-color:var(--bad)}
     .item img,.nothumb,.thumb{display:block;width:100%;height:12rem;object-fit:contain;background:var(--line)}
-    .thumb rect{fill:none;stroke-width:2.5px;vector-effect:non-scaling-stroke}.thumb rect.edge{stroke:#000;stroke-width:5px;opacity:.6}
+    .thumb rect{fill:none;stroke-width:2.5px;vector-effect:non-scaling-stroke}.thumb rect.edge{stroke:#000;stroke-width:5px;opacity:.6}.thumb rect.face{stroke-dasharray:6 4}
     .thumb text{font-family:system-ui,"DejaVu Sans",sans-serif;font-weight:700;paint-order:stroke;stroke:#000;stroke-width:3px;vector-effect:non-scaling-stroke}
     .nothumb{display:flex;align-items:center;justify-content:center;font-size:3rem;color:var(--bad)}
     .body{padding:.6rem .8rem}.body p{margin:.25rem 0}

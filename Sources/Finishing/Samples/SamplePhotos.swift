@@ -49,13 +49,13 @@ public enum SamplePhotos {
     /// The proof's mixed set (SPEC §8), at its real sizes unless `shrink` divides them (tests
     /// on a debug build; the product always uses 1): every shape a batch has, each showing
     /// what crops and marks find hard — a person off-centre, a head near the top, a product
-    /// on white, snow, night.
+    /// on white, snow, night, and a group whose crops must keep every face whole.
     public static func proofSet(shrink: Int = 1) -> [Sample] {
         let s = max(1, shrink)
         func px(_ n: Int) -> Int { max(16, n / s) }
         return [
-            Sample(name: "landscape.jpg", label: "landscape, a person off-centre", width: px(4032), height: px(3024),
-                   format: .jpeg, scene: .person, subjectAt: 0.22),
+            Sample(name: "landscape.jpg", label: "landscape, a group of five on a warm wall", width: px(4032),
+                   height: px(3024), format: .jpeg, scene: .group, subjectAt: 0.5),
             Sample(name: "portrait.jpg", label: "portrait, head near the top, stored sideways (EXIF 6)",
                    width: px(4032), height: px(3024), format: .jpeg, orientation: 6, scene: .portrait, subjectAt: 0.5),
             Sample(name: "48mp.jpg", label: "48 MP, snow", width: px(8064), height: px(6048), format: .jpeg,

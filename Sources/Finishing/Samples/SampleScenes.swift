@@ -2,22 +2,24 @@ import Pixels
 
 /// Made-up photos with a subject and the backgrounds marks find hard, for `proof` (a template
 /// tried on what real shoots hold) and the tests of subject crops and auto marks: a person
-/// off-centre beside a distracting texture, a portrait with the head near the top, a product
-/// on white, a snow scene, a night scene. Each knows where its subject is, so a test can
-/// check that a crop kept it. Drawn by spans (a row at a time), so even 54 MP takes a moment.
+/// off-centre beside a distracting texture, a portrait with the head near the top, a group of
+/// five on a warm, skin-toned wall, a product on white, a snow scene, a night scene. Each
+/// knows where its subject and its faces are, so a test can check that a crop kept them. Drawn by spans (a row at a time), so even 54 MP takes a moment.
 public enum SampleScenes {
     /// A picture and where its subject is.
     public struct Scene: Sendable {
         public var image: Image
-        /// The face (skin and hair), for scenes with a person.
+        /// The face (skin and hair), for scenes with a person (a group's first).
         public var face: PixelRect?
-        /// The whole subject: the person, the product.
+        /// The whole subject: the person, the group, the product.
         public var subject: PixelRect
+        /// Every face (skin and hair), left to right.
+        public var faces: [PixelRect] = []
     }
 
     /// The kinds of scene.
     public enum Kind: String, Sendable, CaseIterable {
-        case person, portrait, product, snow, night
+        case person, portrait, group, product, snow, night
     }
 
     /// Draws a scene.
@@ -30,13 +32,13 @@ public enum SampleScenes {
     ///   - redSquare: a red square in the top-left corner, which shows a wrong rotation.
     public static func draw(_ kind: Kind, width: Int, height: Int, at centre: Double = 0.25, seed: Int = 1,
                             redSquare: Bool = false) -> Scene {
-        var shown: (face: PixelRect?, subject: PixelRect)!
+        var shown: (faces: [PixelRect], subject: PixelRect)!
         let image = Image(width: width, height: height, channels: 3) { rows in
             let painter = Painter(rows, seed: seed)
             shown = painter.draw(kind, at: centre, seed: seed)
             if redSquare { painter.redSquare() }
         }
-        return Scene(image: image, face: shown.face, subject: shown.subject)
+        return Scene(image: image, face: shown.faces.first, subject: shown.subject, faces: shown.faces)
     }
 
     /// A row-by-row painter with a grain table (a textured, photo-like surface, fast), over
@@ -59,10 +61,25 @@ public enum SampleScenes {
         }
 
         /// Paints a whole scene.
-        /// - Returns: the face (nil without a person) and the whole subject.
-        func draw(_ kind: Kind, at centre: Double, seed: Int) -> (face: PixelRect?, subject: PixelRect) {
+        /// - Returns: the faces (none without a person) and the whole subject.
+        func draw(_ kind: Kind, at centre: Double, seed: Int) -> (faces: [PixelRect], subject: PixelRect) {
             let w = Double(image.width), h = Double(image.height), s = Double(min(image.width, image.height))
             switch kind {
+            case .group:
+                // Five people of five skin tones, heads at different heights, on a warm wall
+                // the skin-tone rule takes for skin all over; a fifth of the width apart, so a
+                // crop edge can pass between two faces.
+                gradient(top: (214, 168, 128), bottom: (168, 118, 84), grain: 4)
+                let skins: [(Int32, Int32, Int32)] = [(236, 196, 166), (222, 170, 136), (186, 132, 96), (150, 102, 72), (118, 78, 56)]
+                let shirts: [(Int32, Int32, Int32)] = [(40, 90, 160), (200, 40, 50), (40, 130, 80), (230, 190, 40), (90, 50, 130)]
+                let tops = [0.14, 0.24, 0.1, 0.22, 0.16]
+                let figures = (0..<5).map { k in
+                    person(centreX: w * (0.1 + 0.2 * Double(k)), top: h * tops[k], headRadius: h * 0.095, bottom: h,
+                           shirt: shirts[k], skin: skins[k])
+                }
+                let x0 = figures.map(\.body.x).min()!, y0 = figures.map(\.body.y).min()!
+                let x1 = figures.map { $0.body.x + $0.body.width }.max()!, y1 = figures.map { $0.body.y + $0.body.height }.max()!
+                return (figures.map(\.face), PixelRect(x: x0, y: y0, width: x1 - x0, height: y1 - y0))
             case .person:
                 gradient(top: (150, 170, 190), bottom: (175, 180, 170), grain: 3)
                 // A distracting, busy block on the other side: texture, but no skin and no colour.
@@ -70,11 +87,11 @@ public enum SampleScenes {
                 checker(PixelRect(x: Int(blockX), y: Int(h * 0.2), width: Int(w * 0.26), height: Int(h * 0.45)),
                         cell: max(2, Int(s / 48)), dark: (60, 60, 64), light: (200, 200, 196))
                 let figure = person(centreX: w * centre, top: h * 0.2, headRadius: h * 0.085, bottom: h)
-                return (figure.face, figure.body)
+                return ([figure.face], figure.body)
             case .portrait:
                 gradient(top: (205, 200, 190), bottom: (120, 110, 100), grain: 3)
                 let figure = person(centreX: w * centre, top: h * 0.03, headRadius: w * 0.12, bottom: h)
-                return (figure.face, figure.body)
+                return ([figure.face], figure.body)
             case .product:
                 gradient(top: (250, 250, 250), bottom: (244, 244, 244), grain: 1)
                 let bw = s * 0.22, bh = s * 0.5
@@ -86,7 +103,7 @@ public enum SampleScenes {
                      colour: (245, 200, 40), grain: 6)
                 rect(PixelRect(x: box.x + box.width / 4, y: box.y - box.height / 8, width: box.width / 2,
                                height: box.height / 8), colour: (30, 30, 30), grain: 4)
-                return (nil, PixelRect(x: box.x, y: box.y - box.height / 8, width: box.width,
+                return ([], PixelRect(x: box.x, y: box.y - box.height / 8, width: box.width,
                                        height: box.height + box.height / 8))
             case .snow:
                 gradient(top: (236, 242, 250), bottom: (250, 251, 252), grain: 2)
@@ -98,7 +115,7 @@ public enum SampleScenes {
                 }
                 let figure = person(centreX: w * centre, top: h * 0.38, headRadius: h * 0.05, bottom: h * 0.92,
                                     shirt: (210, 30, 40))
-                return (figure.face, figure.body)
+                return ([figure.face], figure.body)
             case .night:
                 gradient(top: (8, 10, 24), bottom: (20, 18, 22), grain: 3)
                 // Lit windows and street lights: small, bright, warm.
@@ -108,7 +125,7 @@ public enum SampleScenes {
                 }
                 let figure = person(centreX: w * centre, top: h * 0.3, headRadius: h * 0.07, bottom: h,
                                     shirt: (30, 120, 200))
-                return (figure.face, figure.body)
+                return ([figure.face], figure.body)
             }
         }
 
@@ -190,17 +207,26 @@ public enum SampleScenes {
         /// A person: dark hair, a textured skin-tone face, a saturated shirt below.
         /// - Returns: the face's box (hair included) and the whole person's.
         func person(centreX cx: Double, top: Double, headRadius r: Double, bottom: Double,
-                    shirt: (Int32, Int32, Int32) = (200, 40, 50)) -> (face: PixelRect, body: PixelRect) {
+                    shirt: (Int32, Int32, Int32) = (200, 40, 50),
+                    skin: (Int32, Int32, Int32) = (222, 170, 136)) -> (face: PixelRect, body: PixelRect) {
             let faceCY = top + r * 1.25
             ellipse(cx: cx, cy: faceCY - r * 0.2, rx: r * 1.05, ry: r * 1.25, colour: (42, 30, 24), grain: 8)  // hair
-            ellipse(cx: cx, cy: faceCY + r * 0.1, rx: r * 0.85, ry: r * 1.05, colour: (222, 170, 136), grain: 12)  // face
-            for side in [-1.0, 1.0] {  // eyes
-                ellipse(cx: cx + side * r * 0.35, cy: faceCY, rx: r * 0.12, ry: r * 0.08, colour: (40, 30, 30), grain: 4)
+            // The face: shaded towards its rim, brows, eyes with their whites, a nose's shadow and a
+            // mouth, the shapes a face detector looks for.
+            func shade(_ c: (Int32, Int32, Int32), _ f: Int32) -> (Int32, Int32, Int32) { (c.0 * f / 100, c.1 * f / 100, c.2 * f / 100) }
+            ellipse(cx: cx, cy: faceCY + r * 0.1, rx: r * 0.85, ry: r * 1.05, colour: shade(skin, 78), grain: 12)
+            ellipse(cx: cx, cy: faceCY + r * 0.05, rx: r * 0.7, ry: r * 0.95, colour: skin, grain: 12)
+            for side in [-1.0, 1.0] {
+                ellipse(cx: cx + side * r * 0.34, cy: faceCY - r * 0.24, rx: r * 0.22, ry: r * 0.05, colour: (38, 28, 22), grain: 4)
+                ellipse(cx: cx + side * r * 0.34, cy: faceCY, rx: r * 0.17, ry: r * 0.085, colour: (236, 232, 226), grain: 4)
+                ellipse(cx: cx + side * r * 0.34, cy: faceCY, rx: r * 0.08, ry: r * 0.08, colour: (35, 25, 22), grain: 4)
             }
-            ellipse(cx: cx, cy: faceCY + r * 0.6, rx: r * 0.3, ry: r * 0.08, colour: (160, 70, 70), grain: 4)  // mouth
+            ellipse(cx: cx, cy: faceCY + r * 0.28, rx: r * 0.08, ry: r * 0.22, colour: shade(skin, 82), grain: 6)  // nose
+            ellipse(cx: cx, cy: faceCY + r * 0.45, rx: r * 0.16, ry: r * 0.05, colour: shade(skin, 60), grain: 4)
+            ellipse(cx: cx, cy: faceCY + r * 0.68, rx: r * 0.3, ry: r * 0.08, colour: (150, 62, 62), grain: 4)  // mouth
             let neckTop = faceCY + r * 1.0, shoulders = faceCY + r * 1.5
             rect(PixelRect(x: Int(cx - r * 0.3), y: Int(neckTop), width: Int(r * 0.6), height: Int(shoulders - neckTop)),
-                 colour: (210, 160, 128), grain: 10)
+                 colour: (skin.0 - 12, skin.1 - 10, skin.2 - 8), grain: 10)
             // The shirt widens from the shoulders down.
             let shirtBottom = bottom
             for y in Int(shoulders)..<Int(shirtBottom) {
