@@ -1,6 +1,8 @@
 #!/bin/sh
-# The subject analysis' cost per 12 MP photo, next to the whole recipe (issue 9: at most 5 %
-# of a 12 MP web photo's CPU time). CPU time, so it holds on a loaded machine.
+# The subject analysis' and the face detector's cost per 12 MP photo, next to the whole recipe
+# (issue 9: the analysis at most 5 % of a 12 MP web photo's CPU time; issue 18: the detector
+# at most 10 %), and libvips' attention smartcrop (pyvips) on the same pack. CPU time, so it
+# holds on a loaded machine. bench/subject/faces.sh compares face detectors on real photos.
 #
 #   bench/subject/run.sh [CORPUS]     default /tmp/pf-bench/corpus (bench/make-corpus.sh makes it)
 #
@@ -8,10 +10,12 @@
 # Prints, per 12 MP photo (user+sys CPU, one worker):
 #   web        bench/web.json5: resize to 2048, JPEG q88 (the "12 MP web photo")
 #   center     a crop pack (1:1, 4:5, 9:16 at 1080) with cropFocus "center"
-#   subject    the same pack placed on the subject (the default)
+#   subject    the same pack placed on the subject and its faces (the default)
+#   vips       the same pack with pyvips' thumbnail(crop="attention"), one process, one thread
 # and, from a perf profile of the subject run (cpu-clock samples), the share and the
 # milliseconds per photo spent in the analysis (AttentionMap, SubjectFinder, CropPlacement, and
-# libm's cbrtf, which only the attention map calls here).
+# libm's cbrtf, which only the attention map calls here) and in the face detector (dlib's
+# code, CFaces, FaceDetector, BLAS and LAPACK).
 set -e
 cd "$(dirname "$0")/../.."
 PF=${PF:-.build/release/photofinish}
@@ -36,15 +40,36 @@ center=$(cpu center "$tmp/center.json5")
 subject=$(cpu subject "$tmp/subject.json5")
 perf record -q -e cpu-clock -F 2000 -o "$tmp/perf.data" \
   "$PF" run --template "$tmp/subject.json5" --out "$tmp/out-perf" --workers 1 $files >/dev/null 2>&1
-share=$(perf report -i "$tmp/perf.data" --no-children --sort symbol --stdio 2>/dev/null \
-  | grep -E 'AttentionMap|SubjectFinder|CropPlacement|analysisImage|cbrtf' \
+perf report -i "$tmp/perf.data" --no-children --sort dso,symbol --stdio 2>/dev/null > "$tmp/perf.txt"
+share=$(grep -E 'AttentionMap|SubjectFinder|CropPlacement|analysisImage|cbrtf' "$tmp/perf.txt" \
   | awk '{ gsub("%", "", $1); s += $1 } END { printf "%.2f", s }')
+# The detector's making (dlib decodes its compressed model once per process) apart from its searches.
+build=$(grep -E 'entropy_decoder|deserialize|base64|compress_stream|build_fhog_filterbank|dgesvd|liblapack|libblas' "$tmp/perf.txt" \
+  | awk '{ gsub("%", "", $1); s += $1 } END { printf "%.2f", s }')
+faces=$(grep -E 'dlib|pf_faces|FaceDetector' "$tmp/perf.txt" | grep -vE 'entropy_decoder|deserialize|base64|compress_stream|build_fhog_filterbank' \
+  | awk '{ gsub("%", "", $1); s += $1 } END { printf "%.2f", s }')
+vips=$(/usr/bin/time -f "%U %S" -o "$tmp/vips.time" python3 - "$tmp/out-vips" $files <<'PY' 2>/dev/null && awk -v n="$count" '{ printf "%.0f", ($1 + $2) * 1000 / n }' "$tmp/vips.time" || echo "n/a"
+import os, sys
+os.environ["VIPS_CONCURRENCY"] = "1"
+import pyvips
+out = sys.argv[1]; os.makedirs(out, exist_ok=True)
+for path in sys.argv[2:]:
+    for w, h in ((1080, 1080), (864, 1080), (608, 1080)):
+        pyvips.Image.thumbnail(path, w, height=h, crop="attention").write_to_file(
+            f"{out}/{os.path.basename(path)}-{w}x{h}.jpg", Q=88, strip=True)
+PY
+)
 echo "photos: $count x 12 MP JPEG ($CORPUS/jpeg12), one worker, CPU (user+sys) per photo"
 echo "| work | CPU ms / photo |"
 echo "|---|---|"
 echo "| web (resize 2048, q88) | $web |"
 echo "| pack 1:1, 4:5, 9:16 at 1080, centred | $center |"
-echo "| pack 1:1, 4:5, 9:16 at 1080, on the subject | $subject |"
-awk -v s="$share" -v t="$subject" -v w="$web" 'BEGIN {
+echo "| pack 1:1, 4:5, 9:16 at 1080, on the subject and its faces | $subject |"
+echo "| the same pack, pyvips thumbnail(crop=\"attention\"), one thread | $vips |"
+awk -v s="$share" -v f="$faces" -v t="$subject" -v w="$web" 'BEGIN {
   ms = s / 100 * t
-  printf "| subject analysis alone (perf: %.2f %% of the subject run) | %.1f = %.1f %% of the web photo |\n", s, ms, ms / w * 100 }'
+  printf "| subject analysis alone (perf: %.2f %% of the subject run) | %.1f = %.1f %% of the web photo |\n", s, ms, ms / w * 100
+  ms = f / 100 * t
+  printf "| face detector searches (perf: %.2f %% of the subject run) | %.1f = %.1f %% of the web photo |\n", f, ms, ms / w * 100 }'
+awk -v b="$build" -v t="$subject" -v n="$count" 'BEGIN {
+  printf "| face detector made, once per process (perf: %.2f %%) | %.0f ms in all |\n", b, b / 100 * t * n }'
