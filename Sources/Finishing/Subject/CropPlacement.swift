@@ -149,8 +149,8 @@ public enum CropPlacement {
                 }
                 return Self.start(window: fraction, faces: faces, subject: span(subject.box, axis))
             }
-            // The whole subject with its parts to keep; the subject's own box (the whole cat's
-            // face, both eyes, when its skin-toned fur reaches further); the parts; the first.
+            // The whole subject with its parts to keep; the subject's own box (kept whole when it
+            // fits though its skin-toned parts, grown for hair, reach beyond it); the parts; the first.
             let keep = subject.keep.compactMap { span($0, axis) }
             let box = [span(subject.box, axis)].compactMap { $0 }
             return Self.start(window: fraction, groups: [box + keep, box, keep, subject.keep.prefix(1).compactMap { span($0, axis) }],
