@@ -49,6 +49,15 @@ let package = Package(
                        providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The web console (Sources/Web, Sources/HTTP): HTTP with GnuTLS, ZIP streams, yescrypt.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CArchive", pkgConfig: "libarchive",
+                       providers: [.apt(["libarchive-dev"])]),
+        .systemLibrary(name: "CLibcrypt", pkgConfig: "libcrypt",
+                       providers: [.apt(["libcrypt-dev"])]),
+        // libmicrohttpd's variadic calls (start, connection info, its log), made once in C.
+        .target(name: "CWebShims", dependencies: ["CMicroHTTPD"]),
         // The little C that must be C: libjpeg's and libpng's longjmp error exits.
         .target(name: "CShims", dependencies: ["CJPEG", "CPNG"]),
         // The face detector: dlib's HOG frontal face detector (libdlib-dev) behind a C
@@ -73,7 +82,9 @@ let package = Package(
         .target(name: "System", dependencies: ["CShims"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
-        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "CSystemd", "CCurl"]),
+        // An HTTP server on sockets it is given (libmicrohttpd): GET /metrics and the console.
+        .target(name: "HTTP", dependencies: ["System", "CMicroHTTPD", "CWebShims", "CSystemd"]),
+        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "CSystemd", "CCurl"]),
         .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
         // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
         // seed and every crash file found; the executable is libFuzzer's when built with

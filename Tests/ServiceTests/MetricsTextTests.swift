@@ -2,14 +2,13 @@ import Foundation
 import Testing
 @testable import Service
 
-/// The metrics endpoint's request line and the Prometheus text's escaping.
+/// The metrics endpoint's routes and the Prometheus text's escaping.
 struct MetricsTextTests {
-    @Test func requestsAreRead() {
-        #expect(MetricsRequest.parse("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n") == .metrics(withBody: true))
-        #expect(MetricsRequest.parse("HEAD /metrics?x=1 HTTP/1.0\n\n") == .metrics(withBody: false))
-        #expect(MetricsRequest.parse("GET / HTTP/1.1\r\n\r\n") == .notFound)
-        #expect(MetricsRequest.parse("POST /metrics HTTP/1.1\r\n\r\n") == .methodNotAllowed)
-        #expect(MetricsRequest.parse("hello\r\n\r\n") == .bad)
+    @Test func requestsAreRouted() {
+        #expect(MetricsRequest.route(method: "GET", path: "/metrics") == .metrics)
+        #expect(MetricsRequest.route(method: "HEAD", path: "/metrics/") == .metrics)
+        #expect(MetricsRequest.route(method: "GET", path: "/") == .notFound)
+        #expect(MetricsRequest.route(method: "POST", path: "/metrics") == .methodNotAllowed)
     }
 
     @Test func labelValuesAreEscapedAndNumbersPlain() {

@@ -1,124 +1,85 @@
-internal import CSystemd
 import Foundation
+import HTTP
 import HotFolders
-import System
+import Synchronization
 
 /// `GET /metrics` over HTTP on the listening sockets systemd passed in
 /// (`photofinish-metrics.socket`, `FileDescriptorName=metrics`), so the service itself keeps
 /// `PrivateNetwork=yes`: it never opens a network socket, it only accepts on one it was given.
 ///
-/// One thread serves the sockets (`ListeningSockets`: `poll` on them and a wake-up pipe); each
-/// connection is answered in turn: one request (its head at most 8 KiB, within 5 s), one
-/// response, closed.
-final class MetricsEndpoint: @unchecked Sendable {
-    private let sockets: ListeningSockets
-    private let render: @Sendable () -> String
+/// Served by libmicrohttpd (`HTTPServer`): one polling thread per socket, at a low CPU
+/// priority; idle connections are closed after 10 s, heads larger than 8 KiB refused.
+final class MetricsEndpoint: Sendable {
+    private let sockets: [Int32]
+    private let handler: Handler
     private let log: Logger
-    private var thread: Thread?
+    private let servers = Mutex<[HTTPServer]>([])
 
     /// The listening sockets systemd passed: those named `metrics`, or all of them when none
-    /// has a name (as `systemd-socket-activate` without `--fdname` passes them). The
-    /// `LISTEN_*` variables are removed, so hooks do not see them.
+    /// has a name (as `systemd-socket-activate` without `--fdname` passes them).
     static func socketsFromSystemd() -> [Int32] {
-        var names: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-        let count = sd_listen_fds_with_names(1, &names)
-        guard count > 0 else { return [] }
-        defer {
-            for i in 0..<Int(count) { free(names?[i]) }
-            free(names)
-        }
-        let all = (0..<count).map { (fd: SD_LISTEN_FDS_START + $0, name: names?[Int($0)].map { String(cString: $0) } ?? "unknown") }
-        let named = all.filter { $0.name == "metrics" }
-        let chosen = named.isEmpty && all.allSatisfy({ $0.name == "unknown" }) ? all : named
-        return chosen.map(\.fd).filter { sd_is_socket($0, AF_UNSPEC, Int32(SOCK_STREAM.rawValue), 1) > 0 }
+        PassedSockets.take("metrics", orUnnamed: true)
     }
 
     /// - Parameter render: the metrics text, made fresh for each request.
-    init?(sockets raw: [Int32], log: Logger, render: @escaping @Sendable () -> String) {
-        guard !raw.isEmpty else { return nil }
-        do throws(SystemError) {
-            sockets = try ListeningSockets(adopting: raw)
-        } catch {
-            log.error("metrics: \(error); not serving metrics")
-            return nil
-        }
-        self.render = render
+    init?(sockets: [Int32], log: Logger, render: @escaping @Sendable () -> String) {
+        guard !sockets.isEmpty else { return nil }
+        self.sockets = sockets
         self.log = log
+        handler = Handler(render: render)
     }
 
+    /// Serves every socket (one that cannot be served is logged and left).
     func start() {
-        let thread = Thread { [self] in
-            do throws(SystemError) {
-                try sockets.serve { answer($0) }
+        var settings = HTTPServer.Settings()
+        settings.threads = 1
+        settings.connectionLimit = 64
+        settings.idleSeconds = 10
+        settings.connectionMemory = 8 << 10
+        var started: [HTTPServer] = []
+        for socket in sockets {
+            do throws(HTTPServer.StartError) {
+                started.append(try HTTPServer(socket: socket, settings: settings, handler: handler) { [log] message in
+                    log.info("metrics: \(message)")
+                })
             } catch {
-                log.error("metrics: \(error); no longer serving metrics")
+                log.error("metrics: \(error); not serving metrics on socket \(socket)")
             }
         }
-        thread.name = "photofinish-metrics"
-        self.thread = thread
-        thread.start()
-        log.info("serving metrics on \(sockets.count) socket\(sockets.count == 1 ? "" : "s") from systemd (GET /metrics)")
+        servers.withLock { $0 = started }
+        guard !started.isEmpty else { return }
+        log.info("serving metrics on \(started.count) socket\(started.count == 1 ? "" : "s") from systemd (GET /metrics)")
     }
 
-    /// Stops accepting; the thread ends after the connection it is answering, if any.
+    /// Stops accepting and closes the connections.
     func stop() {
-        sockets.stop()
+        for server in servers.withLock({ $0 }) { server.stop() }
     }
 
-    private func answer(_ client: ListeningSockets.Connection) {
-        client.setTimeouts(seconds: 5)
-        guard let head = Self.readHead(client) else { return }
-        let response: (status: String, type: String, body: String)
-        switch MetricsRequest.parse(head) {
-        case .metrics(let withBody):
-            let text = render()
-            response = ("200 OK", "text/plain; version=0.0.4; charset=utf-8", withBody ? text : "")
-        case .notFound:
-            response = ("404 Not Found", "text/plain; charset=utf-8", "only /metrics is here\n")
-        case .methodNotAllowed:
-            response = ("405 Method Not Allowed", "text/plain; charset=utf-8", "GET /metrics\n")
-        case .bad:
-            response = ("400 Bad Request", "text/plain; charset=utf-8", "not an HTTP request\n")
-        }
-        let body = Array(response.body.utf8)
-        let header = "HTTP/1.1 \(response.status)\r\nContent-Type: \(response.type)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
-        client.send(Array(header.utf8) + body)
-    }
+    private struct Handler: HTTPHandler {
+        let render: @Sendable () -> String
 
-    /// The request up to its blank line (`nil` after 8 KiB, 5 s, or a closed connection).
-    private static func readHead(_ client: ListeningSockets.Connection) -> String? {
-        var bytes: [UInt8] = []
-        while bytes.count < 8192 {
-            let piece = client.receive(limit: 2048)
-            guard !piece.isEmpty else { return nil }
-            bytes += piece
-            if bytes.firstRange(of: [13, 10, 13, 10]) != nil || bytes.firstRange(of: [10, 10]) != nil {
-                return String(decoding: bytes, as: UTF8.self)
+        func reply(to request: HTTPRequest) -> HTTPReply {
+            let response: HTTPResponse = switch MetricsRequest.route(method: request.method, path: request.path) {
+            // libmicrohttpd sends no body for HEAD, only the length it would have.
+            case .metrics: HTTPResponse(status: 200, type: "text/plain; version=0.0.4; charset=utf-8", text: render())
+            case .notFound: HTTPResponse(status: 404, text: "only /metrics is here\n")
+            case .methodNotAllowed: HTTPResponse(status: 405, text: "GET /metrics\n", headers: [("Allow", "GET, HEAD")])
             }
+            return .response(response)
         }
-        return nil
     }
 }
 
-/// What a request asks for (pure: tested with plain text).
+/// What a request asks for (pure: tested with plain values).
 enum MetricsRequest: Equatable {
-    /// `GET /metrics` (with a body) or `HEAD /metrics` (without).
-    case metrics(withBody: Bool)
+    /// `GET /metrics` or `HEAD /metrics`.
+    case metrics
     case notFound
     case methodNotAllowed
-    case bad
 
-    static func parse(_ head: String) -> MetricsRequest {
-        // "\r\n" is one Character in Swift: split on newlines, whatever their kind.
-        let line = head.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? ""
-        let parts = line.split(separator: " ")
-        guard parts.count == 3, parts[2].hasPrefix("HTTP/1.") else { return .bad }
-        let path = parts[1].split(separator: "?", maxSplits: 1).first.map(String.init) ?? ""
+    static func route(method: String, path: String) -> MetricsRequest {
         guard path == "/metrics" || path == "/metrics/" else { return .notFound }
-        switch parts[0] {
-        case "GET": return .metrics(withBody: true)
-        case "HEAD": return .metrics(withBody: false)
-        default: return .methodNotAllowed
-        }
+        return method == "GET" || method == "HEAD" ? .metrics : .methodNotAllowed
     }
 }

@@ -1,0 +1,50 @@
+#pragma once
+/* The little C the HTTP server needs: libmicrohttpd's start, connection-info and logging calls
+   are variadic (Swift cannot call a C `...` function, nor format a va_list), so they are made
+   here, each once. Everything else is called from Swift directly. */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/socket.h>
+#include <microhttpd.h>
+
+/* How a server is started; every field is read once, by pf_http_start. */
+struct pf_http_options {
+    int listen_fd;                 /* a listening stream socket the server accepts on (never bound here) */
+    unsigned int threads;          /* polling threads (epoll each), sharing the listening socket */
+    unsigned int connection_limit; /* connections open at once; more are closed at accept */
+    unsigned int timeout_seconds;  /* a connection idle this long is closed */
+    size_t memory_limit;           /* per connection: request head and read buffer */
+    const char *tls_key_pem;       /* both set: HTTPS with GnuTLS; both NULL: plain HTTP */
+    const char *tls_cert_pem;
+    MHD_AccessHandlerCallback handler;
+    void *handler_cls;
+    MHD_RequestCompletedCallback completed;
+    void *completed_cls;
+    /* libmicrohttpd's own messages, formatted (may be NULL). */
+    void (*log)(void *cls, const char *message);
+    void *log_cls;
+};
+
+typedef struct pf_http_server pf_http_server;
+
+/* Starts a server; NULL when libmicrohttpd refuses (the reason went to options->log). */
+pf_http_server *pf_http_start(const struct pf_http_options *options);
+
+/* Stops accepting, closes every connection, ends the threads, frees the server. */
+void pf_http_stop(pf_http_server *server);
+
+/* Whether this libmicrohttpd was built with TLS (GnuTLS). */
+int pf_http_has_tls(void);
+
+/* The peer's address as text ("127.0.0.1", "::1"); "" when unknown. */
+void pf_http_client_address(struct MHD_Connection *connection, char *out, size_t size);
+
+/* Queues `response` while the request's body is still coming (the handler was just given a
+   piece of it): the rest of the body is discarded and the connection closed after the
+   response. Returns 1 when queued. */
+int pf_http_answer_early(struct MHD_Connection *connection, unsigned int status, struct MHD_Response *response);
+
+/* Lowers the calling thread's CPU priority to `nice` once (the server's threads never compete
+   with the photo workers); later calls on the same thread do nothing. */
+void pf_http_lower_priority_once(int nice);
