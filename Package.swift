@@ -85,7 +85,9 @@ let package = Package(
         // An HTTP server on sockets it is given (libmicrohttpd): GET /metrics and the console.
         .target(name: "HTTP", dependencies: ["System", "CMicroHTTPD", "CWebShims", "CSystemd"]),
         .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "CSystemd", "CCurl"]),
-        .executableTarget(name: "photofinish", dependencies: ["Service", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
+        // The web console: logins, pages, uploads into drop/, a batch's files and its ZIP.
+        .target(name: "Web", dependencies: ["Service", "HTTP", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CArchive", "CLibcrypt"]),
+        .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
         // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
         // seed and every crash file found; the executable is libFuzzer's when built with
         // --sanitize=fuzzer -DFUZZING, a replay tool otherwise.
@@ -104,6 +106,7 @@ let package = Package(
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
+        .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Configuration", "JSON5", "System"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -107,6 +107,12 @@ public struct Config: Sendable, Equatable {
     /// (every hot folder without its own `minFreeSpace`); nil: no minimum.
     public var minFreeSpace: Int?
 
+    // The web console's keys (WebConfig.swift).
+    /// The console's logins (relative: to the config's folder).
+    public var users: String = WebSettings.defaultUsersFile
+    /// The console's HTTPS.
+    public var web = WebSettings()
+
     public init() {}
 
     /// The SPEC §6 defaults, with no inboxes.
@@ -132,6 +138,7 @@ public struct Config: Sendable, Equatable {
                     .appendingPathComponent(config.templatesDir)
             }
             if document.errors.isEmpty {
+                WebConfigRules.checkFiles(&config, configPath: path, &document)
                 for (index, inbox) in config.inboxes.enumerated() {
                     let templatePath = config.templatePath(named: inbox.template)
                     if !FileManager.default.fileExists(atPath: templatePath) {
@@ -210,6 +217,7 @@ enum ConfigRules {
     static let rootKeys = ["templatesDir", "inboxes", "settle", "quiet", "maxWait", "maxBatch",
                            "rescanInterval", "pollInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
                            "maxFileBytes", "itemTimeout", "onBatch", "metricsFile", "keep", "minFreeSpace"]
+                           + WebConfigRules.rootKeys
     static let inboxKeys = ["name", "root", "template", "onBatch", "keep", "minFreeSpace"]
     static let keepKeys = ["out", "originals", "failed"]
     /// The longest `keep`: a hundred years (a longer one is a typo for `"forever"`).
@@ -264,6 +272,7 @@ enum ConfigRules {
                 config.metricsFile = path
             }
         }
+        WebConfigRules.read(root, into: &config, &doc)
         if config.quiet > config.maxWait {
             doc.fail([.key("quiet")], "is longer than maxWait (\(config.maxWait)): a batch would never wait for quiet")
         }

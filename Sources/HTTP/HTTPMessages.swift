@@ -128,20 +128,29 @@ public protocol HTTPBodyStream: AnyObject {
 public enum HTTPReply {
     /// The answer now (a body the client sends anyway is discarded).
     case response(HTTPResponse)
-    /// A body follows: `receiver` is given it piece by piece and answers once it is in.
-    case receive(any HTTPBodyReceiver)
+    /// A form follows (`multipart/form-data` or `application/x-www-form-urlencoded`, read by
+    /// libmicrohttpd's post processor): `receiver` is given its parts as they arrive and
+    /// answers once the body is in. Another content type answers 415.
+    case receiveForm(any HTTPFormReceiver)
 }
 
-/// Takes one request's body as it arrives. Called on one server thread at a time.
-public protocol HTTPBodyReceiver: AnyObject {
-    /// The next piece of the body.
-    /// - Returns: `nil` to go on, or a response to send now: the rest of the body is discarded
-    ///   and the connection closed after the response (an upload over its limit).
-    func receive(_ piece: UnsafeRawBufferPointer) -> HTTPResponse?
-    /// The whole body is in: the answer.
+/// Takes one request's form as it arrives, part after part (a field, or a file of a
+/// `multipart/form-data` upload, never whole in memory). Called on one server thread at a
+/// time. Each call may answer early: the rest of the body is then discarded and the
+/// connection closed after the response (an upload over its limit).
+public protocol HTTPFormReceiver: AnyObject {
+    /// A part begins: a field called `name`, a file when `filename` is set (the bytes the
+    /// client sent, any encoding).
+    func partBegins(name: String, filename: [UInt8]?, contentType: String?) -> HTTPResponse?
+    /// The next bytes of the part that began last.
+    func partData(_ piece: UnsafeRawBufferPointer) -> HTTPResponse?
+    /// The part that began last is complete.
+    func partEnds() -> HTTPResponse?
+    /// The whole body is in and well formed: the answer.
     func finish() -> HTTPResponse
-    /// The request ended without `finish` (the client went away, a time-out, the server
-    /// stopping), or after an early answer: undo what is half done. Called once at most.
+    /// The request ended without `finish`: the client went away, a time-out, a malformed body,
+    /// the server stopping, or after an early answer. Undo what is half done (a part begun
+    /// and not ended); called once at most.
     func abandon()
 }
 

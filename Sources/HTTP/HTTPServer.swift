@@ -123,17 +123,53 @@ public final class HTTPServer: Sendable {
     deinit { stop() }
 }
 
-/// Per request, kept in libmicrohttpd's request pointer from the head to the end.
+/// Per request with a form, kept in libmicrohttpd's request pointer from the head to the end.
 private final class RequestState {
-    let receiver: any HTTPBodyReceiver
+    let receiver: any HTTPFormReceiver
+    var processor: OpaquePointer?
+    var partOpen = false
     /// An answer given before the body ended (sent, or waiting for the body's end).
     var early: HTTPResponse?
     var sentEarly = false
     var done = false
 
-    init(receiver: any HTTPBodyReceiver) {
+    init(receiver: any HTTPFormReceiver) {
         self.receiver = receiver
     }
+
+    /// The post processor's calls, turned into parts: a piece at offset 0 starts a new part.
+    func piece(name: String, filename: [UInt8]?, contentType: String?, data: UnsafeRawBufferPointer, offset: UInt64) -> Bool {
+        if offset == 0 {
+            if partOpen, let answer = receiver.partEnds() { return stop(answer) }
+            partOpen = true
+            if let answer = receiver.partBegins(name: name, filename: filename, contentType: contentType) { return stop(answer) }
+        }
+        if !data.isEmpty, let answer = receiver.partData(data) { return stop(answer) }
+        return true
+    }
+
+    private func stop(_ answer: HTTPResponse) -> Bool {
+        early = answer
+        return false
+    }
+
+    /// Ends the processor: true when the body was well formed.
+    func closeProcessor() -> Bool {
+        guard let p = processor else { return true }
+        processor = nil
+        return MHD_destroy_post_processor(p) == .YES
+    }
+}
+
+private let formIterator: MHD_PostDataIterator = { cls, _, key, filename, contentType, _, data, offset, size in
+    guard let cls else { return .NO }
+    let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
+    if state.done && state.early != nil { return .NO }  // answered: nothing more is looked at
+    let name = key.map { String(cString: $0) } ?? ""
+    let file = filename.map { Array(UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0))) }
+    let type = contentType.map { String(cString: $0) }
+    let piece = UnsafeRawBufferPointer(start: data, count: data == nil ? 0 : size)
+    return state.piece(name: name, filename: file, contentType: type, data: piece, offset: offset) ? .YES : .NO
 }
 
 /// A stream's retained box, released by libmicrohttpd's free callback.
@@ -154,7 +190,13 @@ private let requestCompleted: MHD_RequestCompletedCallback = { _, _, requestPoin
     guard let requestPointer, let raw = requestPointer.pointee else { return }
     let state = Unmanaged<RequestState>.fromOpaque(raw).takeRetainedValue()
     requestPointer.pointee = nil
-    if !state.done { state.receiver.abandon() }
+    if !state.done {
+        state.done = true
+        state.early = state.early ?? HTTPResponse(status: 500, text: "abandoned\n")
+        state.receiver.abandon()
+    }
+    // Freed while the state is still alive; its last calls are ignored (the request is over).
+    _ = state.closeProcessor()
 }
 
 extension HTTPServer.Context {
@@ -167,24 +209,35 @@ extension HTTPServer.Context {
             switch handler.reply(to: request) {
             case .response(let response):
                 return Self.queue(response, on: connection) ? .YES : .NO
-            case .receive(let receiver):
-                requestPointer.pointee = Unmanaged.passRetained(RequestState(receiver: receiver)).toOpaque()
+            case .receiveForm(let receiver):
+                let state = RequestState(receiver: receiver)
+                let pointer = Unmanaged.passRetained(state).toOpaque()
+                state.processor = MHD_create_post_processor(connection, 64 << 10, formIterator, pointer)
+                guard state.processor != nil else {
+                    Unmanaged<RequestState>.fromOpaque(pointer).release()
+                    let type = request.header("content-type") ?? "none"
+                    return Self.queue(HTTPResponse(status: 415, text: "a form is expected (multipart/form-data or application/x-www-form-urlencoded), not \(type)\n"),
+                                      on: connection) ? .YES : .NO
+                }
+                requestPointer.pointee = pointer
                 return .YES
             }
         }
         let state = Unmanaged<RequestState>.fromOpaque(raw).takeUnretainedValue()
         if uploadSize.pointee > 0, let uploadData {
-            let piece = UnsafeRawBufferPointer(start: uploadData, count: uploadSize.pointee)
+            let size = uploadSize.pointee
             uploadSize.pointee = 0
-            if state.early != nil { return .YES }  // discarded: the answer is given
-            if let early = state.receiver.receive(piece) {
-                state.early = early
+            if state.done { return .YES }  // discarded: the answer is given
+            guard let processor = state.processor, MHD_post_process(processor, uploadData, size) == .YES else {
+                let answer = state.early ?? HTTPResponse(status: 400, text: "the form is malformed\n")
+                state.early = answer
                 state.done = true
                 state.receiver.abandon()
-                if let response = Self.make(early) {
-                    state.sentEarly = pf_http_answer_early(connection, UInt32(early.status), response) != 0
+                if let response = Self.make(answer) {
+                    state.sentEarly = pf_http_answer_early(connection, UInt32(answer.status), response) != 0
                     MHD_destroy_response(response)
                 }
+                return .YES
             }
             return .YES
         }
@@ -193,6 +246,14 @@ extension HTTPServer.Context {
             return state.sentEarly || Self.queue(early, on: connection) ? .YES : .NO
         }
         state.done = true
+        guard state.closeProcessor() else {
+            state.receiver.abandon()
+            return Self.queue(HTTPResponse(status: 400, text: "the form ends early or is malformed\n"), on: connection) ? .YES : .NO
+        }
+        if state.partOpen, let answer = state.receiver.partEnds() {
+            state.receiver.abandon()
+            return Self.queue(answer, on: connection) ? .YES : .NO
+        }
         return Self.queue(state.receiver.finish(), on: connection) ? .YES : .NO
     }
 
@@ -234,7 +295,7 @@ extension HTTPServer.Context {
         var address = [CChar](repeating: 0, count: 64)
         pf_http_client_address(connection, &address, address.count)
         return HTTPRequest(method: String(cString: method), path: String(cString: url), query: query,
-                           headers: headers, cookies: cookies, client: String(cString: address), isTLS: isTLS)
+                           headers: headers, cookies: cookies, client: String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), isTLS: isTLS)
     }
 
     /// The libmicrohttpd response for `response` (its body handed over), or nil.

@@ -95,6 +95,8 @@ public final class HotFolderService: Sendable {
     /// Where the metrics file goes, as of the last (re)load, and whether a failure to write it
     /// was reported (once: it would otherwise fill the journal every few seconds).
     private let metricsFile = Mutex<(path: String?, warned: Bool)>((nil, false))
+    /// The setup in force, as of the last (re)load (the web console reads it).
+    private let inForce = Mutex<ServiceSetup?>(nil)
 
     /// - Parameters:
     ///   - reload: reads and validates the setup again (SIGHUP).
@@ -109,6 +111,15 @@ public final class HotFolderService: Sendable {
         proofs = ProofKeeper(log: log, busy: { board.isBusy })
         hookRunner = BatchHookRunner(log: log, userAgent: "photofinish")
     }
+
+    /// The live status, as `photofinish status` would read it (a snapshot: cheap). For the web
+    /// console; "stopping" once a stop was asked for.
+    public func liveStatus() -> ServiceStatus {
+        board.snapshot(state: stop.isRequested ? "stopping" : "running")
+    }
+
+    /// The setup in force (changes at a reload); nil before the first one is applied.
+    public var setupInForce: ServiceSetup? { inForce.withLock { $0 } }
 
     /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0). Raises the
     /// open-file limit first (a hot folder holds descriptors for as long as it is watched).
@@ -259,6 +270,7 @@ public final class HotFolderService: Sendable {
         let removed = old.filter { o in !setup.inboxes.contains { same($0, o) } }
         let added = setup.inboxes.filter { n in !old.contains { same($0, n) } }
         board.set(setup.inboxes.map { ($0.name, $0.layout.root) })
+        inForce.withLock { $0 = setup }
         metrics.setInboxes(setup.inboxes.map(\.name))
         metricsFile.withLock { $0 = (setup.config.metricsFile, false) }
         hooks.withLock { current in

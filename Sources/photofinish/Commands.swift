@@ -129,6 +129,24 @@ enum Commands {
             ],
             main: { a throws(UsageError) in try await DaemonCommand.main(a) }),
         Command(
+            name: "user", synopsis: "add NAME [--inbox A,B | --admin] [--password-stdin] | remove NAME | list [--config FILE]",
+            summary: "The web console's logins: add, remove, list.",
+            details: """
+                Writes the users file the config names (users, default /etc/photofinish/users.json5;
+                mode 0640, group photofinish) with yescrypt hashes (libcrypt). add asks for the
+                password twice on the terminal (or reads one line of standard input with
+                --password-stdin) and replaces the password and folders of a user that exists. A
+                user sees and uploads into the hot folders named with --inbox; --admin sees all.
+                The console reads the file again when it changes: no reload needed.
+                """,
+            options: [
+                Option("inbox", "A,B", "add: the hot folders (inbox names) this user may see and upload into"),
+                Option("admin", nil, "add: this user sees every hot folder"),
+                Option("password-stdin", nil, "add: read the password from one line of standard input"),
+                Option("config", "FILE", "the config naming the users file and the hot folders (default:\n\(defaultConfig))"),
+            ],
+            main: { a throws(UsageError) in try UserCommand.main(a) }),
+        Command(
             name: "status", synopsis: "[ROOT] [--config FILE]",
             summary: "What the running daemons and watches are doing.",
             details: """

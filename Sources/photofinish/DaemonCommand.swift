@@ -4,6 +4,7 @@ import Foundation
 import HotFolders
 import JSON5
 import Service
+import Web
 
 /// `photofinish daemon [--config FILE]`: the service, in the foreground (systemd `Type=notify`).
 enum DaemonCommand {
@@ -23,6 +24,8 @@ enum DaemonCommand {
         if setup.inboxes.isEmpty { log.warning("\(path) names no inboxes: nothing to watch until a reload adds some") }
         let service = HotFolderService(reload: { () throws(JSON5Errors) in try ServiceSetup.load(configPath: path) },
                                        log: log, status: StatusFiles.target(for: .config(path)))
+        let console = WebConsole.serve(service, initial: setup, log: log)  // on the sockets passed as "web", if any
+        defer { console?.stop() }
         return await service.run(setup, signals: signals)
     }
 }

@@ -5,6 +5,7 @@ import System
 import HotFolders
 import JSON5
 import Service
+import Web
 
 /// `photofinish watch ROOT [--template F] [--config FILE]`: one hot folder in the foreground,
 /// with the built-in default template unless `--template` names one; the config (optional)
@@ -51,6 +52,8 @@ enum WatchCommand {
             a batch closes \(setup.config.quiet) after the last photo arrives; Ctrl-C stops
             """)
         let service = HotFolderService(reload: load, log: log, status: StatusFiles.target(for: .root(root)))
+        let console = WebConsole.serve(service, initial: setup, log: log)  // on the sockets passed as "web", if any
+        defer { console?.stop() }
         return await service.run(setup, signals: signals)
     }
 

@@ -1,0 +1,64 @@
+import Foundation
+import JSON5
+
+// The web console's keys (issue 20), kept apart from the rest of the config's rules:
+//   users: "/etc/photofinish/users.json5",        the logins (written by `photofinish user`)
+//   web: { tlsCertificate: "/etc/photofinish/tls/console.pem", tlsKey: "/etc/photofinish/tls/console.key" },
+
+/// The console's own settings (`web` in the config).
+public struct WebSettings: Sendable, Equatable {
+    /// HTTPS: the certificate chain (PEM); with `tlsKey`, or neither (plain HTTP, or TLS at a
+    /// reverse proxy in front).
+    public var tlsCertificate: String?
+    /// HTTPS: the private key (PEM), readable by the daemon's user.
+    public var tlsKey: String?
+
+    public init(tlsCertificate: String? = nil, tlsKey: String? = nil) {
+        self.tlsCertificate = tlsCertificate
+        self.tlsKey = tlsKey
+    }
+
+    /// The users file when the config names none.
+    public static let defaultUsersFile = "/etc/photofinish/users.json5"
+}
+
+/// The rules of the console's keys.
+enum WebConfigRules {
+    static let rootKeys = ["users", "web"]
+
+    static func read(_ root: [String: JSON5Value], into config: inout Config, _ doc: inout JSON5Document) {
+        if let value = root["users"], let path = doc.string(value, at: [.key("users")]) {
+            config.users = path
+        }
+        guard let value = root["web"] else { return }
+        guard let web = doc.object(value, at: [.key("web")], allowed: ["tlsCertificate", "tlsKey"]) else { return }
+        for key in ["tlsCertificate", "tlsKey"] {
+            guard let v = web[key], let path = doc.string(v, at: [.key("web"), .key(key)]) else { continue }
+            guard path.hasPrefix("/") else {
+                doc.fail([.key("web"), .key(key)], "must be an absolute path, got \"\(path)\"")
+                continue
+            }
+            if key == "tlsKey" { config.web.tlsKey = path } else { config.web.tlsCertificate = path }
+        }
+        if (config.web.tlsKey == nil) != (config.web.tlsCertificate == nil), web["tlsKey"] != nil || web["tlsCertificate"] != nil {
+            let missing = config.web.tlsKey == nil ? "tlsKey" : "tlsCertificate"
+            doc.fail([.key("web")], "HTTPS needs both tlsCertificate and tlsKey: \(missing) is missing")
+        }
+    }
+
+    /// What only the file system can tell: the TLS files are there and readable.
+    static func checkFiles(_ config: inout Config, configPath: String, _ doc: inout JSON5Document) {
+        if !config.users.hasPrefix("/") {
+            let folder = (configPath as NSString).deletingLastPathComponent
+            config.users = ((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(config.users)
+        }
+        for (key, path) in [("tlsCertificate", config.web.tlsCertificate), ("tlsKey", config.web.tlsKey)] {
+            guard let path else { continue }
+            if !FileManager.default.fileExists(atPath: path) {
+                doc.fail([.key("web"), .key(key)], "\(path) does not exist")
+            } else if !FileManager.default.isReadableFile(atPath: path) {
+                doc.fail([.key("web"), .key(key)], "\(path) cannot be read by this user (the daemon's user must read it)")
+            }
+        }
+    }
+}

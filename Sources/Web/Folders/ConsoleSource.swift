@@ -1,0 +1,99 @@
+import HotFolders
+
+/// What the console shows of the service, asked for at each request: the one interface
+/// between the console and the daemon (`ServiceSource` adapts the service's status to it; a
+/// test gives its own).
+public protocol ConsoleSource: Sendable {
+    /// The hot folders as they are now, in the config's order.
+    func snapshot() -> ConsoleSnapshot
+}
+
+/// The hot folders at one moment.
+public struct ConsoleSnapshot: Sendable, Equatable {
+    public var folders: [ConsoleFolder]
+    /// Larger uploads are refused (413): the config's `maxFileBytes`.
+    public var maxFileBytes: Int
+    /// False once the service is stopping (uploads still land in drop/ and wait for the next start).
+    public var running: Bool
+
+    public init(folders: [ConsoleFolder], maxFileBytes: Int, running: Bool = true) {
+        self.folders = folders
+        self.maxFileBytes = maxFileBytes
+        self.running = running
+    }
+
+    public subscript(name: String) -> ConsoleFolder? { folders.first { $0.name == name } }
+}
+
+/// One hot folder as the console shows it.
+public struct ConsoleFolder: Sendable, Equatable {
+    /// How the folder is watched, in a word and a sentence.
+    public enum State: Sendable, Equatable {
+        /// The service has not started watching it yet (recovery runs first).
+        case starting
+        case watching
+        /// Not watched: why, and what to do.
+        case refused(why: String, fix: String?)
+        /// Its share does not answer (since when, the error).
+        case unavailable(since: String?, error: String)
+        case stopped
+    }
+
+    public struct Progress: Sendable, Equatable {
+        public var batch: String
+        public var done: Int
+        public var total: Int
+
+        public init(batch: String, done: Int, total: Int) {
+            self.batch = batch
+            self.done = done
+            self.total = total
+        }
+    }
+
+    public struct LastBatch: Sendable, Equatable {
+        public var batch: String
+        public var status: String
+        public var items: Int
+        public var ok: Int
+        public var failed: Int
+        /// ISO 8601 UTC.
+        public var finished: String
+
+        public init(batch: String, status: String, items: Int, ok: Int, failed: Int, finished: String) {
+            self.batch = batch
+            self.status = status
+            self.items = items
+            self.ok = ok
+            self.failed = failed
+            self.finished = finished
+        }
+    }
+
+    public var name: String
+    public var layout: HotFolderLayout
+    /// The template's name.
+    public var template: String
+    public var state: State
+    /// Files in drop/ not yet in a batch (settling or waiting for the batch to close).
+    public var waiting: Int
+    /// Claimed batches waiting for their turn.
+    public var queued: Int
+    public var processing: Progress?
+    public var last: LastBatch?
+    /// Sentences about files in drop/ that are refused or never taken.
+    public var notes: [String]
+
+    public init(name: String, layout: HotFolderLayout, template: String, state: State = .watching, waiting: Int = 0,
+                queued: Int = 0, processing: Progress? = nil, last: LastBatch? = nil, notes: [String] = []) {
+        self.name = name
+        self.layout = layout
+        self.template = template
+        self.state = state
+        self.waiting = waiting
+        self.queued = queued
+        self.processing = processing
+        self.last = last
+        self.notes = notes
+    }
+}

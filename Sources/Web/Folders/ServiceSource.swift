@@ -1,0 +1,53 @@
+import HotFolders
+import Service
+
+/// The console's view of a running service: its live status (`ServiceStatus`) and the setup
+/// in force (`ServiceSetup`), each asked for at every request. The one place that knows the
+/// service's types: when the service's status model changes, only this adapter does.
+public struct ServiceSource: ConsoleSource {
+    private let status: @Sendable () -> ServiceStatus
+    private let setup: @Sendable () -> ServiceSetup
+
+    /// - Parameters:
+    ///   - status: the live status (a snapshot under the service's lock: cheap).
+    ///   - setup: the setup in force (changes at a reload).
+    public init(status: @escaping @Sendable () -> ServiceStatus, setup: @escaping @Sendable () -> ServiceSetup) {
+        self.status = status
+        self.setup = setup
+    }
+
+    public func snapshot() -> ConsoleSnapshot {
+        let setup = setup()
+        let status = status()
+        let folders = setup.inboxes.map { inbox -> ConsoleFolder in
+            var folder = ConsoleFolder(name: inbox.name, layout: inbox.layout, template: inbox.template.name)
+            guard let s = status.inboxes.first(where: { $0.name == inbox.name }) else {
+                folder.state = .starting
+                return folder
+            }
+            folder.state = status.state == "running" ? .watching : .stopped
+            folder.waiting = s.settling + s.pending
+            folder.queued = s.queued
+            folder.processing = s.processing.map { .init(batch: $0.batch, done: $0.done, total: $0.total) }
+            folder.last = s.last.map { .init(batch: $0.batch, status: $0.status, items: $0.items, ok: $0.ok,
+                                             failed: $0.failed, finished: $0.finished) }
+            folder.notes = (s.refused ?? []) + (s.neverTaken ?? [])
+            return folder
+        }
+        return ConsoleSnapshot(folders: folders, maxFileBytes: setup.config.maxFileBytes,
+                               running: status.state == "running")
+    }
+}
+
+extension WebConsole {
+    /// The console of a running service (`photofinish daemon`, `watch --config`), on the
+    /// sockets systemd passed as `web`; nil when there are none (no console is wanted).
+    /// - Parameter initial: the setup the service starts with (used until it applied one).
+    public static func serve(_ service: HotFolderService, initial: ServiceSetup, log: Logger) -> WebConsole? {
+        let sockets = socketsFromSystemd()
+        guard !sockets.isEmpty else { return nil }
+        let source = ServiceSource(status: { service.liveStatus() }, setup: { service.setupInForce ?? initial })
+        let console = WebConsole(settings: Settings(config: initial.config), source: source, log: log)
+        return console.start(sockets: sockets) ? console : nil
+    }
+}

@@ -1,0 +1,229 @@
+import Foundation
+import HTTP
+import HotFolders
+import System
+
+/// One upload (`POST /inbox/NAME/upload`, multipart/form-data, files in field `photos`, the
+/// form's token in field `csrf`, which must come before the files): each file streams into a
+/// temporary name in the hot folder's `.work/` (never whole in memory), is fsynced, and is
+/// renamed into `drop/` under its cleaned name — `IMG_1 (2).jpg` when the name is taken, never
+/// over another file — and `drop/` is fsynced: settling and claiming then take it like any
+/// drop. A file over `maxFileBytes` is refused (413) the moment it passes the limit, its
+/// temporary file removed, the rest of the request not read; a file cut short by a broken
+/// connection is removed too: nothing half-uploaded is ever left.
+final class Upload: HTTPFormReceiver {
+    struct Accepted: Equatable {
+        var sent: String
+        var name: FileName
+        var bytes: Int64
+    }
+
+    struct Refused: Equatable {
+        var sent: String
+        var reason: String
+    }
+
+    private enum Part {
+        case none
+        case csrf([UInt8])
+        case skipping
+        case file(sent: String, name: FileName, temp: FileName, file: FileDescriptor, written: Int64)
+    }
+
+    private let inbox: String
+    private let work: Directory
+    private let drop: Directory
+    private let mover: Mover
+    private let maxFileBytes: Int
+    private let csrf: String
+    private let wantsJSON: Bool
+    private let user: String
+    private let log: Logger
+    private let page: (Upload) -> HTTPResponse
+    private var part = Part.none
+    private var csrfChecked = false
+    private(set) var accepted: [Accepted] = []
+    private(set) var refused: [Refused] = []
+
+    /// - Parameters:
+    ///   - page: the answer once the body is in (the console's result page).
+    init(inbox: String, layout: HotFolderLayout, mover: Mover, maxFileBytes: Int, csrf: String, wantsJSON: Bool,
+         user: String, log: Logger, page: @escaping (Upload) -> HTTPResponse) throws(SystemError) {
+        self.inbox = inbox
+        work = try Directory(layout.work)
+        drop = try Directory(layout.drop)
+        self.mover = mover
+        self.maxFileBytes = maxFileBytes
+        self.csrf = csrf
+        self.wantsJSON = wantsJSON
+        self.user = user
+        self.log = log
+        self.page = page
+    }
+
+    func partBegins(name: String, filename: [UInt8]?, contentType: String?) -> HTTPResponse? {
+        if let early = closeField() { return early }
+        guard let filename else {
+            part = name == "csrf" ? .csrf([]) : .skipping
+            return nil
+        }
+        guard csrfChecked else { return forbidden() }
+        guard name == "photos" else {
+            part = .skipping
+            return nil
+        }
+        let sent = FileName(bytes: filename)?.escaped ?? String(decoding: filename, as: UTF8.self)
+        switch UploadNames.clean(filename) {
+        case .empty:
+            part = .skipping
+        case .refused(let reason):
+            refused.append(Refused(sent: sent, reason: reason))
+            part = .skipping
+        case .name(let clean):
+            let temp = AtomicFile.temporaryName(for: clean)
+            do throws(SystemError) {
+                let file = try work.open(temp, .write, [.create, .exclusive], permissions: 0o644)
+                part = .file(sent: sent, name: clean, temp: temp, file: file, written: 0)
+            } catch {
+                log.error("web: cannot write an upload into \(work.path): \(error)", ["INBOX": inbox])
+                refused.append(Refused(sent: sent, reason: "the hot folder cannot be written (\(error.reason))"))
+                part = .skipping
+            }
+        }
+        return nil
+    }
+
+    func partData(_ piece: UnsafeRawBufferPointer) -> HTTPResponse? {
+        switch part {
+        case .csrf(var bytes):
+            guard bytes.count + piece.count <= 256 else { return forbidden() }
+            bytes += piece
+            part = .csrf(bytes)
+        case .file(let sent, let name, let temp, let file, let written):
+            let total = written + Int64(piece.count)
+            guard total <= Int64(maxFileBytes) else {
+                discard(temp, file)
+                refused.append(Refused(sent: sent, reason: "larger than the limit of \(Self.limitWords(maxFileBytes)) (maxFileBytes)"))
+                log.notice("web: \(user) sent \(sent), larger than maxFileBytes (\(maxFileBytes) bytes): refused, nothing kept",
+                           ["INBOX": inbox, "USER": user])
+                return answer(status: 413)
+            }
+            do throws(SystemError) {
+                try file.write(piece)
+            } catch {
+                discard(temp, file)
+                refused.append(Refused(sent: sent, reason: error.isNoSpace ? "the hot folder's disk is full" : "cannot be written (\(error.reason))"))
+                log.error("web: upload of \(sent) into \(inbox): \(error); removed", ["INBOX": inbox, "USER": user])
+                return answer(status: error.isNoSpace ? 507 : 500)
+            }
+            part = .file(sent: sent, name: name, temp: temp, file: file, written: total)
+        case .none, .skipping:
+            break
+        }
+        return nil
+    }
+
+    func partEnds() -> HTTPResponse? {
+        if let early = closeField() { return early }
+        guard case .file(let sent, let name, let temp, let file, let written) = part else {
+            part = .none
+            return nil
+        }
+        part = .none
+        guard written > 0 else {
+            discard(temp, file)
+            refused.append(Refused(sent: sent, reason: "the file is empty"))
+            return nil
+        }
+        do throws(SystemError) {
+            try file.sync()
+            file.close()
+            let landed = try land(temp, as: name)
+            try drop.sync()
+            accepted.append(Accepted(sent: sent, name: landed, bytes: written))
+            log.info("web: \(user) uploaded \(landed.escaped) (\(written) bytes) into drop/", ["INBOX": inbox, "USER": user, "FILE": landed.escaped])
+        } catch {
+            try? work.remove(temp)
+            refused.append(Refused(sent: sent, reason: error.isNoSpace ? "the hot folder's disk is full" : "cannot be stored (\(error.reason))"))
+            log.error("web: upload of \(sent) into \(inbox): \(error); removed", ["INBOX": inbox, "USER": user])
+        }
+        return nil
+    }
+
+    func finish() -> HTTPResponse {
+        guard csrfChecked else { return forbidden() }
+        if accepted.isEmpty && refused.isEmpty {
+            return answer(status: 400, note: "no file in the upload (choose photos first)")
+        }
+        return answer(status: accepted.isEmpty ? 422 : 200)
+    }
+
+    func abandon() {
+        if case .file(_, _, let temp, let file, _) = part { discard(temp, file) }
+        part = .none
+    }
+
+    /// What the answer says, besides the two lists (nil: nothing).
+    private(set) var note: String?
+    private(set) var status = 200
+
+    private func answer(status: Int, note: String? = nil) -> HTTPResponse {
+        self.status = status
+        self.note = note
+        if wantsJSON {
+            let accepted = self.accepted.map { ["name": $0.sent, "as": $0.name.escaped, "bytes": "\($0.bytes)"] }
+            let refused = self.refused.map { ["name": $0.sent, "reason": $0.reason] }
+            var object: [String: Any] = ["accepted": accepted, "refused": refused]
+            if let note { object["note"] = note }
+            let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+            return HTTPResponse(status: status, headers: [("Content-Type", "application/json")], body: .bytes(Array(data)))
+        }
+        var response = page(self)
+        response.status = status
+        return response
+    }
+
+    private func forbidden() -> HTTPResponse {
+        abandon()
+        log.warning("web: an upload into \(inbox) by \(user) came without the form's token (csrf): refused", ["INBOX": inbox, "USER": user])
+        return HTTPResponse(status: 403, text: "the form's token (csrf) is missing or wrong, or comes after the files: reload the page and send again\n")
+    }
+
+    /// The csrf field, complete: checked.
+    private func closeField() -> HTTPResponse? {
+        guard case .csrf(let bytes) = part else { return nil }
+        part = .none
+        csrfChecked = Sessions.tokensMatch(String(decoding: bytes, as: UTF8.self), csrf)
+        return csrfChecked ? nil : forbidden()
+    }
+
+    private func discard(_ temp: FileName, _ file: FileDescriptor) {
+        file.close()
+        try? work.remove(temp)
+    }
+
+    /// Renames the temporary file into drop/ under `name`, or the first free alternative.
+    private func land(_ temp: FileName, as name: FileName) throws(SystemError) -> FileName {
+        var candidate = name
+        var n = 2
+        while true {
+            do throws(SystemError) {
+                guard try mover.move(temp, from: work, to: drop, as: candidate) else {
+                    throw SystemError("move", work.path.appending(temp).description, errno: ENOENT)
+                }
+                return candidate
+            } catch {
+                guard error.code == EEXIST && n < 10_000 else { throw error }
+                candidate = UploadNames.alternative(name, n)
+                n += 1
+            }
+        }
+    }
+
+    static func limitWords(_ bytes: Int) -> String {
+        for (unit, size) in [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] where bytes >= size && bytes % size == 0 {
+            return "\(bytes / size) \(unit)"
+        }
+        return "\(bytes) bytes"
+    }
+}
