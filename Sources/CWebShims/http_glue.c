@@ -40,7 +40,7 @@ pf_http_server *pf_http_start(const struct pf_http_options *o) {
     if (server == NULL) return NULL;
     server->log = o->log;
     server->log_cls = o->log_cls;
-    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ITC | MHD_USE_ERROR_LOG;
     int tls = o->tls_key_pem != NULL && o->tls_cert_pem != NULL;
     if (tls) flags |= MHD_USE_TLS;
     struct MHD_OptionItem options[] = {
@@ -91,15 +91,6 @@ void pf_http_client_address(struct MHD_Connection *connection, char *out, size_t
     } else if (sa->sa_family == AF_UNIX) {
         snprintf(out, size, "local");
     }
-}
-
-int pf_http_answer_early(struct MHD_Connection *connection, unsigned int status, struct MHD_Response *response) {
-    /* A response may not be queued while the handler is given upload data, but may be for a
-       suspended connection at any moment: suspend, queue, resume. */
-    MHD_suspend_connection(connection);
-    enum MHD_Result queued = MHD_queue_response(connection, status, response);
-    MHD_resume_connection(connection);
-    return queued == MHD_YES;
 }
 
 void pf_http_lower_priority_once(int nice) {

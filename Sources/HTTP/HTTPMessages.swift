@@ -136,8 +136,10 @@ public enum HTTPReply {
 
 /// Takes one request's form as it arrives, part after part (a field, or a file of a
 /// `multipart/form-data` upload, never whole in memory). Called on one server thread at a
-/// time. Each call may answer early: the rest of the body is then discarded and the
-/// connection closed after the response (an upload over its limit).
+/// time. Each call may answer early (an upload over its limit): nothing more is given to the
+/// receiver, the rest of the body is read and thrown away (libmicrohttpd 0.9.75 sends a
+/// response only before a body or after all of it), then the answer goes. A body known to be
+/// too big from its head is refused before it is read: answer `.response` then.
 public protocol HTTPFormReceiver: AnyObject {
     /// A part begins: a field called `name`, a file when `filename` is set (the bytes the
     /// client sent, any encoding).

@@ -128,9 +128,8 @@ private final class RequestState {
     let receiver: any HTTPFormReceiver
     var processor: OpaquePointer?
     var partOpen = false
-    /// An answer given before the body ended (sent, or waiting for the body's end).
+    /// An answer given before the body ended (sent once the body is in).
     var early: HTTPResponse?
-    var sentEarly = false
     var done = false
 
     init(receiver: any HTTPFormReceiver) {
@@ -229,21 +228,18 @@ extension HTTPServer.Context {
             uploadSize.pointee = 0
             if state.done { return .YES }  // discarded: the answer is given
             guard let processor = state.processor, MHD_post_process(processor, uploadData, size) == .YES else {
-                let answer = state.early ?? HTTPResponse(status: 400, text: "the form is malformed\n")
-                state.early = answer
+                // libmicrohttpd 0.9.75 queues a response only before the body or after all of
+                // it: the rest is read and thrown away, then the answer goes.
+                state.early = state.early ?? HTTPResponse(status: 400, text: "the form is malformed\n")
                 state.done = true
                 state.receiver.abandon()
-                if let response = Self.make(answer) {
-                    state.sentEarly = pf_http_answer_early(connection, UInt32(answer.status), response) != 0
-                    MHD_destroy_response(response)
-                }
                 return .YES
             }
             return .YES
         }
         // The body is complete.
         if let early = state.early {
-            return state.sentEarly || Self.queue(early, on: connection) ? .YES : .NO
+            return Self.queue(early, on: connection) ? .YES : .NO
         }
         state.done = true
         guard state.closeProcessor() else {

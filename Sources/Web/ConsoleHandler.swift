@@ -12,6 +12,10 @@ import System
 final class ConsoleHandler: HTTPHandler {
     /// What the file input offers: photos, and the camera raws the hot folders take.
     static let accept = "image/*,.jpg,.jpeg,.png,.heic,.heif,.avif,.webp,.tif,.tiff,.dng,.cr2,.cr3,.nef,.arw,.raf,.orf,.rw2,.pef,.srw"
+    /// An upload request may be `maxFileBytes` plus this much (the form around the file): one
+    /// photo per request, as the console's script sends them; a browser without script sends
+    /// the whole form at once, and its total is held to the same limit.
+    static let formAllowance = 1 << 20
     /// Small forms (login, logout) are at most this big.
     static let smallFormLimit = 8 << 10
 
@@ -233,6 +237,22 @@ final class ConsoleHandler: HTTPHandler {
             return .response(HTTPResponse(status: 415, text: "an upload is multipart/form-data (field photos, csrf first)\n"))
         }
         let wantsJSON = request.header("accept")?.contains("application/json") == true
+        // The whole request is known to be too big from its head: refused before a byte of it is read.
+        if let length = request.contentLength, length > maxFileBytes + Self.formAllowance {
+            log.notice("web: \(viewer.user) sent an upload of \(length) bytes, larger than maxFileBytes (\(maxFileBytes)): refused before reading it",
+                       ["INBOX": folder.name, "USER": viewer.user])
+            let reason = "larger than the limit of \(Upload.limitWords(maxFileBytes)) (maxFileBytes)"
+            if wantsJSON {
+                let object: [String: Any] = ["accepted": [], "refused": [["name": "", "reason": reason]],
+                                             "note": "the upload is refused as a whole: \(length) bytes"]
+                let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+                return .response(HTTPResponse(status: 413, headers: [("Content-Type", "application/json"), ("Connection", "close")], body: .bytes(Array(data))))
+            }
+            var response = page(413, Pages.error(viewer, title: "Too large",
+                                                 message: "This upload (\(HTML.bytes(Int64(length)))) is \(reason). Send fewer photos at a time, or smaller ones."), request)
+            response.headers.append(("Connection", "close"))
+            return .response(response)
+        }
         do throws(SystemError) {
             let upload = try Upload(inbox: folder.name, layout: folder.layout, mover: try mover(for: folder.layout),
                                     maxFileBytes: maxFileBytes, csrf: viewer.csrf, wantsJSON: wantsJSON,

@@ -32,6 +32,7 @@ struct PackageTests {
             "./usr/bin/photofinish",
             "./lib/systemd/system/photofinish.service",
             "./lib/systemd/system/photofinish-metrics.socket",
+            "./lib/systemd/system/photofinish-web.socket",
             "./etc/photofinish/photofinish.json5",
             "./etc/photofinish/templates/shop.json5",
             "./etc/photofinish/templates/web.json5",
@@ -53,7 +54,8 @@ struct PackageTests {
         #expect(fields.stdout.contains("Version: \(version ?? "?")\n"), "\(fields.stdout)")
         // The libraries the binary links, as Debian names them (worked out by dpkg-shlibdeps).
         for library in ["libc6", "libjpeg62-turbo", "libpng16-16", "libheif1", "liblcms2-2", "libexif12", "libcurl4",
-                        "libsystemd0", "libfreetype6", "libharfbuzz0b", "libfontconfig1", "adduser", "fonts-dejavu-core"] {
+                        "libsystemd0", "libfreetype6", "libharfbuzz0b", "libfontconfig1", "libmicrohttpd12", "libarchive13",
+                        "libcrypt1", "adduser", "fonts-dejavu-core"] {
             #expect(fields.stdout.contains(library), "Depends lacks \(library): \(fields.stdout)")
         }
         #expect(!fields.stdout.lowercased().contains("swift"), "the Swift runtime is linked in, not a dependency")

@@ -40,11 +40,6 @@ int pf_http_has_tls(void);
 /* The peer's address as text ("127.0.0.1", "::1"); "" when unknown. */
 void pf_http_client_address(struct MHD_Connection *connection, char *out, size_t size);
 
-/* Queues `response` while the request's body is still coming (the handler was just given a
-   piece of it): the rest of the body is discarded and the connection closed after the
-   response. Returns 1 when queued. */
-int pf_http_answer_early(struct MHD_Connection *connection, unsigned int status, struct MHD_Response *response);
-
 /* Lowers the calling thread's CPU priority to `nice` once (the server's threads never compete
    with the photo workers); later calls on the same thread do nothing. */
 void pf_http_lower_priority_once(int nice);

@@ -9,8 +9,9 @@ import System
 /// renamed into `drop/` under its cleaned name — `IMG_1 (2).jpg` when the name is taken, never
 /// over another file — and `drop/` is fsynced: settling and claiming then take it like any
 /// drop. A file over `maxFileBytes` is refused (413) the moment it passes the limit, its
-/// temporary file removed, the rest of the request not read; a file cut short by a broken
-/// connection is removed too: nothing half-uploaded is ever left.
+/// temporary file removed and nothing more of the request kept (a request whose
+/// `Content-Length` is already too big is refused before this, from its head); a file cut
+/// short by a broken connection is removed too: nothing half-uploaded is ever left.
 final class Upload: HTTPFormReceiver {
     struct Accepted: Equatable {
         var sent: String

@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+
+/// A small HTTP/1.1 client for the console's tests, over a plain socket so a test controls
+/// every byte: paths sent exactly as written (`%2e%2e` stays `%2e%2e`), bodies made piece by
+/// piece (a 2 GiB upload is never held), connections left open on purpose. One request per
+/// connection (`Connection: close`), a cookie jar, chunked answers decoded.
+final class ConsoleClient {
+    let port: UInt16
+    var cookies: [String: String] = [:]
+
+    struct Response {
+        var status: Int
+        var headers: [(name: String, value: String)]
+        var body: [UInt8]
+        /// Bytes of the request body sent before the answer came (a refused upload).
+        var sent: Int64 = 0
+
+        func header(_ name: String) -> String? { headers.first { $0.name.lowercased() == name.lowercased() }?.value }
+        func headers(_ name: String) -> [String] { headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value) }
+        var text: String { String(decoding: body, as: UTF8.self) }
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(port: UInt16) {
+        self.port = port
+    }
+
+    /// A connected socket (retried for a while: `systemd-socket-activate` starts the daemon at
+    /// the first connection).
+    static func connect(port: UInt16) throws -> Int32 {
+        for _ in 0..<500 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var addr = sockaddr_in()
+            addr.sin_family = sa_family_t(AF_INET)
+            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+            addr.sin_port = port.bigEndian
+            let ok = withUnsafePointer(to: &addr) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            }
+            if ok {
+                var tv = timeval(tv_sec: 120, tv_usec: 0)
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                return fd
+            }
+            close(fd)
+            usleep(20_000)
+        }
+        throw Failure(description: "nothing listens on 127.0.0.1:\(port)")
+    }
+
+    /// One request with a body in memory (or none).
+    @discardableResult
+    func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: [UInt8] = []) throws -> Response {
+        var sentBody = false
+        return try request(method, path, headers: headers, length: Int64(body.count)) { piece in
+            guard !sentBody else { return false }
+            sentBody = true
+            piece = body
+            return !body.isEmpty
+        }
+    }
+
+    /// One request whose body of `length` bytes comes from `next` (it fills its argument and
+    /// returns false at the end). Sending stops as soon as the server answers.
+    func request(_ method: String, _ path: String, headers: [(String, String)] = [], length: Int64,
+                 body next: (inout [UInt8]) -> Bool) throws -> Response {
+        let fd = try Self.connect(port: port)
+        defer { close(fd) }
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        if !cookies.isEmpty { head += "Cookie: " + cookies.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "; ") + "\r\n" }
+        if method == "POST" || length > 0 { head += "Content-Length: \(length)\r\n" }
+        head += "\r\n"
+        guard send(fd, Array(head.utf8)) else { throw Failure(description: "cannot send the head of \(method) \(path)") }
+        var sent: Int64 = 0
+        var piece: [UInt8] = []
+        while next(&piece) {
+            // The answer may come before the body is sent (an upload refused at its limit).
+            var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            if poll(&p, 1, 0) > 0 { break }
+            guard send(fd, piece) else { break }
+            sent += Int64(piece.count)
+        }
+        var response = try read(fd)
+        response.sent = sent
+        for value in response.headers("set-cookie") {
+            let pair = value.split(separator: ";", maxSplits: 1)[0].split(separator: "=", maxSplits: 1)
+            let name = String(pair[0]).trimmingCharacters(in: .whitespaces)
+            let v = pair.count > 1 ? String(pair[1]) : ""
+            if v.isEmpty || value.contains("Max-Age=0") { cookies[name] = nil } else { cookies[name] = v }
+        }
+        return response
+    }
+
+    private func send(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + done, $0.count - done, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { return false }
+            done += n
+        }
+        return true
+    }
+
+    private func read(_ fd: Int32) throws -> Response {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            bytes += buffer[0..<n]
+        }
+        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else {
+            throw Failure(description: "no answer (\(bytes.count) bytes)")
+        }
+        let lines = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+        let status = Int(lines[0].split(separator: " ")[1]) ?? 0
+        let headers = lines.dropFirst().compactMap { line -> (name: String, value: String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+        var body = Array(bytes[end.upperBound...])
+        if headers.contains(where: { $0.name.lowercased() == "transfer-encoding" && $0.value.lowercased().contains("chunked") }) {
+            body = try Self.dechunk(body)
+        }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    static func dechunk(_ bytes: [UInt8]) throws -> [UInt8] {
+        var out: [UInt8] = []
+        var rest = bytes[...]
+        while true {
+            guard let lineEnd = rest.firstRange(of: Array("\r\n".utf8)) else { throw Failure(description: "a chunked body ends early") }
+            let sizeText = String(decoding: rest[..<lineEnd.lowerBound], as: UTF8.self).split(separator: ";")[0]
+            guard let size = Int(sizeText, radix: 16) else { throw Failure(description: "bad chunk size \(sizeText)") }
+            rest = rest[lineEnd.upperBound...]
+            if size == 0 { return out }
+            guard rest.count >= size + 2 else { throw Failure(description: "a chunk ends early") }
+            out += rest.prefix(size)
+            rest = rest.dropFirst(size + 2)
+        }
+    }
+
+    // MARK: - The console's forms
+
+    /// The value of the first `name="csrf"` field on the page at `path`.
+    func csrf(on path: String) throws -> String {
+        let page = try request("GET", path)
+        guard let match = page.text.firstMatch(of: #/name="csrf" value="([0-9a-f]+)"/#) else {
+            throw Failure(description: "no csrf field on \(path) (\(page.status)): \(page.text.prefix(300))")
+        }
+        return String(match.1)
+    }
+
+    /// Logs in through the form (its token first); the answer to the POST.
+    @discardableResult
+    func login(_ user: String, _ password: String, next: String = "/") throws -> Response {
+        let token = try csrf(on: "/login")
+        let form = "csrf=\(token)&user=\(Self.formEncode(user))&password=\(Self.formEncode(password))&next=\(Self.formEncode(next))"
+        return try request("POST", "/login", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
+    }
+
+    /// A multipart upload of `files` (name, bytes) in field `photos`, the token first.
+    @discardableResult
+    func upload(_ inbox: String, _ files: [(name: String, bytes: [UInt8])], csrf: String?, json: Bool = true) throws -> Response {
+        let boundary = "pfboundary\(UInt32.random(in: 0...UInt32.max))"
+        var body: [UInt8] = []
+        if let csrf { body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n\(csrf)\r\n".utf8) }
+        for file in files {
+            let name = file.name.replacingOccurrences(of: "\"", with: "%22")
+            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"photos\"; filename=\"\(name)\"\r\nContent-Type: image/jpeg\r\n\r\n".utf8)
+            body += file.bytes + Array("\r\n".utf8)
+        }
+        body += Array("--\(boundary)--\r\n".utf8)
+        var headers = [("Content-Type", "multipart/form-data; boundary=\(boundary)")]
+        if json { headers.append(("Accept", "application/json")) }
+        return try request("POST", "/inbox/\(inbox)/upload", headers: headers, body: body)
+    }
+
+    static func formEncode(_ s: String) -> String {
+        s.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? s
+    }
+}
