@@ -106,28 +106,41 @@ final class ConsoleClient {
         return true
     }
 
+    /// The response, read to its end: its Content-Length, its last chunk, or the connection's
+    /// close (a peer that keeps the connection alive, as chromedriver does, is not waited for).
     private func read(_ fd: Int32) throws -> Response {
         var bytes: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
+        var head: (end: Int, status: Int, headers: [(name: String, value: String)])?
+        func complete() -> Bool {
+            if head == nil, let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) {
+                let lines = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
+                let status = lines[0].split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+                let headers = lines.dropFirst().compactMap { line -> (name: String, value: String)? in
+                    guard let colon = line.firstIndex(of: ":") else { return nil }
+                    return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+                }
+                head = (end.upperBound, status, headers)
+            }
+            guard let head else { return false }
+            let field = { (name: String) in head.headers.first { $0.name.lowercased() == name }?.value }
+            if let length = field("content-length").flatMap({ Int($0) }) { return bytes.count - head.end >= length }
+            if field("transfer-encoding")?.lowercased().contains("chunked") == true {
+                return bytes.suffix(5).elementsEqual(Array("0\r\n\r\n".utf8))
+            }
+            return head.status == 304 || head.status == 204
+        }
+        while !complete() {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n <= 0 { break }
             bytes += buffer[0..<n]
         }
-        guard let end = bytes.firstRange(of: Array("\r\n\r\n".utf8)) else {
-            throw Failure(description: "no answer (\(bytes.count) bytes)")
-        }
-        let lines = String(decoding: bytes[..<end.lowerBound], as: UTF8.self).components(separatedBy: "\r\n")
-        let status = Int(lines[0].split(separator: " ")[1]) ?? 0
-        let headers = lines.dropFirst().compactMap { line -> (name: String, value: String)? in
-            guard let colon = line.firstIndex(of: ":") else { return nil }
-            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
-        }
-        var body = Array(bytes[end.upperBound...])
-        if headers.contains(where: { $0.name.lowercased() == "transfer-encoding" && $0.value.lowercased().contains("chunked") }) {
+        guard let head else { throw Failure(description: "no answer (\(bytes.count) bytes)") }
+        var body = Array(bytes[head.end...])
+        if head.headers.contains(where: { $0.name.lowercased() == "transfer-encoding" && $0.value.lowercased().contains("chunked") }) {
             body = try Self.dechunk(body)
         }
-        return Response(status: status, headers: headers, body: body)
+        return Response(status: head.status, headers: head.headers, body: body)
     }
 
     static func dechunk(_ bytes: [UInt8]) throws -> [UInt8] {
