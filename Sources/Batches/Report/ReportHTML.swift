@@ -181,8 +181,9 @@ public enum ReportHTML {
 
     private static func size(_ s: [Int]) -> String { s.map(String.init).joined(separator: " × ") }
 
-    /// Text made safe for HTML (element content and quoted attributes).
-    static func e(_ s: String) -> String {
+    /// Text made safe for HTML (element content and quoted attributes); the web console's
+    /// pages use it too.
+    public static func e(_ s: String) -> String {
         var out = ""
         out.reserveCapacity(s.utf8.count)
         for ch in s {

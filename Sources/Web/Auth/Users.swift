@@ -177,7 +177,8 @@ extension Users {
         } else if getuid() == 0 {
             if let group = getgrnam(Self.daemonGroup) {
                 owner = (0, group.pointee.gr_gid)
-            } else {
+            } else if path.hasPrefix("/etc/") {
+                // The system's users file, for a daemon that runs as photofinish (not a demo's).
                 warning = "there is no group '\(Self.daemonGroup)': make \(path) readable by the user the daemon runs as"
             }
         }

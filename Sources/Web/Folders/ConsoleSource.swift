@@ -1,4 +1,5 @@
 import HotFolders
+import Service
 
 /// What the console shows of the service, asked for at each request: the one interface
 /// between the console and the daemon (`ServiceSource` adapts the service's status to it; a
@@ -39,36 +40,10 @@ public struct ConsoleFolder: Sendable, Equatable {
         case stopped
     }
 
-    public struct Progress: Sendable, Equatable {
-        public var batch: String
-        public var done: Int
-        public var total: Int
-
-        public init(batch: String, done: Int, total: Int) {
-            self.batch = batch
-            self.done = done
-            self.total = total
-        }
-    }
-
-    public struct LastBatch: Sendable, Equatable {
-        public var batch: String
-        public var status: String
-        public var items: Int
-        public var ok: Int
-        public var failed: Int
-        /// ISO 8601 UTC.
-        public var finished: String
-
-        public init(batch: String, status: String, items: Int, ok: Int, failed: Int, finished: String) {
-            self.batch = batch
-            self.status = status
-            self.items = items
-            self.ok = ok
-            self.failed = failed
-            self.finished = finished
-        }
-    }
+    /// The batch being finished: id, photos done, photos in all (the service's own type).
+    public typealias Progress = ServiceStatus.Progress
+    /// The last batch finished (the service's own type).
+    public typealias LastBatch = ServiceStatus.Last
 
     public var name: String
     public var layout: HotFolderLayout

@@ -28,9 +28,8 @@ public struct ServiceSource: ConsoleSource {
             folder.state = status.state == "running" ? .watching : .stopped
             folder.waiting = s.settling + s.pending
             folder.queued = s.queued
-            folder.processing = s.processing.map { .init(batch: $0.batch, done: $0.done, total: $0.total) }
-            folder.last = s.last.map { .init(batch: $0.batch, status: $0.status, items: $0.items, ok: $0.ok,
-                                             failed: $0.failed, finished: $0.finished) }
+            folder.processing = s.processing
+            folder.last = s.last
             folder.notes = (s.refused ?? []) + (s.neverTaken ?? [])
             return folder
         }

@@ -1,3 +1,4 @@
+import Batches
 import Foundation
 import System
 
@@ -6,22 +7,8 @@ import System
 /// shown as those characters, never run; and the Content-Security-Policy forbids inline
 /// script in any case.
 enum HTML {
-    /// `&`, `<`, `>`, `"` and `'` as entities.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        out.reserveCapacity(text.utf8.count)
-        for c in text.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
+    /// `&`, `<`, `>`, `"` and `'` as entities (as report.html escapes them).
+    static func escape(_ text: String) -> String { ReportHTML.e(text) }
 
     /// A file name for people (UTF-8 as is, other bytes as `\xHH`), escaped.
     static func escape(_ name: FileName) -> String { escape(name.escaped) }

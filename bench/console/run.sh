@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The web console's costs (issue 20), with the release binary:
+#   1. upload throughput: 100 × 12 MP JPEGs uploaded one request each over loopback (as the
+#      console's script sends them: multipart, streamed into .work/, fsynced, renamed into
+#      drop/), against `curl -T` of the same files to a file (file://, no fsync) — goal ≥ 0.8×;
+#   2. the daemon's idle CPU with the console on (its socket passed) and off, over IDLE seconds.
+# CPU figures are the daemon's own (utime + stime from /proc/PID/stat): other work on a shared
+# machine does not count there; wall times do suffer from it (say so with the figures).
+#
+#   bench/console/run.sh            PF=… (default .build/release/photofinish), RUNS=3, IDLE=60
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+PF=${PF:-$HERE/../../.build/release/photofinish}
+RUNS=${RUNS:-3}
+IDLE=${IDLE:-60}
+[[ -x $PF ]] || { echo "photofinish not built ($PF): swift build -c release" >&2; exit 1; }
+command -v systemd-socket-activate >/dev/null || { echo "systemd-socket-activate is missing (apt-get install systemd)" >&2; exit 1; }
+HZ=$(getconf CLK_TCK)
+TMP=$(mktemp -d /tmp/pf-console.XXXXXX)
+PID=
+cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+cpu() { awk -v hz="$HZ" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$1/stat"; }
+now() { date +%s.%N; }
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+# 100 photos of 12 MP (4000 × 3000): one rendered, the others the same bytes under other names.
+mkdir -p "$TMP/photos" "$TMP/templates" "$TMP/copies"
+if command -v convert >/dev/null; then
+  convert -size 4000x3000 plasma:fractal -seed 7 -quality 92 "$TMP/photos/IMG_0001.jpg"
+else
+  head -c 4500000 /dev/urandom > "$TMP/photos/IMG_0001.jpg"
+fi
+for i in $(seq 2 100); do cp "$TMP/photos/IMG_0001.jpg" "$TMP/photos/$(printf 'IMG_%04d.jpg' "$i")"; done
+bytes=$(du -cb "$TMP/photos"/*.jpg | tail -1 | cut -f1)
+echo '{ version: 1, resize: { longSide: 2048 } }' > "$TMP/templates/shop.json5"
+# Nothing is finished while uploading (settle and quiet of an hour): the upload is measured alone.
+cat > "$TMP/photofinish.json5" <<CONF
+{ templatesDir: "templates", users: "users.json5", settle: "1h", quiet: "1h", maxWait: "2h", maxFileBytes: "64MiB",
+  inboxes: [ { name: "shop", root: "$TMP/shop", template: "shop" } ] }
+CONF
+printf 'bench-password\n' | "$PF" user add bench --admin --config "$TMP/photofinish.json5" --password-stdin >/dev/null
+
+start() { # $1: with or without the console
+  local p; p=$(port)
+  if [[ $1 == console ]]; then
+    RUNTIME_DIRECTORY="$TMP/run" systemd-socket-activate --fdname=web -l "127.0.0.1:$p" "$PF" daemon --config "$TMP/photofinish.json5" >"$TMP/daemon.log" 2>&1 &
+    PID=$!
+    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && break; sleep 0.1; done
+  else
+    RUNTIME_DIRECTORY="$TMP/run" "$PF" daemon --config "$TMP/photofinish.json5" >"$TMP/daemon.log" 2>&1 &
+    PID=$!
+  fi
+  for _ in $(seq 600); do grep -q "ready: watching" "$TMP/daemon.log" 2>/dev/null && break; sleep 0.1; done
+  # The proof is rendered once at start: wait for it, it is no part of what is measured.
+  for _ in $(seq 1200); do ls "$TMP/shop/proof/"*.png >/dev/null 2>&1 && break; sleep 0.1; done
+  PORT=$p
+}
+stop() { kill "$PID"; wait "$PID" 2>/dev/null || true; PID=; }
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+start console
+url="http://127.0.0.1:$PORT"
+csrf=$(curl -s -c "$TMP/jar" -b "$TMP/jar" "$url/login" | sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p')
+curl -s -o /dev/null -c "$TMP/jar" -b "$TMP/jar" --data-urlencode "csrf=$csrf" -d user=bench --data-urlencode password=bench-password "$url/login"
+csrf=$(curl -s -b "$TMP/jar" "$url/inbox/shop/" | sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
+[[ -n $csrf ]] || { echo "cannot log in: $(tail -5 "$TMP/daemon.log")" >&2; exit 1; }
+: > "$TMP/console.s"; : > "$TMP/curl.s"; : > "$TMP/cpu.s"
+for run in $(seq "$RUNS"); do
+  rm -f "$TMP/shop/drop/"* "$TMP/copies/"*
+  sync
+  c0=$(cpu "$PID"); t0=$(now)
+  for f in "$TMP/photos/"*.jpg; do
+    curl -s -o /dev/null -b "$TMP/jar" -H 'Accept: application/json' -F "csrf=$csrf" -F "photos=@$f" "$url/inbox/shop/upload"
+  done
+  t1=$(now); c1=$(cpu "$PID")
+  n=$(ls "$TMP/shop/drop" | wc -l); [[ $n -eq 100 ]] || { echo "only $n photos landed in drop/" >&2; exit 1; }
+  echo "$t1 - $t0" | bc -l >> "$TMP/console.s"
+  echo "$c1 - $c0" | bc -l >> "$TMP/cpu.s"
+  sync
+  t0=$(now)
+  for f in "$TMP/photos/"*.jpg; do curl -s -T "$f" "file://$TMP/copies/$(basename "$f")"; done
+  t1=$(now)
+  echo "$t1 - $t0" | bc -l >> "$TMP/curl.s"
+done
+stop
+console=$(median < "$TMP/console.s"); plain=$(median < "$TMP/curl.s"); upcpu=$(median < "$TMP/cpu.s")
+mb=$(echo "$bytes / 1000000" | bc -l)
+
+idle() { # $1: console or plain -> CPU seconds per minute
+  rm -f "$TMP/shop/drop/"*
+  start "$1"
+  sleep 5
+  local c0 c1; c0=$(cpu "$PID"); sleep "$IDLE"; c1=$(cpu "$PID")
+  stop
+  echo "($c1 - $c0) * 60 / $IDLE" | bc -l
+}
+idle_on=$(idle console); idle_off=$(idle plain)
+
+printf '| what | figure |\n|---|---:|\n'
+printf '| photos uploaded | 100 × %.1f MB (12 MP JPEG), one request each, %d runs (median) |\n' "$(echo "$mb / 100" | bc -l)" "$RUNS"
+printf '| console upload (curl -F, loopback) | %.2f s · %.0f MB/s |\n' "$console" "$(echo "$mb / $console" | bc -l)"
+printf '| curl -T to a file (file://) | %.2f s · %.0f MB/s |\n' "$plain" "$(echo "$mb / $plain" | bc -l)"
+printf '| console ÷ curl -T (throughput) | %.2f× (goal ≥ 0.8×) |\n' "$(echo "$plain / $console" | bc -l)"
+printf '| daemon CPU during the 100 uploads | %.2f s |\n' "$upcpu"
+printf '| idle daemon CPU per minute, console on | %.3f s |\n' "$idle_on"
+printf '| idle daemon CPU per minute, console off | %.3f s |\n' "$idle_off"
