@@ -243,8 +243,11 @@ extension HTTPServer.Context {
         }
         state.done = true
         guard state.closeProcessor() else {
+            // The processor's last bytes (held back to find the boundary) may have passed a
+            // limit: that answer, else the body was malformed.
             state.receiver.abandon()
-            return Self.queue(HTTPResponse(status: 400, text: "the form ends early or is malformed\n"), on: connection) ? .YES : .NO
+            let answer = state.early ?? HTTPResponse(status: 400, text: "the form ends early or is malformed\n")
+            return Self.queue(answer, on: connection) ? .YES : .NO
         }
         if state.partOpen, let answer = state.receiver.partEnds() {
             state.receiver.abandon()
