@@ -53,6 +53,13 @@ struct pf_jpeg_decoder {
     char *warnings[PF_MAX_WARNINGS];
     int warning_count;
     int warnings_dropped;
+
+    /* Damage found since the decode started (warnings while the pixels are read). */
+    int decoding;                /* 0 while a header is read: its warnings are notes */
+    int damage_count;
+    int damage_effect;           /* the worst PF_JPEG_DAMAGE_* */
+    int damage_row;              /* the first full-size row affected */
+    char damage_message[JMSG_LENGTH_MAX + 64];
 };
 
 static int64_t pf_now_ns(void) {
@@ -95,32 +102,73 @@ static void pf_output_message(j_common_ptr cinfo) {
     (void)cinfo; /* never print: the caller decides what a person sees */
 }
 
+/* The full-size row the entropy decoder is in (an iMCU row is max_v_samp_factor blocks tall,
+   whatever the scan's components). */
+static int pf_input_row(const struct pf_jpeg_decoder *d) {
+    long row = (long)d->cinfo.input_iMCU_row * d->cinfo.max_v_samp_factor * DCTSIZE;
+    return row > (long)d->cinfo.image_height ? (int)d->cinfo.image_height : (int)row;
+}
+
+/* Damage found while the pixels are read: the first message and row are kept, the worst effect
+   and the count are updated. libjpeg goes on (grey where data is missing); the caller decides
+   whether the photo may (pf_jpeg_decoder_damage). */
+static void pf_record_damage(struct pf_jpeg_decoder *d, int effect, int row, const char *message) {
+    if (d->damage_count == 0) {
+        snprintf(d->damage_message, sizeof d->damage_message, "%s", message);
+        d->damage_row = row;
+    } else if (row < d->damage_row) {
+        d->damage_row = row;
+    }
+    if (effect > d->damage_effect) d->damage_effect = effect;
+    if (d->damage_count < 1 << 30) d->damage_count++;
+}
+
+/* The data ended early (libjpeg's premature end, or its entropy decoder reached the EOI this
+   glue added): in the first scan the rows below are missing; in a later scan of a progressive
+   file they lack detail; a later scan of a sequential multi-scan file is a missing component. */
+static void pf_record_eof(struct pf_jpeg_decoder *d, int row) {
+    d->eof_offset = d->size;
+    char message[96];
+    snprintf(message, sizeof message, "JPEG data ends early at byte %zu", d->size);
+    int effect = d->cinfo.input_scan_number <= 1 ? PF_JPEG_DAMAGE_MISSING
+               : d->cinfo.progressive_mode ? PF_JPEG_DAMAGE_BLURRED : PF_JPEG_DAMAGE_WRONG;
+    pf_record_damage(d, effect, row, message);
+}
+
 static void pf_emit_message(j_common_ptr cinfo, int msg_level) {
     if (msg_level >= 0) return; /* trace messages: not wanted */
     pf_error_mgr *err = (pf_error_mgr *)cinfo->err;
     err->pub.num_warnings++;
     struct pf_jpeg_decoder *d = err->decoder;
     if (d == NULL) return;
+    int code = err->pub.msg_code;
     /* With an EOI of our own after the data, running out of entropy data shows up as
        "premature end of data segment" at that EOI instead. */
-    int hit_added_eoi = err->pub.msg_code == JWRN_HIT_MARKER && d->eoi_added &&
-                        cinfo->is_decompressor && ((j_decompress_ptr)cinfo)->unread_marker == JPEG_EOI;
-    if (err->pub.msg_code == JWRN_JPEG_EOF || hit_added_eoi) {
-        /* Premature end: libjpeg would go on with grey; for us the photo is broken. The
-           memory source only asks for more once it has handed out every byte (the entropy
-           decoder's own read position lags behind), so the data ended at its size. */
-        size_t offset = d->size;
-        d->eof_offset = offset;
-        snprintf(err->message, sizeof err->message, "JPEG data ends early at byte %zu", offset);
-        err->status = PF_JPEG_EOF;
-        longjmp(err->jump, 1);
+    int hit_added_eoi = code == JWRN_HIT_MARKER && d->eoi_added && cinfo->is_decompressor &&
+                        ((j_decompress_ptr)cinfo)->unread_marker == JPEG_EOI;
+    /* Bytes between the last scan and the end marker: padding some writers leave, the picture
+       is whole (after damage, they are part of it). Warnings while a header is read are about
+       the header (a bad ICC chunk, an odd JFIF version): notes, not damaged pixels. */
+    int note = !d->decoding ||
+               (code == JWRN_EXTRANEOUS_DATA && err->pub.msg_parm.i[1] == JPEG_EOI && d->damage_count == 0);
+    /* Whatever libjpeg says once it has read into the EOI this glue added (a scan header cut
+       short read as nonsense parameters) is the file ending early. */
+    int read_past_end = d->eoi_added && cinfo->is_decompressor && ((j_decompress_ptr)cinfo)->src != NULL &&
+                        ((j_decompress_ptr)cinfo)->src->next_input_byte > d->data + d->size;
+    if (!note && (code == JWRN_JPEG_EOF || hit_added_eoi || read_past_end)) {
+        pf_record_eof(d, pf_input_row(d));
+        return;
+    }
+    char buffer[JMSG_LENGTH_MAX];
+    (*cinfo->err->format_message)(cinfo, buffer);
+    if (!note) {
+        pf_record_damage(d, PF_JPEG_DAMAGE_WRONG, pf_input_row(d), buffer);
+        return;
     }
     if (d->warning_count >= PF_MAX_WARNINGS) {
         d->warnings_dropped++;
         return;
     }
-    char buffer[JMSG_LENGTH_MAX];
-    (*cinfo->err->format_message)(cinfo, buffer);
     char *copy = strdup(buffer);
     if (copy == NULL) { d->warnings_dropped++; return; }
     d->warnings[d->warning_count++] = copy;
@@ -306,6 +354,7 @@ void pf_jpeg_decoder_request_stop(pf_jpeg_decoder *d) {
 
 /* Back to just after the header for another decode (the caller holds the jump point). */
 static void pf_rewind(pf_jpeg_decoder *d) {
+    d->decoding = 0;
     if (d->state != ST_HEADER) {
         jpeg_abort_decompress(&d->cinfo);
         pf_begin(d, 0);
@@ -315,13 +364,21 @@ static void pf_rewind(pf_jpeg_decoder *d) {
 
 /* After jpeg_start_decompress, multi-scan files are read whole. One that stops at the EOI we
    added, at a scan boundary, would pass as a complete but blurred image: it is a truncated
-   file (status and message set; the caller returns pf_failed). */
-static int pf_stopped_at_added_eoi(pf_jpeg_decoder *d) {
-    if (!((d->cinfo.progressive_mode || d->cinfo.input_scan_number > 1) && pf_used_added_eoi(d))) return 0;
-    d->eof_offset = d->size;
-    snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte %zu", d->size);
-    d->err.status = PF_JPEG_EOF;
-    return 1;
+   file, its later scans missing over the whole picture (unless a premature end inside a scan
+   was already recorded). */
+static void pf_check_added_eoi(pf_jpeg_decoder *d) {
+    if (!((d->cinfo.progressive_mode || d->cinfo.input_scan_number > 1) && pf_used_added_eoi(d))) return;
+    if (d->eof_offset == 0) pf_record_eof(d, 0);
+}
+
+/* A decode starts: no damage yet; warnings from here on are about the pixels. */
+static void pf_begin_decoding(pf_jpeg_decoder *d) {
+    d->damage_count = 0;
+    d->damage_effect = PF_JPEG_DAMAGE_NONE;
+    d->damage_row = 0;
+    d->damage_message[0] = '\0';
+    d->eof_offset = 0;
+    d->decoding = 1;
 }
 
 int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
@@ -344,8 +401,9 @@ int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
         /* libjpeg-turbo expands grey to RGB and fills RGBA's alpha with 255 itself. */
         d->cinfo.out_color_space = channels == 4 ? JCS_EXT_RGBA : JCS_RGB;
     }
+    pf_begin_decoding(d);
     jpeg_start_decompress(&d->cinfo);
-    if (pf_stopped_at_added_eoi(d)) return pf_failed(d);
+    pf_check_added_eoi(d);
     if (d->cmyk) {
         size_t need = (size_t)d->cinfo.output_width * 4;
         if (d->scratch_size < need) {
@@ -432,8 +490,9 @@ int pf_jpeg_decoder_start_planes(pf_jpeg_decoder *d, int *luma_stride, int *chro
     d->cinfo.scale_denom = 1;
     d->cinfo.raw_data_out = TRUE;
     d->cmyk = 0;
+    pf_begin_decoding(d);
     jpeg_start_decompress(&d->cinfo);
-    if (pf_stopped_at_added_eoi(d)) return pf_failed(d);
+    pf_check_added_eoi(d);
     *luma_stride = (int)d->cinfo.comp_info[0].width_in_blocks * DCTSIZE;
     *chroma_stride = (int)d->cinfo.comp_info[1].width_in_blocks * DCTSIZE;
     d->state = ST_STARTED;
@@ -477,6 +536,12 @@ const char *pf_jpeg_decoder_warning(const pf_jpeg_decoder *d, int index) {
     return index >= 0 && index < d->warning_count ? d->warnings[index] : "";
 }
 int pf_jpeg_decoder_warnings_dropped(const pf_jpeg_decoder *d) { return d->warnings_dropped; }
+int pf_jpeg_decoder_damage(const pf_jpeg_decoder *d, int *effect, int *row, const char **message) {
+    *effect = d->damage_effect;
+    *row = d->damage_row;
+    *message = d->damage_message;
+    return d->damage_count;
+}
 
 /* ---- encoder ---- */
 

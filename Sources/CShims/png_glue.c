@@ -7,6 +7,8 @@
 #include <string.h>
 #include <stdio.h>
 
+#define PF_PNG_IDAT_READ_SIZE 1024
+
 struct pf_png_reader {
     png_structp png;
     png_infop info;
@@ -23,7 +25,50 @@ struct pf_png_reader {
     uint8_t *scratch;   /* one row, when compositing over white */
     uint8_t *whole;     /* the whole image, when interlaced */
     png_bytep *rows;    /* row pointers into `whole` */
+    /* Damage (pf_png_damage). */
+    int truncated;      /* the data ran out */
+    int broken;         /* libpng failed while reading the pixels: the rows left are grey */
+    int reading_image;  /* inside png_read_image (an interlaced file's pixels) */
+    int damage_count;
+    int damage_effect;  /* the worst PF_PNG_DAMAGE_* */
+    int damage_row;     /* the first row affected, -1 when not known */
+    char damage_message[256];
 };
+
+/* Keeps the first damage's words and row, the worst effect, the count. */
+static void pf_png_record_damage(pf_png_reader *r, int effect, int row, const char *message) {
+    if (r->damage_count == 0) {
+        snprintf(r->damage_message, sizeof r->damage_message, "%s", message);
+        r->damage_row = row;
+    } else if (row >= 0 && (r->damage_row < 0 || row < r->damage_row)) {
+        r->damage_row = row;
+    }
+    if (effect > r->damage_effect) r->damage_effect = effect;
+    if (r->damage_count < 1 << 30) r->damage_count++;
+}
+
+/* The reader's error exit: libpng's words (or, once the data ran out, where it ended: what
+   libpng then complains about is the zeros it was given), then back to the glue's jump point. */
+static void pf_png_read_error_fn(png_structp png, png_const_charp msg) {
+    pf_png_reader *r = (pf_png_reader *)png_get_error_ptr(png);
+    if (r->truncated) snprintf(r->message, sizeof r->message, "data ends early at byte %zu", r->length);
+    else snprintf(r->message, sizeof r->message, "%s", msg ? msg : "unknown libpng error");
+    png_longjmp(png, 1);
+}
+
+/* The reader's warnings: a chunk whose CRC does not match is damage (libpng is told to use a
+   critical chunk all the same and to leave an ancillary one out); the rest (odd profiles, extra
+   compressed data after the pixels) does not change a pixel. */
+static void pf_png_read_warning_fn(png_structp png, png_const_charp msg) {
+    pf_png_reader *r = (pf_png_reader *)png_get_error_ptr(png);
+    if (msg == NULL || r->truncated) return; /* past the end: the error that follows says it */
+    size_t n = strlen(msg);
+    static const char crc[] = "CRC error";
+    if (n < sizeof crc - 1 || strcmp(msg + n - (sizeof crc - 1), crc) != 0) return;
+    /* "IDAT: CRC error": a chunk name starting upper case is critical (IHDR, PLTE, IDAT). */
+    int critical = msg[0] >= 'A' && msg[0] <= 'Z';
+    pf_png_record_damage(r, critical ? PF_PNG_DAMAGE_WRONG : PF_PNG_DAMAGE_LEFT_OUT, -1, msg);
+}
 
 /* Error exit: keep libpng's words, jump back to the C function that called libpng. */
 static void pf_png_error_fn(png_structp png, png_const_charp msg) {
@@ -37,12 +82,14 @@ static void pf_png_warning_fn(png_structp png, png_const_charp msg) {
     (void)png; (void)msg;
 }
 
+/* Reads from memory; a read past the end fails (the reader remembers the data ran out). libpng
+   reads IDAT data in blocks of PF_PNG_IDAT_READ_SIZE (set in pf_png_open), so the rows of a file
+   cut short are delivered up to the last whole block before the cut. */
 static void pf_png_read_fn(png_structp png, png_bytep out, png_size_t count) {
     pf_png_reader *r = (pf_png_reader *)png_get_io_ptr(png);
     if (count > r->length - r->position) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "data ends early at byte %zu", r->length);
-        png_error(png, msg);
+        r->truncated = 1;
+        png_error(png, "data ends early");
     }
     memcpy(out, r->data + r->position, count);
     r->position += count;
@@ -55,8 +102,8 @@ pf_png_reader *pf_png_open(const uint8_t *data, size_t length,
     r->data = data;
     r->length = length;
     r->status = PF_PNG_ERROR;
-    r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r->message,
-                                    pf_png_error_fn, pf_png_warning_fn);
+    r->damage_row = -1;
+    r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r, pf_png_read_error_fn, pf_png_read_warning_fn);
     if (!r->png) { r->status = PF_PNG_NOMEM; snprintf(r->message, 256, "out of memory"); return r; }
     r->info = png_create_info_struct(r->png);
     if (!r->info) { r->status = PF_PNG_NOMEM; snprintf(r->message, 256, "out of memory"); return r; }
@@ -67,6 +114,12 @@ pf_png_reader *pf_png_open(const uint8_t *data, size_t length,
     png_set_read_fn(r->png, r, pf_png_read_fn);
     png_set_user_limits(r->png, max_width, max_height);
     png_set_option(r->png, PNG_SKIP_sRGB_CHECK_PROFILE, PNG_OPTION_ON);
+    /* A CRC that does not match is a warning (pf_png_read_warning_fn says it is damage): a
+       critical chunk is used all the same, an ancillary one left out. */
+    png_set_crc_action(r->png, PNG_CRC_WARN_USE, PNG_CRC_WARN_DISCARD);
+    /* Compressed pixel data is read 1 KiB at a time (libpng's default is 8 KiB): a file cut
+       short loses only the rows of its last KiB. The pixels are the same either way. */
+    png_set_compression_buffer_size(r->png, PF_PNG_IDAT_READ_SIZE);
     png_read_info(r->png, r->info);
 
     pf_png_header *h = &r->header;
@@ -115,9 +168,23 @@ int pf_png_status(const pf_png_reader *r) { return r->status; }
 const pf_png_header *pf_png_get_header(const pf_png_reader *r) { return &r->header; }
 const char *pf_png_message(const pf_png_reader *r) { return r->message; }
 
+/* Libpng failed while reading the pixels from `row` on (-1: an interlaced file, where is not
+   known): the rest of the picture is missing. */
+static void pf_png_broke(pf_png_reader *r, int row) {
+    pf_png_record_damage(r, PF_PNG_DAMAGE_MISSING, row, r->message);
+    r->broken = 1;
+    r->reading_image = 0;
+}
+
 int pf_png_start(pf_png_reader *r, int channels) {
     if (r->status != PF_PNG_OK) return r->status;
     if (setjmp(png_jmpbuf(r->png))) {
+        if (r->reading_image) {
+            /* The pixels read so far stay in `whole`, the rest is grey. */
+            pf_png_broke(r, -1);
+            r->next_row = 0;
+            return PF_PNG_OK;
+        }
         r->status = PF_PNG_ERROR;
         return r->status;
     }
@@ -151,7 +218,13 @@ int pf_png_start(pf_png_reader *r, int channels) {
         r->rows = malloc(sizeof(png_bytep) * (size_t)h->height);
         if (!r->whole || !r->rows) goto nomem;
         for (uint32_t y = 0; y < h->height; y++) r->rows[y] = r->whole + r->lib_row_bytes * y;
+        memset(r->whole, 128, whole_bytes); /* grey where a damaged file leaves pixels out */
+        if (r->lib_channels == 4)
+            for (uint32_t y = 0; y < h->height; y++)
+                for (uint32_t x = 0; x < h->width; x++) r->rows[y][4 * x + 3] = 255;
+        r->reading_image = 1;
         png_read_image(png, r->rows);
+        r->reading_image = 0;
     }
     r->next_row = 0;
     return PF_PNG_OK;
@@ -176,19 +249,31 @@ int pf_png_next_row(pf_png_reader *r, uint8_t *out) {
         snprintf(r->message, 256, "no more rows");
         return PF_PNG_ERROR;
     }
-    if (setjmp(png_jmpbuf(r->png))) {
-        r->status = PF_PNG_ERROR;
-        return r->status;
-    }
     uint8_t *target = r->scratch ? r->scratch : out;
+    if (setjmp(png_jmpbuf(r->png))) {
+        /* This row and those after it are missing: libpng cannot go on. */
+        pf_png_broke(r, (int)r->next_row);
+        target = r->scratch ? r->scratch : out;
+    }
     if (r->whole) {
         memcpy(target, r->rows[r->next_row], r->lib_row_bytes);
+    } else if (r->broken) {
+        memset(target, 128, r->lib_row_bytes);
+        if (r->lib_channels == 4)
+            for (uint32_t x = 0; x < r->header.width; x++) target[4 * x + 3] = 255;
     } else {
         png_read_row(r->png, target, NULL);
     }
     if (r->scratch) pf_composite_over_white(r->scratch, out, r->header.width);
     r->next_row++;
     return PF_PNG_OK;
+}
+
+int pf_png_damage(const pf_png_reader *r, int *effect, int *row, const char **message) {
+    *effect = r->damage_effect;
+    *row = r->damage_row;
+    *message = r->damage_message;
+    return r->damage_count;
 }
 
 void pf_png_close(pf_png_reader *r) {

@@ -20,7 +20,8 @@ public enum ImageFormat: String, Sendable, Codable, CaseIterable {
     public var keepsAlpha: Bool { self == .png || self == .webp }
 }
 
-/// Limits checked before and while decoding, so a hostile file costs little.
+/// Limits checked before and while decoding, so a hostile file costs little, and what is done
+/// with damaged data.
 public struct DecodeLimits: Sendable {
     /// Largest width × height accepted (checked from the header).
     public var maxPixels: Int
@@ -28,13 +29,17 @@ public struct DecodeLimits: Sendable {
     public var maxFileBytes: Int
     /// Work stops with `timeout` once this moment has passed (checked between rows and scans).
     public var deadline: ContinuousClock.Instant?
+    /// Damaged data (corrupt, cut short) stops the decode with `corrupt-image` (`fail`), or the
+    /// decode goes on and the decoder's `damage` says what was wrong (`warn`): `accept`.
+    public var damaged: DamagePolicy
 
-    /// The SPEC §6 defaults: 150 MP, 512 MiB, no deadline.
+    /// The SPEC §6 defaults: 150 MP, 512 MiB, no deadline; damage fails.
     public init(maxPixels: Int = 150_000_000, maxFileBytes: Int = 512 << 20,
-                deadline: ContinuousClock.Instant? = nil) {
+                deadline: ContinuousClock.Instant? = nil, damaged: DamagePolicy = .fail) {
         self.maxPixels = maxPixels
         self.maxFileBytes = maxFileBytes
         self.deadline = deadline
+        self.damaged = damaged
     }
 
     /// Refuses an image whose header declares more than `maxPixels`, before any pixel is
@@ -140,11 +145,15 @@ public protocol PhotoDecoder: AnyObject {
     /// - Parameters:
     ///   - denominator: one of `scaleDenominators`.
     ///   - channels: 3 (RGB) or 4 (RGBA; opaque sources get alpha 255).
-    ///   - limits: the deadline is checked as rows come out.
+    ///   - limits: the deadline is checked as rows come out; `damaged` says whether damaged
+    ///     data stops the decode (`DecodeLimits.accept`).
     ///   - row: called once per row with `width * channels` bytes, valid only during the call.
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …), or whatever `row` throws.
     func decode(denominator: Int, channels: Int, limits: DecodeLimits,
                 row: (UnsafePointer<UInt8>) throws -> Void) throws
+    /// What the last decode found damaged and went on past (`damaged: warn`), nil when the data
+    /// was whole. Rows delivered from a damaged part are grey where data is missing.
+    var damage: Damage? { get }
     /// The most memory the decoder itself holds while decoding (beyond the file's bytes), from
     /// the header: what the memory budget counts for it.
     var workingBytes: Int { get }

@@ -1,4 +1,5 @@
 import Batches
+import Codecs
 import Configuration
 import Dispatch
 import Finishing
@@ -98,6 +99,11 @@ enum RunCommand {
               + (c.failed > 0 ? ", \(c.failed) failed" : "") + " → \(folder)/")
         for item in report.items where item.status == .failed {
             print("  \(item.source): \(item.error.map { "\($0.code): \($0.message)" } ?? "failed")")
+        }
+        // A photo finished from damaged data (`damaged: "warn"`) is said here too: it is not one
+        // to deliver unseen.
+        for item in report.items where item.status == .ok {
+            for warning in item.warnings ?? [] where warning.hasPrefix(Damage.warningPrefix) { print("  \(item.source): \(warning)") }
         }
         for ignored in report.ignored ?? [] { print("  ignored: \(ignored.source) (\(ignored.reason))") }
         for output in report.outputs { print("  \(output.file)") }

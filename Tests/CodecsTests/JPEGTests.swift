@@ -212,7 +212,7 @@ struct JPEGTests {
             let decoder = try JPEGDecoder(bytes: half, limits: DecodeLimits())
             let error = #expect(throws: PhotoError.self) { _ = try decodeAll(decoder) }
             #expect(error?.code == .corruptImage)
-            #expect(error?.message == "JPEG data ends early at byte \(half.count)")
+            #expect(error?.message.hasPrefix("JPEG data ends early at byte \(half.count): ") == true, "\(error!)")
         }
     }
 
@@ -227,7 +227,8 @@ struct JPEGTests {
                 let decoder = try JPEGDecoder(bytes: Array(bytes.prefix(cut)), limits: DecodeLimits())
                 try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { _ in }
             }
-            #expect(error == PhotoError(.corruptImage, "JPEG data ends early at byte \(cut)"))
+            #expect(error?.code == .corruptImage)
+            #expect(error?.message.hasPrefix("JPEG data ends early at byte \(cut)") == true, "cut at \(cut): \(error!)")
         }
     }
 
@@ -243,7 +244,7 @@ struct JPEGTests {
         let error = #expect(throws: PhotoError.self) {
             _ = try decodeAll(try JPEGDecoder(bytes: Array(bytes.dropLast(3)), limits: DecodeLimits()))
         }
-        #expect(error?.message == "JPEG data ends early at byte \(bytes.count - 3)")
+        #expect(error?.message == "JPEG data ends early at byte \(bytes.count - 3): the bottom 5 of 117 rows are missing (grey)")
     }
 
     @Test("trailing bytes after EOI are ignored")

@@ -75,6 +75,7 @@ final class CountingDecoder: PhotoDecoder {
     var info: SourceInfo { inner.info }
     var scaleDenominators: [Int] { inner.scaleDenominators }
     func scaledSize(denominator: Int) -> (width: Int, height: Int) { inner.scaledSize(denominator: denominator) }
+    var damage: Damage? { inner.damage }
     func decode(denominator: Int, channels: Int, limits: DecodeLimits,
                 row: (UnsafePointer<UInt8>) throws -> Void) throws {
         passes += 1

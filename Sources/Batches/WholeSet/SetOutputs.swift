@@ -112,7 +112,8 @@ public struct SetOutputs: Sendable {
             return .failure(Reason(message: "no stitched story: \(error.description)"))
         }
         let stitcher = Stitcher(stitch: stitch, quality: template.output.quality, marks: marks)
-        var deadline = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)
+        // A photo finished with its damage said (`damaged: "warn"`) is stitched as it was finished.
+        var deadline = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes, damaged: template.damaged)
         deadline.deadline = .now + limits.itemTimeout * sources.count
         var written: [Report.BatchOutput] = []
         func removeWritten() { for part in written { unlink(folder + "/" + part.file) } }

@@ -9,12 +9,20 @@
 enum {
     PF_JPEG_OK = 0,
     PF_JPEG_CORRUPT = 1,     /* libjpeg reported an error; message in pf_jpeg_decoder_message */
-    PF_JPEG_EOF = 2,         /* the data ends early (JWRN_JPEG_EOF); offset in pf_jpeg_decoder_eof_offset */
+    PF_JPEG_EOF = 2,         /* the data ends early inside a marker segment; offset in pf_jpeg_decoder_eof_offset */
     PF_JPEG_TOO_MANY_SCANS = 3, /* a progressive file with more scans than the cap */
     PF_JPEG_STOPPED = 4,     /* the deadline passed or a stop was requested */
     PF_JPEG_NO_MEMORY = 5,   /* malloc failed in the glue */
     PF_JPEG_BAD_STATE = 6,   /* a call out of order (a programmer's mistake) */
     PF_JPEG_TOO_LARGE = 7    /* the header's size is over what libjpeg decodes (65500 a side) */
+};
+
+/* How damaged data hurts the picture, worst last (pf_jpeg_decoder_damage). */
+enum {
+    PF_JPEG_DAMAGE_NONE = 0,
+    PF_JPEG_DAMAGE_BLURRED = 2,  /* a progressive file's later scans are missing */
+    PF_JPEG_DAMAGE_WRONG = 3,    /* corrupt data: the pixels may be wrong */
+    PF_JPEG_DAMAGE_MISSING = 4   /* the data ends early: libjpeg fills the rest grey */
 };
 
 /* The most scans a progressive file may have (what libjpeg-turbo's fuzzers use). */
@@ -30,8 +38,8 @@ void pf_jpeg_decoder_destroy(pf_jpeg_decoder *d);
 /* Copies the bytes (the decoder owns the copy) and reads the header, saving the EXIF
    (APP1) and ICC (APP2) markers. A file that does not end in an EOI marker gets one
    appended to the copy: a single-scan file missing only its EOI then decodes, while
-   missing image data, a cut inside a marker segment, or a multi-scan file stopping at
-   the added EOI is still PF_JPEG_EOF. */
+   missing image data or a multi-scan file stopping at the added EOI is damage
+   (pf_jpeg_decoder_damage), and a cut inside a marker segment is PF_JPEG_EOF. */
 int pf_jpeg_decoder_read_header(pf_jpeg_decoder *d, const uint8_t *data, size_t size);
 
 /* Header facts, valid after a successful read_header. */
@@ -84,11 +92,18 @@ int pf_jpeg_decoder_finish(pf_jpeg_decoder *d);
 const char *pf_jpeg_decoder_message(const pf_jpeg_decoder *d);
 /* How far the source got when the data ended early (bytes from the start). */
 size_t pf_jpeg_decoder_eof_offset(const pf_jpeg_decoder *d);
-/* Non-fatal warnings, in words, in the order libjpeg emitted them (capped). */
+/* Notes: libjpeg's warnings that are not about the pixels (a header's: a bad ICC chunk, an odd
+   JFIF version; padding before the end marker), in words, in the order emitted (capped). */
 int pf_jpeg_decoder_warning_count(const pf_jpeg_decoder *d);
 const char *pf_jpeg_decoder_warning(const pf_jpeg_decoder *d, int index);
-/* Warnings emitted beyond the cap (counted, not kept). */
+/* Notes emitted beyond the cap (counted, not kept). */
 int pf_jpeg_decoder_warnings_dropped(const pf_jpeg_decoder *d);
+/* Damage since the current decode started: libjpeg's warnings while the pixels are read
+   (corrupt data, a premature end, extraneous bytes, a bad Huffman code…; libjpeg goes on, grey
+   where data is missing) and a multi-scan file that stops at the EOI this glue added. Returns
+   how many; `effect` is the worst PF_JPEG_DAMAGE_*, `row` the first full-size row affected,
+   `message` the first one in words (owned by the decoder). */
+int pf_jpeg_decoder_damage(const pf_jpeg_decoder *d, int *effect, int *row, const char **message);
 
 /* A JPEG being written row by row (baseline or progressive, 4:2:0 chroma), so a finished
    photo never needs to be whole in memory. Each call sets its own jump point. */

@@ -24,6 +24,14 @@ typedef struct pf_png_header {
 /* Status codes. */
 enum { PF_PNG_OK = 0, PF_PNG_ERROR = -1, PF_PNG_NOMEM = -2 };
 
+/* How damaged data hurts the picture, worst last (pf_png_damage). */
+enum {
+    PF_PNG_DAMAGE_NONE = 0,
+    PF_PNG_DAMAGE_LEFT_OUT = 1, /* an ancillary chunk failed its CRC and was left out */
+    PF_PNG_DAMAGE_WRONG = 3,    /* a critical chunk failed its CRC: its data was used all the same */
+    PF_PNG_DAMAGE_MISSING = 4   /* the data ends early or breaks: the rest of the rows are grey */
+};
+
 /* Opens `data` (not copied: it must outlive the reader) and reads the header. libpng
    refuses widths/heights over the user limits by itself. Returns NULL only when out of
    memory; otherwise check pf_png_status / pf_png_message. */
@@ -39,10 +47,16 @@ const char *pf_png_message(const pf_png_reader *reader);
 /* Sets up 8-bit RGB (channels 3) or RGBA (channels 4) output: palette and low-depth grey
    expanded, tRNS to alpha, 16 bits stripped, grey to RGB. Asking 3 channels from an image
    with alpha composites over white. Interlaced images are decoded whole into an internal
-   buffer here (the rows come from it). Call once. */
+   buffer here (the rows come from it; where a damaged file stops, grey). Call once. */
 int pf_png_start(pf_png_reader *reader, int channels);
-/* Writes the next row (width * channels bytes) into `out`. */
+/* Writes the next row (width * channels bytes) into `out`. Once libpng fails on the pixels
+   (the data ends early, zlib finds it broken) that row and the rest are grey, the failure is
+   damage (pf_png_damage) and the status stays OK: the caller decides. */
 int pf_png_next_row(pf_png_reader *reader, uint8_t *out);
+/* Damage found so far (a CRC that does not match, pixels libpng could not read): how many;
+   `effect` is the worst PF_PNG_DAMAGE_*, `row` the first row affected (-1: not known),
+   `message` the first in words (owned by the reader). */
+int pf_png_damage(const pf_png_reader *reader, int *effect, int *row, const char **message);
 /* Frees everything. Safe with NULL. */
 void pf_png_close(pf_png_reader *reader);
 

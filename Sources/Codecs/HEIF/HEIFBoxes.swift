@@ -18,6 +18,20 @@ struct HEIFBoxes {
     var derivedCanvas: (width: Int, height: Int)?
     /// The primary item's `ispe`.
     var primaryExtent: (width: Int, height: Int)?
+    /// Set when the file ends before the data its items need (a copy cut short).
+    var cut: Cut?
+
+    /// A file that ends before its items' data does.
+    struct Cut {
+        /// How long the file would have to be (every item's data, every top-level box).
+        var needed: Int
+        /// The bytes of the primary image's data (its tiles', for a grid) the file lacks, and
+        /// how many it needs in all.
+        var missingBytes: Int
+        var imageBytes: Int
+        /// For a grid: how many of its tiles lack data, of how many.
+        var tiles: (missing: Int, of: Int)?
+    }
 
     init(_ bytes: [UInt8]) {
         let file = BoxReader(bytes: bytes)
@@ -34,6 +48,36 @@ struct HEIFBoxes {
            let data = file.itemData(of: primary, iloc: iloc, idat: child("idat")) {
             derivedCanvas = primaryType == "grid" ? BoxReader.gridCanvas(data) : BoxReader.overlayCanvas(data)
         }
+        if let iloc = child("iloc") {
+            let tiles = primaryType == "grid" ? child("iref").map { file.derivedFrom(primary, iref: $0) } ?? [] : []
+            cut = Self.cut(of: file, locations: file.locations(iloc: iloc), image: tiles.isEmpty ? [primary] : tiles,
+                           grid: !tiles.isEmpty)
+        }
+    }
+
+    /// Whether the file ends before its items' data: `Cut`, or nil when it holds it all.
+    /// - Parameters:
+    ///   - image: the items holding the primary image's pixels (the grid's tiles, or the item).
+    private static func cut(of file: BoxReader, locations: [BoxReader.ItemLocation], image: [Int], grid: Bool) -> Cut? {
+        let size = file.bytes.count
+        var needed = file.declaredEnd()
+        for location in locations {
+            for range in location.fileRanges ?? [] { needed = max(needed, range.upperBound) }
+        }
+        guard needed > size else { return nil }
+        var missing = 0, total = 0, tilesMissing = 0
+        for id in image {
+            guard let ranges = locations.first(where: { $0.id == id })?.fileRanges else { continue }
+            var lacking = 0
+            for range in ranges {
+                total += range.count
+                lacking += max(0, range.upperBound - max(range.lowerBound, size))
+            }
+            missing += lacking
+            if lacking > 0 { tilesMissing += 1 }
+        }
+        return Cut(needed: needed, missingBytes: missing, imageBytes: total,
+                   tiles: grid ? (tilesMissing, image.count) : nil)
     }
 }
 
@@ -132,53 +176,122 @@ struct BoxReader {
         return nil
     }
 
-    /// The first bytes (at most 64) of an item's data, from `iloc`: in the file (construction
-    /// method 0) or in `idat` (1).
-    func itemData(of item: Int, iloc: Range<Int>, idat: Range<Int>?) -> [UInt8]? {
+    /// Where one item's data is, from `iloc`.
+    struct ItemLocation {
+        var id: Int
+        /// 0: in the file; 1: in `idat`; 2: in another item.
+        var method: Int
+        var base: Int
+        /// Offset (from `base`) and length (0: to the end of the region) of each extent.
+        var extents: [(offset: Int, length: Int)]
+
+        /// The file bytes the item's data reaches (method 0 only, each extent with a length),
+        /// or nil when they cannot be told.
+        var fileRanges: [Range<Int>]? {
+            guard method == 0 else { return nil }
+            var ranges: [Range<Int>] = []
+            for extent in extents {
+                let (start, o1) = base.addingReportingOverflow(extent.offset)
+                let (end, o2) = start.addingReportingOverflow(extent.length)
+                guard !o1, !o2, start >= 0, extent.length > 0 else { return nil }
+                ranges.append(start..<end)
+            }
+            return ranges
+        }
+    }
+
+    /// Every item `iloc` places, in order, up to the first entry that cannot be read.
+    func locations(iloc: Range<Int>) -> [ItemLocation] {
         let c = iloc.lowerBound
-        guard let version = u8(c), version <= 2, let sizes = u16(c + 4) else { return nil }
+        guard let version = u8(c), version <= 2, let sizes = u16(c + 4) else { return [] }
         let offsetSize = sizes >> 12, lengthSize = (sizes >> 8) & 15, baseSize = (sizes >> 4) & 15
         let indexSize = version >= 1 ? sizes & 15 : 0
         let idSize = version < 2 ? 2 : 4
-        guard let count = uint(c + 6, size: idSize) else { return nil }
+        guard let count = uint(c + 6, size: idSize) else { return [] }
         var at = c + 6 + idSize
+        var found: [ItemLocation] = []
         for _ in 0..<min(count, 1 << 16) {
-            guard let id = uint(at, size: idSize) else { return nil }
+            guard let id = uint(at, size: idSize) else { return found }
             at += idSize
             var method = 0
             if version >= 1 {
-                guard let field = u16(at) else { return nil }
+                guard let field = u16(at) else { return found }
                 method = field & 15
                 at += 2
             }
-            guard let base = uint(at + 2, size: baseSize), let extents = u16(at + 2 + baseSize) else { return nil }
+            guard let base = uint(at + 2, size: baseSize), let extentCount = u16(at + 2 + baseSize) else { return found }
             at += 2 + baseSize + 2
-            var first: (offset: Int, length: Int)?
+            var extents: [(offset: Int, length: Int)] = []
             // Extents of zero-sized fields take no bytes: all the same, the first one is enough.
             let extentBytes = indexSize + offsetSize + lengthSize
-            for _ in 0..<(extentBytes == 0 ? min(extents, 1) : extents) {
+            for _ in 0..<(extentBytes == 0 ? min(extentCount, 1) : extentCount) {
                 guard let offset = uint(at + indexSize, size: offsetSize),
-                      let length = uint(at + indexSize + offsetSize, size: lengthSize) else { return nil }
+                      let length = uint(at + indexSize + offsetSize, size: lengthSize) else { return found }
                 at += extentBytes
-                if first == nil { first = (offset, length) }
+                extents.append((offset, length))
             }
-            guard id == item, let first else { continue }
-            let (start, overflow) = base.addingReportingOverflow(first.offset)
-            guard !overflow else { return nil }
-            let region: Range<Int>
-            switch method {
-            case 0: region = 0..<bytes.count
-            case 1: guard let idat else { return nil }; region = idat
-            default: return nil
-            }
-            // A length of 0 means "to the end of the region".
-            guard start >= 0, start <= region.count else { return nil }
-            let available = region.count - start
-            let length = first.length == 0 ? available : min(first.length, available)
-            let from = region.lowerBound + start
-            return Array(bytes[from..<(from + min(length, 64))])
+            found.append(ItemLocation(id: id, method: method, base: base, extents: extents))
         }
-        return nil
+        return found
+    }
+
+    /// The first bytes (at most 64) of an item's data, from `iloc`: in the file (construction
+    /// method 0) or in `idat` (1).
+    func itemData(of item: Int, iloc: Range<Int>, idat: Range<Int>?) -> [UInt8]? {
+        guard let location = locations(iloc: iloc).first(where: { $0.id == item }),
+              let first = location.extents.first else { return nil }
+        let (start, overflow) = location.base.addingReportingOverflow(first.offset)
+        guard !overflow else { return nil }
+        let region: Range<Int>
+        switch location.method {
+        case 0: region = 0..<bytes.count
+        case 1: guard let idat else { return nil }; region = idat
+        default: return nil
+        }
+        // A length of 0 means "to the end of the region".
+        guard start >= 0, start <= region.count else { return nil }
+        let available = region.count - start
+        let length = first.length == 0 ? available : min(first.length, available)
+        let from = region.lowerBound + start
+        return Array(bytes[from..<(from + min(length, 64))])
+    }
+
+    /// The items a `dimg` reference of `item` names (a grid's tiles, in order), from `iref`.
+    func derivedFrom(_ item: Int, iref: Range<Int>) -> [Int] {
+        guard let version = u8(iref.lowerBound) else { return [] }
+        let idSize = version == 0 ? 2 : 4
+        for reference in boxes(in: (iref.lowerBound + 4)..<iref.upperBound) where reference.type == "dimg" {
+            let c = reference.content.lowerBound
+            guard let from = uint(c, size: idSize), from == item, let count = u16(c + idSize) else { continue }
+            var ids: [Int] = []
+            for i in 0..<count {
+                guard let id = uint(c + idSize + 2 + i * idSize, size: idSize) else { break }
+                ids.append(id)
+            }
+            return ids
+        }
+        return []
+    }
+
+    /// How far the top-level boxes declare the file to reach: past its end when the last box
+    /// (the `mdat`, as a rule) is cut short.
+    func declaredEnd() -> Int {
+        var at = 0
+        while bytes.count - at >= 8, let size32 = u32(at) {
+            var size = size32
+            if size32 == 1 {
+                guard let large = uint(at + 8, size: 8) else { break }
+                size = large
+            } else if size32 == 0 {
+                return bytes.count
+            }
+            guard size >= 8 else { break }
+            let (end, overflow) = at.addingReportingOverflow(size)
+            if overflow { return Int.max }
+            if end > bytes.count { return end }
+            at = end
+        }
+        return bytes.count
     }
 
     /// A `grid` item's canvas: version, flags, rows − 1, columns − 1, then width and height in

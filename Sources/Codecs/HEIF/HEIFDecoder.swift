@@ -16,6 +16,12 @@ public final class HEIFDecoder: PhotoDecoder {
 
     private let context: HEIFContext
     private let handle: HEIFHandle
+    /// The file ends before its image data (`damaged: warn`): libheif was given zeros for the
+    /// rest, and every decode says so.
+    private let truncation: Damage?
+
+    /// What the last decode found damaged and went on past (`damaged: warn`).
+    public private(set) var damage: Damage?
 
     /// Parses the container and the primary image's properties; no pixel is decoded.
     /// - Parameters:
@@ -24,6 +30,18 @@ public final class HEIFDecoder: PhotoDecoder {
     /// - Throws: `PhotoError` `empty-file`, `too-large`, `corrupt-image` (libheif's message).
     public init(bytes: [UInt8], limits: DecodeLimits) throws(PhotoError) {
         guard !bytes.isEmpty else { throw PhotoError(.emptyFile, "the HEIF file is empty") }
+        let boxes = HEIFBoxes(bytes)
+        var bytes = bytes
+        truncation = try boxes.cut.map { cut throws(PhotoError) in
+            let damage = try limits.accept(Self.damage(cut, size: bytes.count))
+            // libheif refuses data that lies past the end: it reads zeros there instead, and
+            // decodes the picture as far as the data goes.
+            guard cut.needed <= limits.maxFileBytes else {
+                throw PhotoError(.corruptImage, damage.words + " (and the file claims \(cut.needed) bytes, over maxFileBytes)")
+            }
+            bytes += [UInt8](repeating: 0, count: cut.needed - bytes.count)
+            return damage
+        }
         let context = try HEIFContext()
         self.context = context
         // libheif refuses a side over its limit (32768 by default) while reading the
@@ -51,7 +69,7 @@ public final class HEIFDecoder: PhotoDecoder {
             throw PhotoError(.corruptImage, "HEIF primary image has no size (\(width)×\(height))")
         }
         try HEIFDecoder.checkSize(width: width, height: height, format: "HEIF", what: "HEIF header", limits: limits)
-        try HEIFDecoder.checkCanvas(HEIFBoxes(bytes), limits: limits)
+        try HEIFDecoder.checkCanvas(boxes, limits: limits)
         let mime = bytes.withUnsafeBufferPointer { heif_get_file_mime_type($0.baseAddress, Int32(min($0.count, 4096))) }
         let format: ImageFormat = mime.map { String(cString: $0) } == "image/avif" ? .avif : .heic
         let exif = try HEIFDecoder.exif(primary)
@@ -61,6 +79,22 @@ public final class HEIFDecoder: PhotoDecoder {
                               icc: try HEIFDecoder.icc(primary), exif: exif)
         info.xmp = try HEIFDecoder.xmp(primary)
         self.info = info
+    }
+
+    /// A file cut short, in words: where it ends and how much of the image data is missing.
+    /// - Throws: `corrupt-image` when none of the image data is in the file.
+    static func damage(_ cut: HEIFBoxes.Cut, size: Int) throws(PhotoError) -> Damage {
+        var reason = "HEIF data ends early at byte \(size) of \(cut.needed)"
+        if let tiles = cut.tiles {
+            reason += " (\(tiles.missing) of its \(tiles.of) tiles lack data)"
+        } else if cut.imageBytes > 0 {
+            let percent = max(1, Int((Double(cut.missingBytes) / Double(cut.imageBytes) * 100).rounded()))
+            reason += " (\(percent) % of the image data is missing)"
+        }
+        guard cut.missingBytes < cut.imageBytes || cut.imageBytes == 0 else {
+            throw PhotoError(.corruptImage, reason + ": none of the picture is in the file")
+        }
+        return Damage(reason: reason, effect: .wrong, fromRow: nil, height: 0)
     }
 
     /// The most pixels a HEIF image may have here (2^28, 268 MP): libheif 1.15 computes plane
@@ -99,6 +133,8 @@ public final class HEIFDecoder: PhotoDecoder {
 
     /// Decodes the primary image (transforms applied, HDR reduced to 8 bits), then hands
     /// out its rows. Asking 3 channels from an image with alpha composites it over white.
+    /// A file cut short is damage (`DecodeLimits.accept`): under `damaged: warn` libheif decodes
+    /// what is there (the rest garbled, as the decoder leaves it) and `damage` says so.
     /// - Parameters:
     ///   - denominator: must be 1.
     ///   - channels: 3 or 4.
@@ -116,10 +152,14 @@ public final class HEIFDecoder: PhotoDecoder {
         }
         defer { heif_decoding_options_free(options) }
         options.pointee.convert_hdr_to_8bit = 1
+        damage = nil
+        let truncated = try truncation.map(limits.accept)
         var decoded: OpaquePointer?
         try heifCheck(heif_decode_image(handle.pointer, &decoded, heif_colorspace_RGB,
                                         decodeRGBA ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB,
-                                        options), "HEIF image could not be decoded")
+                                        options),
+                      truncated.map { "\($0.reason): libheif cannot decode what is left" } ?? "HEIF image could not be decoded")
+        damage = truncated
         guard let decoded else { throw PhotoError(.corruptImage, "HEIF image could not be decoded") }
         let image = HEIFImage(decoded)
         var stride: Int32 = 0

@@ -7,8 +7,11 @@ import Pixels
 ///
 /// Hostile files are bounded: the pixel count is checked from the header before any pixel
 /// is decoded, progressive files with more than 500 scans are refused, the deadline is
-/// checked inside libjpeg (between scans and MCU rows) as well as between batches of rows,
-/// and data that ends early is an error (`corrupt-image`), never a half-grey photo.
+/// checked inside libjpeg (between scans and MCU rows) as well as between batches of rows.
+/// Damaged data — libjpeg's warnings while the pixels are read: corrupt data, a premature
+/// end, extraneous bytes, a bad Huffman code — stops the decode as `corrupt-image`, or under
+/// `damaged: warn` is decoded as libjpeg can (grey where data is missing) and said in `damage`:
+/// never a half-grey photo nobody was told about.
 ///
 /// One decoder belongs to one thread at a time (it is not `Sendable`).
 public final class JPEGDecoder: PhotoDecoder {
@@ -26,6 +29,9 @@ public final class JPEGDecoder: PhotoDecoder {
 
     /// Warnings found in Swift (added to libjpeg's).
     private let notes: [String]
+
+    /// What the last decode found damaged and went on past (`damaged: warn`).
+    public private(set) var damage: Damage?
 
     /// The C decoder (`pf_jpeg_decoder *`); this object is its only owner.
     private let handle: OpaquePointer
@@ -102,18 +108,18 @@ public final class JPEGDecoder: PhotoDecoder {
 
     deinit { pf_jpeg_decoder_destroy(handle) }
 
-    /// Non-fatal problems libjpeg reported so far, in words (for example "Corrupt JPEG
-    /// data: 2 extraneous bytes before marker 0xd9"); worth a warning in the report. A
-    /// damaged file can raise thousands: past the first three they are counted, not listed.
+    /// Notes about the file that are not damaged pixels (`damage` says those), in words: a
+    /// CMYK profile not applied, libjpeg's warnings about a header ("Corrupt JPEG data: bad ICC
+    /// marker") or padding before the end marker. Past the first three they are counted.
     public var warnings: [String] {
-        let reported = (0..<pf_jpeg_decoder_warning_count(handle)).map {
-            String(cString: pf_jpeg_decoder_warning(handle, $0))
+        var reported: [String] = []
+        for index in 0..<pf_jpeg_decoder_warning_count(handle) {
+            let note = String(cString: pf_jpeg_decoder_warning(handle, index))
+            if !reported.contains(note) { reported.append(note) }  // a header read again says it again
         }
         let total = reported.count + Int(pf_jpeg_decoder_warnings_dropped(handle))
         var result = notes + reported.prefix(3)
-        if total > 3 {
-            result.append("… \(total - 3) more JPEG data errors: the file is damaged in places and the output may show it")
-        }
+        if total > 3 { result.append("… and \(total - 3) more JPEG warnings") }
         return result
     }
 
@@ -131,10 +137,12 @@ public final class JPEGDecoder: PhotoDecoder {
         precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
         try limits.checkDeadline()
         pf_jpeg_decoder_set_timeout(handle, JPEGDecoder.nanosecondsLeft(limits.deadline))
+        damage = nil
 
         var width: Int32 = 0
         var height: Int32 = 0
         try check(pf_jpeg_decoder_start(handle, Int32(denominator), Int32(channels), &width, &height))
+        try checkDamage(limits)
         let stride = Int(width) * channels
         let batch = JPEGDecoder.rowBatch
         // One buffer for the whole decode: no allocation per row.
@@ -147,6 +155,8 @@ public final class JPEGDecoder: PhotoDecoder {
             guard got > 0 else {
                 throw PhotoError(.corruptImage, "JPEG decoder delivered only \(y) of \(height) rows")
             }
+            // Damage found in these rows stops the decode before they are handed on (`fail`).
+            try checkDamage(limits)
             for i in 0..<Int(got) {
                 try row(UnsafePointer(buffer + i * stride))
             }
@@ -154,6 +164,7 @@ public final class JPEGDecoder: PhotoDecoder {
             try limits.checkDeadline()
         }
         try check(pf_jpeg_decoder_finish(handle))
+        try checkDamage(limits)
     }
 
     /// Luma rows per chroma row (2 for 4:2:0, 1 for 4:2:2) when the file can be read as
@@ -174,8 +185,10 @@ public final class JPEGDecoder: PhotoDecoder {
         guard let lumaPerChroma = planarChromaRows else { preconditionFailure("not a planar JPEG") }
         try limits.checkDeadline()
         pf_jpeg_decoder_set_timeout(handle, JPEGDecoder.nanosecondsLeft(limits.deadline))
+        damage = nil
         var lumaStride: Int32 = 0, chromaStride: Int32 = 0
         try check(pf_jpeg_decoder_start_planes(handle, &lumaStride, &chromaStride))
+        try checkDamage(limits)
         let width = info.width, height = info.height
         let chromaHeight = (height + lumaPerChroma - 1) / lumaPerChroma
         let lumaRows = 8 * lumaPerChroma
@@ -190,6 +203,7 @@ public final class JPEGDecoder: PhotoDecoder {
             guard got > 0 else {
                 throw PhotoError(.corruptImage, "JPEG decoder delivered only \(top) of \(height) rows")
             }
+            try checkDamage(limits)
             let chromaTop = top / lumaPerChroma
             try band(PlaneRows(top: top, lumaRows: min(Int(got), height - top), luma: luma, lumaStride: Int(lumaStride),
                                chromaTop: chromaTop, chromaRows: min(8, chromaHeight - chromaTop),
@@ -198,6 +212,24 @@ public final class JPEGDecoder: PhotoDecoder {
             try limits.checkDeadline()
         }
         try check(pf_jpeg_decoder_finish(handle))
+        try checkDamage(limits)
+    }
+
+    /// Takes the damage libjpeg reported so far into `damage`, or stops the decode with it.
+    /// - Throws: `corrupt-image` under `damaged: fail`, or when no row is left.
+    private func checkDamage(_ limits: DecodeLimits) throws(PhotoError) {
+        var effect: Int32 = 0, row: Int32 = 0
+        var message: UnsafePointer<CChar>?
+        let count = Int(pf_jpeg_decoder_damage(handle, &effect, &row, &message))
+        guard count > 0, count != damage?.count else { return }
+        let kind: Damage.Effect = switch effect {
+        case Int32(PF_JPEG_DAMAGE_MISSING): .missing
+        case Int32(PF_JPEG_DAMAGE_BLURRED): .blurred
+        default: .wrong
+        }
+        damage = try limits.accept(Damage(reason: message.map { String(cString: $0) } ?? "corrupt JPEG data", effect: kind,
+                                          fromRow: Int(row), height: info.height, count: count,
+                                          orientation: (1...8).contains(info.orientation) ? info.orientation : 1))
     }
 
     /// Throws the `PhotoError` for a C status other than OK.

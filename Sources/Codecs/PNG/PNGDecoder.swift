@@ -17,6 +17,9 @@ public final class PNGDecoder: PhotoDecoder {
     /// The file's bytes, copied once so libpng can read them across calls.
     private let bytes: PNGBytes
 
+    /// What the last decode found damaged and went on past (`damaged: warn`).
+    public private(set) var damage: Damage?
+
     /// Reads the PNG header and the chunks before the image data.
     /// - Parameters:
     ///   - bytes: the whole file.
@@ -35,6 +38,8 @@ public final class PNGDecoder: PhotoDecoder {
         let header = reader.header
         let width = Int(header.width), height = Int(header.height)
         try limits.checkPixels(width: width, height: height, format: "PNG")
+        // A chunk before the pixels that fails its CRC (a colour profile, EXIF) is damage too.
+        _ = try reader.damage(height: height, orientation: 1).map(limits.accept)
         let icc = header.icc.map { [UInt8](UnsafeBufferPointer(start: $0, count: header.icc_length)) }
         // libpng sees eXIf only before IDAT; other writers (exiftool) put it after.
         let exif = header.exif.map { [UInt8](UnsafeBufferPointer(start: $0, count: header.exif_length)) }
@@ -47,7 +52,9 @@ public final class PNGDecoder: PhotoDecoder {
         self.info = info
     }
 
-    /// Decodes every row, top to bottom, as 8-bit RGB or RGBA.
+    /// Decodes every row, top to bottom, as 8-bit RGB or RGBA. A chunk that fails its CRC, data
+    /// that ends early or that zlib finds broken is damage (`DecodeLimits.accept`): the decode
+    /// stops, or goes on with the rows libpng could not read grey.
     ///
     /// Asking 3 channels from a PNG with alpha (or `tRNS`) composites it over white, so
     /// transparent areas come out white, as a viewer with a white page would show them.
@@ -62,13 +69,21 @@ public final class PNGDecoder: PhotoDecoder {
                        row: (UnsafePointer<UInt8>) throws -> Void) throws {
         precondition(denominator == 1, "PNG decodes at full size only")
         precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
+        damage = nil
         let reader = try PNGReader(bytes, limits: limits)
         try reader.check(pf_png_start(reader.handle, Int32(channels)))
         let buffer = UnsafeMutablePointer<UInt8>.allocate(capacity: info.width * channels)
         defer { buffer.deallocate() }
+        let orientation = (1...8).contains(info.orientation) ? info.orientation : 1
+        var seen = 0
         for y in 0..<info.height {
             if y & 15 == 0 { try limits.checkDeadline() }
             try reader.check(pf_png_next_row(reader.handle, buffer))
+            // Damage in this row (or before it) stops the decode before the row is handed on.
+            if reader.damageCount != seen, let found = reader.damage(height: info.height, orientation: orientation) {
+                seen = found.count
+                damage = try limits.accept(found)
+            }
             try row(buffer)
         }
     }
@@ -145,6 +160,29 @@ final class PNGReader {
     deinit { pf_png_close(handle) }
 
     var header: pf_png_header { pf_png_get_header(handle).pointee }
+
+    /// How many problems libpng's reading has found so far (`damage`).
+    var damageCount: Int {
+        var effect: Int32 = 0, row: Int32 = 0
+        var message: UnsafePointer<CChar>?
+        return Int(pf_png_damage(handle, &effect, &row, &message))
+    }
+
+    /// What libpng's reading found damaged so far, nil when nothing.
+    func damage(height: Int, orientation: Int) -> Damage? {
+        var effect: Int32 = 0, row: Int32 = 0
+        var message: UnsafePointer<CChar>?
+        let count = Int(pf_png_damage(handle, &effect, &row, &message))
+        guard count > 0 else { return nil }
+        let kind: Damage.Effect = switch effect {
+        case Int32(PF_PNG_DAMAGE_MISSING): .missing
+        case Int32(PF_PNG_DAMAGE_LEFT_OUT): .leftOut
+        default: .wrong
+        }
+        let words = message.map { String(cString: $0) } ?? ""
+        return Damage(reason: "PNG: " + (words.isEmpty ? "data is broken" : words), effect: kind,
+                      fromRow: row < 0 ? nil : Int(row), height: height, count: count, orientation: orientation)
+    }
 
     /// Turns a glue status into a `PhotoError`, once, here.
     func check(_ status: Int32) throws(PhotoError) {

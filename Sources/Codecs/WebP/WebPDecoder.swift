@@ -13,6 +13,9 @@ public final class WebPDecoder: PhotoDecoder {
     public let scaleDenominators: [Int] = [1]
     private let bytes: [UInt8]
 
+    /// What the last decode found damaged and went on past (`damaged: warn`).
+    public private(set) var damage: Damage?
+
     /// Reads the header and the metadata chunks; no pixel is decoded yet.
     /// - Throws: `PhotoError`: `too-large`, `corrupt-image` (a header libwebp cannot read),
     ///   `unsupported-format` (animated).
@@ -42,7 +45,9 @@ public final class WebPDecoder: PhotoDecoder {
         self.bytes = bytes
     }
 
-    /// Decodes the whole image, then hands out its rows, top to bottom.
+    /// Decodes the whole image, then hands out its rows, top to bottom. A file cut short or broken
+    /// is damage (`DecodeLimits.accept`): the decode stops, or hands out the rows libwebp could
+    /// decode and grey below them.
     /// - Throws: `PhotoError` `corrupt-image` (libwebp's status), `timeout`, or what `row` throws.
     public func decode(denominator: Int, channels: Int, limits: DecodeLimits,
                        row: (UnsafePointer<UInt8>) throws -> Void) throws {
@@ -60,9 +65,37 @@ public final class WebPDecoder: PhotoDecoder {
             decodeAlpha ? WebPDecodeRGBAInto(data.baseAddress, data.count, pixels, size, Int32(stride))
                         : WebPDecodeRGBInto(data.baseAddress, data.count, pixels, size, Int32(stride))
         }
-        guard done != nil else { throw PhotoError(.corruptImage, "WebP data is broken or cut short") }
+        damage = nil
+        if done == nil {
+            // Cut short or broken: what libwebp's incremental decoder gets before it stops is
+            // the photo's top, the rest grey (decoded again only for such a file).
+            let (lastRow, status) = partialDecode(into: pixels, size: size, stride: stride, alpha: decodeAlpha)
+            let reason = status == VP8_STATUS_SUSPENDED || status == VP8_STATUS_NOT_ENOUGH_DATA
+                ? "WebP data ends early at byte \(bytes.count)" : "WebP data is broken (\(Self.words(status)))"
+            damage = try limits.accept(Damage(reason: reason, effect: .missing, fromRow: lastRow, height: height,
+                                              orientation: (1...8).contains(info.orientation) ? info.orientation : 1))
+            let pixel: [UInt8] = decodeAlpha ? [128, 128, 128, 255] : [128, 128, 128]
+            for y in lastRow..<height {
+                for x in 0..<width { (pixels + y * stride + x * pixel.count).update(from: pixel, count: pixel.count) }
+            }
+        }
         try handOutRows(pixels, stride: stride, width: width, height: height, rgba: decodeAlpha,
                         channels: channels, limits: limits, row: row)
+    }
+
+    /// Decodes as much of the file as libwebp's incremental decoder can into `pixels`.
+    /// - Returns: the rows decoded from the top, and why it stopped (`VP8_STATUS_SUSPENDED`:
+    ///   the data ends early).
+    private func partialDecode(into pixels: UnsafeMutablePointer<UInt8>, size: Int, stride: Int,
+                               alpha: Bool) -> (rows: Int, status: VP8StatusCode) {
+        guard let decoder = WebPINewRGB(alpha ? MODE_RGBA : MODE_RGB, pixels, size, Int32(stride)) else {
+            return (0, VP8_STATUS_OUT_OF_MEMORY)
+        }
+        defer { WebPIDelete(decoder) }
+        let status = bytes.withUnsafeBufferPointer { WebPIUpdate(decoder, $0.baseAddress, $0.count) }
+        var lastRow: Int32 = 0, width: Int32 = 0, height: Int32 = 0, rowBytes: Int32 = 0
+        guard WebPIDecGetRGB(decoder, &lastRow, &width, &height, &rowBytes) != nil else { return (0, status) }
+        return (min(max(0, Int(lastRow)), info.height), status)
     }
 
     private static func words(_ status: VP8StatusCode) -> String {

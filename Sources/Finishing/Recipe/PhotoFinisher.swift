@@ -45,6 +45,8 @@ public struct PhotoFinisher: Sendable {
     func finish(bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts,
                 open: Opener) throws(PhotoError) -> FinishedPhoto {
         let assets = try marks.get()
+        var limits = limits
+        limits.damaged = template.damaged
         // The decoder (and its copy of the file) is gone once this returns: what is left is
         // what the outputs still hold (a turned photo, an output finished whole).
         let decoded = try decode(bytes, limits: limits, facts: facts, assets: assets, open: open)
@@ -241,7 +243,7 @@ public struct PhotoFinisher: Sendable {
             facts.lens = summary.lens
         }
         // Each product's recipe (the template's, each variant's), variables filled in.
-        var warnings = (decoder as? JPEGDecoder)?.warnings ?? []
+        var warnings: [String] = []
         let recipes = template.recipes.map { variant, recipe in
             let (filled, credit, missing) = recipe.filled(with: facts)
             for warning in missing where !warnings.contains(warning) { warnings.append(warning) }
@@ -317,6 +319,10 @@ public struct PhotoFinisher: Sendable {
             try Self.decode(decoder, denominator: denominator, channels: channels,
                             into: resizers + (preview.map { [$0] } ?? []), limits: limits)
         }
+        // What the decode found: damage it went on past (`damaged: warn`) first, then the
+        // decoder's notes, then the variables'.
+        let notes = (decoder.damage.map { [$0.warning] } ?? []) + ((decoder as? JPEGDecoder)?.warnings ?? [])
+        warnings = notes + warnings.filter { !notes.contains($0) }
         return Decoded(info: info, facts: facts, recipes: recipes, outputs: outputs, skipped: skipped,
                        denominator: denominator, preview: preview, bands: bands, previewBand: previewBand,
                        subject: regions, warnings: warnings)

@@ -22,6 +22,9 @@ public struct Template: Sendable, Equatable {
     public var colorCard: Bool = false
     public var output: Output = Output()
     public var originals: Originals = .keep
+    /// `damaged`: a photo whose data turns out damaged while it is decoded fails as
+    /// `corrupt-image` (`fail`), or is finished with a warning saying what (`warn`).
+    public var damaged: DamagePolicy = .fail
     /// More products from the same decode (`variants`), each this template with the keys it
     /// names overridden.
     public var variants: [Variant] = []

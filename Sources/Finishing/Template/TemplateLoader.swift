@@ -65,7 +65,7 @@ private struct TemplateRules {
     typealias Path = [KeyPathComponent]
 
     static let rootKeys = ["version", "order", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile",
-                           "stitch", "colorCard", "output", "originals", "variants"]
+                           "stitch", "colorCard", "output", "originals", "damaged", "variants"]
     /// What a variant may override: everything one photo's outputs are made with.
     static let variantKeys = ["name", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile", "output"]
     /// Largest pixel size worth asking for (JPEG's limit).
@@ -110,6 +110,9 @@ private struct TemplateRules {
         if let value = root["originals"],
            let originals = doc.choice(value, at: [.key("originals")], as: Template.Originals.self) {
             template.originals = originals
+        }
+        if let value = root["damaged"], let damaged = doc.choice(value, at: [.key("damaged")], as: DamagePolicy.self) {
+            template.damaged = damaged
         }
         if let value = root["variants"] { template.variants = variants(value, base: template, doc: &doc) }
         // A variant that keeps the template's name pattern is checked with it, once.
