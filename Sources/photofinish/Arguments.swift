@@ -1,3 +1,6 @@
+import Foundation
+import System
+
 /// One option of a command: `--name VALUE` (when `value` is set) or a flag `--name`.
 struct Option: Sendable {
     var name: String
@@ -15,16 +18,32 @@ struct Option: Sendable {
 
 /// A command line split into options and positional arguments. Options are `--name VALUE`,
 /// `--name=VALUE`, or flags; `--` ends options.
+///
+/// The words come as the bytes the shell passed (`CommandLine.unsafeArgv`): a file name is any
+/// bytes (a Latin-1 `caf\xE9.jpg` from an old Samba client, an invalid UTF-8 name), and a
+/// positional argument keeps its bytes in `positionalPaths` so such a file can be named.
+/// The text forms are for everything else (option values, batch ids), UTF-8 repaired.
 struct Arguments {
     var options: [String: String] = [:]
     var flags: Set<String> = []
     var positional: [String] = []
+    /// The positional arguments as the bytes given: the files and folders they name.
+    var positionalPaths: [FilePath] = []
 
     /// - Parameters:
-    ///   - args: the words after the command name.
+    ///   - args: the words after the command name, as text.
     ///   - known: the command's options (the only ones accepted).
     /// - Throws: `UsageError` for an unknown option or a missing value.
     init(_ args: [String], options known: [Option]) throws(UsageError) {
+        try self.init(bytes: args.map { Array($0.utf8) }, options: known)
+    }
+
+    /// - Parameters:
+    ///   - args: the words after the command name, as the bytes the shell passed.
+    ///   - known: the command's options (the only ones accepted).
+    /// - Throws: `UsageError` for an unknown option or a missing value.
+    init(bytes raw: [[UInt8]], options known: [Option]) throws(UsageError) {
+        let args = raw.map { String(decoding: $0, as: UTF8.self) }
         var i = 0
         var onlyPositional = false
         while i < args.count {
@@ -32,6 +51,7 @@ struct Arguments {
             i += 1
             if onlyPositional || !a.hasPrefix("--") || a == "-" {
                 positional.append(a)
+                positionalPaths.append(FilePath(bytes: raw[i - 1]))
                 continue
             }
             if a == "--" { onlyPositional = true; continue }
@@ -56,6 +76,15 @@ struct Arguments {
                 }
                 options[name] = value
             }
+        }
+    }
+
+    /// The words after the program's name, as the bytes the shell passed.
+    static var commandLine: [[UInt8]] {
+        (1..<Int(CommandLine.argc)).map { index in
+            guard let word = CommandLine.unsafeArgv[index] else { return [] }
+            return Array(UnsafeBufferPointer(start: UnsafeRawPointer(word).assumingMemoryBound(to: UInt8.self),
+                                             count: strlen(word)))
         }
     }
 

@@ -52,7 +52,11 @@ enum Commands {
             summary: "Finish these photos now, as one batch.",
             details: """
                 FILE arguments keep their order; a DIR stands for its files in the template's order
-                (natural sort by default: IMG_2 before IMG_10). Outputs go to <out>/<batch-id>/ with
+                (natural sort by default: IMG_2 before IMG_10). Any file name works, UTF-8 or not.
+                Files of one folder sharing a stem are one photo (RAW+JPEG, HEIC+JPEG: the best
+                rendered file is finished); files of different folders are never paired. A damaged
+                photo fails, or with the template's damaged: "warn" is finished and said.
+                Outputs go to <out>/<batch-id>/ with
                 report.json and report.html. The inputs are never moved or changed. Ctrl-C stops
                 cleanly: the photos in flight finish and the report says "interrupted".
                 Exit 0: every photo finished; 1: some failed or the batch was stopped; 2: usage or

@@ -4,6 +4,7 @@ import Configuration
 import Dispatch
 import Finishing
 import Foundation
+import System
 
 /// `photofinish run --template F [--out DIR] [--workers N] [--config FILE] FILE|DIR…`:
 /// one batch now. Inputs are never moved or changed.
@@ -30,52 +31,66 @@ enum RunCommand {
             guard let n = Int(w), n >= 0 else { throw UsageError("--workers takes a whole number (0 = one per core)") }
             limits.workers = n
         }
-        let paths = try inputs(a.positional, order: template.order)
+        let paths = try inputs(a.positionalPaths, order: template.order)
         return await execute(template: template, paths: paths, outRoot: a.options["out"] ?? "out", limits: limits)
     }
 
     /// FILE arguments keep their order; a DIR stands for its files in the template's order
     /// (hidden files and the SPEC §1 ignored names left out, folders not descended into).
-    static func inputs(_ args: [String], order: Template.Order) throws(UsageError) -> [String] {
-        var paths: [String] = []
+    /// Names are bytes, listed and opened through `System`: a Latin-1 or invalid UTF-8 name is
+    /// a file like any other. Symlinks are followed (a link to a photo is that photo).
+    static func inputs(_ args: [FilePath], order: Template.Order) throws(UsageError) -> [FilePath] {
+        var paths: [FilePath] = []
         for arg in args {
-            var isDir: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: arg, isDirectory: &isDir) else {
-                throw UsageError("\(arg): no such file or folder")
-            }
-            if isDir.boolValue {
-                let names = (try? FileManager.default.contentsOfDirectory(atPath: arg)) ?? []
-                let files = names.filter { !IgnoreRules.ignores($0) }.map { (arg as NSString).appendingPathComponent($0) }.filter {
-                    var d: ObjCBool = false
-                    return FileManager.default.fileExists(atPath: $0, isDirectory: &d) && !d.boolValue
-                }
-                paths += BatchOrder.sorted(files, by: order)
-            } else {
+            guard let status = followed(arg) else { throw UsageError("\(arg): no such file or folder") }
+            guard status.isDirectory else {
                 paths.append(arg)
+                continue
             }
+            let folder: Directory, names: [FileName]
+            do throws(SystemError) {
+                // A trailing slash lets the last component be a symlink to a folder.
+                folder = try Directory(arg.bytes.last == UInt8(ascii: "/") ? arg : FilePath(bytes: arg.bytes + [UInt8(ascii: "/")]))
+                names = try folder.names()
+            } catch {
+                throw UsageError("\(arg): cannot list the folder: \(error.reason)")
+            }
+            let files = names.filter { name in
+                !IgnoreRules.ignores(name.readable) && (try? folder.open(name, .pathOnly).status())?.isRegular == true
+            }
+            paths += BatchOrder.sorted(files.map { arg.appending($0) }, by: order)
         }
-        guard !paths.isEmpty else { throw UsageError("no photos found in \(args.joined(separator: ", "))") }
+        guard !paths.isEmpty else {
+            throw UsageError("no photos found in \(args.map(\.description).joined(separator: ", "))")
+        }
         return paths
+    }
+
+    /// What `path` is, a final symlink followed (nil when nothing is there).
+    static func followed(_ path: FilePath) -> FileStatus? {
+        try? FileDescriptor.open(path, .pathOnly).status()
     }
 
     /// Runs one batch into `<outRoot>/<batch-id>/`, writes the report last, prints where it
     /// is, and returns the exit code: `exitCode` of the report (by default 0 when all finished,
     /// 1 when some failed or the batch was stopped), 1 when the report cannot be written.
-    static func execute(template: Template, paths: [String], outRoot: String, limits: BatchLimits,
+    static func execute(template: Template, paths: [some FilePathRepresentable], outRoot: String, limits: BatchLimits,
                         exitCode: (Report) -> Int32 = { $0.status == .complete ? 0 : 1 }) async -> Int32 {
         let batch = BatchID.make()
         let folder = outRoot + "/" + batch
-        do {
-            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        do throws(SystemError) {
+            try Files.makeDirectories(folder, permissions: 0o755)
         } catch {
-            Terminal.error("cannot create \(folder): \(error.localizedDescription)")
+            Terminal.error("cannot create \(folder): \(error.reason)")
             return 2
         }
         let stop = StopRequest()
         let signals = StopSignals(stop: stop)
         defer { withExtendedLifetime(signals) {} }
         let progress = ProgressLine()
-        let sources = paths.map { BatchRunner.Source(path: $0, original: $0) }
+        // The report names each source by the path given (escaped where it is not UTF-8); outputs
+        // are named from the file name as the daemon names them (`Source.readableName`).
+        let sources = paths.map { BatchRunner.Source(path: $0.filePath, original: $0.filePath.description) }
         let runner = BatchRunner(template: template, limits: limits)
         let report = await runner.run(batch: batch, sources: sources, folder: folder, stop: stop) { done, total in
             progress.update(done: done, total: total)

@@ -11,27 +11,28 @@ import JSON5
 // photos in flight, for ~5 % more wall time on 12 MP photos).
 pf_malloc_map_from(1 << 20)
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-let name = arguments.first ?? "help"
-let rest = Array(arguments.dropFirst())
+// The words as the shell passed them: a file name on the command line may be any bytes.
+let words = Arguments.commandLine
+let name = words.first.map { String(decoding: $0, as: UTF8.self) } ?? "help"
+let rest = Array(words.dropFirst())
 
 let code: Int32
 do throws(UsageError) {
     switch name {
     case "--version", "-V":
-        code = try VersionCommand.main(try Arguments(rest, options: []))
+        code = try VersionCommand.main(try Arguments(bytes: rest, options: []))
     case "--help", "-h":
-        code = try HelpCommand.main(try Arguments(rest, options: []))
+        code = try HelpCommand.main(try Arguments(bytes: rest, options: []))
     default:
         guard let command = Commands.named(name) else {
             throw UsageError("unknown command '\(name)'"
                              + (Suggest.closest(to: name, in: Commands.all.map(\.name)).map { " (did you mean '\($0)'?)" } ?? ""))
         }
-        if Arguments.asksForHelp(rest) {
+        if Arguments.asksForHelp(rest.map { String(decoding: $0, as: UTF8.self) }) {
             print(command.help, terminator: "")
             code = 0
         } else {
-            let parsed = try Arguments(rest, options: command.options)
+            let parsed = try Arguments(bytes: rest, options: command.options)
             if let sync = command.sync { code = try sync(parsed) } else { code = try await command.main(parsed) }
         }
     }

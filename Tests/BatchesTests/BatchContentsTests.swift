@@ -51,6 +51,23 @@ import Testing
         #expect(contents.photo(ofFile: 0) == 0 && contents.photo(ofFile: 7) == 2 && contents.photo(ofFile: 8) == nil)
     }
 
+    @Test("files pair only within one folder, as on a card; a sidecar goes with a photo of its folder")
+    func pairsOnlyWithinOneFolder() {
+        let names = ["HMD_Nokia_8.3_5G.heif", "HMD_Nokia_8.3_5G.jpg", "IMG_1.heic", "IMG_1.jpg", "IMG_1.xmp", "IMG_2.xmp"]
+        let kinds: [SniffResult?] = [.image(.heic), .image(.jpeg), .image(.heic), .image(.jpeg), .unsupported("XML"),
+                                     .unsupported("XML")]
+        let contents = BatchContents.sort(names: names, kinds: kinds,
+                                          folders: ["heic/mobile", "jpg/mobile", "card", "card", "elsewhere", "card"])
+        #expect(contents.photos == [
+            Photo(main: 0, alternates: [], sidecars: []),  // two photos: a ski lift and a harbour
+            Photo(main: 1, alternates: [], sidecars: []),
+            Photo(main: 2, alternates: [3], sidecars: []),  // one photo: the HEIC is finished
+        ])
+        #expect(contents.ignored.map(\.reason) == ["sidecar (no photo IMG_1 in the batch)", "sidecar (no photo IMG_2 in the batch)"])
+        // Without folders (a hot folder's batch), all files are in one.
+        #expect(BatchContents.sort(names: names, kinds: kinds).photos.count == 2)
+    }
+
     @Test func theBestRenderedFileIsFinishedAndOneFilePerFormatJoinsAPair() {
         // HEIC before JPEG before PNG; stems match case-insensitively.
         let three = sort([("a.png", .image(.png)), ("A.jpg", .image(.jpeg)), ("a.heic", .image(.heic))])

@@ -1,4 +1,5 @@
 import Codecs
+import System
 
 /// What a batch's files are, as a memory card or a real folder holds them (SPEC §4 `ignored`,
 /// §8 pairs): the photos (each one file finished, with the other files of the same photo as
@@ -12,11 +13,13 @@ import Codecs
 ///   small JPEG) goes with the photo of its stem (`IMG_1.xmp` and `IMG_1.CR2.xmp` with
 ///   `IMG_1`); it is ignored with the reason `sidecar of <photo>`, or `sidecar (no photo
 ///   IMG_1 in the batch)`.
-/// - **A pair**: readable images and camera raws sharing a stem (case-insensitive) are one
-///   photo: the best rendered file is finished — HEIC, AVIF, JPEG, WebP, PNG, in that order —
-///   the others are its `alternates`; a raw alone is a photo of its own (finished from its
-///   embedded preview where it has one). One file per format joins a pair: a second JPEG of
-///   the same stem (`IMG_1.jpg`, `IMG_1.JPG`) is a photo of its own.
+/// - **A pair**: readable images and camera raws sharing a stem (case-insensitive) in one
+///   folder, as on a card, are one photo: the best rendered file is finished — HEIC, AVIF,
+///   JPEG, WebP, PNG, in that order — the others are its `alternates`; a raw alone is a photo
+///   of its own (finished from its embedded preview where it has one). One file per format
+///   joins a pair: a second JPEG of the same stem (`IMG_1.jpg`, `IMG_1.JPG`) is a photo of
+///   its own. Files of different folders (`photofinish run a/X.heic b/X.jpg`) are never
+///   paired, and a sidecar goes only with a photo of its own folder.
 /// - **A picture PhotoFinish cannot read** (GIF, TIFF, BMP…), an empty or unreadable file,
 ///   and a file named like a photo whose content is none (a `.jpg` of garbage) are photos
 ///   that fail, each alone: never ignored silently.
@@ -88,8 +91,12 @@ public struct BatchContents: Sendable, Equatable {
     /// - Parameters:
     ///   - names: each file's name (as valid UTF-8), in batch order.
     ///   - kinds: what each file's first bytes are, or nil when it could not be read.
-    public static func sort(names: [String], kinds: [SniffResult?]) -> BatchContents {
+    ///   - folders: the folder each file is in (files pair only within one); nil: all in one
+    ///     (a hot folder's batch).
+    public static func sort(names: [String], kinds: [SniffResult?], folders: [FilePath]? = nil) -> BatchContents {
         precondition(names.count == kinds.count, "one kind per name")
+        precondition(folders == nil || folders?.count == names.count, "one folder per name")
+        let folder = { (i: Int) in folders?[i] ?? FilePath("") }
         var sidecars: [Int] = [], others: [(Int, String)] = []
         var pairable: [Int] = [], alone: [Int] = []
         for (i, (name, kind)) in zip(names, kinds).enumerated() {
@@ -104,11 +111,12 @@ public struct BatchContents: Sendable, Equatable {
                 alone.append(i)
             }
         }
-        // Pairs: per stem, one file of each format, the best rendered one finished.
+        // Pairs: per folder and stem, one file of each format, the best rendered one finished.
         var photos: [Photo] = alone.map { Photo(main: $0, alternates: [], sidecars: []) }
-        var byStem: [String: [Int]] = [:], stems: [String] = []
+        struct Key: Hashable { var folder: FilePath; var stem: String }
+        var byStem: [Key: [Int]] = [:], stems: [Key] = []
         for i in pairable {
-            let stem = Self.stem(of: names[i]).lowercased()
+            let stem = Key(folder: folder(i), stem: Self.stem(of: names[i]).lowercased())
             if byStem[stem] == nil { stems.append(stem) }
             byStem[stem, default: []].append(i)
         }
@@ -128,12 +136,13 @@ public struct BatchContents: Sendable, Equatable {
             }
         }
         photos.sort { $0.main < $1.main }
-        // Sidecars: with the photo that has their stem (the one whose file they name, if any).
+        // Sidecars: with the photo of their folder that has their stem (the one whose file they
+        // name, if any).
         var ignored = others.map { Ignored(file: $0.0, reason: $0.1, photo: nil) }
         for i in sidecars {
             let (stem, photo) = Self.photoStem(ofSidecar: names[i])
             let candidates = photos.indices.filter { p in
-                photos[p].files.contains { Self.stem(of: names[$0]).lowercased() == stem.lowercased() }
+                photos[p].files.contains { folder($0) == folder(i) && Self.stem(of: names[$0]).lowercased() == stem.lowercased() }
             }
             let exact = candidates.first { p in photos[p].files.contains { names[$0] == photo } }
             let named = candidates.first { p in photos[p].files.contains { names[$0].lowercased() == photo?.lowercased() } }

@@ -6,12 +6,12 @@ extension BatchContents {
     /// first directory (a raw's maker).
     static let headBytes = 64 << 10
 
-    /// Sorts a batch's files by their names and first bytes (see `sort`). A file that cannot
-    /// be read is a photo of its own: it fails as `io-error` when it is finished.
+    /// Sorts a batch's files by their names, folders and first bytes (see `sort`). A file that
+    /// cannot be read is a photo of its own: it fails as `io-error` when it is finished.
     public static func read(_ sources: [BatchRunner.Source]) -> BatchContents {
         sort(names: sources.map(\.readableName), kinds: sources.map { source in
             (try? head(of: source.path)).map(sniff)
-        })
+        }, folders: sources.map(\.path.parent))
     }
 
     /// The first `headBytes` of a file.
