@@ -239,7 +239,7 @@ public struct BatchRunner: Sendable {
         let ignored = contents.ignored.map {
             Report.IgnoredFile(source: files[$0.file].name, reason: $0.reason, original: files[$0.file].original)
         }
-        return Report(batch: batch, inbox: inbox, template: .init(name: template.name, sha256: template.sha256),
+        return Report(batch: batch, inbox: inbox, template: .init(name: template.name, sha256: template.sha256, file: template.file),
                       started: BatchID.timestamp(started), finished: BatchID.timestamp(Date()),
                       items: finished, ignored: ignored,
                       interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })

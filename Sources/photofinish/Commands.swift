@@ -171,7 +171,10 @@ enum Commands {
                 ROOT/failed/BATCH-ID/ and finishes them again as a new batch: out/<new-id>/ with
                 a report that names the batch it redoes. The first batch's outputs and originals
                 stay as they are (the new batch's originals are hard links to them). The template
-                is --template, else the one the config gives ROOT. Safe beside a running daemon.
+                is --template, else the one the config gives ROOT, else (a folder run by watch,
+                which no config names) the one the batch was finished with: the built-in template
+                or the file its report names, as it is now. Safe beside a running daemon; run as
+                root it writes as the owner of ROOT/.work/.
                 Exit 0: every photo finished; 1: some failed; 2: usage or configuration error.
                 """,
             options: [

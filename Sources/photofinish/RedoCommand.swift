@@ -8,38 +8,28 @@ import Service
 import System
 
 /// `photofinish redo ROOT BATCH-ID [--template F] [--config FILE]`: a finished batch of the
-/// hot folder ROOT run again from its filed sources with the folder's current template, as a
-/// new batch (`Redo`). The template is `--template`, else the one the config gives ROOT.
+/// hot folder ROOT run again from its filed sources, as a new batch (`Redo`), with the folder's
+/// current template: `--template`, else the one the config gives ROOT, else — a folder run by
+/// `photofinish watch ROOT`, which no config names — the template file the batch was finished
+/// with (its report names it) or the built-in one. It says which.
+///
+/// It writes where the service writes (`.work/`, `out/`, `originals/`, `failed/`): a user who
+/// may not is told which rights are missing and how to run it; run as root, it becomes the
+/// owner of `.work/` first, so every file it makes is the service's, not root's.
 enum RedoCommand {
     static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
         guard a.positional.count == 2 else { throw UsageError("redo needs ROOT and BATCH-ID") }
         let root = WatchCommand.absolute(a.positional[0]), id = a.positional[1]
         let layout = HotFolderLayout(root: root)
         guard layout.exists else { throw UsageError("\(root) is not a hot folder (it has no drop/)") }
+        if let missing = missingRights(layout, batch: id) {
+            Terminal.error(missing)
+            return 2
+        }
         let log = ServiceLog.make()
-        var limits = BatchLimits()
-        let snapshot: TemplateSnapshot, order: Template.Order, inbox: String
+        let choice: Choice
         do {
-            var config: Config?
-            let configPath = a.options["config"] ?? (a.options["template"] == nil ? Commands.defaultConfig : nil)
-            if let configPath { config = try Config.load(path: configPath) }
-            if let config {
-                limits.maxPixels = config.maxPixels
-                limits.maxFileBytes = config.maxFileBytes
-                limits.itemTimeout = config.itemTimeout
-                limits.workers = config.workers
-            }
-            if let path = a.options["template"] {
-                let (s, t) = try TemplateSnapshot.load(path: path)
-                (snapshot, order, inbox) = (s, t.order, InitCommand.inboxName(for: root))
-            } else {
-                guard let config, let entry = config.inboxes.first(where: { WatchCommand.absolute($0.root) == root }) else {
-                    throw UsageError("\(root) is not a hot folder of \(configPath ?? Commands.defaultConfig): "
-                                     + "name its template with --template F")
-                }
-                let (s, t) = try TemplateSnapshot.load(path: config.templatePath(named: entry.template))
-                (snapshot, order, inbox) = (s, t.order, entry.name)
-            }
+            choice = try Choice(a, root: root, batch: id, layout: layout)
         } catch let error as UsageError {
             throw error
         } catch let error as JSON5Errors {
@@ -49,22 +39,34 @@ enum RedoCommand {
             Terminal.error("\(error)")
             return 2
         }
+        // The template and config are read (as root, if root may read what the service may
+        // not); from here on, the service's folders are written as their owner.
+        if ProcessIdentity.isRoot, let owner = try? ProcessIdentity.owner(of: layout.work), owner.uid != 0 {
+            do throws(SystemError) {
+                try ProcessIdentity.become(owner)
+            } catch {
+                Terminal.error("redo: cannot become \(owner), the owner of \(layout.work)/: \(error)")
+                return 2
+            }
+            Terminal.note("writing as \(owner), the owner of \(root)/.work/ (the new batch's files are the service's)")
+        }
         let batch: ClaimedBatch
         do {
             let mover = try FolderSystem.probe(layout).mover
-            batch = try Redo.claim(id, layout: layout, inbox: inbox, template: snapshot, order: order, mover: mover)
+            batch = try Redo.claim(id, layout: layout, inbox: choice.inbox, template: choice.snapshot, order: choice.order,
+                                   mover: mover)
         } catch {
             Terminal.error("redo: \(error)")
             return 2
         }
-        Terminal.note("redoing batch \(id) as \(batch.id) with the template '\(snapshot.name)' (\(batch.manifest.items.count) files)")
+        Terminal.note("redoing batch \(id) as \(batch.id) with \(choice.which) (\(batch.manifest.items.count) \(batch.manifest.items.count == 1 ? "file" : "files"))")
         let stop = StopRequest()
         let signals = StopSignals(stop: stop)
         defer { withExtendedLifetime(signals) {} }
         let progress = ProgressLine()
         let outcome: BatchWork.Outcome
         do throws(SystemError) {
-            outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log) { done, total in
+            outcome = try await BatchWork.finish(batch, limits: choice.limits, stop: stop, log: log) { done, total in
                 progress.update(done: done, total: total)
             }
         } catch {
@@ -81,6 +83,98 @@ enum RedoCommand {
         case .filing, .interrupted:
             Terminal.note("stopped: batch \(batch.id) stays in \(root)/.work/ and is finished when the daemon (or watch) next recovers it")
             return 1
+        }
+    }
+
+    /// The rights `redo` needs and lacks, in words with the way out; nil when it has them
+    /// (root has them all: it writes as the folder's owner).
+    static func missingRights(_ layout: HotFolderLayout, batch id: String) -> String? {
+        guard !ProcessIdentity.isRoot else { return nil }
+        let written = [layout.work, layout.out, layout.originals, layout.failed]
+        let read = [layout.originals + "/" + id, layout.failed + "/" + id].filter { Files.exists($0) }
+        let lacking = written.filter { !ProcessIdentity.mayUse($0, write: true) }
+            + read.filter { !ProcessIdentity.mayUse($0, write: false) }
+        guard !lacking.isEmpty else { return nil }
+        let owner = try? ProcessIdentity.owner(of: layout.work)
+        let user = owner?.user ?? owner.map { String($0.uid) } ?? "the service's user"
+        let mode = (try? Files.status(layout.work)).map { "0" + String($0.permissions & 0o7777, radix: 8) }
+        let names = lacking.map { String($0.dropFirst(layout.root.count + 1)) + "/" }.joined(separator: ", ")
+        let how = user == "root" ? "Run it as root (sudo photofinish redo \(layout.root) \(id))"
+            : "Run it as \(user) (sudo -u \(user) photofinish redo \(layout.root) \(id)) or as root, which writes as \(user)"
+        return "redo finishes a new batch where the service does, so it needs to write \(layout.root)/.work/, out/, "
+            + "originals/ and failed/, and to read the batch's filed sources; it may not use \(names) "
+            + "(they belong to \(owner.map { "\($0)" } ?? "another user")\(mode.map { "; .work/ is mode \($0)" } ?? "")). " + how
+    }
+
+    /// The template a redo finishes with, why that one, and the limits.
+    struct Choice {
+        var snapshot: TemplateSnapshot
+        var order: Template.Order
+        var inbox: String
+        /// Which template, in words ("the built-in template, the one batch … was finished with").
+        var which: String
+        var limits = BatchLimits()
+
+        init(_ a: Arguments, root: String, batch id: String, layout: HotFolderLayout) throws {
+            let given = a.options["config"]
+            // Without --config, the default config is read only when it exists and no template
+            // is named: a folder run by `watch` has none.
+            let configPath = given ?? (a.options["template"] == nil && Files.exists(Commands.defaultConfig)
+                                       ? Commands.defaultConfig : nil)
+            let config = try configPath.map { path throws(JSON5Errors) in try Config.load(path: path) }
+            let entry = config?.inboxes.first { WatchCommand.absolute($0.root) == root }
+            if let config, given != nil || entry != nil {
+                limits.maxPixels = config.maxPixels
+                limits.maxFileBytes = config.maxFileBytes
+                limits.itemTimeout = config.itemTimeout
+                limits.workers = config.workers
+            }
+            let report = Self.report(layout, batch: id)
+            inbox = entry?.name ?? report?.inbox ?? InitCommand.inboxName(for: root)
+            if let path = a.options["template"] {
+                let (s, t) = try TemplateSnapshot.load(path: path)
+                (snapshot, order, which) = (s, t.order, "the template '\(s.name)' (--template \(path))")
+            } else if let config, let entry {
+                let (s, t) = try TemplateSnapshot.load(path: config.templatePath(named: entry.template))
+                (snapshot, order, which) = (s, t.order, "the template '\(s.name)' the config \(configPath!) gives \(root)")
+            } else {
+                let unnamed = configPath.map { "\($0) does not name \(root)" } ?? "no config names \(root)"
+                (snapshot, order, which) = try Self.asFinished(report, batch: id, unnamed: unnamed)
+            }
+        }
+
+        /// The template batch `id` was finished with, as its report names it: the built-in one,
+        /// or its file read again now (the folder's current template: a fix made since is used).
+        /// - Parameter unnamed: why no config gives the template, for the words.
+        /// - Throws: `UsageError` when the report names a template file that cannot be used.
+        static func asFinished(_ report: Report?, batch id: String,
+                               unnamed: String) throws -> (TemplateSnapshot, Template.Order, String) {
+            guard let used = report?.template else {
+                return (.builtIn, Template.builtInDefault.order,
+                        "the built-in template (\(unnamed), and batch \(id) has no report naming another)")
+            }
+            if used.sha256 == TemplateSnapshot.builtIn.sha256 && used.file == nil {
+                return (.builtIn, Template.builtInDefault.order,
+                        "the built-in template, the one batch \(id) was finished with (\(unnamed))")
+            }
+            guard let file = used.file else {
+                throw UsageError("batch \(id) was finished with the template '\(used.name)', and \(unnamed): "
+                                 + "name its file with --template F")
+            }
+            guard Files.exists(file) else {
+                throw UsageError("batch \(id) was finished with the template '\(used.name)' from \(file), which is gone, "
+                                 + "and \(unnamed): name a template with --template F")
+            }
+            let (snapshot, template) = try TemplateSnapshot.load(path: file)
+            let changed = snapshot.sha256 == used.sha256 ? "" : "; the file has changed since, and is used as it is now"
+            return (snapshot, template.order,
+                    "the template '\(snapshot.name)' (\(file)), the one batch \(id) was finished with (\(unnamed)\(changed))")
+        }
+
+        /// Batch `id`'s report, nil when it has none that can be read.
+        static func report(_ layout: HotFolderLayout, batch id: String) -> Report? {
+            guard BatchID.isValid(id), let bytes = try? Files.read(layout.out + "/" + id + "/report.json") else { return nil }
+            return try? JSONDecoder().decode(Report.self, from: Data(bytes))
         }
     }
 }

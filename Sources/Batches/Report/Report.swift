@@ -54,7 +54,14 @@ public struct Report: Codable, Sendable {
     public struct TemplateRef: Codable, Sendable, Equatable {
         public var name: String
         public var sha256: String
-        public init(name: String, sha256: String) { self.name = name; self.sha256 = sha256 }
+        /// The template file (absent for the built-in default): `redo` without a config finishes
+        /// the batch again with it.
+        public var file: String?
+        public init(name: String, sha256: String, file: String? = nil) {
+            self.name = name
+            self.sha256 = sha256
+            self.file = file
+        }
     }
 
     /// complete | partial (some failed) | failed (none ok) | interrupted (stopped before the end).

@@ -8,6 +8,9 @@ public struct Template: Sendable, Equatable {
     public var sha256: String
     /// The folder the template file lives in: logo paths are relative to it.
     public var directory: String
+    /// The template file, as an absolute path (nil for the built-in default and for text not
+    /// read from a file): the report names it, so `redo` can finish a batch with it again.
+    public var file: String?
 
     public var order: Order = .name
     public var resize: Resize?

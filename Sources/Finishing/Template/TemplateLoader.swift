@@ -19,6 +19,7 @@ public enum TemplateLoader {
         var template = try parse(text: String(decoding: bytes, as: UTF8.self), file: path, name: name,
                                  directory: directory)
         template.sha256 = SHA256.hex(of: bytes)
+        template.file = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
         return template
     }
 

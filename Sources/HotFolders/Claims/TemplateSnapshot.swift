@@ -11,6 +11,9 @@ public struct TemplateSnapshot: Codable, Sendable, Equatable {
     public var directory: String
     /// The template's text; `nil` for the built-in default.
     public var text: String?
+    /// The template file's path (`Template.file`, for the report); nil for the built-in default
+    /// (and in manifests written before it was kept).
+    public var file: String?
 
     /// The built-in default template (`watch` without `--template`).
     public static let builtIn = TemplateSnapshot(name: Template.builtInDefault.name,
@@ -26,7 +29,8 @@ public struct TemplateSnapshot: Codable, Sendable, Equatable {
         } catch {
             throw JSON5Errors(errors: [JSON5Error(file: path, line: nil, keyPath: "", message: "cannot read: \(error.localizedDescription)")])
         }
-        let snapshot = TemplateSnapshot(name: template.name, sha256: template.sha256, directory: template.directory, text: text)
+        let snapshot = TemplateSnapshot(name: template.name, sha256: template.sha256, directory: template.directory, text: text,
+                                        file: template.file)
         return (snapshot, template)
     }
 
@@ -37,6 +41,7 @@ public struct TemplateSnapshot: Codable, Sendable, Equatable {
         var t = try TemplateLoader.parse(text: text, file: "\(directory)/\(name).json5 (as claimed)", name: name,
                                          directory: directory)
         t.sha256 = sha256
+        t.file = file
         return t
     }
 }
