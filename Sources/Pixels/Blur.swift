@@ -16,11 +16,20 @@ import Foundation
 public func gaussianBlurred(_ mask: CoverageMask, sigma: Double) -> (mask: CoverageMask, padding: Int) {
     let radius = sigma < 0.3 ? 0 : Int((3 * sigma).rounded(.up))
     let width = mask.width + 2 * radius, height = mask.height + 2 * radius
-    let result = CoverageMask(width: width, height: height)
-    guard mask.width > 0, mask.height > 0 else { return (result, radius) }
+    var result = MaskCanvas(width: width, height: height)
+    guard mask.width > 0, mask.height > 0 else { return (result.finished(), radius) }
+    mask.withUnsafeRows { mask in
+        result.withUnsafeMutableRows { result in blur(mask, sigma: sigma, radius: radius, into: result) }
+    }
+    return (result.finished(), radius)
+}
+
+/// `gaussianBlurred`'s passes, from `mask` into `result` (padded by `radius` on every side).
+private func blur(_ mask: MaskRows, sigma: Double, radius: Int, into result: MutableMaskRows) {
+    let width = result.width, height = result.height
     if radius == 0 {
-        for y in 0..<mask.height { result.row(y).update(from: mask.row(y), count: mask.width) }
-        return (result, 0)
+        for y in 0..<mask.height { result[y].update(from: mask[y], count: mask.width) }
+        return
     }
     let weights = gaussianWeights(sigma: sigma, radius: radius)
     // Horizontal pass: each source row, padded, into `width` 16-bit values (8 fractional bits).
@@ -28,7 +37,7 @@ public func gaussianBlurred(_ mask: CoverageMask, sigma: Double) -> (mask: Cover
     defer { horizontal.deallocate() }
     weights.withUnsafeBufferPointer { w in
         for y in 0..<mask.height {
-            let s = mask.row(y)
+            let s = mask[y]
             let d = horizontal + y * width
             for x in 0..<width {
                 // Output x covers source columns x − 2r … x (in source coordinates x − r ± r).
@@ -47,7 +56,7 @@ public func gaussianBlurred(_ mask: CoverageMask, sigma: Double) -> (mask: Cover
         let sums = UnsafeMutablePointer<UInt32>.allocate(capacity: width)
         defer { sums.deallocate() }
         for y in 0..<height {
-            let d = result.row(y)
+            let d = result[y]
             let first = y - 2 * radius
             let lo = max(0, first), hi = min(mask.height - 1, y)
             guard lo <= hi else { continue }
@@ -59,7 +68,6 @@ public func gaussianBlurred(_ mask: CoverageMask, sigma: Double) -> (mask: Cover
             for x in 0..<width { d[x] = UInt8(truncatingIfNeeded: min(255, sums[x] >> 24)) }
         }
     }
-    return (result, radius)
 }
 
 /// 2r + 1 weights of a Gaussian, in 16-bit fixed point, summing to exactly 65536.

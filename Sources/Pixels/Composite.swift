@@ -23,13 +23,20 @@ public func composite(_ mask: CoverageMask, at x: Int, _ y: Int, color: [UInt8],
 /// `composite(_:at:_:color:opacity:onto:)` on rows already lent (a band being drawn).
 public func composite(_ mask: CoverageMask, at x: Int, _ y: Int, color: [UInt8], opacity: Double,
                       onto image: MutablePixelRows) {
+    mask.withUnsafeRows { composite($0, at: x, y, color: color, opacity: opacity, onto: image) }
+}
+
+/// `composite(_:at:_:color:opacity:onto:)` of mask rows already lent (a mask being drawn, one
+/// row of a tiled mark).
+public func composite(_ mask: MaskRows, at x: Int, _ y: Int, color: [UInt8], opacity: Double,
+                      onto image: MutablePixelRows) {
     precondition(color.count == 3, "a mark colour has 3 values, got \(color.count)")
     guard let (o, x0, x1, y0, y1) = overlap(x, y, mask.width, mask.height, opacity, image.width, image.height)
     else { return }
     let c0 = UInt32(color[0]), c1 = UInt32(color[1]), c2 = UInt32(color[2])
     let channels = image.channels
     for row in y0..<y1 {
-        let m = mask.row(row - y) + (x0 - x)
+        let m = mask[row - y] + (x0 - x)
         let d = image[row] + x0 * channels
         for i in 0..<(x1 - x0) {
             let coverage = UInt32(m[i])

@@ -15,9 +15,10 @@ public func unsharpMask(_ image: inout Canvas, amount: Double, sigma: Double, th
 
 private func sharpen(_ rows: MutablePixelRows, amount: Double, sigma: Double, threshold: Int) {
     let width = rows.width, height = rows.height, channels = rows.channels
-    let luma = CoverageMask(width: width, height: height)
+    let luma = UnsafeMutablePointer<UInt8>.allocate(capacity: width * height)
+    defer { luma.deallocate() }
     for y in 0..<height {
-        let p = rows[y], l = luma.row(y)
+        let p = rows[y], l = luma + y * width
         for x in 0..<width {
             let q = p + x * channels
             let weighted = 77 * Int(q[0]) + 150 * Int(q[1]) + 29 * Int(q[2]) + 128
@@ -32,7 +33,7 @@ private func sharpen(_ rows: MutablePixelRows, amount: Double, sigma: Double, th
     let scale = Int((amount * 256).rounded())
     weights.withUnsafeBufferPointer { w in
         for y in 0..<height {
-            let l = luma.row(y), d = horizontal + y * width
+            let l = luma + y * width, d = horizontal + y * width
             for x in 0..<width {
                 var sum: UInt32 = 0
                 for k in -radius...radius { sum &+= UInt32(l[min(width - 1, max(0, x + k))]) &* w[k + radius] }
@@ -41,7 +42,7 @@ private func sharpen(_ rows: MutablePixelRows, amount: Double, sigma: Double, th
         }
         // Vertical pass, then the sharpening itself, row by row.
         for y in 0..<height {
-            let p = rows[y], l = luma.row(y)
+            let p = rows[y], l = luma + y * width
             for x in 0..<width {
                 var sum: UInt64 = 0
                 for k in -radius...radius {

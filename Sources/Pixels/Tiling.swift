@@ -36,15 +36,24 @@ public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, a
     precondition(color.count == 3, "a mark colour has 3 values, got \(color.count)")
     precondition(along > 0 && across > 0, "tile steps must be positive")
     guard mask.width > 0, mask.height > 0 else { return }
+    mask.withUnsafeRows { mask in
+        tile(mask, angle: angle, along: along, across: across, color: color, opacity: opacity, inset: inset,
+             onto: image, top: top, imageHeight: imageHeight)
+    }
+}
+
+/// `compositeTiled`'s lattice, from mask rows lent.
+private func tile(_ mask: MaskRows, angle: Double, along: Double, across: Double, color: [UInt8], opacity: Double,
+                  inset: Double, onto image: MutablePixelRows, top: Int, imageHeight: Int?) {
     // One row of coverage at a time, then the ordinary mask compositing paints it.
-    let line = CoverageMask(width: image.width, height: 1)
+    var line = MaskCanvas(width: image.width, height: 1)
     let theta = angle * .pi / 180
     let c = cos(theta), s = sin(theta)
     let cx = Double(image.width) / 2, cy = Double(imageHeight ?? image.height) / 2
     let mw = mask.width, mh = mask.height
-    for y in 0..<image.height {
+    for y in 0..<image.height { line.withUnsafeMutableRows { line in
         let dy = Double(top + y) + 0.5 - cy
-        let l = line.row(0)
+        let l = line[0]
         var any = false
         for x in 0..<image.width {
             let dx = Double(x) + 0.5 - cx
@@ -65,13 +74,13 @@ public func compositeTiled(_ mask: CoverageMask, angle: Double, along: Double, a
             l[x] = value
             if value != 0 { any = true }
         }
-        if any { composite(line, at: 0, y, color: color, opacity: opacity, onto: image) }
-    }
+        if any { composite(line.readOnly, at: 0, y, color: color, opacity: opacity, onto: image) }
+    } }
 }
 
 /// The mask's coverage at a fractional position, zero outside it.
 @inline(__always)
-private func bilinear(_ mask: CoverageMask, _ x: Double, _ y: Double) -> UInt8 {
+private func bilinear(_ mask: MaskRows, _ x: Double, _ y: Double) -> UInt8 {
     let x0 = Int(x.rounded(.down)), y0 = Int(y.rounded(.down))
     let fx = x - Double(x0), fy = y - Double(y0)
     @inline(__always) func at(_ px: Int, _ py: Int) -> Double {

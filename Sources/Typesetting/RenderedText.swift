@@ -46,18 +46,20 @@ public struct RenderedText: Sendable {
             minX = min(minX, g.left); minY = min(minY, g.top)
             maxX = max(maxX, g.left + g.width); maxY = max(maxY, g.top + g.height)
         }
-        let mask = CoverageMask(width: maxX - minX, height: maxY - minY)
+        var mask = MaskCanvas(width: maxX - minX, height: maxY - minY)
         // Where glyphs overlap (tight kerning, joined scripts), the larger coverage wins:
         // adding would draw a darker seam.
-        for g in glyphs {
-            for r in 0..<g.height {
-                let d = mask.row(g.top - minY + r) + (g.left - minX)
-                g.pixels.withUnsafeBufferPointer { p in
-                    for c in 0..<g.width { d[c] = max(d[c], p[r * g.width + c]) }
+        mask.withUnsafeMutableRows { rows in
+            for g in glyphs {
+                for r in 0..<g.height {
+                    let d = rows[g.top - minY + r] + (g.left - minX)
+                    g.pixels.withUnsafeBufferPointer { p in
+                        for c in 0..<g.width { d[c] = max(d[c], p[r * g.width + c]) }
+                    }
                 }
             }
         }
-        self.mask = mask
+        self.mask = mask.finished()
         baseline = -minY
         origin = -minX
         var exact = first.ink

@@ -40,6 +40,17 @@ import Testing
         #expect(hash.finalize() == Self.oneMiBHash)
     }
 
+    @Test("a hash is moved, never copied: fed half here, handed on, finished there")
+    func handedOn() {
+        func finish(_ hash: consuming SHA256, with rest: ArraySlice<UInt8>) -> String {
+            hash.update(Array(rest))
+            return hash.finalize()
+        }
+        var hash = SHA256()
+        hash.update(Array(Self.oneMiB[..<1000]))
+        #expect(finish(hash, with: Self.oneMiB[1000...]) == Self.oneMiBHash)
+    }
+
     @Test func millionAs() {
         // FIPS 180-2 appendix B.3.
         let input = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)

@@ -13,27 +13,23 @@ internal import CCrypto
 /// hash.update(chunk2)
 /// let hex = hash.finalize()
 /// ```
-/// One hash is fed from one thread at a time, and not copied while it is being fed (copies
-/// share the running state).
-public struct SHA256: Sendable {
-    /// Owns the libcrypto digest context.
-    private final class Context: @unchecked Sendable {
-        let pointer: OpaquePointer
-
-        init() {
-            guard let ctx = EVP_MD_CTX_new(), EVP_DigestInit_ex(ctx, EVP_sha256(), nil) == 1 else {
-                preconditionFailure("libcrypto cannot start a SHA-256 digest")
-            }
-            pointer = ctx
-        }
-
-        deinit { EVP_MD_CTX_free(pointer) }
-    }
-
-    private let context = Context()
+/// A hash owns its libcrypto context: it cannot be copied (a copy would share the running
+/// state), only fed, moved and finished once; the context is freed when it ends.
+public struct SHA256: ~Copyable {
+    /// The libcrypto digest context; this value is its only owner.
+    private let context: OpaquePointer
 
     /// A fresh hash.
-    public init() {}
+    public init() {
+        guard let context = EVP_MD_CTX_new() else { preconditionFailure("libcrypto cannot allocate a SHA-256 digest") }
+        guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+            EVP_MD_CTX_free(context)
+            preconditionFailure("libcrypto cannot start a SHA-256 digest")
+        }
+        self.context = context
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
 
     /// The hex SHA-256 of `bytes` (64 lowercase hex digits).
     public static func hex(of bytes: [UInt8]) -> String {
@@ -50,7 +46,7 @@ public struct SHA256: Sendable {
     /// Feeds the bytes of `buffer`.
     public mutating func update(_ buffer: UnsafeRawBufferPointer) {
         guard let base = buffer.baseAddress, buffer.count > 0 else { return }
-        precondition(EVP_DigestUpdate(context.pointer, base, buffer.count) == 1, "libcrypto refused SHA-256 input")
+        precondition(EVP_DigestUpdate(context, base, buffer.count) == 1, "libcrypto refused SHA-256 input")
     }
 
     /// Feeds the bytes of `buffer`.
@@ -62,7 +58,7 @@ public struct SHA256: Sendable {
     public consuming func finalize() -> String {
         var digest = [UInt8](repeating: 0, count: 32)
         var length: UInt32 = 0
-        precondition(EVP_DigestFinal_ex(context.pointer, &digest, &length) == 1 && length == 32,
+        precondition(EVP_DigestFinal_ex(context, &digest, &length) == 1 && length == 32,
                      "libcrypto cannot finish a SHA-256 digest")
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
