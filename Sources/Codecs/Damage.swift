@@ -91,7 +91,7 @@ public struct Damage: Sendable, Equatable, CustomStringConvertible {
             case .leftOut: return "that part of the file was left out"
             case .blurred: return "the photo lacks detail"
             case .wrong: return "the pixels may be wrong"
-            case .missing: return "part of the picture is missing"
+            case .missing: return "part of the picture is missing (grey)"
             }
         }
         let affected = height - fromRow

@@ -19,6 +19,9 @@ public final class HEIFDecoder: PhotoDecoder {
     /// The file ends before its image data (`damaged: warn`): libheif was given zeros for the
     /// rest, and every decode says so.
     private let truncation: Damage?
+    /// The same file with 0xFF bytes where the data is missing, decoded once more to find where
+    /// the picture stops being its own (`greyOut`); nil for a whole file.
+    private let otherPadding: [UInt8]?
 
     /// What the last decode found damaged and went on past (`damaged: warn`).
     public private(set) var damage: Damage?
@@ -32,6 +35,7 @@ public final class HEIFDecoder: PhotoDecoder {
         guard !bytes.isEmpty else { throw PhotoError(.emptyFile, "the HEIF file is empty") }
         let boxes = HEIFBoxes(bytes)
         var bytes = bytes
+        var other: [UInt8]?
         truncation = try boxes.cut.map { cut throws(PhotoError) in
             let damage = try limits.accept(Self.damage(cut, size: bytes.count))
             // libheif refuses data that lies past the end: it reads zeros there instead, and
@@ -39,9 +43,11 @@ public final class HEIFDecoder: PhotoDecoder {
             guard cut.needed <= limits.maxFileBytes else {
                 throw PhotoError(.corruptImage, damage.words + " (and the file claims \(cut.needed) bytes, over maxFileBytes)")
             }
+            if cut.missingBytes > 0 { other = bytes + [UInt8](repeating: 0xFF, count: cut.needed - bytes.count) }
             bytes += [UInt8](repeating: 0, count: cut.needed - bytes.count)
             return damage
         }
+        otherPadding = other
         let context = try HEIFContext()
         self.context = context
         // libheif refuses a side over its limit (32768 by default) while reading the
@@ -87,14 +93,15 @@ public final class HEIFDecoder: PhotoDecoder {
         var reason = "HEIF data ends early at byte \(size) of \(cut.needed)"
         if let tiles = cut.tiles {
             reason += " (\(tiles.missing) of its \(tiles.of) tiles lack data)"
-        } else if cut.imageBytes > 0 {
+        } else if cut.imageBytes > 0 && cut.missingBytes > 0 {
             let percent = max(1, Int((Double(cut.missingBytes) / Double(cut.imageBytes) * 100).rounded()))
             reason += " (\(percent) % of the image data is missing)"
         }
         guard cut.missingBytes < cut.imageBytes || cut.imageBytes == 0 else {
             throw PhotoError(.corruptImage, reason + ": none of the picture is in the file")
         }
-        return Damage(reason: reason, effect: .wrong, fromRow: nil, height: 0)
+        // Only what follows the picture is missing (metadata): the pixels are whole.
+        return Damage(reason: reason, effect: cut.missingBytes == 0 ? .leftOut : .wrong, fromRow: nil, height: 0)
     }
 
     /// The most pixels a HEIF image may have here (2^28, 268 MP): libheif 1.15 computes plane
@@ -134,7 +141,7 @@ public final class HEIFDecoder: PhotoDecoder {
     /// Decodes the primary image (transforms applied, HDR reduced to 8 bits), then hands
     /// out its rows. Asking 3 channels from an image with alpha composites it over white.
     /// A file cut short is damage (`DecodeLimits.accept`): under `damaged: warn` libheif decodes
-    /// what is there (the rest garbled, as the decoder leaves it) and `damage` says so.
+    /// what is there, the part past the cut is grey (`greyOut`) and `damage` says where.
     /// - Parameters:
     ///   - denominator: must be 1.
     ///   - channels: 3 or 4.
@@ -146,24 +153,12 @@ public final class HEIFDecoder: PhotoDecoder {
         precondition(denominator == 1, "HEIF decodes at full size only")
         precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
         try limits.checkDeadline()
-        let decodeRGBA = channels == 4 || info.hasAlpha
-        guard let options = heif_decoding_options_alloc() else {
-            throw PhotoError(.ioError, "libheif: out of memory for decoding options")
-        }
-        defer { heif_decoding_options_free(options) }
-        options.pointee.convert_hdr_to_8bit = 1
+        let rgba = channels == 4 || info.hasAlpha
         damage = nil
         let truncated = try truncation.map(limits.accept)
-        var decoded: OpaquePointer?
-        try heifCheck(heif_decode_image(handle.pointer, &decoded, heif_colorspace_RGB,
-                                        decodeRGBA ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB,
-                                        options),
-                      truncated.map { "\($0.reason): libheif cannot decode what is left" } ?? "HEIF image could not be decoded")
-        damage = truncated
-        guard let decoded else { throw PhotoError(.corruptImage, "HEIF image could not be decoded") }
-        let image = HEIFImage(decoded)
+        let image = try Self.decodePrimary(handle, rgba: rgba, failing: truncated)
         var stride: Int32 = 0
-        guard let plane = heif_image_get_plane_readonly(image.pointer, heif_channel_interleaved, &stride) else {
+        guard let plane = heif_image_get_plane(image.pointer, heif_channel_interleaved, &stride) else {
             throw PhotoError(.corruptImage, "HEIF decoder returned no pixels")
         }
         let width = Int(heif_image_get_width(image.pointer, heif_channel_interleaved))
@@ -171,8 +166,81 @@ public final class HEIFDecoder: PhotoDecoder {
         guard width == info.width, height == info.height else {
             throw PhotoError(.corruptImage, "HEIF decoded to \(width)×\(height), header said \(info.width)×\(info.height)")
         }
-        try handOutRows(plane, stride: Int(stride), width: width, height: height, rgba: decodeRGBA,
+        if let truncated, let otherPadding {
+            damage = try Self.greyOut(truncated, in: plane, stride: Int(stride), width: width, height: height, rgba: rgba,
+                                      comparedWith: otherPadding)
+        } else {
+            damage = truncated
+        }
+        try handOutRows(plane, stride: Int(stride), width: width, height: height, rgba: rgba,
                         channels: channels, limits: limits, row: row)
+    }
+
+    /// Decodes a primary image (transforms applied, HDR reduced to 8 bits) as interleaved RGB(A).
+    /// - Parameter failing: the file's damage, for the words when libheif cannot decode it.
+    private static func decodePrimary(_ handle: HEIFHandle, rgba: Bool, failing: Damage?) throws(PhotoError) -> HEIFImage {
+        guard let options = heif_decoding_options_alloc() else {
+            throw PhotoError(.ioError, "libheif: out of memory for decoding options")
+        }
+        defer { heif_decoding_options_free(options) }
+        options.pointee.convert_hdr_to_8bit = 1
+        var decoded: OpaquePointer?
+        try heifCheck(heif_decode_image(handle.pointer, &decoded, heif_colorspace_RGB,
+                                        rgba ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB, options),
+                      failing.map { "\($0.reason): libheif cannot decode what is left" } ?? "HEIF image could not be decoded")
+        guard let decoded else { throw PhotoError(.corruptImage, "HEIF image could not be decoded") }
+        return HEIFImage(decoded)
+    }
+
+    /// Where a file cut short stops being its own picture: the pixels decoded from the data
+    /// are the same whatever stands in for the missing bytes, the rest is the decoder's
+    /// guesswork. So the file is decoded a second time with 0xFF for the missing bytes (the
+    /// first had zeros); the part where the two differ — the bottom rows, or a side when the
+    /// picture is turned — is made grey, and the damage says which.
+    /// - Parameter other: the file with 0xFF bytes where the data is missing.
+    /// - Returns: the damage with its extent; unchanged when nothing of the picture differs.
+    private static func greyOut(_ damage: Damage, in plane: UnsafeMutablePointer<UInt8>, stride: Int, width: Int,
+                                height: Int, rgba: Bool, comparedWith other: [UInt8]) throws(PhotoError) -> Damage {
+        let context = try HEIFContext()
+        try heifCheck(other.withUnsafeBytes { heif_context_read_from_memory(context.pointer, $0.baseAddress, $0.count, nil) },
+                      "HEIF container could not be read")
+        var primary: OpaquePointer?
+        try heifCheck(heif_context_get_primary_image_handle(context.pointer, &primary), "HEIF has no primary image")
+        guard let primary else { throw PhotoError(.corruptImage, "HEIF has no primary image") }
+        let image = try decodePrimary(HEIFHandle(primary), rgba: rgba, failing: damage)
+        var otherStride: Int32 = 0
+        guard let otherPlane = heif_image_get_plane_readonly(image.pointer, heif_channel_interleaved, &otherStride),
+              heif_image_get_width(image.pointer, heif_channel_interleaved) == width,
+              heif_image_get_height(image.pointer, heif_channel_interleaved) == height else { return damage }
+        let pixel = rgba ? 4 : 3
+        // The box around every pixel that differs.
+        var top = height, bottom = -1, left = width, right = -1
+        for y in 0..<height {
+            let a = plane + y * stride, b = otherPlane + y * Int(otherStride)
+            guard memcmp(a, b, width * pixel) != 0 else { continue }
+            top = min(top, y)
+            bottom = y
+            for x in 0..<width where memcmp(a + x * pixel, b + x * pixel, pixel) != 0 {
+                left = min(left, x)
+                right = max(right, x)
+            }
+        }
+        guard bottom >= 0 else { return damage }
+        // Grey where the picture is the decoder's guess (opaque: a transparent hole would hide it).
+        let grey: [UInt8] = rgba ? [128, 128, 128, 255] : [128, 128, 128]
+        for y in top...bottom {
+            for x in left...right { (plane + y * stride + x * pixel).update(from: grey, count: pixel) }
+        }
+        // Named by the side it reaches from; the orientation that brings the stored bottom there.
+        let whole = (rows: top == 0 && bottom == height - 1, columns: left == 0 && right == width - 1)
+        let (from, lines, orientation): (Int?, Int, Int) = switch whole {
+        case (_, true) where bottom == height - 1: (top, height, 1)                  // the bottom rows
+        case (_, true) where top == 0: (height - 1 - bottom, height, 3)             // the top rows
+        case (true, _) where right == width - 1: (left, width, 8)                   // the right columns
+        case (true, _) where left == 0: (width - 1 - right, width, 6)               // the left columns
+        default: (nil, height, 1)
+        }
+        return Damage(reason: damage.reason, effect: .missing, fromRow: from, height: lines, orientation: orientation)
     }
 
     /// The EXIF block from the TIFF header on: libheif's block starts with a 4-byte
