@@ -36,8 +36,8 @@ enum ExplainCommand {
         guard !roots.isEmpty else {
             throw UsageError("which hot folder? give its ROOT (photofinish explain FILE ROOT) or --config FILE")
         }
-        // The name's bytes as given (a Latin-1 name is not UTF-8): from argv itself.
-        let path = FilePath(bytes: rawArgument(file))
+        // The name's bytes as given (a Latin-1 name is not UTF-8).
+        let path = a.positionalPaths[0]
         guard let name = path.lastComponent else { throw UsageError("explain needs a file name, not \(file)") }
         let sha = (try? Files.status(path))?.isRegular == true ? Explain.sha256(of: path) : nil
         var known = false
@@ -55,18 +55,6 @@ enum ExplainCommand {
             print("nothing is known about \(name) in \(roots.joined(separator: ", ")): it is not in drop/, in a batch being finished, nor in any report under out/.")
         }
         return known ? 0 : 1
-    }
-
-    /// The bytes of the command-line argument Swift shows as `text`: Swift decodes arguments
-    /// as UTF-8 and repairs what is not, so a Latin-1 name is taken from `argv` itself.
-    static func rawArgument(_ text: String) -> [UInt8] {
-        for i in 1..<Int(CommandLine.argc) {
-            guard let arg = CommandLine.unsafeArgv[i] else { continue }
-            if String(cString: arg) == text {
-                return Array(UnsafeBufferPointer(start: arg, count: strlen(arg))).map { UInt8(bitPattern: $0) }
-            }
-        }
-        return Array(text.utf8)
     }
 
     /// The hot folder a path lies in: the nearest folder above it that is a hot folder's root
