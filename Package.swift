@@ -68,9 +68,11 @@ let package = Package(
         .target(name: "CFaces",
                 cxxSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))],
                 linkerSettings: [.linkedLibrary(":libdlib.a"), .linkedLibrary("lapack"), .linkedLibrary("blas")]),
+        // The resampler's inner loops, for SSE2 and AVX2 (chosen at run time by CPU feature).
+        .target(name: "CResample", cSettings: [.unsafeFlags(["-O3"])]),
 
         // Swift modules, lowest first.
-        .target(name: "Pixels", dependencies: ["CLCMS"], swiftSettings: hotLoops),
+        .target(name: "Pixels", dependencies: ["CLCMS", "CResample"], swiftSettings: hotLoops),
         .target(name: "Codecs", dependencies: ["Pixels", "CShims", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLibRaw", "CLCMS"]),
         .target(name: "Typesetting", dependencies: ["Pixels", "CFreeType", "CHarfBuzz", "CFontconfig"],
                 swiftSettings: hotLoops),

@@ -1,3 +1,6 @@
+internal import CResample
+import Foundation
+
 /// Resizes an image with a Lanczos-3 filter while its rows stream in, top to bottom.
 ///
 /// A decoder pushes every source row in order; the resizer ignores the rows outside
@@ -16,6 +19,11 @@
 /// on black-and-white blocks 22; the Int16 ring stays within rounding, at the same speed.
 /// RGBA (straight alpha) is resampled premultiplied, so colour under transparent
 /// pixels cannot bleed into visible ones.
+///
+/// The inner loops are C (`CResample`), built for SSE2 and for AVX2 and chosen at run time
+/// (`ResampleKernels`); both give the same bytes. The horizontal pass takes source rows two at
+/// a time (one 256-bit multiply-add serves both, the weights loaded once), so a row waits for
+/// the next before it is filtered; the crop's last row never waits.
 ///
 /// Not thread-safe: one resizer belongs to one decode.
 public final class StreamingResizer {
@@ -45,29 +53,35 @@ public final class StreamingResizer {
 
     /// `ringRows` horizontally resampled rows of `targetWidth * channels` values
     /// (Int16, `ringFractionBits` fractional bits), `ringStride` apart; source row `r`
-    /// (crop-relative) lives in slot `r % ringRows`.
+    /// (crop-relative) lives in slot `r % ringRows`: one more than the vertical kernel spans,
+    /// since rows are filtered two at a time.
     private let ring: UnsafeMutablePointer<Int16>
     private let ringRows: Int
     private let ringRowBytes: Int
-    /// Row values plus 4 of slack: the RGB loop stores whole 4-value pixels.
+    /// Row values plus 4 of slack: the horizontal pass stores whole 4-value pixels.
     private let ringStride: Int
-    /// One crop row as 4-byte pixels (RGB widened to RGBx, or RGBA premultiplied), so
-    /// one vector loop serves both; nil when there is nothing to filter or premultiply.
+    /// One crop row as 4-byte pixels (RGB widened to RGBx for an odd tap count, or RGBA
+    /// premultiplied); nil when RGB goes straight into `pairs` or there is nothing to filter.
     private let scratch: UnsafeMutablePointer<UInt8>?
-    /// The crop row as overlapping pixel pairs with their channels side by side: entry
-    /// `j` is 8 Int16 `r[j] r[j+1] g[j] g[j+1] b[j] b[j+1] x[j] x[j+1]`. Built once per
-    /// row, it turns every two filter taps into one load and one 16-bit multiply-add.
-    /// Nil when the tap count is odd (sources narrower than the kernel).
-    private let pairRow: UnsafeMutablePointer<SIMD8<Int16>>?
-    /// The horizontal weights two by two, each pair repeated for the 4 channels
-    /// (`w0 w1 w0 w1 w0 w1 w0 w1`), ready to multiply with a `pairRow` entry.
-    private let pairWeights: UnsafeMutablePointer<SIMD8<Int16>>?
+    /// Two crop rows as overlapping pixel pairs (`CResample.h`): entry `j` is 32 bytes, for
+    /// each row the 8 Int16 `r[j] r[j+1] g[j] g[j+1] b[j] b[j+1] x[j] x[j+1]`. Built once
+    /// per row, it turns every two filter taps into one 16-bit multiply-add. Nil when the
+    /// tap count is odd (sources narrower than the kernel) or there is no horizontal filter.
+    private let pairs: UnsafeMutablePointer<Int16>?
+    /// The row (crop-relative) waiting for a second one to be filtered with, and its pixels
+    /// (a copy, `inWidth * channels` bytes: the decoder lends a row only during `push`).
+    private var pendingRow: Int?
+    private let pendingPixels: UnsafeMutablePointer<UInt8>?
+    /// The last row `take` will see (the crop's, or the shrunk crop's).
+    private let lastRow: Int
     /// Row pointers of the current vertical window, padded to an even count.
-    private let windowRows: UnsafeMutablePointer<UnsafePointer<Int16>>
-    /// The window's weights two by two (the second is 0 for the padding row).
-    private let windowWeights: UnsafeMutablePointer<SIMD2<Int16>>
+    private let windowRows: UnsafeMutablePointer<UnsafePointer<Int16>?>
+    /// The window's weights, padded like `windowRows` (0 for the padding row).
+    private let windowWeights: UnsafeMutablePointer<Int16>
     /// Zeros, standing in for the missing row of an odd vertical window.
     private let zeroRow: UnsafeMutablePointer<Int16>
+    /// The build of the inner loops this resizer runs (`PF_SIMD_SSE2` or `PF_SIMD_AVX2`).
+    private let simd: Int32
 
     /// Source rows pushed so far.
     private var rowsPushed = 0
@@ -86,9 +100,18 @@ public final class StreamingResizer {
     ///   - shrinkFirst: average RGB blocks (`BoxShrink`) before the filter when the shrink is
     ///     4:1 or more, leaving the filter 2:1 to 4:1: far cheaper, a little softer than
     ///     Lanczos all the way (previews; never an output).
-    public init(sourceWidth: Int, sourceHeight: Int, crop: PixelRect,
-                targetWidth: Int, targetHeight: Int, channels: Int, into sink: RowSink? = nil,
-                shrinkFirst: Bool = false) {
+    ///   - kernels: the build of the inner loops (tests compare them; the same bytes either way).
+    public convenience init(sourceWidth: Int, sourceHeight: Int, crop: PixelRect,
+                            targetWidth: Int, targetHeight: Int, channels: Int, into sink: RowSink? = nil,
+                            shrinkFirst: Bool = false) {
+        self.init(sourceWidth: sourceWidth, sourceHeight: sourceHeight, crop: crop, targetWidth: targetWidth,
+                  targetHeight: targetHeight, channels: channels, into: sink, shrinkFirst: shrinkFirst,
+                  kernels: .current)
+    }
+
+    init(sourceWidth: Int, sourceHeight: Int, crop: PixelRect,
+         targetWidth: Int, targetHeight: Int, channels: Int, into sink: RowSink? = nil,
+         shrinkFirst: Bool = false, kernels: ResampleKernels) {
         precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
         precondition(crop.width > 0 && crop.height > 0 && crop.x >= 0 && crop.y >= 0
                      && crop.x + crop.width <= sourceWidth && crop.y + crop.height <= sourceHeight,
@@ -113,27 +136,26 @@ public final class StreamingResizer {
         canvas = sink == nil ? CanvasRows(width: targetWidth, height: targetHeight, channels: channels) : nil
         self.sink = sink ?? canvas!
         premultiplies = channels == 4 && !(horizontal.isIdentity && vertical.isIdentity)
-        ringRows = vertical.taps
+        simd = kernels.simd
+        ringRows = vertical.taps + 1
         ringRowBytes = targetWidth * channels
         ringStride = ringRowBytes + 4
         ring = .allocate(capacity: ringRows * ringStride)
-        scratch = horizontal.isIdentity && !premultiplies ? nil : .allocate(capacity: inWidth * 4)
-        if !horizontal.isIdentity && horizontal.taps % 2 == 0 {
-            pairRow = .allocate(capacity: inWidth)
-            let steps = horizontal.taps / 2
-            let expanded = UnsafeMutablePointer<SIMD8<Int16>>.allocate(capacity: targetWidth * steps)
-            for i in 0..<(targetWidth * steps) {
-                let w0 = horizontal.weights[2 * i], w1 = horizontal.weights[2 * i + 1]
-                expanded[i] = SIMD8(w0, w1, w0, w1, w0, w1, w0, w1)
-            }
-            pairWeights = expanded
+        lastRow = (shrink?.shrunkHeight ?? crop.height) - 1
+        let paired = !horizontal.isIdentity && horizontal.taps % 2 == 0
+        if paired {
+            pairs = UnsafeMutableRawPointer.allocate(byteCount: inWidth * 32, alignment: 32)
+                .bindMemory(to: Int16.self, capacity: inWidth * 16)
+            pendingPixels = .allocate(capacity: inWidth * channels)
         } else {
-            pairRow = nil
-            pairWeights = nil
+            pairs = nil
+            pendingPixels = nil
         }
-        let pairs = (ringRows + 1) / 2
-        windowRows = .allocate(capacity: 2 * pairs)
-        windowWeights = .allocate(capacity: pairs)
+        let needsScratch = premultiplies || (!horizontal.isIdentity && !paired)
+        scratch = needsScratch ? .allocate(capacity: inWidth * 4) : nil
+        let windowPairs = (vertical.taps + 1) / 2
+        windowRows = .allocate(capacity: 2 * windowPairs)
+        windowWeights = .allocate(capacity: 2 * windowPairs)
         zeroRow = .allocate(capacity: ringRowBytes)
         zeroRow.initialize(repeating: 0, count: ringRowBytes)
     }
@@ -141,8 +163,8 @@ public final class StreamingResizer {
     deinit {
         ring.deallocate()
         scratch?.deallocate()
-        pairRow?.deallocate()
-        pairWeights?.deallocate()
+        pairs.map { UnsafeMutableRawPointer($0).deallocate() }
+        pendingPixels?.deallocate()
         windowRows.deallocate()
         windowWeights.deallocate()
         zeroRow.deallocate()
@@ -180,31 +202,38 @@ public final class StreamingResizer {
             nextOutputRow += 1
             return
         }
-        let slot = ring + (r % ringRows) * ringStride
         if horizontal.isIdentity {
+            let slot = self.slot(r)
             if let scratch {
                 premultiply(source, into: scratch, pixels: inWidth)
                 toRing(scratch, slot)
             } else {
                 toRing(source, slot)
             }
-        } else if let scratch {
-            if let pairRow, channels == 3 {
-                makePairsRGB(source, into: pairRow, pixels: inWidth)
-                resampleRowInPairs(pairRow, into: slot)
-            } else {
-                if channels == 3 {
-                    widen(source, into: scratch, pixels: inWidth)
-                } else {
-                    premultiply(source, into: scratch, pixels: inWidth)
-                }
-                if let pairRow {
-                    makePairs(scratch, into: pairRow, pixels: inWidth)
-                    resampleRowInPairs(pairRow, into: slot)
-                } else {
-                    resampleRow(scratch, into: slot)
-                }
+        } else if let pairs, let pendingPixels {
+            var pixels = source
+            if channels == 4, let scratch {
+                premultiply(source, into: scratch, pixels: inWidth)
+                pixels = UnsafePointer(scratch)
             }
+            if pendingRow == nil && r < lastRow {
+                pendingPixels.update(from: pixels, count: inWidth * channels)
+                pendingRow = r
+                return
+            }
+            // Two rows (or the last one alone, in both lanes).
+            let first = pendingRow == nil ? pixels : UnsafePointer(pendingPixels)
+            pf_resample_pairs(simd, first, pixels, Int32(channels), Int32(inWidth), pairs)
+            pf_resample_rows(simd, pairs, horizontal.starts, horizontal.weights, Int32(horizontal.taps),
+                             Int32(targetWidth), Int32(channels), slot(pendingRow ?? r), pendingRow == nil ? nil : slot(r))
+            pendingRow = nil
+        } else if let scratch {
+            if channels == 3 {
+                widen(source, into: scratch, pixels: inWidth)
+            } else {
+                premultiply(source, into: scratch, pixels: inWidth)
+            }
+            resampleRow(scratch, into: slot(r))
         }
         // Every output row whose window ends at this source row can be written now
         // (several of them when upscaling).
@@ -213,6 +242,12 @@ public final class StreamingResizer {
             writeOutputRow(nextOutputRow)
             nextOutputRow += 1
         }
+    }
+
+    /// The ring slot of crop row `r`.
+    @inline(__always)
+    private func slot(_ r: Int) -> UnsafeMutablePointer<Int16> {
+        ring + (r % ringRows) * ringStride
     }
 
     /// The resized image, handed over once (a resizer made without a sink of its own).
@@ -261,85 +296,6 @@ public final class StreamingResizer {
                                                         as: SIMD4<Int16>.self)
     }
 
-    /// Builds the pair row from 4-byte pixels (see `pairRow`).
-    private func makePairs(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<SIMD8<Int16>>,
-                           pixels: Int) {
-        makePairs(source, stride: 4, safeLoads: pixels, into: destination, pixels: pixels)
-    }
-
-    /// Builds the pair row straight from RGB pixels (the fourth lane is the next
-    /// pixel's red, computed and dropped).
-    private func makePairsRGB(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<SIMD8<Int16>>,
-                              pixels: Int) {
-        // A 4-byte load at the last pixel would read one byte past the row.
-        makePairs(source, stride: 3, safeLoads: pixels - 1, into: destination, pixels: pixels)
-    }
-
-    /// Each pixel is widened once to 16 bits and interleaved with its left neighbour
-    /// (`punpcklwd`), instead of shuffling bytes per entry, which SSE2 has no single
-    /// instruction for.
-    @inline(__always)
-    private func makePairs(_ source: UnsafePointer<UInt8>, stride: Int, safeLoads: Int,
-                           into destination: UnsafeMutablePointer<SIMD8<Int16>>, pixels: Int) {
-        let s = UnsafeRawPointer(source)
-        @inline(__always) func pixel(_ j: Int) -> SIMD4<Int16> {
-            if j < safeLoads {
-                return SIMD4<Int16>(truncatingIfNeeded: s.loadUnaligned(fromByteOffset: j * stride, as: SIMD4<UInt8>.self))
-            }
-            let p = source + j * stride
-            return SIMD4<Int16>(Int16(p[0]), Int16(p[1]), Int16(p[2]), stride == 4 ? Int16(p[3]) : 0)
-        }
-        @inline(__always) func pair(_ a: SIMD4<Int16>, _ b: SIMD4<Int16>) -> SIMD8<Int16> {
-            SIMD8(a[0], b[0], a[1], b[1], a[2], b[2], a[3], b[3])
-        }
-        var previous = pixel(0)
-        let fast = min(safeLoads, pixels) - 1
-        for j in 0..<max(fast, 0) {
-            let next = SIMD4<Int16>(truncatingIfNeeded: s.loadUnaligned(fromByteOffset: (j + 1) * stride,
-                                                                       as: SIMD4<UInt8>.self))
-            destination[j] = pair(previous, next)
-            previous = next
-        }
-        for j in max(fast, 0)..<pixels {
-            // The last pixel has no right neighbour; no window starts a pair there.
-            let next = pixel(min(j + 1, pixels - 1))
-            destination[j] = pair(previous, next)
-            previous = next
-        }
-    }
-
-    /// The horizontal filter, two taps per multiply: a `pairRow` entry times its
-    /// expanded weights, 16-bit products summed in pairs into 32 bits (the shape LLVM
-    /// turns into SSE2 `pmaddwd`). Unrolled by two with two sums to keep the adds apart.
-    private func resampleRowInPairs(_ pairs: UnsafePointer<SIMD8<Int16>>, into destination: UnsafeMutablePointer<Int16>) {
-        let steps = horizontal.taps / 2
-        let starts = horizontal.starts
-        let channels = self.channels
-        var weight = UnsafePointer(pairWeights!)
-        let d = destination
-        @inline(__always) func madd(_ a: SIMD8<Int16>, _ b: SIMD8<Int16>) -> SIMD4<Int32> {
-            let product = SIMD8<Int32>(truncatingIfNeeded: a) &* SIMD8<Int32>(truncatingIfNeeded: b)
-            return product.evenHalf &+ product.oddHalf
-        }
-        for x in 0..<targetWidth {
-            // Entries two pixels apart: the next pair of taps.
-            var p = pairs + Int(starts[x])
-            var sum = SIMD4<Int32>(repeating: ringHalf)
-            var other = SIMD4<Int32>.zero
-            for _ in 0..<(steps / 2) {
-                sum &+= madd(p[0], weight[0])
-                other &+= madd(p[2], weight[1])
-                p += 4
-                weight += 2
-            }
-            if steps % 2 == 1 {
-                sum &+= madd(p[0], weight[0])
-                weight += 1
-            }
-            store(sum &+ other, d + x * channels)
-        }
-    }
-
     /// The horizontal filter one tap at a time (an odd tap count: only tiny sources).
     private func resampleRow(_ source: UnsafePointer<UInt8>, into destination: UnsafeMutablePointer<Int16>) {
         let taps = horizontal.taps
@@ -367,7 +323,7 @@ public final class StreamingResizer {
         let start = Int(vertical.starts[y])
         let count = ringRowBytes
         if vertical.isIdentity {
-            let source = ring + (start % ringRows) * ringStride
+            let source = slot(start)
             let half = Int32(1) &<< (ringFractionBits - 1)
             for i in 0..<count { out[i] = clamp8((Int32(source[i]) &+ half) &>> ringFractionBits) }
         } else {
@@ -375,66 +331,12 @@ public final class StreamingResizer {
             let weights = vertical.weights + y * taps
             let pairs = (taps + 1) / 2
             for k in 0..<(2 * pairs) {
-                windowRows[k] = k < taps ? UnsafePointer(ring + ((start + k) % ringRows) * ringStride)
-                                         : UnsafePointer(zeroRow)
+                windowRows[k] = k < taps ? UnsafePointer(slot(start + k)) : UnsafePointer(zeroRow)
+                windowWeights[k] = k < taps ? weights[k] : 0
             }
-            for p in 0..<pairs {
-                windowWeights[p] = SIMD2(weights[2 * p], 2 * p + 1 < taps ? weights[2 * p + 1] : 0)
-            }
-            if count >= 16 {
-                filterColumns(into: out, count: count, pairs: pairs)
-            } else {
-                for i in 0..<count {
-                    var sum = outputHalf
-                    for k in 0..<taps { sum &+= Int32(weights[k]) &* Int32(windowRows[k][i]) }
-                    out[i] = clamp8(sum &>> outputBits)
-                }
-            }
+            pf_resample_columns(simd, windowRows, windowWeights, Int32(pairs), Int32(count), out)
         }
         if premultiplies { unpremultiply(out, pixels: targetWidth) }
-    }
-
-    /// The vertical filter, 16 values of the row at a time with the sums in registers,
-    /// two rows per step: their values are interleaved so each step is a 16-bit
-    /// multiply with 32-bit pair sums (SSE2 `pmaddwd`).
-    private func filterColumns(into out: UnsafeMutablePointer<UInt8>, count: Int, pairs: Int) {
-        let rows = windowRows
-        let weights = windowWeights
-        let o = UnsafeMutableRawPointer(out)
-        var i = 0
-        while true {
-            // The last block overlaps the one before rather than running past the row.
-            let at = min(i, count - 16)
-            // Four blocks of 4 values; written as 8-lane pieces, the shape LLVM turns
-            // into `pmaddwd` (it does not for 16 lanes).
-            var s0 = SIMD4<Int32>(repeating: outputHalf), s1 = s0, s2 = s0, s3 = s0
-            for p in 0..<pairs {
-                let a = UnsafeRawPointer(rows[2 * p] + at).loadUnaligned(as: SIMD16<Int16>.self)
-                let b = UnsafeRawPointer(rows[2 * p + 1] + at).loadUnaligned(as: SIMD16<Int16>.self)
-                let w = weights[p]
-                let w32 = SIMD8<Int32>(truncatingIfNeeded: SIMD8<Int16>(
-                    w[0], w[1], w[0], w[1], w[0], w[1], w[0], w[1]))
-                @inline(__always) func step(_ q: Int) -> SIMD4<Int32> {
-                    let paired = SIMD8<Int16>(a[q], b[q], a[q + 1], b[q + 1], a[q + 2], b[q + 2], a[q + 3], b[q + 3])
-                    let product = SIMD8<Int32>(truncatingIfNeeded: paired) &* w32
-                    return product.evenHalf &+ product.oddHalf
-                }
-                s0 &+= step(0)
-                s1 &+= step(4)
-                s2 &+= step(8)
-                s3 &+= step(12)
-            }
-            @inline(__always) func bytes(_ v: SIMD4<Int32>) -> SIMD4<UInt8> {
-                var v = v &>> SIMD4(repeating: outputBits)
-                v.clamp(lowerBound: .zero, upperBound: SIMD4(repeating: 255))
-                return SIMD4<UInt8>(truncatingIfNeeded: v)
-            }
-            o.storeBytes(of: SIMD16<UInt8>(lowHalf: SIMD8(lowHalf: bytes(s0), highHalf: bytes(s1)),
-                                           highHalf: SIMD8(lowHalf: bytes(s2), highHalf: bytes(s3))),
-                         toByteOffset: at, as: SIMD16<UInt8>.self)
-            if at == count - 16 { break }
-            i += 16
-        }
     }
 }
 
@@ -446,17 +348,31 @@ public final class StreamingResizer {
 ///   - shrinkFirst: as in `StreamingResizer` (previews).
 /// - Returns: a new image; or `image` itself when the size is unchanged (it is read only).
 public func resized(_ image: Image, width: Int, height: Int, shrinkFirst: Bool = false) -> Image {
+    resized(image, width: width, height: height, shrinkFirst: shrinkFirst, kernels: .current)
+}
+
+/// `resized`, with the inner loops of `kernels` (tests compare the builds).
+func resized(_ image: Image, width: Int, height: Int, shrinkFirst: Bool = false,
+             kernels: ResampleKernels) -> Image {
     if width == image.width && height == image.height { return image }
-    return image.withUnsafeRows { resized($0, width: width, height: height, shrinkFirst: shrinkFirst) }.finished()
+    return image.withUnsafeRows {
+        resized($0, width: width, height: height, shrinkFirst: shrinkFirst, kernels: kernels)
+    }.finished()
 }
 
 /// Resizes rows lent for reading into a new canvas (a copy when the size is unchanged);
 /// `shrinkFirst` as in `StreamingResizer` (previews).
 public func resized(_ image: PixelRows, width: Int, height: Int, shrinkFirst: Bool = false) -> Canvas {
+    resized(image, width: width, height: height, shrinkFirst: shrinkFirst, kernels: .current)
+}
+
+func resized(_ image: PixelRows, width: Int, height: Int, shrinkFirst: Bool = false,
+             kernels: ResampleKernels) -> Canvas {
     let resizer = StreamingResizer(
         sourceWidth: image.width, sourceHeight: image.height,
         crop: PixelRect(x: 0, y: 0, width: image.width, height: image.height),
-        targetWidth: width, targetHeight: height, channels: image.channels, shrinkFirst: shrinkFirst)
+        targetWidth: width, targetHeight: height, channels: image.channels, shrinkFirst: shrinkFirst,
+        kernels: kernels)
     for y in 0..<image.height where !resizer.isComplete {
         resizer.push(image[y])
     }

@@ -1,0 +1,47 @@
+#pragma once
+/* The resampler's inner loops (Pixels/Resample/StreamingResizer.swift), in two builds of the
+   same integer arithmetic: SSE2 (every x86-64) and AVX2, chosen once at run time by CPU feature.
+   Both give the same bytes: sums of 16-bit products in 32 bits, shifted and saturated the same
+   way, so only the number of values per instruction differs.
+
+   Fixed point, as StreamingResizer documents: weights Int16 with 14 fractional bits; the
+   horizontally resampled rows Int16 with 6 fractional bits; output bytes rounded and clamped.
+
+   The horizontal pass takes rows two at a time through a "pair buffer": entry j holds, for
+   each of the two rows (lanes 0 and 1), the 8 Int16 `r[j] r[j+1] g[j] g[j+1] b[j] b[j+1]
+   x[j] x[j+1]` (x is alpha for 4-byte pixels, 0 for RGB), so every two filter taps are one
+   16-bit multiply-add per row. Entries are 32 bytes, lane 0 first; the buffer must be 32-byte
+   aligned. */
+
+#include <stdint.h>
+
+/* Instruction sets the kernels are built for: the `simd` argument of every function below
+   (the Swift side chooses, ResampleKernels.swift). AVX2 only where pf_simd_cpu_has_avx2. */
+enum {
+    PF_SIMD_SSE2 = 1,
+    PF_SIMD_AVX2 = 2,
+};
+
+/* Whether this CPU (and the kernel, for the wide registers) runs AVX2. */
+int pf_simd_cpu_has_avx2(void);
+
+/* Fills `pixels` pair-buffer entries from two rows (lane 0 from `row0`, lane 1 from `row1`; the
+   same row twice for one alone) of `pixels` pixels of `bytes_per_pixel` (3: RGB, 4: RGBA or
+   RGBX) bytes. The last entry pairs the last pixel with itself. */
+void pf_resample_pairs(int simd, const uint8_t *row0, const uint8_t *row1, int bytes_per_pixel, int pixels,
+                       int16_t *pairs);
+
+/* The horizontal filter over both lanes of a pair buffer: output pixel x of a lane is the sum
+   over taps t of weights[x * taps + t] times the lane's pixel starts[x] + t, plus the rounding
+   half, shifted right by 8 and saturated to Int16. Writes 4 values a pixel at x * channels
+   (channels 3 or 4: for RGB the fourth lands in the next pixel's place or, after the last
+   pixel, in 4 values of slack the row must have). `out1` may be NULL (lane 1 is then not
+   stored). `taps` must be even. */
+void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, const int16_t *weights,
+                      int taps, int width, int channels, int16_t *out0, int16_t *out1);
+
+/* The vertical filter: `count` output bytes, each the sum over the `2 * pairs` rows of
+   weights[k] times rows[k][i], plus the rounding half, shifted right by 20, clamped to 0…255.
+   `rows` and `weights` are padded to an even count (a row of zeros with weight 0). */
+void pf_resample_columns(int simd, const int16_t *const *rows, const int16_t *weights, int pairs,
+                         int count, uint8_t *out);

@@ -1,0 +1,378 @@
+/* The resampler's inner loops, for SSE2 and for AVX2 (see CResample.h). Each AVX2 function is
+   compiled for AVX2 alone (`target("avx2")`), so the library runs on any x86-64 and calls it
+   only where pf_simd_cpu_has_avx2 said yes. On other architectures the SSE2 names are the
+   portable scalar loops (same results). */
+
+#include "CResample.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The fixed point of StreamingResizer (ResampleWeights.swift). */
+enum {
+    ROW_SHIFT = 14 - 6,          /* weight bits − ring fraction bits */
+    ROW_HALF = 1 << (ROW_SHIFT - 1),
+    OUT_SHIFT = 14 + 6,          /* weight bits + ring fraction bits */
+    OUT_HALF = 1 << (OUT_SHIFT - 1),
+};
+
+/* Pixel j as 4 Int16 (RGB: the fourth 0), read without going past the row. */
+static inline uint64_t pixel_lanes(const uint8_t *row, int bpp, int j) {
+    const uint8_t *p = row + (size_t)j * (size_t)bpp;
+    uint64_t v = (uint64_t)p[0] | (uint64_t)p[1] << 16 | (uint64_t)p[2] << 32;
+    if (bpp == 4) v |= (uint64_t)p[3] << 48;
+    return v;
+}
+
+/* Entries from..<pixels of both lanes, a value at a time (row ends; the portable build). */
+static void pairs_scalar(const uint8_t *row0, const uint8_t *row1, int bpp, int pixels, int16_t *pairs,
+                         int from) {
+    for (int j = from; j < pixels; j++) {
+        int n = j + 1 < pixels ? j + 1 : pixels - 1;
+        for (int lane = 0; lane < 2; lane++) {
+            const uint8_t *row = lane == 0 ? row0 : row1;
+            uint64_t a = pixel_lanes(row, bpp, j), b = pixel_lanes(row, bpp, n);
+            int16_t *d = pairs + (size_t)j * 16 + lane * 8;
+            for (int c = 0; c < 4; c++) {
+                d[2 * c] = (int16_t)(a >> (16 * c) & 0xFFFF);
+                d[2 * c + 1] = (int16_t)(b >> (16 * c) & 0xFFFF);
+            }
+        }
+    }
+}
+
+static inline int32_t weight_pair(const int16_t *w) {
+    int32_t v;
+    memcpy(&v, w, sizeof v);
+    return v;
+}
+
+static inline uint8_t clamp8(int32_t v) {
+    return (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+}
+
+static void columns_scalar(const int16_t *const *rows, const int16_t *weights, int pairs, int from,
+                           int count, uint8_t *out) {
+    for (int i = from; i < count; i++) {
+        int32_t sum = OUT_HALF;
+        for (int k = 0; k < 2 * pairs; k++) sum += (int32_t)weights[k] * rows[k][i];
+        out[i] = clamp8(sum >> OUT_SHIFT);
+    }
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+int pf_simd_cpu_has_avx2(void) {
+    /* compiler-rt's cpu model also checks that the kernel saves the YMM registers (XGETBV). */
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2");
+}
+
+/* Runs `call` with PF_STEPS a constant for the usual counts of tap pairs (2:1 to 4:1 shrinks, the
+   web recipe's 1.97:1 is 7), so the compiler unrolls the tap loop; other counts run it as a loop. */
+#define PF_BY_STEPS(n, call) \
+    switch (n) { \
+    case 1: { enum { PF_STEPS = 1 }; call; break; } \
+    case 2: { enum { PF_STEPS = 2 }; call; break; } \
+    case 3: { enum { PF_STEPS = 3 }; call; break; } \
+    case 4: { enum { PF_STEPS = 4 }; call; break; } \
+    case 5: { enum { PF_STEPS = 5 }; call; break; } \
+    case 6: { enum { PF_STEPS = 6 }; call; break; } \
+    case 7: { enum { PF_STEPS = 7 }; call; break; } \
+    case 8: { enum { PF_STEPS = 8 }; call; break; } \
+    case 9: { enum { PF_STEPS = 9 }; call; break; } \
+    case 10: { enum { PF_STEPS = 10 }; call; break; } \
+    case 11: { enum { PF_STEPS = 11 }; call; break; } \
+    case 12: { enum { PF_STEPS = 12 }; call; break; } \
+    default: { const int PF_STEPS = (n); call; break; } \
+    }
+
+/* MARK: SSE2 */
+
+static inline __m128i pixel_sse2(const uint8_t *row, int bpp, int j, uint32_t mask) {
+    uint32_t v;
+    memcpy(&v, row + (size_t)j * (size_t)bpp, sizeof v);
+    return _mm_unpacklo_epi8(_mm_cvtsi32_si128((int)(v & mask)), _mm_setzero_si128());
+}
+
+/* Each pixel widened once and interleaved with its right neighbour; the two rows' halves of an
+   entry are stored side by side. A 4-byte load at pixel j reads one byte past an RGB pixel: the
+   last pixel is read value by value. */
+static inline __attribute__((always_inline))
+void pairs_sse2_body(const uint8_t *row0, const uint8_t *row1, const int bpp, int pixels, int16_t *pairs) {
+    const uint32_t mask = bpp == 4 ? 0xFFFFFFFFu : 0x00FFFFFFu;
+    int fast = pixels - 2;  /* entries whose two pixels both allow a 4-byte load */
+    int j = 0;
+    if (fast > 0) {
+        __m128i a = pixel_sse2(row0, bpp, 0, mask), b = pixel_sse2(row1, bpp, 0, mask);
+        for (; j < fast; j++) {
+            __m128i na = pixel_sse2(row0, bpp, j + 1, mask), nb = pixel_sse2(row1, bpp, j + 1, mask);
+            __m128i *d = (__m128i *)(pairs + (size_t)j * 16);
+            _mm_store_si128(d, _mm_unpacklo_epi16(a, na));
+            _mm_store_si128(d + 1, _mm_unpacklo_epi16(b, nb));
+            a = na;
+            b = nb;
+        }
+    }
+    pairs_scalar(row0, row1, bpp, pixels, pairs, j);
+}
+
+static void pairs_sse2(const uint8_t *row0, const uint8_t *row1, int bpp, int pixels, int16_t *pairs) {
+    if (bpp == 3) pairs_sse2_body(row0, row1, 3, pixels, pairs);
+    else pairs_sse2_body(row0, row1, 4, pixels, pairs);
+}
+
+static inline __attribute__((always_inline))
+void rows_sse2_body(const int16_t *pairs, const int32_t *starts, const int16_t *weights, int taps,
+                    int width, int channels, int16_t *out0, int16_t *out1, const int steps) {
+    const __m128i half = _mm_set1_epi32(ROW_HALF);
+    const int16_t *w = weights;
+    for (int x = 0; x < width; x++, w += taps) {
+        const __m128i *p = (const __m128i *)(pairs + (size_t)starts[x] * 16);
+        __m128i a = half, b = half;
+        if (out1 != NULL) {
+            for (int k = 0; k < steps; k++) {
+                __m128i wk = _mm_set1_epi32(weight_pair(w + 2 * k));
+                a = _mm_add_epi32(a, _mm_madd_epi16(_mm_load_si128(p + 4 * k), wk));
+                b = _mm_add_epi32(b, _mm_madd_epi16(_mm_load_si128(p + 4 * k + 1), wk));
+            }
+        } else {
+            __m128i a2 = _mm_setzero_si128();
+            int k = 0;
+            for (; k + 2 <= steps; k += 2) {
+                a = _mm_add_epi32(a, _mm_madd_epi16(_mm_load_si128(p + 4 * k),
+                                                    _mm_set1_epi32(weight_pair(w + 2 * k))));
+                a2 = _mm_add_epi32(a2, _mm_madd_epi16(_mm_load_si128(p + 4 * k + 4),
+                                                      _mm_set1_epi32(weight_pair(w + 2 * k + 2))));
+            }
+            if (k < steps) {
+                a = _mm_add_epi32(a, _mm_madd_epi16(_mm_load_si128(p + 4 * k),
+                                                    _mm_set1_epi32(weight_pair(w + 2 * k))));
+            }
+            a = _mm_add_epi32(a, a2);
+        }
+        __m128i packed = _mm_packs_epi32(_mm_srai_epi32(a, ROW_SHIFT), _mm_srai_epi32(b, ROW_SHIFT));
+        _mm_storel_epi64((__m128i *)(out0 + (size_t)x * channels), packed);
+        if (out1 != NULL) _mm_storel_epi64((__m128i *)(out1 + (size_t)x * channels), _mm_unpackhi_epi64(packed, packed));
+    }
+}
+
+static void rows_sse2(const int16_t *pairs, const int32_t *starts, const int16_t *weights, int taps,
+                      int width, int channels, int16_t *out0, int16_t *out1) {
+    PF_BY_STEPS(taps / 2, rows_sse2_body(pairs, starts, weights, 2 * PF_STEPS, width, channels, out0, out1, PF_STEPS))
+}
+
+/* 16 values a block, the last block overlapping the one before rather than running past. */
+static inline __attribute__((always_inline))
+void columns_sse2_body(const int16_t *const *rows, const int16_t *weights, const int pairs, int count,
+                       uint8_t *out) {
+    const __m128i half = _mm_set1_epi32(OUT_HALF);
+    for (int i = 0;; i += 16) {
+        int at = i < count - 16 ? i : count - 16;
+        __m128i s0 = half, s1 = half, s2 = half, s3 = half;
+        for (int p = 0; p < pairs; p++) {
+            const int16_t *ra = rows[2 * p] + at, *rb = rows[2 * p + 1] + at;
+            __m128i w = _mm_set1_epi32(weight_pair(weights + 2 * p));
+            __m128i a0 = _mm_loadu_si128((const __m128i *)ra), a1 = _mm_loadu_si128((const __m128i *)(ra + 8));
+            __m128i b0 = _mm_loadu_si128((const __m128i *)rb), b1 = _mm_loadu_si128((const __m128i *)(rb + 8));
+            s0 = _mm_add_epi32(s0, _mm_madd_epi16(_mm_unpacklo_epi16(a0, b0), w));
+            s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_unpackhi_epi16(a0, b0), w));
+            s2 = _mm_add_epi32(s2, _mm_madd_epi16(_mm_unpacklo_epi16(a1, b1), w));
+            s3 = _mm_add_epi32(s3, _mm_madd_epi16(_mm_unpackhi_epi16(a1, b1), w));
+        }
+        __m128i lo = _mm_packs_epi32(_mm_srai_epi32(s0, OUT_SHIFT), _mm_srai_epi32(s1, OUT_SHIFT));
+        __m128i hi = _mm_packs_epi32(_mm_srai_epi32(s2, OUT_SHIFT), _mm_srai_epi32(s3, OUT_SHIFT));
+        _mm_storeu_si128((__m128i *)(out + at), _mm_packus_epi16(lo, hi));
+        if (at == count - 16) break;
+    }
+}
+
+static void columns_sse2(const int16_t *const *rows, const int16_t *weights, int pairs, int count,
+                         uint8_t *out) {
+    if (count < 16) {
+        columns_scalar(rows, weights, pairs, 0, count, out);
+        return;
+    }
+    PF_BY_STEPS(pairs, columns_sse2_body(rows, weights, PF_STEPS, count, out))
+}
+
+/* MARK: AVX2 */
+
+/* Byte shuffles that turn a 16-byte load at pixel j into entry j + k (k < per: 4 for RGB, 3
+   for 4-byte pixels): pixel j + k's and j + k + 1's values side by side, widened to 16 bits
+   (index −1 gives 0; RGB's fourth value is 0). The same in both 128-bit halves. */
+#define PF_PAIR_MASK(s, k, x0, x1) _mm256_setr_epi8( \
+    (s)*(k), -1, (s)*((k)+1), -1, (s)*(k)+1, -1, (s)*((k)+1)+1, -1, \
+    (s)*(k)+2, -1, (s)*((k)+1)+2, -1, (x0), -1, (x1), -1, \
+    (s)*(k), -1, (s)*((k)+1), -1, (s)*(k)+1, -1, (s)*((k)+1)+1, -1, \
+    (s)*(k)+2, -1, (s)*((k)+1)+2, -1, (x0), -1, (x1), -1)
+
+/* A 256-bit load of each row, its low half at pixel j and its high half 12 bytes on (pixel
+   j + per), shuffled into entries j+k and j+per+k of that row; the two rows' entries are then
+   put side by side (one 128-bit permute each) and stored whole, 32 bytes. */
+static inline __attribute__((always_inline, target("avx2")))
+void pairs_avx2_body(const uint8_t *row0, const uint8_t *row1, const int bpp, int pixels, int16_t *pairs) {
+    const int per = bpp == 3 ? 4 : 3;
+    __m256i m[4];
+    if (bpp == 3) {
+        m[0] = PF_PAIR_MASK(3, 0, -1, -1);
+        m[1] = PF_PAIR_MASK(3, 1, -1, -1);
+        m[2] = PF_PAIR_MASK(3, 2, -1, -1);
+        m[3] = PF_PAIR_MASK(3, 3, -1, -1);
+    } else {
+        m[0] = PF_PAIR_MASK(4, 0, 3, 7);
+        m[1] = PF_PAIR_MASK(4, 1, 7, 11);
+        m[2] = PF_PAIR_MASK(4, 2, 11, 15);
+        m[3] = m[2];
+    }
+    const size_t rowBytes = (size_t)pixels * (size_t)bpp;
+    int j = 0;
+    /* Both loads inside the row: bytes bpp·j … bpp·j + 28. */
+    for (; (size_t)j * (size_t)bpp + 28 <= rowBytes && j + 2 * per < pixels; j += 2 * per) {
+        const uint8_t *s0 = row0 + (size_t)j * (size_t)bpp, *s1 = row1 + (size_t)j * (size_t)bpp;
+        __m256i v0 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)s0)),
+                                             _mm_loadu_si128((const __m128i *)(s0 + 12)), 1);
+        __m256i v1 = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)s1)),
+                                             _mm_loadu_si128((const __m128i *)(s1 + 12)), 1);
+        for (int k = 0; k < per; k++) {
+            __m256i e0 = _mm256_shuffle_epi8(v0, m[k]), e1 = _mm256_shuffle_epi8(v1, m[k]);
+            _mm256_store_si256((__m256i *)(pairs + (size_t)(j + k) * 16), _mm256_permute2x128_si256(e0, e1, 0x20));
+            _mm256_store_si256((__m256i *)(pairs + (size_t)(j + per + k) * 16), _mm256_permute2x128_si256(e0, e1, 0x31));
+        }
+    }
+    pairs_scalar(row0, row1, bpp, pixels, pairs, j);
+}
+
+__attribute__((target("avx2")))
+static void pairs_avx2(const uint8_t *row0, const uint8_t *row1, int bpp, int pixels, int16_t *pairs) {
+    if (bpp == 3) pairs_avx2_body(row0, row1, 3, pixels, pairs);
+    else pairs_avx2_body(row0, row1, 4, pixels, pairs);
+}
+
+/* Both lanes of an entry are one 256-bit multiply-add with the tap pair's weights broadcast;
+   two sums keep the adds apart. */
+static inline __attribute__((always_inline, target("avx2")))
+void rows_avx2_body(const int16_t *pairs, const int32_t *starts, const int16_t *weights, int taps,
+                    int width, int channels, int16_t *out0, int16_t *out1, const int steps) {
+    const __m256i half = _mm256_set1_epi32(ROW_HALF);
+    const int16_t *w = weights;
+    for (int x = 0; x < width; x++, w += taps) {
+        const __m256i *p = (const __m256i *)(pairs + (size_t)starts[x] * 16);
+        __m256i s0 = half, s1 = _mm256_setzero_si256();
+        int k = 0;
+        for (; k + 2 <= steps; k += 2) {
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_load_si256(p + 2 * k),
+                                                        _mm256_set1_epi32(weight_pair(w + 2 * k))));
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_load_si256(p + 2 * k + 2),
+                                                        _mm256_set1_epi32(weight_pair(w + 2 * k + 2))));
+        }
+        if (k < steps) {
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_load_si256(p + 2 * k),
+                                                        _mm256_set1_epi32(weight_pair(w + 2 * k))));
+        }
+        __m256i v = _mm256_srai_epi32(_mm256_add_epi32(s0, s1), ROW_SHIFT);
+        v = _mm256_packs_epi32(v, v);
+        _mm_storel_epi64((__m128i *)(out0 + (size_t)x * channels), _mm256_castsi256_si128(v));
+        if (out1 != NULL) _mm_storel_epi64((__m128i *)(out1 + (size_t)x * channels), _mm256_extracti128_si256(v, 1));
+    }
+}
+
+__attribute__((target("avx2")))
+static void rows_avx2(const int16_t *pairs, const int32_t *starts, const int16_t *weights, int taps,
+                      int width, int channels, int16_t *out0, int16_t *out1) {
+    PF_BY_STEPS(taps / 2, rows_avx2_body(pairs, starts, weights, 2 * PF_STEPS, width, channels, out0, out1, PF_STEPS))
+}
+
+/* 32 values a block. The 16-bit interleaves and the packs work within 128-bit halves, so the
+   packed bytes come out as 0–7 16–23 | 8–15 24–31 and one permute puts them in order. */
+static inline __attribute__((always_inline, target("avx2")))
+void columns_avx2_body(const int16_t *const *rows, const int16_t *weights, const int pairs, int count,
+                       uint8_t *out) {
+    const __m256i half = _mm256_set1_epi32(OUT_HALF);
+    for (int i = 0;; i += 32) {
+        int at = i < count - 32 ? i : count - 32;
+        __m256i s0 = half, s1 = half, s2 = half, s3 = half;
+        for (int p = 0; p < pairs; p++) {
+            const int16_t *ra = rows[2 * p] + at, *rb = rows[2 * p + 1] + at;
+            __m256i w = _mm256_set1_epi32(weight_pair(weights + 2 * p));
+            __m256i a0 = _mm256_loadu_si256((const __m256i *)ra), a1 = _mm256_loadu_si256((const __m256i *)(ra + 16));
+            __m256i b0 = _mm256_loadu_si256((const __m256i *)rb), b1 = _mm256_loadu_si256((const __m256i *)(rb + 16));
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_unpacklo_epi16(a0, b0), w));
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_unpackhi_epi16(a0, b0), w));
+            s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(_mm256_unpacklo_epi16(a1, b1), w));
+            s3 = _mm256_add_epi32(s3, _mm256_madd_epi16(_mm256_unpackhi_epi16(a1, b1), w));
+        }
+        __m256i lo = _mm256_packs_epi32(_mm256_srai_epi32(s0, OUT_SHIFT), _mm256_srai_epi32(s1, OUT_SHIFT));
+        __m256i hi = _mm256_packs_epi32(_mm256_srai_epi32(s2, OUT_SHIFT), _mm256_srai_epi32(s3, OUT_SHIFT));
+        __m256i bytes = _mm256_permute4x64_epi64(_mm256_packus_epi16(lo, hi), 0xD8);
+        _mm256_storeu_si256((__m256i *)(out + at), bytes);
+        if (at == count - 32) break;
+    }
+}
+
+__attribute__((target("avx2")))
+static void columns_avx2(const int16_t *const *rows, const int16_t *weights, int pairs, int count,
+                         uint8_t *out) {
+    if (count < 32) {
+        columns_sse2(rows, weights, pairs, count, out);
+        return;
+    }
+    PF_BY_STEPS(pairs, columns_avx2_body(rows, weights, PF_STEPS, count, out))
+}
+
+void pf_resample_pairs(int simd, const uint8_t *row0, const uint8_t *row1, int bytes_per_pixel, int pixels,
+                       int16_t *pairs) {
+    if (simd == PF_SIMD_AVX2) pairs_avx2(row0, row1, bytes_per_pixel, pixels, pairs);
+    else pairs_sse2(row0, row1, bytes_per_pixel, pixels, pairs);
+}
+
+void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, const int16_t *weights,
+                      int taps, int width, int channels, int16_t *out0, int16_t *out1) {
+    if (simd == PF_SIMD_AVX2) rows_avx2(pairs, starts, weights, taps, width, channels, out0, out1);
+    else rows_sse2(pairs, starts, weights, taps, width, channels, out0, out1);
+}
+
+void pf_resample_columns(int simd, const int16_t *const *rows, const int16_t *weights, int pairs,
+                         int count, uint8_t *out) {
+    if (simd == PF_SIMD_AVX2) columns_avx2(rows, weights, pairs, count, out);
+    else columns_sse2(rows, weights, pairs, count, out);
+}
+
+#else  /* not x86-64: the same arithmetic, a value at a time */
+
+int pf_simd_cpu_has_avx2(void) { return 0; }
+
+void pf_resample_pairs(int simd, const uint8_t *row0, const uint8_t *row1, int bytes_per_pixel, int pixels,
+                       int16_t *pairs) {
+    (void)simd;
+    pairs_scalar(row0, row1, bytes_per_pixel, pixels, pairs, 0);
+}
+
+void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, const int16_t *weights,
+                      int taps, int width, int channels, int16_t *out0, int16_t *out1) {
+    (void)simd;
+    for (int x = 0; x < width; x++) {
+        for (int lane = 0; lane < 2; lane++) {
+            int16_t *out = lane == 0 ? out0 : out1;
+            if (out == NULL) continue;
+            for (int c = 0; c < 4; c++) {
+                int32_t sum = ROW_HALF;
+                for (int k = 0; k < taps / 2; k++) {
+                    const int16_t *e = pairs + (size_t)(starts[x] + 2 * k) * 16 + lane * 8 + 2 * c;
+                    sum += (int32_t)e[0] * weights[x * taps + 2 * k] + (int32_t)e[1] * weights[x * taps + 2 * k + 1];
+                }
+                sum >>= ROW_SHIFT;
+                out[(size_t)x * channels + c] = (int16_t)(sum < -32768 ? -32768 : sum > 32767 ? 32767 : sum);
+            }
+        }
+    }
+}
+
+void pf_resample_columns(int simd, const int16_t *const *rows, const int16_t *weights, int pairs,
+                         int count, uint8_t *out) {
+    (void)simd;
+    columns_scalar(rows, weights, pairs, 0, count, out);
+}
+
+#endif
