@@ -14,7 +14,7 @@
 # --full --marks; the 48 MP set is two photos stored turned, big1 and big3, and two upright),
 # and the 48 MP set once more as phones and most cameras write it, chroma 4:2:0 ("48 MP JPEG
 # 4:2:0 full+marks", corpus jpeg48s/: the libvips-made corpus is 4:4:4 at q90).
-# Prints a markdown table, the ratios and issue 12's goals met or not, and writes the same to
+# Prints a markdown table, the ratios and issues 12's and 22's goals met or not, and writes the same to
 # RESULTS (default /tmp/pf-bench/results/<UTC time>.md), ready to paste into bench/RESULTS.md.
 #
 # Memory, two columns: "peak RSS" is GNU time's %M (the largest single process of the tree);
@@ -22,8 +22,10 @@
 # 50 ms): for the tools that fork workers, what the workers hold together.
 #
 # Environment: PF (photofinish binary, default bench/../.build/release/photofinish; rows are
-# skipped when it is missing), RESULTS, ONLY (regex on "set tool", e.g. ONLY='12 MP JPEG' for
-# both 12 MP JPEG sets, ONLY='marks' for the web+marks rows only).
+# skipped when it is missing), PF_BEFORE (a second photofinish binary, e.g. a build of main: its
+# rows "photofinish before" run in the same rounds and get a ratio like the other tools), RESULTS,
+# ONLY (regex on "set tool", e.g. ONLY='12 MP JPEG' for both 12 MP JPEG sets, ONLY='marks' for the
+# web+marks rows only).
 # Needs: scripts/bootstrap --bench, pip install pyvips pyvips-binary pillow. Makes the corpus if needed.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -43,6 +45,7 @@ if [[ ! -x $PF ]]; then
   HAVE_PF=0
   echo "photofinish not built ($PF): skipping its rows (build with: swift build -c release)" >&2
 fi
+[[ -z ${PF_BEFORE:-} || -x $PF_BEFORE ]] || { echo "PF_BEFORE=$PF_BEFORE is not an executable" >&2; exit 1; }
 mkdir -p /tmp/pf-bench "$(dirname "$RESULTS")"
 TMP=$(mktemp -d /tmp/pf-bench/run.XXXXXX); trap 'rm -rf "$TMP"' EXIT
 RAW=$TMP/raw.tsv; : > "$RAW"
@@ -64,6 +67,8 @@ command_for() {
   case $tool in
     "photofinish ×2") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 2 "$@") ;;
     "photofinish ×1") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 1 "$@") ;;
+    "photofinish before ×2") CMD=("$PF_BEFORE" run --template "$tpl" --out "$OUTDIR" --workers 2 "$@") ;;
+    "photofinish before ×1") CMD=("$PF_BEFORE" run --template "$tpl" --out "$OUTDIR" --workers 1 "$@") ;;
     "pyvips ×2")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 2 "${vm[@]}") ;;
     "pyvips ×1")      CMD=(python3 "$HERE/tools/vips_web.py" "$OUTDIR" "$@" --jobs 1 "${vm[@]}") ;;
     "Pillow ×2")      CMD=(python3 "$HERE/tools/pillow_web.py" "$OUTDIR" "$@" --jobs 2 "${vm[@]}") ;;
@@ -101,10 +106,14 @@ once() {
 # bench SET "TOOL;TOOL;…" FILE...: warm-up, then RUNS rounds, tools interleaved within a round
 bench() {
   local set=$1 tools=() t r; IFS=';' read -r -a tools <<< "$2"; shift 2
-  local keep=()
-  for t in "${tools[@]}"; do
+  local keep=() with=()
+  for t in "${tools[@]}"; do   # "photofinish ×N" brings "photofinish before ×N" along when PF_BEFORE is set
+    with+=("$t")
+    [[ $t == "photofinish ×"* && -n ${PF_BEFORE:-} ]] && with+=("photofinish before ${t#photofinish }")
+  done
+  for t in "${with[@]}"; do
     [[ "$set $t" =~ ${ONLY:-.} ]] || continue
-    [[ $t == photofinish* && $HAVE_PF == 0 ]] && { printf '%s\t%s\t0\tskip\n' "$set" "$t" >> "$RAW"; continue; }
+    [[ $t == "photofinish ×"* && $HAVE_PF == 0 ]] && { printf '%s\t%s\t0\tskip\n' "$set" "$t" >> "$RAW"; continue; }
     keep+=("$t")
   done
   (( ${#keep[@]} )) || return 0
@@ -144,6 +153,7 @@ if (( HAVE_PF )); then
   # the binary is not rebuilt here: say so when HEAD was committed after it was built
   HEADT=$(git -C "$HERE/.." log -1 --format=%ct HEAD 2>/dev/null || echo 0)
   (( HEADT > $(date -r "$PF" +%s) )) && PFV+=" (older than HEAD's commit: may not be HEAD's code)"
+  [[ -n ${PF_BEFORE:-} ]] && PFV+="; photofinish before: $PF_BEFORE, built $(date -u -r "$PF_BEFORE" '+%Y-%m-%d %H:%M UTC')"
 fi
 touch "$TMP/dims.tsv"
 python3 - "$RAW" "$TMP/dims.tsv" <<EOF | tee "$RESULTS"
@@ -182,7 +192,8 @@ for (s, t), r in rows.items():
     rate = f"{r['n'] / w:.2f}" if ok else "—"
     print(f"| {s} | {t} | {r['n']} | {w:.2f} | {rate} | {c:.2f} | {m:.0f} | {tr:.0f} | "
           f"{statistics.mean(r['others']):.2f} | {min(r['outs'])} of {r['n']}{bad} |")
-if not any(t.startswith("photofinish") for _, t in res):
+def ours(t): return t.startswith("photofinish ×")
+if not any(ours(t) for _, t in res):
     print("\nNo photofinish / tool ratios: no photofinish row ran.")
     sets = []
 else:
@@ -191,9 +202,9 @@ else:
     print("|---|---|---|---|---|---|")
     sets = list(dict.fromkeys(s for s, _ in rows))
 for s in sets:
-    pf = next((v for (ss, t), v in res.items() if ss == s and t.startswith("photofinish")), None)
+    pf = next((v for (ss, t), v in res.items() if ss == s and ours(t)), None)
     for (ss, t), v in res.items():
-        if ss != s or t.startswith("photofinish"):
+        if ss != s or ours(t):
             continue
         if pf is None:
             print(f"| {s} | {t} | n/a | n/a | n/a | n/a |")
@@ -202,16 +213,17 @@ for s in sets:
         else:
             print(f"| {s} | {t} | {pf[0] / v[0]:.2f} | {pf[1] / v[1]:.2f} | {pf[2] / v[2]:.2f} | "
                   f"{pf[4] / v[4]:.2f} |")
-# Issue 12's goals: (set, other tool, measure index in res, name, at most)
-goals = [("48 MP JPEG full+marks", "pyvips ×2", 4, "tree RSS (all processes)", 0.70),
+# Issues 12's and 22's goals: (set, other tool, measure index in res, name, at most)
+goals = [("12 MP JPEG web+marks", "pyvips ×2", 0, "wall", 0.75),
+         ("12 MP JPEG web+marks", "pyvips ×2", 1, "CPU (user + system)", 0.80),
+         ("48 MP JPEG full+marks", "pyvips ×2", 4, "tree RSS (all processes)", 0.70),
          ("48 MP JPEG full+marks", "pyvips ×2", 0, "wall", 0.90),
          ("48 MP JPEG 4:2:0 full+marks", "pyvips ×2", 4, "tree RSS (all processes)", 0.70),
          ("48 MP JPEG 4:2:0 full+marks", "pyvips ×2", 0, "wall", 0.90),
-         ("12 MP JPEG full+marks", "Pillow ×2", 0, "wall", 0.85),
-         ("12 MP JPEG web+marks", "pyvips ×2", 0, "wall", 0.75)]
+         ("12 MP JPEG full+marks", "Pillow ×2", 0, "wall", 0.85)]
 shown = [(g, res.get((g[0], "photofinish ×2")), res.get((g[0], g[1]))) for g in goals]
 if any(pf and v for _, pf, v in shown):
-    print("\n### Goals (issue 12): photofinish / other tool\n")
+    print("\n### Goals (issues 12 and 22): photofinish / other tool\n")
     print("| set | vs | measure | ratio | goal | met |")
     print("|---|---|---|---|---|---|")
     for (s, t, i, name, most), pf, v in shown:

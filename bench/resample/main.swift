@@ -1,6 +1,8 @@
 // Micro-benchmark for StreamingResizer: reads a binary PPM (P6), resizes it by pushing
 // rows as a decoder would, prints the best wall time of several runs, writes the result.
-// Usage: resample-bench IN.ppm OUT.ppm WIDTH HEIGHT [RUNS] [rgba]
+// Usage: resample-bench IN.ppm OUT.ppm WIDTH HEIGHT [RUNS] [rgba|rgb|preview] [orient]
+//        resample-bench --zoneplate WIDTH HEIGHT OUT.ppm   (writes a zone plate)
+// The kernels are the process's (PHOTOFINISH_SIMD=sse2 for SSE2 on an AVX2 machine).
 import Foundation
 
 func readPPM(_ path: String) -> Image {
@@ -38,6 +40,24 @@ func writePPM(_ image: Image, _ path: String) {
 }
 
 let args = CommandLine.arguments
+if args[1] == "--zoneplate" {
+    // Rings whose frequency rises from 0 at the centre to the Nyquist limit at the middle of
+    // each side (past it in the corners), one phase per channel (as the zone-plate test).
+    let w = Int(args[2])!, h = Int(args[3])!
+    let plate = Image(width: w, height: h, channels: 3) { rows in
+        for y in 0..<h {
+            for x in 0..<w {
+                let dx = Double(x) - Double(w) / 2, dy = Double(y) - Double(h) / 2
+                let phase = Double.pi * (dx * dx + dy * dy) / Double(w)
+                rows[y][x * 3] = UInt8((127.5 + 127.5 * cos(phase)).rounded())
+                rows[y][x * 3 + 1] = UInt8((127.5 - 127.5 * cos(phase)).rounded())
+                rows[y][x * 3 + 2] = UInt8((127.5 + 127.5 * sin(phase)).rounded())
+            }
+        }
+    }
+    writePPM(plate, args[4])
+    exit(0)
+}
 let source = readPPM(args[1])
 let width = Int(args[3])!, height = Int(args[4])!
 let runs = args.count > 5 ? Int(args[5])! : 5
@@ -68,7 +88,8 @@ for _ in 0..<runs {
     let startCPU = threadCPUms()
     let resizer = StreamingResizer(sourceWidth: input.width, sourceHeight: input.height,
                                    crop: PixelRect(x: 0, y: 0, width: input.width, height: input.height),
-                                   targetWidth: width, targetHeight: height, channels: input.channels)
+                                   targetWidth: width, targetHeight: height, channels: input.channels,
+                                   shrinkFirst: args.count > 6 && args[6] == "preview")
     input.withUnsafeRows { rows in for y in 0..<rows.height { resizer.push(rows[y]) } }
     let out = resizer.finish().finished()
     let ms = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
@@ -76,7 +97,7 @@ for _ in 0..<runs {
     bestCPU = min(bestCPU, threadCPUms() - startCPU)
     result = out
 }
-print("\(input.width)x\(input.height)x\(input.channels) -> \(width)x\(height): best of \(runs): \(String(format: "%.1f", best)) ms wall, \(String(format: "%.1f", bestCPU)) ms CPU")
+print("\(ResampleKernels.current) \(input.width)x\(input.height)x\(input.channels) -> \(width)x\(height)\(args.count > 6 && args[6] == "preview" ? " (boxes first)" : ""): best of \(runs): \(String(format: "%.1f", best)) ms wall, \(String(format: "%.1f", bestCPU)) ms CPU")
 writePPM(result!, args[2])
 
 // Orientation of the source (rotations walk the source by columns: tiled).
