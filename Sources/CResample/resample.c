@@ -55,7 +55,9 @@ static void columns_scalar(const int16_t *const *rows, const int16_t *weights, i
                            int count, uint8_t *out) {
     for (int i = from; i < count; i++) {
         int32_t sum = OUT_HALF;
-        for (int k = 0; k < 2 * pairs; k++) sum += (int32_t)weights[k] * rows[k][i];
+        for (int k = 0; k < pairs; k++) {
+            sum += (int32_t)weights[2 * k] * rows[k][2 * i] + (int32_t)weights[2 * k + 1] * rows[k][2 * i + 1];
+        }
         out[i] = clamp8(sum >> OUT_SHIFT);
     }
 }
@@ -125,45 +127,30 @@ static void pairs_sse2(const uint8_t *row0, const uint8_t *row1, int bpp, int pi
 
 static inline __attribute__((always_inline))
 void rows_sse2_body(const int16_t *pairs, const int32_t *starts, const int16_t *weights, int taps,
-                    int width, int channels, int16_t *out0, int16_t *out1, const int steps) {
+                    int width, int channels, int16_t *out, const int steps) {
     const __m128i half = _mm_set1_epi32(ROW_HALF);
     const int16_t *w = weights;
     for (int x = 0; x < width; x++, w += taps) {
         const __m128i *p = (const __m128i *)(pairs + (size_t)starts[x] * 16);
         __m128i a = half, b = half;
-        if (out1 != NULL) {
-            for (int k = 0; k < steps; k++) {
-                __m128i wk = _mm_set1_epi32(weight_pair(w + 2 * k));
-                a = _mm_add_epi32(a, _mm_madd_epi16(_mm_load_si128(p + 4 * k), wk));
-                b = _mm_add_epi32(b, _mm_madd_epi16(_mm_load_si128(p + 4 * k + 1), wk));
-            }
-        } else {
-            __m128i a2 = _mm_setzero_si128();
-            int k = 0;
-            for (; k + 2 <= steps; k += 2) {
-                a = _mm_add_epi32(a, _mm_madd_epi16(_mm_load_si128(p + 4 * k),
-                                                    _mm_set1_epi32(weight_pair(w + 2 * k))));
-                a2 = _mm_add_epi32(a2, _mm_madd_epi16(_mm_load_si128(p + 4 * k + 4),
-                                                      _mm_set1_epi32(weight_pair(w + 2 * k + 2))));
-            }
-            if (k < steps) {
-                a = _mm_add_epi32(a, _mm_madd_epi16(_mm_load_si128(p + 4 * k),
-                                                    _mm_set1_epi32(weight_pair(w + 2 * k))));
-            }
-            a = _mm_add_epi32(a, a2);
+        for (int k = 0; k < steps; k++) {
+            __m128i wk = _mm_set1_epi32(weight_pair(w + 2 * k));
+            a = _mm_add_epi32(a, _mm_madd_epi16(_mm_load_si128(p + 4 * k), wk));
+            b = _mm_add_epi32(b, _mm_madd_epi16(_mm_load_si128(p + 4 * k + 1), wk));
         }
         __m128i packed = _mm_packs_epi32(_mm_srai_epi32(a, ROW_SHIFT), _mm_srai_epi32(b, ROW_SHIFT));
-        _mm_storel_epi64((__m128i *)(out0 + (size_t)x * channels), packed);
-        if (out1 != NULL) _mm_storel_epi64((__m128i *)(out1 + (size_t)x * channels), _mm_unpackhi_epi64(packed, packed));
+        _mm_storeu_si128((__m128i *)(out + (size_t)x * channels * 2),
+                         _mm_unpacklo_epi16(packed, _mm_unpackhi_epi64(packed, packed)));
     }
 }
 
 static void rows_sse2(const int16_t *pairs, const int32_t *starts, const int16_t *weights, int taps,
-                      int width, int channels, int16_t *out0, int16_t *out1) {
-    PF_BY_STEPS(taps / 2, rows_sse2_body(pairs, starts, weights, 2 * PF_STEPS, width, channels, out0, out1, PF_STEPS))
+                      int width, int channels, int16_t *out) {
+    PF_BY_STEPS(taps / 2, rows_sse2_body(pairs, starts, weights, 2 * PF_STEPS, width, channels, out, PF_STEPS))
 }
 
-/* 16 values a block, the last block overlapping the one before rather than running past. */
+/* 16 values a block, the last block overlapping the one before rather than running past. A pair
+   row's interleaved values make each step one multiply-add per 4 values, no shuffles. */
 static inline __attribute__((always_inline))
 void columns_sse2_body(const int16_t *const *rows, const int16_t *weights, const int pairs, int count,
                        uint8_t *out) {
@@ -172,14 +159,12 @@ void columns_sse2_body(const int16_t *const *rows, const int16_t *weights, const
         int at = i < count - 16 ? i : count - 16;
         __m128i s0 = half, s1 = half, s2 = half, s3 = half;
         for (int p = 0; p < pairs; p++) {
-            const int16_t *ra = rows[2 * p] + at, *rb = rows[2 * p + 1] + at;
+            const __m128i *r = (const __m128i *)(rows[p] + 2 * (size_t)at);
             __m128i w = _mm_set1_epi32(weight_pair(weights + 2 * p));
-            __m128i a0 = _mm_loadu_si128((const __m128i *)ra), a1 = _mm_loadu_si128((const __m128i *)(ra + 8));
-            __m128i b0 = _mm_loadu_si128((const __m128i *)rb), b1 = _mm_loadu_si128((const __m128i *)(rb + 8));
-            s0 = _mm_add_epi32(s0, _mm_madd_epi16(_mm_unpacklo_epi16(a0, b0), w));
-            s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_unpackhi_epi16(a0, b0), w));
-            s2 = _mm_add_epi32(s2, _mm_madd_epi16(_mm_unpacklo_epi16(a1, b1), w));
-            s3 = _mm_add_epi32(s3, _mm_madd_epi16(_mm_unpackhi_epi16(a1, b1), w));
+            s0 = _mm_add_epi32(s0, _mm_madd_epi16(_mm_loadu_si128(r), w));
+            s1 = _mm_add_epi32(s1, _mm_madd_epi16(_mm_loadu_si128(r + 1), w));
+            s2 = _mm_add_epi32(s2, _mm_madd_epi16(_mm_loadu_si128(r + 2), w));
+            s3 = _mm_add_epi32(s3, _mm_madd_epi16(_mm_loadu_si128(r + 3), w));
         }
         __m128i lo = _mm_packs_epi32(_mm_srai_epi32(s0, OUT_SHIFT), _mm_srai_epi32(s1, OUT_SHIFT));
         __m128i hi = _mm_packs_epi32(_mm_srai_epi32(s2, OUT_SHIFT), _mm_srai_epi32(s3, OUT_SHIFT));
@@ -251,10 +236,10 @@ static void pairs_avx2(const uint8_t *row0, const uint8_t *row1, int bpp, int pi
 }
 
 /* Both lanes of an entry are one 256-bit multiply-add with the tap pair's weights broadcast;
-   two sums keep the adds apart. */
+   two sums keep the adds apart. The two rows' results are interleaved value by value. */
 static inline __attribute__((always_inline, target("avx2")))
 void rows_avx2_body(const int16_t *pairs, const int32_t *starts, const int16_t *weights, int taps,
-                    int width, int channels, int16_t *out0, int16_t *out1, const int steps) {
+                    int width, int channels, int16_t *out, const int steps) {
     const __m256i half = _mm256_set1_epi32(ROW_HALF);
     const int16_t *w = weights;
     for (int x = 0; x < width; x++, w += taps) {
@@ -273,39 +258,38 @@ void rows_avx2_body(const int16_t *pairs, const int32_t *starts, const int16_t *
         }
         __m256i v = _mm256_srai_epi32(_mm256_add_epi32(s0, s1), ROW_SHIFT);
         v = _mm256_packs_epi32(v, v);
-        _mm_storel_epi64((__m128i *)(out0 + (size_t)x * channels), _mm256_castsi256_si128(v));
-        if (out1 != NULL) _mm_storel_epi64((__m128i *)(out1 + (size_t)x * channels), _mm256_extracti128_si256(v, 1));
+        _mm_storeu_si128((__m128i *)(out + (size_t)x * channels * 2),
+                         _mm_unpacklo_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
     }
 }
 
 __attribute__((target("avx2")))
 static void rows_avx2(const int16_t *pairs, const int32_t *starts, const int16_t *weights, int taps,
-                      int width, int channels, int16_t *out0, int16_t *out1) {
-    PF_BY_STEPS(taps / 2, rows_avx2_body(pairs, starts, weights, 2 * PF_STEPS, width, channels, out0, out1, PF_STEPS))
+                      int width, int channels, int16_t *out) {
+    PF_BY_STEPS(taps / 2, rows_avx2_body(pairs, starts, weights, 2 * PF_STEPS, width, channels, out, PF_STEPS))
 }
 
-/* 32 values a block. The 16-bit interleaves and the packs work within 128-bit halves, so the
-   packed bytes come out as 0–7 16–23 | 8–15 24–31 and one permute puts them in order. */
+/* 32 values a block. The packs work within 128-bit halves, so the bytes come out in groups of 4
+   as 0 8 16 24 | 4 12 20 28 and one permute puts them in order. */
 static inline __attribute__((always_inline, target("avx2")))
 void columns_avx2_body(const int16_t *const *rows, const int16_t *weights, const int pairs, int count,
                        uint8_t *out) {
     const __m256i half = _mm256_set1_epi32(OUT_HALF);
+    const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
     for (int i = 0;; i += 32) {
         int at = i < count - 32 ? i : count - 32;
         __m256i s0 = half, s1 = half, s2 = half, s3 = half;
         for (int p = 0; p < pairs; p++) {
-            const int16_t *ra = rows[2 * p] + at, *rb = rows[2 * p + 1] + at;
+            const __m256i *r = (const __m256i *)(rows[p] + 2 * (size_t)at);
             __m256i w = _mm256_set1_epi32(weight_pair(weights + 2 * p));
-            __m256i a0 = _mm256_loadu_si256((const __m256i *)ra), a1 = _mm256_loadu_si256((const __m256i *)(ra + 16));
-            __m256i b0 = _mm256_loadu_si256((const __m256i *)rb), b1 = _mm256_loadu_si256((const __m256i *)(rb + 16));
-            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_unpacklo_epi16(a0, b0), w));
-            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_unpackhi_epi16(a0, b0), w));
-            s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(_mm256_unpacklo_epi16(a1, b1), w));
-            s3 = _mm256_add_epi32(s3, _mm256_madd_epi16(_mm256_unpackhi_epi16(a1, b1), w));
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_loadu_si256(r), w));
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_loadu_si256(r + 1), w));
+            s2 = _mm256_add_epi32(s2, _mm256_madd_epi16(_mm256_loadu_si256(r + 2), w));
+            s3 = _mm256_add_epi32(s3, _mm256_madd_epi16(_mm256_loadu_si256(r + 3), w));
         }
         __m256i lo = _mm256_packs_epi32(_mm256_srai_epi32(s0, OUT_SHIFT), _mm256_srai_epi32(s1, OUT_SHIFT));
         __m256i hi = _mm256_packs_epi32(_mm256_srai_epi32(s2, OUT_SHIFT), _mm256_srai_epi32(s3, OUT_SHIFT));
-        __m256i bytes = _mm256_permute4x64_epi64(_mm256_packus_epi16(lo, hi), 0xD8);
+        __m256i bytes = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(lo, hi), order);
         _mm256_storeu_si256((__m256i *)(out + at), bytes);
         if (at == count - 32) break;
     }
@@ -321,6 +305,87 @@ static void columns_avx2(const int16_t *const *rows, const int16_t *weights, int
     PF_BY_STEPS(pairs, columns_avx2_body(rows, weights, PF_STEPS, count, out))
 }
 
+/* MARK: box shrink (previews) */
+
+/* 16-bit column sums of a block's rows (at most 16 · 255). */
+static void box_add_sse2(const uint8_t *row, uint16_t *sums, int count, int first) {
+    const __m128i zero = _mm_setzero_si128();
+    int i = 0;
+    for (; i + 16 <= count; i += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(row + i));
+        __m128i lo = _mm_unpacklo_epi8(v, zero), hi = _mm_unpackhi_epi8(v, zero);
+        __m128i *s = (__m128i *)(sums + i);
+        if (!first) {
+            lo = _mm_add_epi16(lo, _mm_loadu_si128(s));
+            hi = _mm_add_epi16(hi, _mm_loadu_si128(s + 1));
+        }
+        _mm_storeu_si128(s, lo);
+        _mm_storeu_si128(s + 1, hi);
+    }
+    for (; i < count; i++) sums[i] = (uint16_t)(first ? row[i] : sums[i] + row[i]);
+}
+
+__attribute__((target("avx2")))
+static void box_add_avx2(const uint8_t *row, uint16_t *sums, int count, int first) {
+    int i = 0;
+    for (; i + 16 <= count; i += 16) {
+        __m256i v = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(row + i)));
+        __m256i *s = (__m256i *)(sums + i);
+        if (!first) v = _mm256_add_epi16(v, _mm256_loadu_si256(s));
+        _mm256_storeu_si256(s, v);
+    }
+    for (; i < count; i++) sums[i] = (uint16_t)(first ? row[i] : sums[i] + row[i]);
+}
+
+/* Every position's sum of `factor` values 3 apart (one channel of `factor` neighbouring pixels),
+   rounded and shifted, as bytes (16-bit arithmetic: at most 16 · 16 · 255 + 128 fits); then each
+   block's first pixel is kept. */
+static inline __attribute__((always_inline))
+void box_row_body(const uint16_t *sums, int blocks, const int factor, int shift, uint8_t *averages,
+                  uint8_t *out) {
+    const int m = (blocks - 1) * factor * 3 + 3;   /* up to the last block's first pixel */
+    const __m128i half = _mm_set1_epi16((short)(1 << (shift - 1)));
+    const __m128i by = _mm_cvtsi32_si128(shift);
+    int i = 0;
+    for (; i + 8 <= m; i += 8) {
+        __m128i v = half;
+        for (int k = 0; k < factor; k++) v = _mm_add_epi16(v, _mm_loadu_si128((const __m128i *)(sums + i + 3 * k)));
+        v = _mm_srl_epi16(v, by);
+        _mm_storel_epi64((__m128i *)(averages + i), _mm_packus_epi16(v, v));
+    }
+    for (; i < m; i++) {
+        unsigned v = 1u << (shift - 1);
+        for (int k = 0; k < factor; k++) v += sums[i + 3 * k];
+        averages[i] = (uint8_t)(v >> shift);
+    }
+    for (int x = 0; x < blocks; x++) {
+        const uint8_t *a = averages + (size_t)x * factor * 3;
+        out[3 * x] = a[0];
+        out[3 * x + 1] = a[1];
+        out[3 * x + 2] = a[2];
+    }
+}
+
+static void box_row(const uint16_t *sums, int blocks, int factor, int shift, uint8_t *averages, uint8_t *out) {
+    if (blocks <= 0) return;
+    switch (factor) {
+    case 2: box_row_body(sums, blocks, 2, shift, averages, out); break;
+    case 4: box_row_body(sums, blocks, 4, shift, averages, out); break;
+    default: box_row_body(sums, blocks, factor, shift, averages, out); break;
+    }
+}
+
+void pf_box_add(int simd, const uint8_t *row, uint16_t *sums, int count, int first) {
+    if (simd == PF_SIMD_AVX2) box_add_avx2(row, sums, count, first);
+    else box_add_sse2(row, sums, count, first);
+}
+
+void pf_box_row(int simd, const uint16_t *sums, int blocks, int factor, int shift, uint8_t *averages,
+                uint8_t *out) {
+    (void)simd;  /* 8 values a step is enough here: one call a block row, against factor rows of adds */
+    box_row(sums, blocks, factor, shift, averages, out);
+}
+
 void pf_resample_pairs(int simd, const uint8_t *row0, const uint8_t *row1, int bytes_per_pixel, int pixels,
                        int16_t *pairs) {
     if (simd == PF_SIMD_AVX2) pairs_avx2(row0, row1, bytes_per_pixel, pixels, pairs);
@@ -328,9 +393,9 @@ void pf_resample_pairs(int simd, const uint8_t *row0, const uint8_t *row1, int b
 }
 
 void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, const int16_t *weights,
-                      int taps, int width, int channels, int16_t *out0, int16_t *out1) {
-    if (simd == PF_SIMD_AVX2) rows_avx2(pairs, starts, weights, taps, width, channels, out0, out1);
-    else rows_sse2(pairs, starts, weights, taps, width, channels, out0, out1);
+                      int taps, int width, int channels, int16_t *out) {
+    if (simd == PF_SIMD_AVX2) rows_avx2(pairs, starts, weights, taps, width, channels, out);
+    else rows_sse2(pairs, starts, weights, taps, width, channels, out);
 }
 
 void pf_resample_columns(int simd, const int16_t *const *rows, const int16_t *weights, int pairs,
@@ -350,12 +415,10 @@ void pf_resample_pairs(int simd, const uint8_t *row0, const uint8_t *row1, int b
 }
 
 void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, const int16_t *weights,
-                      int taps, int width, int channels, int16_t *out0, int16_t *out1) {
+                      int taps, int width, int channels, int16_t *out) {
     (void)simd;
     for (int x = 0; x < width; x++) {
         for (int lane = 0; lane < 2; lane++) {
-            int16_t *out = lane == 0 ? out0 : out1;
-            if (out == NULL) continue;
             for (int c = 0; c < 4; c++) {
                 int32_t sum = ROW_HALF;
                 for (int k = 0; k < taps / 2; k++) {
@@ -363,7 +426,7 @@ void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, con
                     sum += (int32_t)e[0] * weights[x * taps + 2 * k] + (int32_t)e[1] * weights[x * taps + 2 * k + 1];
                 }
                 sum >>= ROW_SHIFT;
-                out[(size_t)x * channels + c] = (int16_t)(sum < -32768 ? -32768 : sum > 32767 ? 32767 : sum);
+                out[((size_t)x * channels + c) * 2 + lane] = (int16_t)(sum < -32768 ? -32768 : sum > 32767 ? 32767 : sum);
             }
         }
     }
@@ -375,4 +438,23 @@ void pf_resample_columns(int simd, const int16_t *const *rows, const int16_t *we
     columns_scalar(rows, weights, pairs, 0, count, out);
 }
 
+void pf_box_add(int simd, const uint8_t *row, uint16_t *sums, int count, int first) {
+    (void)simd;
+    for (int i = 0; i < count; i++) sums[i] = (uint16_t)(first ? row[i] : sums[i] + row[i]);
+}
+
+void pf_box_row(int simd, const uint16_t *sums, int blocks, int factor, int shift, uint8_t *averages,
+                uint8_t *out) {
+    (void)simd;
+    (void)averages;
+    for (int x = 0; x < blocks; x++) {
+        for (int c = 0; c < 3; c++) {
+            unsigned v = 1u << (shift - 1);
+            for (int k = 0; k < factor; k++) v += sums[(size_t)(x * factor + k) * 3 + c];
+            out[3 * x + c] = (uint8_t)(v >> shift);
+        }
+    }
+}
+
 #endif
+

@@ -11,7 +11,8 @@
    each of the two rows (lanes 0 and 1), the 8 Int16 `r[j] r[j+1] g[j] g[j+1] b[j] b[j+1]
    x[j] x[j+1]` (x is alpha for 4-byte pixels, 0 for RGB), so every two filter taps are one
    16-bit multiply-add per row. Entries are 32 bytes, lane 0 first; the buffer must be 32-byte
-   aligned. */
+   aligned. It writes the two filtered rows interleaved value by value (a "pair row"), so the
+   vertical pass multiplies-and-adds two source rows at once straight from memory. */
 
 #include <stdint.h>
 
@@ -31,17 +32,28 @@ int pf_simd_cpu_has_avx2(void);
 void pf_resample_pairs(int simd, const uint8_t *row0, const uint8_t *row1, int bytes_per_pixel, int pixels,
                        int16_t *pairs);
 
-/* The horizontal filter over both lanes of a pair buffer: output pixel x of a lane is the sum
+/* The horizontal filter over both lanes of a pair buffer, into one "pair row": the two rows'
+   values interleaved, value i of lane L at out[2 * i + L]. Output pixel x of a lane is the sum
    over taps t of weights[x * taps + t] times the lane's pixel starts[x] + t, plus the rounding
-   half, shifted right by 8 and saturated to Int16. Writes 4 values a pixel at x * channels
-   (channels 3 or 4: for RGB the fourth lands in the next pixel's place or, after the last
-   pixel, in 4 values of slack the row must have). `out1` may be NULL (lane 1 is then not
-   stored). `taps` must be even. */
+   half, shifted right by 8 and saturated to Int16; a pixel is written as 4 values (channels 3
+   or 4: for RGB the fourth lands in the next pixel's place or, after the last pixel, in 8
+   Int16 of slack the pair row must have). `taps` must be even. */
 void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, const int16_t *weights,
-                      int taps, int width, int channels, int16_t *out0, int16_t *out1);
+                      int taps, int width, int channels, int16_t *out);
 
-/* The vertical filter: `count` output bytes, each the sum over the `2 * pairs` rows of
-   weights[k] times rows[k][i], plus the rounding half, shifted right by 20, clamped to 0…255.
-   `rows` and `weights` are padded to an even count (a row of zeros with weight 0). */
+/* The vertical filter over `pairs` pair rows (two source rows each, interleaved as
+   pf_resample_rows writes them): `count` output bytes, byte i the sum over pairs k of
+   weights[2k] · rows[k][2i] + weights[2k+1] · rows[k][2i+1], plus the rounding half, shifted
+   right by 20, clamped to 0…255. A row outside the window has weight 0. */
 void pf_resample_columns(int simd, const int16_t *const *rows, const int16_t *weights, int pairs,
                          int count, uint8_t *out);
+
+/* The preview's box shrink (BoxShrink.swift): adds `count` bytes of a row to 16-bit column sums
+   (`first`: the block's first row sets them). */
+void pf_box_add(int simd, const uint8_t *row, uint16_t *sums, int count, int first);
+
+/* Averages `blocks` whole blocks of `factor` RGB pixels of column sums (factor × factor values a
+   channel, at most 16 × 16): each rounded, shifted right by `shift` (log2 of factor²), into
+   `out` (3 bytes a block). `averages` is scratch of `blocks · factor · 3` bytes. */
+void pf_box_row(int simd, const uint16_t *sums, int blocks, int factor, int shift, uint8_t *averages,
+                uint8_t *out);

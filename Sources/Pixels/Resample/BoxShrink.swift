@@ -1,3 +1,5 @@
+internal import CResample
+
 /// Averages blocks of `factor` × `factor` RGB pixels as rows stream in, before a Lanczos
 /// resize that still has at least 2:1 to go: what a large shrink (a full-resolution photo
 /// into its 480 px preview) costs is then one add per source value instead of a 50-tap
@@ -19,6 +21,8 @@ final class BoxShrink {
     /// Column sums of the block's rows so far (at most 16 × 255 each).
     private let sums: UnsafeMutablePointer<UInt16>
     private let row: UnsafeMutablePointer<UInt8>
+    /// Every pixel's block average before the blocks' first pixels are kept (`pf_box_row`).
+    private let averages: UnsafeMutablePointer<UInt8>
     private var rowsInBlock = 0
 
     /// The factor for shrinking `crop` to `target` first, or nil when it is under 2: the
@@ -31,52 +35,41 @@ final class BoxShrink {
         return factor
     }
 
-    init(width: Int, height: Int, factor: Int) {
+    /// The build of the inner loops (`ResampleKernels`).
+    private let simd: Int32
+
+    init(width: Int, height: Int, factor: Int, kernels: ResampleKernels = .current) {
         precondition([2, 4, 8, 16].contains(factor), "box factor \(factor)")
         self.width = width
         self.height = height
         self.factor = factor
+        simd = kernels.simd
         shift = factor.trailingZeroBitCount * 2
         shrunkWidth = (width + factor - 1) / factor
         shrunkHeight = (height + factor - 1) / factor
         sums = .allocate(capacity: width * 3)
         row = .allocate(capacity: shrunkWidth * 3)
+        averages = .allocate(capacity: width * 3)
     }
 
     deinit {
         sums.deallocate()
         row.deallocate()
+        averages.deallocate()
     }
 
     /// Adds source row `y` (`width * 3` bytes, read during the call).
     /// - Returns: shrunk row `y / factor` (`shrunkWidth * 3` bytes, valid until the next
     ///   call) when `y` completes its block, else nil.
     func add(_ source: UnsafePointer<UInt8>, row y: Int) -> UnsafePointer<UInt8>? {
-        let count = width * 3
-        if rowsInBlock == 0 {
-            for i in 0..<count { sums[i] = UInt16(source[i]) }
-        } else {
-            for i in 0..<count { sums[i] &+= UInt16(source[i]) }
-        }
+        pf_box_add(simd, source, sums, Int32(width * 3), rowsInBlock == 0 ? 1 : 0)
         rowsInBlock += 1
         guard rowsInBlock == factor || y == height - 1 else { return nil }
         let rows = rowsInBlock
         rowsInBlock = 0
         let whole = rows == factor ? width / factor : 0
         // Whole blocks: a shift divides; rounded to nearest.
-        let half = UInt32(1) << (shift - 1)
-        for x in 0..<whole {
-            var r: UInt32 = 0, g: UInt32 = 0, b: UInt32 = 0
-            var s = sums + x * factor * 3
-            for _ in 0..<factor {
-                r &+= UInt32(s[0]); g &+= UInt32(s[1]); b &+= UInt32(s[2])
-                s += 3
-            }
-            let d = row + x * 3
-            d[0] = UInt8(truncatingIfNeeded: (r &+ half) >> shift)
-            d[1] = UInt8(truncatingIfNeeded: (g &+ half) >> shift)
-            d[2] = UInt8(truncatingIfNeeded: (b &+ half) >> shift)
-        }
+        pf_box_row(simd, sums, Int32(whole), Int32(factor), Int32(shift), averages, row)
         // Narrower blocks at the right edge (or every block of a shorter last row of blocks).
         for x in whole..<shrunkWidth {
             let columns = min(factor, width - x * factor)

@@ -51,15 +51,21 @@ public final class StreamingResizer {
     /// copy (no filtering, so no mixing of pixels).
     private let premultiplies: Bool
 
-    /// `ringRows` horizontally resampled rows of `targetWidth * channels` values
-    /// (Int16, `ringFractionBits` fractional bits), `ringStride` apart; source row `r`
-    /// (crop-relative) lives in slot `r % ringRows`: one more than the vertical kernel spans,
-    /// since rows are filtered two at a time.
+    /// The horizontally resampled rows, two by two: pair row `q` holds crop rows `2q` and
+    /// `2q + 1` interleaved value by value (`CResample.h`), `targetWidth * channels` values each
+    /// (Int16, `ringFractionBits` fractional bits), in slot `q % ringPairs`, `pairStride`
+    /// values apart: as many as the vertical kernel spans, and two more.
     private let ring: UnsafeMutablePointer<Int16>
-    private let ringRows: Int
+    private let ringPairs: Int
     private let ringRowBytes: Int
-    /// Row values plus 4 of slack: the horizontal pass stores whole 4-value pixels.
-    private let ringStride: Int
+    /// Both rows' values plus 8 of slack (the horizontal pass stores whole 4-value pixels),
+    /// rounded up to 32 bytes.
+    private let pairStride: Int
+    /// One filtered row before it goes into its lane of the ring (the paths that filter one row
+    /// at a time: no horizontal filter, or an odd tap count), `ringRowBytes + 4` values.
+    private let laneRow: UnsafeMutablePointer<Int16>?
+    /// The last row filtered into the ring so far.
+    private var filtered = -1
     /// One crop row as 4-byte pixels (RGB widened to RGBx for an odd tap count, or RGBA
     /// premultiplied); nil when RGB goes straight into `pairs` or there is nothing to filter.
     private let scratch: UnsafeMutablePointer<UInt8>?
@@ -68,18 +74,16 @@ public final class StreamingResizer {
     /// per row, it turns every two filter taps into one 16-bit multiply-add. Nil when the
     /// tap count is odd (sources narrower than the kernel) or there is no horizontal filter.
     private let pairs: UnsafeMutablePointer<Int16>?
-    /// The row (crop-relative) waiting for a second one to be filtered with, and its pixels
-    /// (a copy, `inWidth * channels` bytes: the decoder lends a row only during `push`).
+    /// The even row (crop-relative) waiting for the odd one after it, and its pixels (a copy,
+    /// `inWidth * channels` bytes: the decoder lends a row only during `push`).
     private var pendingRow: Int?
     private let pendingPixels: UnsafeMutablePointer<UInt8>?
     /// The last row `take` will see (the crop's, or the shrunk crop's).
     private let lastRow: Int
-    /// Row pointers of the current vertical window, padded to an even count.
+    /// The pair rows of the current vertical window.
     private let windowRows: UnsafeMutablePointer<UnsafePointer<Int16>?>
-    /// The window's weights, padded like `windowRows` (0 for the padding row).
+    /// The window's weights, two a pair row (0 for a row of the pair outside the window).
     private let windowWeights: UnsafeMutablePointer<Int16>
-    /// Zeros, standing in for the missing row of an odd vertical window.
-    private let zeroRow: UnsafeMutablePointer<Int16>
     /// The build of the inner loops this resizer runs (`PF_SIMD_SSE2` or `PF_SIMD_AVX2`).
     private let simd: Int32
 
@@ -125,7 +129,7 @@ public final class StreamingResizer {
         self.channels = channels
         shrink = shrinkFirst && channels == 3
             ? BoxShrink.factor(crop: crop, targetWidth: targetWidth, targetHeight: targetHeight)
-                .map { BoxShrink(width: crop.width, height: crop.height, factor: $0) }
+                .map { BoxShrink(width: crop.width, height: crop.height, factor: $0, kernels: kernels) }
             : nil
         inWidth = shrink?.shrunkWidth ?? crop.width
         let factor = Double(shrink?.factor ?? 1)
@@ -137,37 +141,40 @@ public final class StreamingResizer {
         self.sink = sink ?? canvas!
         premultiplies = channels == 4 && !(horizontal.isIdentity && vertical.isIdentity)
         simd = kernels.simd
-        ringRows = vertical.taps + 1
+        ringPairs = (vertical.taps + 1) / 2 + 2
         ringRowBytes = targetWidth * channels
-        ringStride = ringRowBytes + 4
-        ring = .allocate(capacity: ringRows * ringStride)
+        pairStride = (2 * ringRowBytes + 8 + 15) / 16 * 16
+        ring = UnsafeMutableRawPointer.allocate(byteCount: ringPairs * pairStride * 2, alignment: 32)
+            .bindMemory(to: Int16.self, capacity: ringPairs * pairStride)
+        // A lone last row leaves its partner's lane as it was: weight 0, but a defined value.
+        ring.initialize(repeating: 0, count: ringPairs * pairStride)
         lastRow = (shrink?.shrunkHeight ?? crop.height) - 1
         let paired = !horizontal.isIdentity && horizontal.taps % 2 == 0
         if paired {
             pairs = UnsafeMutableRawPointer.allocate(byteCount: inWidth * 32, alignment: 32)
                 .bindMemory(to: Int16.self, capacity: inWidth * 16)
             pendingPixels = .allocate(capacity: inWidth * channels)
+            laneRow = nil
         } else {
             pairs = nil
             pendingPixels = nil
+            laneRow = .allocate(capacity: ringRowBytes + 4)
         }
         let needsScratch = premultiplies || (!horizontal.isIdentity && !paired)
         scratch = needsScratch ? .allocate(capacity: inWidth * 4) : nil
-        let windowPairs = (vertical.taps + 1) / 2
-        windowRows = .allocate(capacity: 2 * windowPairs)
+        let windowPairs = vertical.taps / 2 + 1
+        windowRows = .allocate(capacity: windowPairs)
         windowWeights = .allocate(capacity: 2 * windowPairs)
-        zeroRow = .allocate(capacity: ringRowBytes)
-        zeroRow.initialize(repeating: 0, count: ringRowBytes)
     }
 
     deinit {
-        ring.deallocate()
+        UnsafeMutableRawPointer(ring).deallocate()
         scratch?.deallocate()
         pairs.map { UnsafeMutableRawPointer($0).deallocate() }
         pendingPixels?.deallocate()
+        laneRow?.deallocate()
         windowRows.deallocate()
         windowWeights.deallocate()
-        zeroRow.deallocate()
     }
 
     /// True once every output row is written; later rows may be skipped (or pushed:
@@ -202,52 +209,56 @@ public final class StreamingResizer {
             nextOutputRow += 1
             return
         }
-        if horizontal.isIdentity {
-            let slot = self.slot(r)
-            if let scratch {
-                premultiply(source, into: scratch, pixels: inWidth)
-                toRing(scratch, slot)
-            } else {
-                toRing(source, slot)
-            }
-        } else if let pairs, let pendingPixels {
+        if let pairs, let pendingPixels {
             var pixels = source
             if channels == 4, let scratch {
                 premultiply(source, into: scratch, pixels: inWidth)
                 pixels = UnsafePointer(scratch)
             }
-            if pendingRow == nil && r < lastRow {
+            if r % 2 == 0 && r < lastRow {
                 pendingPixels.update(from: pixels, count: inWidth * channels)
                 pendingRow = r
                 return
             }
-            // Two rows (or the last one alone, in both lanes).
-            let first = pendingRow == nil ? pixels : UnsafePointer(pendingPixels)
-            pf_resample_pairs(simd, first, pixels, Int32(channels), Int32(inWidth), pairs)
+            // An odd row with the even one before it (or alone, in both lanes, when that one
+            // was never needed), or the last row alone.
+            let even = r % 2 == 1 && pendingRow == r - 1 ? UnsafePointer(pendingPixels) : pixels
+            pf_resample_pairs(simd, even, pixels, Int32(channels), Int32(inWidth), pairs)
             pf_resample_rows(simd, pairs, horizontal.starts, horizontal.weights, Int32(horizontal.taps),
-                             Int32(targetWidth), Int32(channels), slot(pendingRow ?? r), pendingRow == nil ? nil : slot(r))
+                             Int32(targetWidth), Int32(channels), pairRow(r / 2))
             pendingRow = nil
-        } else if let scratch {
-            if channels == 3 {
-                widen(source, into: scratch, pixels: inWidth)
-            } else {
-                premultiply(source, into: scratch, pixels: inWidth)
+        } else if let laneRow {
+            var pixels = source
+            if let scratch {
+                if channels == 4 {
+                    premultiply(source, into: scratch, pixels: inWidth)
+                } else if !horizontal.isIdentity {
+                    widen(source, into: scratch, pixels: inWidth)
+                }
+                pixels = UnsafePointer(scratch)
             }
-            resampleRow(scratch, into: slot(r))
+            if horizontal.isIdentity {
+                toRing(pixels, laneRow)
+            } else {
+                resampleRow(pixels, into: laneRow)
+            }
+            let d = pairRow(r / 2) + r % 2
+            for i in 0..<ringRowBytes { d[2 * i] = laneRow[i] }
         }
-        // Every output row whose window ends at this source row can be written now
-        // (several of them when upscaling).
+        filtered = r
+        // Every output row whose window ends by this source row can be written now (several of
+        // them when upscaling).
         while nextOutputRow < targetHeight
-                && Int(vertical.starts[nextOutputRow]) + vertical.taps - 1 <= r {
+                && Int(vertical.starts[nextOutputRow]) + vertical.taps - 1 <= filtered {
             writeOutputRow(nextOutputRow)
             nextOutputRow += 1
         }
     }
 
-    /// The ring slot of crop row `r`.
+    /// The ring's pair row `q` (crop rows `2q` and `2q + 1`).
     @inline(__always)
-    private func slot(_ r: Int) -> UnsafeMutablePointer<Int16> {
-        ring + (r % ringRows) * ringStride
+    private func pairRow(_ q: Int) -> UnsafeMutablePointer<Int16> {
+        ring + (q % ringPairs) * pairStride
     }
 
     /// The resized image, handed over once (a resizer made without a sink of its own).
@@ -323,16 +334,20 @@ public final class StreamingResizer {
         let start = Int(vertical.starts[y])
         let count = ringRowBytes
         if vertical.isIdentity {
-            let source = slot(start)
+            let source = UnsafePointer(pairRow(start / 2) + start % 2)
             let half = Int32(1) &<< (ringFractionBits - 1)
-            for i in 0..<count { out[i] = clamp8((Int32(source[i]) &+ half) &>> ringFractionBits) }
+            for i in 0..<count { out[i] = clamp8((Int32(source[2 * i]) &+ half) &>> ringFractionBits) }
         } else {
+            // The window from the pair row its first row is in: an odd start leads with its
+            // even partner, weight 0; the last pair row's second row may be past the window.
             let taps = vertical.taps
             let weights = vertical.weights + y * taps
-            let pairs = (taps + 1) / 2
+            let lead = start % 2
+            let pairs = (lead + taps + 1) / 2
+            for k in 0..<pairs { windowRows[k] = UnsafePointer(pairRow(start / 2 + k)) }
             for k in 0..<(2 * pairs) {
-                windowRows[k] = k < taps ? UnsafePointer(slot(start + k)) : UnsafePointer(zeroRow)
-                windowWeights[k] = k < taps ? weights[k] : 0
+                let t = k - lead
+                windowWeights[k] = t >= 0 && t < taps ? weights[t] : 0
             }
             pf_resample_columns(simd, windowRows, windowWeights, Int32(pairs), Int32(count), out)
         }
