@@ -49,6 +49,8 @@ let package = Package(
                        providers: [.apt(["libsystemd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
         // The web console (Sources/Web, Sources/HTTP): HTTP with GnuTLS, ZIP streams, yescrypt.
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd",
                        providers: [.apt(["libmicrohttpd-dev"])]),
@@ -84,6 +86,9 @@ let package = Package(
         .target(name: "System", dependencies: ["CShims"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
+        // A cluster of hosts coordinated by PostgreSQL (issue 21): the link to the database (one
+        // owner per PGconn), the schema and its migrations, photo tasks and their leases, hosts.
+        .target(name: "Cluster", dependencies: ["CPostgres"]),
         // An HTTP server on sockets it is given (libmicrohttpd): GET /metrics and the console.
         .target(name: "HTTP", dependencies: ["System", "CMicroHTTPD", "CWebShims", "CSystemd"]),
         .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "CSystemd", "CCurl"]),
@@ -107,6 +112,7 @@ let package = Package(
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing"]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Configuration", "JSON5", "System"]),
     ],
