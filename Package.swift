@@ -94,7 +94,7 @@ let package = Package(
         .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "CSystemd", "CCurl"]),
         // The web console: logins, pages, uploads into drop/, a batch's files and its ZIP.
         .target(name: "Web", dependencies: ["Service", "HTTP", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CArchive", "CLibcrypt"]),
-        .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
+        .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "Cluster", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
         // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
         // seed and every crash file found; the executable is libFuzzer's when built with
         // --sanitize=fuzzer -DFUZZING, a replay tool otherwise.
@@ -111,8 +111,11 @@ let package = Package(
         .testTarget(name: "SystemTests", dependencies: ["System"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing"]),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "PostgresHarness"]),
+        // The tests' own PostgreSQL servers (initdb + pg_ctl into temporary folders), for the
+        // cluster's tests and the daemons' end-to-end tests alike.
+        .target(name: "PostgresHarness", path: "Tests/PostgresHarness"),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "PostgresHarness"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
         .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Configuration", "JSON5", "System"]),
     ],

@@ -113,6 +113,10 @@ public struct Config: Sendable, Equatable {
     /// The console's HTTPS.
     public var web = WebSettings()
 
+    // The cluster's keys (ClusterConfig.swift).
+    /// `cluster`: this daemon is one host of a cluster coordinated by PostgreSQL; nil: one host.
+    public var cluster: ClusterSettings?
+
     public init() {}
 
     /// The SPEC §6 defaults, with no inboxes.
@@ -218,6 +222,7 @@ enum ConfigRules {
                            "rescanInterval", "pollInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
                            "maxFileBytes", "itemTimeout", "onBatch", "metricsFile", "keep", "minFreeSpace"]
                            + WebConfigRules.rootKeys
+                           + ClusterConfigRules.rootKeys
     static let inboxKeys = ["name", "root", "template", "onBatch", "keep", "minFreeSpace"]
     static let keepKeys = ["out", "originals", "failed"]
     /// The longest `keep`: a hundred years (a longer one is a typo for `"forever"`).
@@ -273,6 +278,7 @@ enum ConfigRules {
             }
         }
         WebConfigRules.read(root, into: &config, &doc)
+        ClusterConfigRules.read(root, into: &config, &doc)
         if config.quiet > config.maxWait {
             doc.fail([.key("quiet")], "is longer than maxWait (\(config.maxWait)): a batch would never wait for quiet")
         }

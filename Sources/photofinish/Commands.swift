@@ -223,6 +223,23 @@ enum Commands {
             ],
             main: { a throws(UsageError) in try await DemoCommand.main(a) }),
         Command(
+            name: "cluster", synopsis: "status [--config FILE] [--database CONNINFO] [--json]",
+            summary: "Show the cluster's hosts, the tasks they hold and the batches under way.",
+            details: """
+                For daemons configured with cluster: { database, host }: the database reached, its
+                schema version, every host (up, stopped, or lost: not heard of for a lease, its
+                tasks then run elsewhere) with its workers, its folders and each task it holds with
+                the time left on its lease, and every batch not yet published with its photos done,
+                being finished and waiting. Reads only (the daemons make and migrate the schema).
+                Exit 0; 1 when the config has no cluster or the database does not answer.
+                """,
+            options: [
+                Option("config", "FILE", "take cluster.database from this config (default: \(defaultConfig))"),
+                Option("database", "CONNINFO", "a libpq connection string instead of the config's"),
+                Option("json", nil, "print it as JSON"),
+            ],
+            sync: { a throws(UsageError) in try ClusterCommand.main(a) }),
+        Command(
             name: "help", synopsis: "[COMMAND]",
             summary: "The commands, or one command's usage and options.",
             details: "",

@@ -1,7 +1,38 @@
 @testable import Cluster
 import Foundation
+import PostgresHarness
 import Synchronization
 import Testing
+
+extension PostgresServer {
+    /// The shared server; nil after printing why there is none (PostgreSQL not installed), or
+    /// after failing the test (it is installed but would not start).
+    static func sharedOrSkip(_ test: String = #function) -> PostgresServer? {
+        do {
+            return try shared()
+        } catch {
+            return skipOrFail(test, error)
+        }
+    }
+
+    /// A server of the test's own (one it may stop and start), or nil as `sharedOrSkip`.
+    static func ownOrSkip(_ test: String = #function) -> PostgresServer? {
+        do {
+            return try PostgresServer()
+        } catch {
+            return skipOrFail(test, error)
+        }
+    }
+
+    private static func skipOrFail(_ test: String, _ error: any Error) -> PostgresServer? {
+        if error is Unavailable {
+            print("skipped: \(test): \(error)")
+        } else {
+            Issue.record("cannot start the tests' PostgreSQL: \(error)")
+        }
+        return nil
+    }
+}
 
 /// A database of the test's own on the tests' PostgreSQL, migrated, and boards for as many
 /// "hosts" as the test wants (each a registered host with its own identity; they share one

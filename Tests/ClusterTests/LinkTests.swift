@@ -1,5 +1,6 @@
 @testable import Cluster
 import Foundation
+import PostgresHarness
 import Testing
 
 /// The link to the database: connection strings, a server that is not there, one that goes away

@@ -1,5 +1,6 @@
 @testable import Cluster
 import Foundation
+import PostgresHarness
 import Testing
 
 /// Hosts as the daemon will be one: members with their own links, lease keepers and wake-ups.

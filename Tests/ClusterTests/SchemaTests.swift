@@ -1,5 +1,6 @@
 @testable import Cluster
 import Foundation
+import PostgresHarness
 import Testing
 
 @Suite struct SchemaTests {

@@ -1,5 +1,6 @@
 @testable import Cluster
 import Foundation
+import PostgresHarness
 import Testing
 
 /// The task table's rules against a real PostgreSQL: taken once, leases, tokens, attempts, the

@@ -195,8 +195,8 @@ final class Connection: @unchecked Sendable {
 
     private static func words(_ text: UnsafePointer<CChar>?) -> String {
         guard let text else { return "" }
-        return String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
-            .replacingOccurrences(of: "\n", with: "; ")
+        return String(cString: text).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }.joined(separator: "; ")
     }
 
     /// What is wrong with a connection string, or nil when libpq can parse it.

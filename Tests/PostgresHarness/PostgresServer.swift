@@ -1,6 +1,5 @@
 import Foundation
 import Synchronization
-import Testing
 
 /// A PostgreSQL server of the tests' own: Debian's `postgresql` binaries (scripts/bootstrap
 /// installs them), `initdb` once per test process into a temporary folder (each server copies
@@ -12,26 +11,29 @@ import Testing
 /// Stopped by the test that made it (`destroy()`), at the test process's exit for the shared
 /// one, and — should the test process die first (a crash, a kill) — by a watchdog started with
 /// it that waits for the test process to end.
-final class PostgresServer: @unchecked Sendable {
+///
+/// A library of its own, so the cluster's tests and the daemons' end-to-end tests start the
+/// same servers; it knows nothing of Swift Testing: callers skip or fail as `Unavailable` says.
+public final class PostgresServer: @unchecked Sendable {
     /// Where the binaries are, or why the tests cannot have a server here.
-    static let binaries: Result<String, Skip> = {
+    static let binaries: Result<String, Unavailable> = {
         let roots = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         for version in roots.sorted(by: { (Int($0) ?? 0) > (Int($1) ?? 0) }) {
             let bin = "/usr/lib/postgresql/\(version)/bin"
             if FileManager.default.isExecutableFile(atPath: bin + "/initdb") { return .success(bin) }
         }
-        return .failure(Skip("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb; scripts/bootstrap installs postgresql)"))
+        return .failure(Unavailable("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb; scripts/bootstrap installs postgresql)"))
     }()
 
     /// Why there can be no server here: PostgreSQL is not installed (the one reason to skip).
-    struct Skip: Error, CustomStringConvertible {
-        var description: String
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
         init(_ why: String) { description = why }
     }
 
     /// A command of the harness failed: the test fails (PostgreSQL is there and should work).
-    struct CommandFailed: Error, CustomStringConvertible {
-        var description: String
+    public struct CommandFailed: Error, CustomStringConvertible {
+        public var description: String
     }
 
     /// The user the server runs as (nil: as ourselves, not root).
@@ -40,55 +42,34 @@ final class PostgresServer: @unchecked Sendable {
         return getpwnam("postgres") != nil ? "postgres" : "nobody"
     }()
 
-    /// One server for the tests that do not stop it, started at first use.
-    static let shared: Result<PostgresServer, any Error> = {
+    /// One server for the tests that do not stop it, started at first use, stopped at the test
+    /// process's exit.
+    public static func shared() throws -> PostgresServer {
+        try sharedServer.get()
+    }
+
+    private static let sharedServer: Result<PostgresServer, any Error> = {
         do {
             let server = try PostgresServer()
-            atexit { PostgresServer.stopShared() }
+            atexit {
+                if case .success(let server) = PostgresServer.sharedServer { server.destroy() }
+            }
             return .success(server)
         } catch {
             return .failure(error)
         }
     }()
 
-    private static func stopShared() {
-        if case .success(let server) = shared { server.destroy() }
-    }
-
-    /// The shared server; nil after printing why there is none (PostgreSQL not installed), or
-    /// after failing the test (it is installed but would not start).
-    static func sharedOrSkip(_ test: String = #function) -> PostgresServer? {
-        switch shared {
-        case .success(let server): return server
-        case .failure(let error): return skipOrFail(test, error)
-        }
-    }
-
-    /// A server of the test's own (one it may stop and start), or nil as `sharedOrSkip`.
-    static func ownOrSkip(_ test: String = #function) -> PostgresServer? {
-        do {
-            return try PostgresServer()
-        } catch {
-            return skipOrFail(test, error)
-        }
-    }
-
-    private static func skipOrFail(_ test: String, _ error: any Error) -> PostgresServer? {
-        if let skip = error as? Skip {
-            print("skipped: \(test): \(skip)")
-        } else {
-            Issue.record("cannot start the tests' PostgreSQL: \(error)")
-        }
-        return nil
-    }
-
-    let folder: String
+    /// Its data, log and socket are in here.
+    public let folder: String
     private let bin: String
     private let state = Mutex((running: false, destroyed: false))
 
-    var data: String { folder + "/data" }
+    public var data: String { folder + "/data" }
 
-    init() throws {
+    /// A server of the caller's own (one it may stop and start): `destroy()` it.
+    /// - Throws: `Unavailable` when PostgreSQL is not installed; `CommandFailed` otherwise.
+    public init() throws {
         let bin = try Self.binaries.get()
         self.bin = bin
         // Short: a Unix socket's path must fit in 107 bytes.
@@ -102,12 +83,12 @@ final class PostgresServer: @unchecked Sendable {
     deinit { destroy() }
 
     /// A connection string for `database` on this server.
-    func conninfo(_ database: String = "postgres") -> String {
+    public func conninfo(_ database: String = "postgres") -> String {
         "host=\(folder) dbname=\(database) user=photofinish"
     }
 
     /// A fresh, empty database of its own for one test.
-    func makeDatabase(_ test: String = #function) throws -> String {
+    public func makeDatabase(_ test: String = #function) throws -> String {
         let name = "t_" + test.filter { $0.isLetter || $0.isNumber }.lowercased().prefix(40) + "_"
             + String(UInt32.random(in: 0...UInt32.max), radix: 36)
         try psql("CREATE DATABASE \(name)")
@@ -116,12 +97,12 @@ final class PostgresServer: @unchecked Sendable {
 
     /// Runs SQL as the superuser through `psql` (the harness does not use the code under test).
     @discardableResult
-    func psql(_ sql: String, database: String = "postgres") throws -> String {
+    public func psql(_ sql: String, database: String = "postgres") throws -> String {
         try Self.run([bin + "/psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", conninfo(database), "-c", sql],
                      asServer: false)
     }
 
-    func start() throws {
+    public func start() throws {
         try Self.run([bin + "/pg_ctl", "-D", data, "-l", folder + "/log", "-w", "-t", "60", "-o",
                       "-k \(folder) -c listen_addresses='' -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c shared_buffers=16MB -c max_connections=60",
                       "start"], asServer: true)
@@ -130,13 +111,13 @@ final class PostgresServer: @unchecked Sendable {
 
     /// Stops it (`-m fast`: connections are closed at once, as a restart or a crash of the
     /// database would close them).
-    func stop() throws {
+    public func stop() throws {
         try Self.run([bin + "/pg_ctl", "-D", data, "-m", "fast", "-w", "-t", "60", "stop"], asServer: true)
         state.withLock { $0.running = false }
     }
 
     /// Stops it and removes its folder (safe to call twice).
-    func destroy() {
+    public func destroy() {
         let (running, destroyed) = state.withLock { s in
             defer { s.destroyed = true; s.running = false }
             return (s.running, s.destroyed)
