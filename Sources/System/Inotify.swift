@@ -55,7 +55,7 @@ public enum Inotify {
 
     /// An inotify instance (non-blocking), closed when dropped.
     public final class Instance: Sendable {
-        private let descriptor: FileDescriptor
+        let descriptor: FileDescriptor
         private var fd: Int32 { descriptor.raw }
 
         /// - Throws: `SystemError` when the kernel refuses (`EMFILE`: too many instances).

@@ -7,3 +7,4 @@
 #include "fs_glue.h"
 #include "memory_glue.h"
 #include "process_glue.h"
+#include "event_glue.h"
