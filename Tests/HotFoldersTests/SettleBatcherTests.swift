@@ -119,3 +119,91 @@ struct SettleBatcherTests {
         #expect(b.close(at: t(7.5)) == ["a.jpg"])
     }
 }
+
+/// What the service's loop asks of the batcher between events: when it next has something to
+/// do, which files to look at again, and batches taken in arrival order at any size.
+struct SettleDeadlineTests {
+    func stamp(_ size: Int64) -> FileStamp { FileStamp(size: size, mtimeNanoseconds: size) }
+    func t(_ seconds: Double) -> Duration { .milliseconds(Int64((seconds * 1000).rounded())) }
+
+    @Test func theNextDeadlineIsASettleTimeThenQuietThenMaxWait() {
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(2), quiet: .seconds(5), maxWait: .seconds(60), maxBatch: 500))
+        #expect(b.nextDeadline() == nil, "nothing tracked: only an event wakes it")
+        b.observe("a.jpg", stamp(1), at: t(0))
+        b.observe("b.jpg", stamp(1), at: t(1))
+        #expect(b.nextDeadline() == t(2))
+        #expect(b.namesToCheck(at: t(1.5)).isEmpty)
+        #expect(b.namesToCheck(at: t(2)) == ["a.jpg"])
+        #expect(b.namesToCheck(at: t(3)) == ["a.jpg", "b.jpg"])
+        b.settle(at: t(2))
+        #expect(b.pendingCount == 1 && b.settlingCount == 1)
+        // b.jpg still settling: its settle time first, quiet waits for it.
+        #expect(b.nextDeadline() == t(3))
+        b.settle(at: t(3))
+        #expect(b.nextDeadline() == t(6), "quiet: 5 s after the last arrival")
+        #expect(b.nextDeadline(includingClose: false) == nil, "with no claim possible, nothing is due")
+        // A file that changes again moves back to settling, and its old time is forgotten.
+        b.observe("a.jpg", stamp(2), at: t(4))
+        #expect(b.pendingCount == 1 && b.settlingCount == 1)
+        #expect(b.nextDeadline() == t(6))
+        #expect(b.namesToCheck(at: t(5.9)).isEmpty)
+        #expect(b.close(at: t(8.9)) == nil)
+        #expect(b.close(at: t(9)) == ["a.jpg", "b.jpg"])
+        #expect(b.nextDeadline() == nil)
+    }
+
+    @Test func aFullBatchIsDueAtOnceAndMaxWaitCountsFromTheOldest() {
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(1), quiet: .seconds(5), maxWait: .seconds(10), maxBatch: 2))
+        b.observe("a.jpg", stamp(1), at: t(0))
+        b.observe("b.jpg", stamp(1), at: t(0))
+        b.observe("c.jpg", stamp(1), at: t(0.5))
+        b.settle(at: t(1))
+        #expect(b.nextDeadline() == .zero, "two settled files fill a batch")
+        let closed = b.closeBatch(at: t(1))
+        #expect(closed?.map(\.name) == ["a.jpg", "b.jpg"])
+        #expect(closed?.map(\.stamp) == [stamp(1), stamp(1)], "with the stamps they settled with")
+        b.settle(at: t(1.5))
+        #expect(b.nextDeadline() == t(5.5), "quiet after c.jpg's arrival comes before maxWait")
+        b.rules.maxBatch = 3
+        b.observe("d.jpg", stamp(1), at: t(5))
+        b.settle(at: t(6))
+        #expect(b.nextDeadline() == t(10), "quiet after d.jpg (5 s), before c.jpg's maxWait (10.5 s)")
+    }
+
+    /// A 100,000-file drop closes in batches of maxBatch, each in arrival order, every file once.
+    @Test func aHundredThousandFilesCloseAsBatchesInArrivalOrder() {
+        var b = SettleBatcher<Int>(rules: BatchRules(settle: .seconds(1), quiet: .seconds(1), maxWait: .seconds(600), maxBatch: 500))
+        // Seen over 10 s, in a shuffled order within each 100 ms.
+        var order = Array(0..<100_000)
+        var rng = SystemRandomNumberGenerator()
+        for chunk in stride(from: 0, to: order.count, by: 1000) { order[chunk..<chunk + 1000].shuffle(using: &rng) }
+        for (i, n) in order.enumerated() { b.observe(n, stamp(Int64(n)), at: t(Double(i / 1000) * 0.1)) }
+        var batches: [[Int]] = []
+        var now = 10.0
+        while batches.count < 200 && now < 100 {
+            b.settle(at: t(now))
+            while let batch = b.close(at: t(now)) { batches.append(batch) }
+            now += 0.5
+        }
+        #expect(batches.count == 200 && batches.allSatisfy { $0.count == 500 })
+        let all = batches.flatMap { $0 }
+        #expect(Set(all).count == 100_000)
+        // Arrival order: by first seen, then name (here the number).
+        let seen = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($0.element, $0.offset / 1000) })
+        #expect(zip(all, all.dropFirst()).allSatisfy { (seen[$0]!, $0) < (seen[$1]!, $1) })
+        #expect(b.pendingCount == 0 && b.settlingCount == 0 && b.trackedNames.isEmpty)
+    }
+}
+
+struct MinHeapTests {
+    @Test func popsInOrderWhateverThePushOrder() {
+        var heap = MinHeap<Int>()
+        var rng = SystemRandomNumberGenerator()
+        let values = (0..<1000).map { _ in Int.random(in: 0..<100, using: &rng) }
+        for v in values { heap.push(v) }
+        var out: [Int] = []
+        while let v = heap.pop() { out.append(v) }
+        #expect(out == values.sorted())
+        #expect(heap.isEmpty && heap.first == nil)
+    }
+}

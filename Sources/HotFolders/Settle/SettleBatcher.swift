@@ -52,6 +52,12 @@ public struct BatchRules: Sendable, Equatable {
 /// - Batch order here is arrival order (first seen, then name); the template's `order` is
 ///   applied when the batch is claimed.
 ///
+/// Cost: linear in the files. Settling files wait in a queue by the time they last changed
+/// (so `close` looks only at those whose `settle` is up: `namesToCheck`), settled ones in a
+/// heap by arrival (a batch of k files costs k·log n, never a sort of all that is pending), and
+/// the counts are kept as they change. A 100,000-file drop closes 200 batches of 500 in
+/// n·log n, where sorting every pending file for each batch cost n²/500·log n.
+///
 /// `Name` is whatever names the files: `FileName` (any bytes) in the daemon, `String` in tests.
 public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
     public var rules: BatchRules
@@ -61,65 +67,149 @@ public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
         var firstSeen: Duration
         var lastChange: Duration
         var settled: Bool
+        /// Which settling (queue entry) and which settled state (heap entry) is current: an
+        /// entry with another ticket is stale and skipped.
+        var ticket: UInt64
+    }
+
+    /// A settled file in arrival order (first seen, then name).
+    private struct Arrival: Comparable, Sendable {
+        var firstSeen: Duration
+        var name: Name
+        var ticket: UInt64
+
+        static func < (a: Arrival, b: Arrival) -> Bool {
+            a.firstSeen != b.firstSeen ? a.firstSeen < b.firstSeen : a.name < b.name
+        }
     }
 
     private var files: [Name: Tracked] = [:]
     private var lastArrival: Duration?
+    /// Settling files by the time they last changed, oldest first (times only grow); entries
+    /// whose ticket is no longer the file's are skipped.
+    private var settling = Queue<(name: Name, ticket: UInt64, lastChange: Duration)>()
+    private var pending = MinHeap<Arrival>()
+    private var nextTicket: UInt64 = 0
+    public private(set) var settlingCount = 0
+    public private(set) var pendingCount = 0
 
     public init(rules: BatchRules) {
         self.rules = rules
     }
 
-    /// Every name being tracked (settling or pending): what the caller re-examines on disk
-    /// before each `close(at:)`.
+    /// Every name being tracked (settling or pending): what a full scan compares with what
+    /// `drop/` holds.
     public var trackedNames: [Name] { Array(files.keys) }
 
-    /// Files still being written (or not yet stable for `settle`).
-    public var settlingCount: Int { files.values.filter { !$0.settled }.count }
-
-    /// Files settled and waiting for their batch to close.
-    public var pendingCount: Int { files.values.filter(\.settled).count }
+    /// Whether `name` is tracked (settling or pending).
+    public func isTracked(_ name: Name) -> Bool { files[name] != nil }
 
     /// Reports a file seen in `drop/` at `now` with this stamp.
     public mutating func observe(_ name: Name, _ stamp: FileStamp, at now: Duration) {
+        if let tracked = files[name], tracked.stamp == stamp { return }
+        let ticket = nextTicket
+        nextTicket += 1
         if var tracked = files[name] {
-            guard tracked.stamp != stamp else { return }
+            if tracked.settled {
+                pendingCount -= 1
+                settlingCount += 1
+            }
             tracked.stamp = stamp
             tracked.lastChange = now
             tracked.settled = false
+            tracked.ticket = ticket
             files[name] = tracked
         } else {
-            files[name] = Tracked(stamp: stamp, firstSeen: now, lastChange: now, settled: false)
+            files[name] = Tracked(stamp: stamp, firstSeen: now, lastChange: now, settled: false, ticket: ticket)
+            settlingCount += 1
         }
-        lastArrival = now
+        settling.append((name, ticket, now))
+        lastArrival = max(lastArrival ?? now, now)
     }
 
     /// Reports that a file is gone from `drop/` (deleted, renamed away, no longer a photo).
     public mutating func vanished(_ name: Name) {
-        files[name] = nil
+        guard let tracked = files.removeValue(forKey: name) else { return }
+        if tracked.settled { pendingCount -= 1 } else { settlingCount -= 1 }
+    }
+
+    /// The settling names whose `settle` time is up at `now`, oldest change first: what the
+    /// caller looks at on disk again (and reports with `observe` if changed) before `close`.
+    public func namesToCheck(at now: Duration) -> [Name] {
+        var out: [Name] = []
+        for entry in settling.elements {
+            guard entry.lastChange + rules.settle <= now else { break }
+            if files[entry.name]?.ticket == entry.ticket { out.append(entry.name) }
+        }
+        return out
+    }
+
+    /// When `close` may next have something to do: a settling file's `settle` is up, or (with
+    /// `includingClose`) the pending batch's `quiet` or `maxWait` — now, when it is full;
+    /// `nil` when nothing is tracked.
+    public mutating func nextDeadline(includingClose: Bool = true) -> Duration? {
+        dropStale()
+        var next = settling.first.map { $0.lastChange + rules.settle }
+        if includingClose, let oldest = pending.first {
+            var due = oldest.firstSeen + rules.maxWait
+            if pendingCount >= rules.maxBatch { due = .zero }
+            if settlingCount == 0, let lastArrival { due = min(due, lastArrival + rules.quiet) }
+            next = min(next ?? due, due)
+        }
+        return next
+    }
+
+    /// Settles what has held still for `settle` at `now` (what `close` does first).
+    public mutating func settle(at now: Duration) {
+        while let entry = settling.first, entry.lastChange + rules.settle <= now {
+            settling.removeFirst()
+            guard var tracked = files[entry.name], tracked.ticket == entry.ticket else { continue }
+            tracked.settled = true
+            files[entry.name] = tracked
+            settlingCount -= 1
+            pendingCount += 1
+            pending.push(Arrival(firstSeen: tracked.firstSeen, name: entry.name, ticket: tracked.ticket))
+        }
     }
 
     /// Settles what has held still for `settle`, then returns the batch that closes at `now`
     /// (names in arrival order) and forgets its files; `nil` when none closes. Call again
     /// until `nil`: a burst over `maxBatch` closes as several batches.
     public mutating func close(at now: Duration) -> [Name]? {
+        closeBatch(at: now)?.map(\.name)
+    }
+
+    /// `close`, with the stamp each file had when it settled (the caller checks them once more).
+    public mutating func closeBatch(at now: Duration) -> [(name: Name, stamp: FileStamp)]? {
         // Nothing tracked (an idle hot folder): nothing to do, and nothing allocated.
         guard !files.isEmpty else { return nil }
-        for (name, tracked) in files where !tracked.settled && now - tracked.lastChange >= rules.settle {
-            files[name]?.settled = true
-        }
-        // A closure, not a key path: a key path into this generic type is built at run time.
-        let pending = files.filter { $0.value.settled }
-        guard !pending.isEmpty else { return nil }
-        let oldest = pending.values.map { $0.firstSeen }.min()!
+        settle(at: now)
+        dropStale()
+        guard let oldest = pending.first else { return nil }
         let quiet = lastArrival.map { now - $0 >= rules.quiet } ?? true
-        let stillSettling = pending.count < files.count
-        let closes = pending.count >= rules.maxBatch || now - oldest >= rules.maxWait || (quiet && !stillSettling)
+        let closes = pendingCount >= rules.maxBatch || now - oldest.firstSeen >= rules.maxWait || (quiet && settlingCount == 0)
         guard closes else { return nil }
-        let ordered = pending.sorted { a, b in
-            a.value.firstSeen != b.value.firstSeen ? a.value.firstSeen < b.value.firstSeen : a.key < b.key
-        }.prefix(rules.maxBatch).map { $0.key }
-        for name in ordered { files[name] = nil }
-        return ordered
+        var batch: [(name: Name, stamp: FileStamp)] = []
+        while batch.count < rules.maxBatch, let next = pending.pop() {
+            guard let tracked = files[next.name], tracked.settled, tracked.ticket == next.ticket else { continue }
+            files[next.name] = nil
+            pendingCount -= 1
+            batch.append((next.name, tracked.stamp))
+        }
+        return batch.isEmpty ? nil : batch
+    }
+
+    /// Drops the stale entries at the front of the queue and the top of the heap.
+    private mutating func dropStale() {
+        while let entry = settling.first, files[entry.name]?.ticket != entry.ticket { settling.removeFirst() }
+        while let top = pending.first {
+            if let tracked = files[top.name], tracked.settled, tracked.ticket == top.ticket { break }
+            pending.pop()
+        }
+        if files.isEmpty {
+            settling.removeAll()
+            pending.removeAll()
+        }
     }
 }
+
