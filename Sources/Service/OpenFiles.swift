@@ -1,46 +1,83 @@
 import HotFolders
 import System
 
-/// The open-file limit (`RLIMIT_NOFILE`). The default soft limit, 1,024, runs out at about a
-/// thousand hot folders ("Too many open files" on claims and finishes), so the daemon raises
-/// it to the hard limit at start (the unit sets both high: `LimitNOFILE=`) and warns when the
-/// hot folders may need more than it allows.
+/// The open-file limit (`RLIMIT_NOFILE`) and what the service needs of it. The default soft
+/// limit, 1,024, runs out at about a thousand hot folders, so the daemon raises it to the hard
+/// limit at start (the unit sets both high: `LimitNOFILE=`). What is left after the process's
+/// own and the work in flight is shared out to the hot folders, two each, in config order;
+/// folders beyond it are refused by name with the fix (raise `LimitNOFILE=`), so those watched
+/// work normally instead of every folder failing claims with "Too many open files".
+///
+/// What is counted (each the most it holds at once):
+/// - the process's own (`reserve`): standard streams, inotify, the poll loop's eventfd,
+///   timerfd and signalfd, the journal and notify sockets, metrics sockets, fontconfig,
+///   libraries, a STATUS.txt or status file being written;
+/// - a watched hot folder (`perFolder`): its open `drop/`, and the lock of the batch it has
+///   claimed ahead (a folder claims one batch ahead of the one being finished);
+/// - a claim in flight (`perClaim`, at most `claimThreads` at once): its lock, `.work/`, the
+///   batch folder, `src/`, `drop/`, the file being hashed;
+/// - a batch being finished (`perBatch`, at most `batchSlots` at once): its lock, its
+///   folder, its journal, the folder a source is filed into;
+/// - a photo in flight (`perPhoto`, at most `workers` at once): the source, an output being
+///   written and its folder, a temporary file.
+/// Batches that recovery resumes at start hold their locks too: a backlog left in `.work/`
+/// is the one thing that can need more.
 enum OpenFiles {
-    /// Descriptors one hot folder can hold at once: its open `drop/`, and while a batch is
-    /// claimed or finished its lock, its folders (`drop/`, `src/`, `originals/<id>/`) and
-    /// journal. Queued batches hold one more each (their lock).
-    static let perFolder: UInt64 = 6
-    /// Per photo in flight: the source, an output being written and its folder.
-    static let perPhoto: UInt64 = 4
-    /// The process's own: standard streams, inotify, the journal and notify sockets,
-    /// fontconfig, libraries.
     static let reserve: UInt64 = 64
+    static let perFolder: UInt64 = 2
+    static let perClaim: UInt64 = 6
+    static let perBatch: UInt64 = 4
+    static let perPhoto: UInt64 = 4
+
+    /// The work in flight the budget is made for.
+    struct Work: Equatable {
+        var claimThreads: Int
+        var batchSlots: Int
+        var workers: Int
+
+        /// The descriptors the work in flight and the process's own need, folders aside.
+        var fixed: UInt64 {
+            reserve + UInt64(claimThreads) * perClaim + UInt64(batchSlots) * perBatch + UInt64(workers) * perPhoto
+        }
+
+        /// The descriptors `folders` watched hot folders need with this work.
+        func need(folders: Int) -> UInt64 { fixed + UInt64(folders) * perFolder }
+
+        /// How many hot folders the `limit` has room for.
+        func room(limit: UInt64) -> Int {
+            limit > fixed ? Int(min(UInt64(Int.max), (limit - fixed) / perFolder)) : 0
+        }
+    }
 
     /// Raises the soft limit to the hard one; says so when it changed.
-    static func raise(log: Logger) {
+    /// - Returns: the soft limit now in force (`nil` when it cannot be read: no budget then).
+    @discardableResult
+    static func raise(log: Logger) -> UInt64? {
         do throws(SystemError) {
             let before = try ProcessResources.openFiles()
             let after = try ProcessResources.raiseOpenFiles()
             if after.soft != before.soft {
                 log.info("open files: soft limit raised from \(before.soft) to \(after.soft)")
             }
+            return after.soft
         } catch {
             log.warning("\(error): the open-file limit stays as it is")
+            return try? ProcessResources.openFiles().soft
         }
     }
 
-    /// The descriptors `folders` hot folders and `workers` photos in flight may need at once.
-    static func need(folders: Int, workers: Int) -> UInt64 {
-        reserve + UInt64(folders) * perFolder + UInt64(workers) * perPhoto
+    /// The sentence for the log when `folders` hot folders need more than `limit`.
+    static func shortage(folders: Int, work: Work, limit: UInt64) -> String {
+        let need = work.need(folders: folders), room = work.room(limit: limit)
+        return "\(folders) hot folders and \(work.workers) photos in flight may need \(need) open files, over the limit of \(limit): "
+            + "\(room) of them are watched, the other \(folders - room) are refused until the limit is raised (\(fix(need: need)))"
     }
 
-    /// Warns when the hot folders may need more descriptors than the soft limit allows.
-    static func check(folders: Int, workers: Int, log: Logger) {
-        guard let limit = try? ProcessResources.openFiles() else { return }
-        let need = need(folders: folders, workers: workers)
-        if need > limit.soft {
-            log.warning("\(folders) hot folders and \(workers) photos in flight may need \(need) open files, over the limit of \(limit.soft): "
-                        + "raise LimitNOFILE= in the unit (or ulimit -n), or claims will fail with \"Too many open files\"")
-        }
+    /// What raises the limit, in words: under systemd a drop-in, else `ulimit -n`.
+    static func fix(need: UInt64) -> String {
+        let wanted = max(need + need / 4, 1024)
+        return FolderProblem.underSystemd
+            ? "systemctl edit photofinish: [Service] LimitNOFILE=\(wanted), then systemctl restart photofinish"
+            : "ulimit -n \(wanted) (or more) before starting photofinish; the hard limit is raised by root (limits.conf)"
     }
 }

@@ -12,12 +12,18 @@ import Synchronization
 /// place.
 ///
 /// Off the hot path: one background thread at the lowest CPU priority (nice 19) renders one
-/// proof at a time, and before each of its six sample photos waits until no batch is being
-/// finished or queued — a photo batch never waits for a proof, at most for one sample photo
-/// already under way.
+/// proof at a time, and before each of its six sample photos waits (on a condition, woken
+/// when the service goes idle) until no batch is being finished or queued — a photo batch
+/// never waits for a proof, at most for one sample photo already under way.
 ///
-/// One render per distinct template: hot folders that share a template (1,000 shop folders
-/// with one `shop.json5`) get a copy of the proof rendered for the first of them.
+/// One render and one file per distinct template: hot folders that share a template (1,000
+/// shop folders with one `shop.json5`) get a hard link to the proof rendered for the first
+/// of them — one inode, however many folders. Where a link cannot be made (another file
+/// system, one without hard links), the folder's STATUS.txt points to the proof instead
+/// (`onShared`); a folder on a file system of its own gets its own render.
+///
+/// Requests and renders are linear: a request replaces the folder's earlier one in place
+/// (a dictionary by root and a queue), a render is remembered by what makes the picture.
 public final class ProofKeeper: Sendable {
     /// One hot folder's proof to make.
     public struct Job: Sendable, Equatable {
@@ -35,21 +41,31 @@ public final class ProofKeeper: Sendable {
         }
     }
 
-    private let jobs = Mutex<[Job]>([])
-    /// Proofs rendered, kept while a queued job has the same template (its PNG is copied).
-    private let rendered = Mutex<[String: [UInt8]]>([:])
-    private let stopped = Mutex(false)
-    private let wake = DispatchSemaphore(value: 0)
+    private struct State {
+        /// Roots in the order they were asked for (a root asked for again keeps its place).
+        var order = Queue<String>()
+        /// The latest request of each root not yet started.
+        var jobs: [String: Job] = [:]
+        /// Where each picture was written (its key: `key(_:)`), to link from.
+        var rendered: [String: String] = [:]
+        var busy = false
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+    /// Woken by a request, by the service going idle, and by `stop`.
+    private let condition = NSCondition()
     private let log: Logger
-    private let busy: @Sendable () -> Bool
     private let shrink: Int
+    private let onShared: @Sendable (_ inbox: String, _ path: String) -> Void
 
     /// - Parameters:
-    ///   - busy: true while a batch is being finished or waits its turn.
-    public init(log: Logger, busy: @escaping @Sendable () -> Bool, shrink: Int = ProofKeeper.sampleShrink()) {
+    ///   - onShared: a hot folder's proof is `path`, elsewhere (no link could be made).
+    public init(log: Logger, shrink: Int = ProofKeeper.sampleShrink(),
+                onShared: @escaping @Sendable (_ inbox: String, _ path: String) -> Void = { _, _ in }) {
         self.log = log
-        self.busy = busy
         self.shrink = shrink
+        self.onShared = onShared
         let thread = Thread { [self] in work() }
         thread.name = "photofinish-proof"
         thread.start()
@@ -68,20 +84,43 @@ public final class ProofKeeper: Sendable {
 
     /// Asks for the proof of `job` (replacing a request for the same hot folder not started yet).
     public func request(_ job: Job) {
-        jobs.withLock { all in
-            all.removeAll { $0.root == job.root }
-            all.append(job)
+        let wake = state.withLock { s -> Bool in
+            if s.jobs.updateValue(job, forKey: job.root) == nil { s.order.append(job.root) }
+            return !s.busy
         }
-        wake.signal()
+        if wake { signal() }
+    }
+
+    /// Whether batches are being finished or wait their turn: proofs wait while they are.
+    public func setBusy(_ busy: Bool) {
+        let changed = state.withLock { s -> Bool in
+            defer { s.busy = busy }
+            return s.busy != busy
+        }
+        if changed && !busy { signal() }
     }
 
     /// Stops at the next sample photo; a proof half done is abandoned (made again next start).
     public func stop() {
-        stopped.withLock { $0 = true }
-        wake.signal()
+        state.withLock { $0.stopped = true }
+        signal()
     }
 
-    private var isStopped: Bool { stopped.withLock { $0 } }
+    private func signal() {
+        condition.lock()
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Waits until `ready` holds (checked under the condition's lock, so a wake-up between
+    /// the check and the wait is never lost).
+    private func wait(until ready: (State) -> Bool) {
+        condition.lock()
+        while !state.withLock({ ready($0) }) { condition.wait() }
+        condition.unlock()
+    }
+
+    private var isStopped: Bool { state.withLock { $0.stopped } }
 
     private func work() {
         // Lowest priority for this thread only: on Linux the nice value is per thread, and
@@ -92,51 +131,100 @@ public final class ProofKeeper: Sendable {
         } catch {
             log.warning("proofs run at normal priority: \(error)")
         }
-        while !isStopped {
-            wake.wait()
-            while !isStopped, let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) {
-                render(job)
+        while true {
+            wait { $0.stopped || !$0.jobs.isEmpty }
+            let job = state.withLock { s -> Job? in
+                while let root = s.order.first {
+                    s.order.removeFirst()
+                    if let job = s.jobs.removeValue(forKey: root) { return job }
+                }
+                return nil
             }
+            if isStopped { return }
+            if let job { make(job) }
         }
     }
 
     /// What makes two proofs the same picture: the template's bytes and the sizes.
     private func key(_ job: Job) -> String { "\(job.template.sha256) \(job.maxPixels) \(shrink)" }
 
-    private func render(_ job: Job) {
+    private func make(_ job: Job) {
         let fields: LogFields = ["INBOX": job.inbox]
         let path = Self.path(root: job.root, template: job.template)
+        let name = FileName((path as NSString).lastPathComponent)!
         let folder = job.root + "/proof"
-        if Files.exists(path) { return }
         let picture = key(job)
-        do {
-            try Files.makeDirectory(folder, permissions: 0o755)
-            if let png = rendered.withLock({ $0[picture] }) {
-                try AtomicFile.write(png, to: path)
-                log.info("proof of template \(job.template.name) written (rendered once for every hot folder using it): \(path)", fields)
-            } else {
-                let template = try job.template.template()
-                log.info("rendering the proof of template \(template.name) into proof/", fields)
-                let sheet = try Proof.render(template: template, shrink: shrink, maxPixels: job.maxPixels) { [self] in
-                    while busy() && !isStopped { usleep(200_000) }
-                    return !isStopped
+        do throws(SystemError) {
+            if !Files.exists(path) {
+                try Files.makeDirectory(folder, permissions: 0o755)
+                if let source = state.withLock({ $0.rendered[picture] }), source != path, try link(source, to: folder, as: name) {
+                    log.info("proof of template \(job.template.name) linked (rendered once for every hot folder using it): \(path)", fields)
+                } else if let source = state.withLock({ $0.rendered[picture] }), source != path, Files.exists(source) {
+                    // No link here (another file system, or none with hard links): STATUS.txt
+                    // points to the one file.
+                    onShared(job.inbox, source)
+                    log.info("proof of template \(job.template.name) is \(source) (rendered once for every hot folder using it; no hard link can be made in \(folder))", fields)
+                    removeOlder(in: folder, keeping: nil)
+                    return
+                } else {
+                    guard try render(job, to: path, fields: fields) else { return }
                 }
-                guard let sheet else { return }
-                try AtomicFile.write(sheet.png, to: path)
-                for failure in sheet.failures { log.warning("proof: \(failure)", fields) }
-                log.notice("proof of template \(template.name) written: \(path)", fields)
-                rendered.withLock { $0[picture] = sheet.png }
             }
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
-            where name != (path as NSString).lastPathComponent
-                && (name.hasSuffix(".png") || name.hasPrefix(AtomicFile.temporaryPrefix)) {
-                try? Files.remove(folder + "/" + name)
+            state.withLock { s in
+                if s.rendered[picture] == nil { s.rendered[picture] = path }
+            }
+            removeOlder(in: folder, keeping: name)
+        } catch {
+            log.warning("cannot make the proof of template \(job.template.name): \(error)", fields)
+        }
+    }
+
+    /// Renders the proof into `path`, a sample photo at a time while the service is idle.
+    /// - Returns: false when stopped half way.
+    private func render(_ job: Job, to path: String, fields: LogFields) throws(SystemError) -> Bool {
+        let template: Template
+        let sheet: Proof.Sheet?
+        do {
+            template = try job.template.template()
+            log.info("rendering the proof of template \(template.name) into proof/", fields)
+            sheet = try Proof.render(template: template, shrink: shrink, maxPixels: job.maxPixels) { [self] in
+                wait { $0.stopped || !$0.busy }
+                return !isStopped
             }
         } catch {
             log.warning("cannot render the proof of template \(job.template.name): \(error)", fields)
+            return false
         }
-        // Kept only while a job still queued needs it.
-        let needed = Set(jobs.withLock { $0.map(key) })
-        rendered.withLock { $0 = $0.filter { needed.contains($0.key) } }
+        guard let sheet else { return false }
+        try AtomicFile.write(sheet.png, to: path)
+        for failure in sheet.failures { log.warning("proof: \(failure)", fields) }
+        log.notice("proof of template \(template.name) written: \(path)", fields)
+        return true
+    }
+
+    /// A hard link of `source` as `folder/name`.
+    /// - Returns: false where the file system cannot link it there (another file system, no
+    ///   hard links, the file's link limit reached); throws on other errors.
+    private func link(_ source: String, to folder: String, as name: FileName) throws(SystemError) -> Bool {
+        let from = FilePath(source)
+        guard let sourceName = from.lastComponent else { return false }
+        do throws(SystemError) {
+            try Directory(from.parent).hardLink(sourceName, to: try Directory(folder), as: name)
+            return true
+        } catch where [EXDEV, EPERM, EOPNOTSUPP, ENOTSUP, EMLINK, ENOENT, EIO].contains(error.code) {
+            // EIO: rclone mounts have no hard links (TRAPS.md).
+            return false
+        } catch where error.code == EEXIST {
+            return true
+        }
+    }
+
+    /// Removes the older proofs in `folder` (and temporary files a crash left).
+    private func removeOlder(in folder: String, keeping name: FileName?) {
+        guard let dir = try? Directory(folder), let names = try? dir.names() else { return }
+        for other in names where other != name {
+            let text = other.string ?? ""
+            if text.hasSuffix(".png") || text.hasPrefix(AtomicFile.temporaryPrefix) { try? dir.remove(other) }
+        }
     }
 }

@@ -70,11 +70,51 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         public var neverTaken: [String]?
         /// Sources that could not be filed, by batch: they wait in `.work/<batch>/src/`.
         public var unfiled: [String: [String]]?
+        /// What the service does with this hot folder: watching it, or not and why (absent
+        /// in status files written before there were states).
+        public var state: FolderState?
+        /// The proof of its template, when it is not in its own `proof/` folder (no hard link
+        /// could be made there: another file system): the one file of every folder using it.
+        public var proof: String?
+        /// Photos claimed into `.work/` that wait there: in batches waiting their turn, or
+        /// left by a stop (they resume at the next start). Pending, as people see it.
+        public var parked: Int?
 
         public init(name: String, root: String) {
             self.name = name
             self.root = root
         }
+    }
+
+    /// A hot folder's state (SPEC §9): watching, or not and why, with what fixes it.
+    public struct FolderState: Codable, Sendable, Equatable {
+        /// `starting` (being taken up), `watching`, `refused` (cannot be used: `why`, `fix`),
+        /// `share-unavailable` (its share does not answer), `low-space` (watched, but nothing
+        /// new is claimed: below `minFreeSpace`), `stopped` (the service stopped).
+        public var kind: String
+        /// What is wrong, in words (for `refused`, `share-unavailable`, `low-space`).
+        public var why: String?
+        /// What fixes it: commands or sentences, one a line.
+        public var fix: [String]?
+        /// Since when (ISO 8601 UTC).
+        public var since: String?
+
+        public init(kind: String, why: String? = nil, fix: [String]? = nil, since: String? = nil) {
+            self.kind = kind
+            self.why = why
+            self.fix = fix
+            self.since = since
+        }
+
+        public static let starting = "starting"
+        public static let watching = "watching"
+        public static let refused = "refused"
+        public static let shareUnavailable = "share-unavailable"
+        public static let lowSpace = "low-space"
+        public static let stopped = "stopped"
+
+        /// True when the folder is not watched and needs someone to act (`status` exits 1).
+        public var isRefused: Bool { kind == Self.refused }
     }
 
     public struct Progress: Codable, Sendable, Equatable {
@@ -112,9 +152,12 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var summary: String {
         inboxes.map { inbox in
             var parts: [String] = []
+            if let state = inbox.state, state.kind != FolderState.watching {
+                return inbox.name + ": " + state.kind.replacingOccurrences(of: "-", with: " ")
+            }
             if let p = inbox.processing { parts.append("processing \(p.done) of \(p.total)") }
             if inbox.queued > 0 { parts.append("\(inbox.queued) batch\(inbox.queued == 1 ? "" : "es") queued") }
-            let waiting = inbox.pending + inbox.settling
+            let waiting = inbox.pending + inbox.settling + (inbox.parked ?? 0)
             if waiting > 0 { parts.append("\(waiting) pending") }
             if parts.isEmpty {
                 parts.append(inbox.last.map { "idle, last batch \($0.batch) \($0.status) (\($0.ok) of \($0.items))" } ?? "idle")
@@ -129,7 +172,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         try Files.makeDirectories(FilePath(path).parent, permissions: 0o755)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.write([UInt8]((try? encoder.encode(self)) ?? Data()), to: path)
+        // Not fsynced: it lives in /run (memory) and is rewritten at every change.
+        try PublishedFile.write([UInt8]((try? encoder.encode(self)) ?? Data()), to: path)
     }
 
     public static func read(from path: String) throws -> ServiceStatus {
@@ -251,16 +295,26 @@ public enum StatusFiles {
     }
 }
 
-/// The live status, shared by the watching loop and the batch workers.
+/// The live status, shared by the watching loop, the batch workers and the publisher. Each
+/// change marks its hot folder dirty and tells the publisher (`onChange`), which writes only
+/// what changed.
 final class StatusBoard: Sendable {
     private let target: StatusFiles.Target
-    private let inboxes = Mutex<[String: ServiceStatus.Inbox]>([:])
-    private let order = Mutex<[String]>([])
-
-    private let reloadFailed = Mutex<ServiceStatus.ReloadFailure?>(nil)
-    /// Goes up with every change: an unchanged board is not looked at again (1,000 idle hot
-    /// folders cost nothing).
+    private struct State {
+        var inboxes: [String: ServiceStatus.Inbox] = [:]
+        var order: [String] = []
+        var reloadFailed: ServiceStatus.ReloadFailure?
+        /// Hot folders changed since the publisher last took them.
+        var dirty: Set<String> = []
+        /// Everything changed (the order, a reload's outcome): every STATUS.txt again.
+        var allDirty = false
+        /// Batches being finished or waiting their turn, over all hot folders.
+        var busy = 0
+    }
+    private let state = Mutex(State())
+    /// Goes up with every change: an unchanged board is not looked at again.
     private let changes = Atomic<Int>(0)
+    private let onChange = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// How many changes there have been (compare two readings).
     var version: Int { changes.load(ordering: .acquiring) }
@@ -269,48 +323,90 @@ final class StatusBoard: Sendable {
         self.target = target
     }
 
+    /// Who hears of changes (the publisher): called after each, outside the board's lock.
+    func setOnChange(_ body: @escaping @Sendable () -> Void) {
+        onChange.withLock { $0 = body }
+    }
+
+    private func changed() {
+        changes.add(1, ordering: .releasing)
+        onChange.withLock { $0 }?()
+    }
+
+    /// The hot folders shown, in this order: the ones kept keep what they showed.
     func set(_ names: [(String, String)]) {
-        inboxes.withLock { all in
+        state.withLock { s in
             var next: [String: ServiceStatus.Inbox] = [:]
             for (name, root) in names {
-                var entry = all[name] ?? ServiceStatus.Inbox(name: name, root: root)
-                entry.root = root
+                var entry = s.inboxes[name] ?? ServiceStatus.Inbox(name: name, root: root)
+                if entry.root != root {
+                    entry = ServiceStatus.Inbox(name: name, root: root)
+                }
                 next[name] = entry
             }
-            all = next
+            s.inboxes = next
+            s.order = names.map(\.0)
+            s.allDirty = true
+            s.busy = next.values.reduce(0) { $0 + Self.busy($1) }
         }
-        order.withLock { $0 = names.map(\.0) }
-        changes.add(1, ordering: .releasing)
+        changed()
+    }
+
+    private static func busy(_ inbox: ServiceStatus.Inbox) -> Int {
+        (inbox.processing != nil ? 1 : 0) + inbox.queued
     }
 
     func update(_ name: String, _ change: (inout ServiceStatus.Inbox) -> Void) {
-        inboxes.withLock { all in
-            if var entry = all[name] {
-                change(&entry)
-                guard entry != all[name] else { return }
-                changes.add(1, ordering: .releasing)
-                all[name] = entry
-            }
+        let didChange = state.withLock { s -> Bool in
+            guard var entry = s.inboxes[name] else { return false }
+            let before = entry
+            change(&entry)
+            guard entry != before else { return false }
+            s.busy += Self.busy(entry) - Self.busy(before)
+            s.inboxes[name] = entry
+            s.dirty.insert(name)
+            return true
         }
+        if didChange { changed() }
+    }
+
+    /// One hot folder as it stands (nil when it is not on the board).
+    func inbox(_ name: String) -> ServiceStatus.Inbox? {
+        state.withLock { $0.inboxes[name] }
     }
 
     /// True while a batch is being finished or waits its turn (a proof waits then).
     var isBusy: Bool {
-        inboxes.withLock { $0.values.contains { $0.processing != nil || $0.queued > 0 } }
+        state.withLock { $0.busy > 0 }
     }
 
-    func snapshot(state: String) -> ServiceStatus {
-        let all = inboxes.withLock { $0 }
-        let names = order.withLock { $0 }
-        var status = ServiceStatus(pid: getpid(), updated: BatchID.timestamp(Date()), state: state,
+    func snapshot(state kind: String) -> ServiceStatus {
+        let (all, names, failed) = state.withLock { ($0.inboxes, $0.order, $0.reloadFailed) }
+        var status = ServiceStatus(pid: getpid(), updated: BatchID.timestamp(Date()), state: kind,
                                    command: target.command, config: target.config, inboxes: names.compactMap { all[$0] })
-        status.reloadFailed = reloadFailed.withLock { $0 }
+        status.reloadFailed = failed
         return status
+    }
+
+    /// The snapshot and the hot folders changed since the last call (`nil`: all of them).
+    func take(state kind: String) -> (status: ServiceStatus, dirty: Set<String>?) {
+        let dirty = state.withLock { s -> Set<String>? in
+            defer { s.dirty = []; s.allDirty = false }
+            return s.allDirty ? nil : s.dirty
+        }
+        return (snapshot(state: kind), dirty)
     }
 
     /// A reload failed (its errors), or, with `nil`, one succeeded.
     func reload(failed errors: [String]?) {
-        reloadFailed.withLock { $0 = errors.map { .init(at: BatchID.timestamp(Date()), errors: Array($0.prefix(5))) } }
-        changes.add(1, ordering: .releasing)
+        let failure = errors.map { ServiceStatus.ReloadFailure(at: BatchID.timestamp(Date()), errors: Array($0.prefix(5))) }
+        let didChange = state.withLock { s -> Bool in
+            // A success after a success changes nothing (no STATUS.txt rewritten for it).
+            guard failure != nil || s.reloadFailed != nil else { return false }
+            s.reloadFailed = failure
+            s.allDirty = true
+            return true
+        }
+        if didChange { changed() }
     }
 }

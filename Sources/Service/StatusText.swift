@@ -26,6 +26,19 @@ public enum StatusText {
             lines.append("PhotoFinish still runs with the configuration it had (photofinish check says more).")
             lines.append("")
         }
+        let state = running ? inbox.state : nil
+        if let state, state.kind == ServiceStatus.FolderState.refused {
+            lines.append("PhotoFinish cannot use this hot folder: \(ascii(state.why ?? "the reason is in the journal")).")
+            lines += fixLines(state)
+            lines.append("It is tried again at every reload and rescan. Files dropped meanwhile wait in drop/.")
+        } else if let state, state.kind == ServiceStatus.FolderState.shareUnavailable {
+            lines.append("The share holding this hot folder does not answer: \(ascii(state.why ?? "")).")
+            lines += fixLines(state)
+            lines.append("Files dropped meanwhile are finished once it answers again.")
+        } else if let state, state.kind == ServiceStatus.FolderState.lowSpace {
+            lines.append("Nothing new is taken from drop/: \(ascii(state.why ?? "too little free space")).")
+            lines += fixLines(state)
+        }
         if !running {
             lines.append("PhotoFinish is stopped. Files dropped now wait in drop/ until it starts again.")
         } else if let p = inbox.processing {
@@ -45,6 +58,12 @@ public enum StatusText {
         } else {
             lines.append("Pending in drop/: nothing.")
         }
+        if let parked = inbox.parked, parked > 0 {
+            let photos = "\(parked) photo\(parked == 1 ? "" : "s")"
+            lines.append(running
+                ? "Claimed and waiting in .work/: \(photos), finished in turn."
+                : "Claimed and waiting in .work/: \(photos), finished when PhotoFinish starts again.")
+        }
         if let watching = inbox.watching, watching != "inotify" {
             lines.append("drop/ is checked by \(watching.replacingOccurrences(of: "inotify + ", with: "")): files written there are seen within that time.")
         } else if inbox.polling {
@@ -62,6 +81,9 @@ public enum StatusText {
             lines += never.prefix(neverTakenShown).map { "- " + ascii($0) }
             if never.count > neverTakenShown { lines.append("- and \(never.count - neverTakenShown) more (photofinish status lists them all)") }
         }
+        if let proof = inbox.proof {
+            lines.append("The proof of its template (what each output looks like) is \(ascii(proof)).")
+        }
         lines.append("")
         if let last = inbox.last {
             let finished = HumanTime.words(isoUTC: last.finished)
@@ -73,6 +95,12 @@ public enum StatusText {
             lines.append("Last batch: none since PhotoFinish started.")
         }
         return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// "To fix it:" and the fixes, one a line (nothing when there are none).
+    private static func fixLines(_ state: ServiceStatus.FolderState) -> [String] {
+        guard let fix = state.fix, !fix.isEmpty else { return [] }
+        return ["To fix it:"] + fix.map { "  " + ascii($0) }
     }
 
     /// `text` in plain ASCII: every other byte of its UTF-8 as `\xHH` (file names in the
@@ -90,43 +118,85 @@ public enum StatusText {
     }
 
     /// Writes each hot folder's `STATUS.txt` when its state changes, at most about once a
-    /// second per folder (a change within the second is written when the second is up). An
-    /// unchanged hot folder costs one comparison: nothing is rendered for it (1,000 idle hot
-    /// folders cost next to nothing). A
-    /// write that failed (a full disk, a share gone away) is tried again every second until
-    /// it succeeds, so the file is never left stale once the disk has room again.
+    /// second per folder (a change within the second is written when the second is up). Only
+    /// the folders said to have changed are looked at (`only`), plus those held back: one
+    /// write per folder that changed, whatever the number of folders. A write that failed (a
+    /// full disk, a share gone away, a root that cannot be written) is tried again a second
+    /// later, then after 2, 4, 8 … seconds, at most every `maxRetryDelay`: never a loop that
+    /// burns CPU on 10,000 folders it cannot write to.
     struct Writer {
         private var written: [String: (state: Written, at: Duration)] = [:]
-        private var failed: [String: Duration] = [:]
+        private var failed: [String: (at: Duration, delay: Duration)] = [:]
+        /// Folders (by name) whose change waits for its second to be up, or for a retry.
+        private var waiting: Set<String> = []
         static let interval = Duration.seconds(1)
+        static let maxRetryDelay = Duration.seconds(300)
 
-        /// - Parameter now: the monotonic clock (`.zero` with a final state: written at once).
-        /// - Returns: true when a change is held back (written within the last second, or a
-        ///   write that failed): call again within a second even if nothing else changes.
+        /// - Parameters:
+        ///   - only: the hot folders (names) that changed; `nil`: all of them.
+        ///   - now: the monotonic clock (`.zero` with a final state: written at once).
+        ///   - staging: where a folder's temporary file is made (its `.work/` while watched).
+        /// - Returns: when to call again for a change held back or a retry (`nil`: nothing waits).
         @discardableResult
-        mutating func update(_ status: ServiceStatus, now: Duration, log: Logger) -> Bool {
+        mutating func update(_ status: ServiceStatus, only: Set<String>? = nil, now: Duration, log: Logger,
+                             staging: (ServiceStatus.Inbox) -> String? = { _ in nil }) -> Duration? {
             let running = status.state == "running"
-            var deferred = false
-            for inbox in status.inboxes {
+            let look = only.map { $0.union(waiting) }
+            var next: Duration?
+            func later(_ t: Duration) { next = min(next ?? t, t) }
+            for inbox in status.inboxes where look?.contains(inbox.name) ?? true {
+                waiting.remove(inbox.name)
                 // Only a change of state is a reason to write (not the time line).
                 let state = Written(inbox: inbox, running: running, reloadFailed: status.reloadFailed)
-                if let last = written[inbox.root], last.state == state { continue }
-                if running, let last = written[inbox.root], now - last.at < Self.interval { deferred = true; continue }
-                if running, let last = failed[inbox.root], now - last < Self.interval { deferred = true; continue }
+                let last = written[inbox.root]
+                if let last, last.state == state { failed[inbox.root] = nil; continue }
+                if running, let last, now - last.at < Self.interval {
+                    waiting.insert(inbox.name)
+                    later(last.at + Self.interval)
+                    continue
+                }
+                if running, let fail = failed[inbox.root], now - fail.at < fail.delay {
+                    waiting.insert(inbox.name)
+                    later(fail.at + fail.delay)
+                    continue
+                }
                 let path = inbox.root + "/" + StatusText.fileName
-                if written[inbox.root] == nil { Self.removeLeftovers(in: inbox.root) }
+                if last == nil { Self.removeLeftovers(in: inbox.root) }
+                let text = Array(StatusText.render(inbox, running: running, updated: Date(), reloadFailed: status.reloadFailed).utf8)
                 do throws(SystemError) {
-                    try AtomicFile.write(Array(StatusText.render(inbox, running: running, updated: Date(),
-                                                                         reloadFailed: status.reloadFailed).utf8), to: path)
+                    if let stage = staging(inbox) {
+                        // .work/ may be gone or unwritable for a moment: the root will do.
+                        do throws(SystemError) {
+                            try PublishedFile.write(text, to: path, staging: stage)
+                        } catch {
+                            try PublishedFile.write(text, to: path)
+                        }
+                    } else {
+                        try PublishedFile.write(text, to: path)
+                    }
                     written[inbox.root] = (state, now)
                     failed[inbox.root] = nil
                 } catch {
-                    if failed[inbox.root] == nil { log.warning("cannot write \(path): \(error); trying again every second", ["INBOX": inbox.name]) }
-                    failed[inbox.root] = now
-                    deferred = true
+                    let delay = failed[inbox.root].map { min($0.delay * 2, Self.maxRetryDelay) } ?? Self.interval
+                    // A folder refused (its root missing, not ours) says so itself: its STATUS.txt
+                    // failing to be written is no news.
+                    let refused = inbox.state?.kind == ServiceStatus.FolderState.refused
+                    if failed[inbox.root] == nil {
+                        log.log(refused ? .debug : .warning, "cannot write \(path): \(error); tried again after 1 s, 2 s, 4 s … (at most every 5 minutes)",
+                                    ["INBOX": inbox.name])
+                    }
+                    failed[inbox.root] = (now, delay)
+                    waiting.insert(inbox.name)
+                    later(now + delay)
                 }
             }
-            return deferred
+            return next
+        }
+
+        /// Forgets what was written for folders no longer shown (a reload removed them).
+        mutating func keep(roots: Set<String>) {
+            written = written.filter { roots.contains($0.key) }
+            failed = failed.filter { roots.contains($0.key) }
         }
 
         /// What a written file said: the hot folder's state, and whether the daemon ran.

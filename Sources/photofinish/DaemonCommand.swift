@@ -4,6 +4,7 @@ import Foundation
 import HotFolders
 import JSON5
 import Service
+import System
 import Web
 
 /// `photofinish daemon [--config FILE]`: the service, in the foreground (systemd `Type=notify`).
@@ -11,7 +12,15 @@ enum DaemonCommand {
     static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
         guard a.positional.isEmpty else { throw UsageError("daemon takes no arguments besides --config FILE") }
         let path = WatchCommand.absolute(a.options["config"] ?? Commands.defaultConfig)
-        let signals = SignalEvents()  // first: from here on SIGHUP and SIGTERM are events
+        // First: from here on SIGHUP, SIGTERM and SIGINT are events on a descriptor, read by
+        // the service's loop (one that comes before it runs waits in the kernel).
+        let signals: SignalEvents
+        do throws(SystemError) {
+            signals = try SignalEvents()
+        } catch {
+            Terminal.note("photofinish: \(error)")
+            return 1
+        }
         let log = ServiceLog.make()
         let setup: ServiceSetup
         do {

@@ -8,6 +8,7 @@ final class NotifyListener: @unchecked Sendable {
     let path: String
     private let fd: Int32
     private let messages: Locked<[String]>
+    private let stamped: Locked<[(at: ContinuousClock.Instant, line: String)]>
     private let thread: Thread
 
     /// - Parameter at: the socket's path (default: a fresh one in the temporary folder).
@@ -31,19 +32,23 @@ final class NotifyListener: @unchecked Sendable {
         var tv = timeval(tv_sec: 0, tv_usec: 200_000)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         let messages = Locked<[String]>([])
+        let stamped = Locked<[(at: ContinuousClock.Instant, line: String)]>([])
         let thread = Thread {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while !Thread.current.isCancelled {
                 let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                 if n > 0 {
                     let text = String(decoding: buffer[0..<n], as: UTF8.self)
+                    let at = ContinuousClock.now
                     messages.set(messages.get() + [text])
+                    stamped.set(stamped.get() + text.split(separator: "\n").map { (at, String($0)) })
                 }
             }
         }
         self.path = path
         self.fd = fd
         self.messages = messages
+        self.stamped = stamped
         self.thread = thread
         thread.start()
     }
@@ -53,6 +58,9 @@ final class NotifyListener: @unchecked Sendable {
 
     /// Every `KEY=VALUE` line received so far, in order.
     var lines: [String] { received.flatMap { $0.split(separator: "\n").map(String.init) } }
+
+    /// Every line with the moment it was received.
+    var timedLines: [(at: ContinuousClock.Instant, line: String)] { stamped.get() }
 
     func close() {
         thread.cancel()

@@ -12,33 +12,48 @@ import System
 /// `O_PATH | O_NOFOLLOW` descriptor (`Directory.status(of:)`): only regular files with one
 /// link and a name the ignore rules allow are tracked (SPEC §1).
 ///
+/// Driven by deadlines, not a tick: the caller asks `nextDeadline` when this folder next has
+/// something to do (a file's `settle` is up, its batch's `quiet` or `maxWait`, a scan) and
+/// calls `turn` then; between deadlines only inotify events reach it (`handle`). A turn looks
+/// again only at the files whose `settle` is up, and at a closing batch's files once, so a
+/// file costs a few `fstat`s however long it waits.
+///
 /// A name the claim could not move out of `drop/` (permissions, a share's lock) is *refused*:
 /// not tracked again until it changes or the next `rescanInterval`, so it never blocks the
-/// batches after it nor fills the log; `refusals` says why, for STATUS.txt.
+/// batches after it nor fills the log; `refusals` says why, for STATUS.txt. Names handed to a
+/// claim are *claiming* until the claim says what became of them: left alone meanwhile.
 ///
-/// Confined to the loop that drives it; not shared between tasks.
+/// Confined to the thread that drives it; not shared between threads.
 public final class DropWatch {
     public let inbox: String
     public let layout: HotFolderLayout
     /// What the hot folder's file system allows (found at start).
     public let system: FolderSystem
     public private(set) var batcher: SettleBatcher<FileName>
-    /// The inotify watch, when there is one.
+    /// The inotify watch on drop/, when there is one.
     public private(set) var watch: Int32?
+    /// The inotify watch on the root, which says when drop/ itself is deleted or moved away
+    /// (our open descriptor keeps drop/'s own `IN_DELETE_SELF` from coming).
+    public private(set) var rootWatch: Int32?
     /// True when no inotify watch could be had: drop/ is only polled.
     public private(set) var polling = false
     /// How often drop/ is scanned in full when it is polled.
     public private(set) var pollInterval: Duration
     private var drop: Directory?
     private var needsFullScan = true
-    /// When drop/ was last checked to be the folder opened (see `step`).
+    /// When drop/ was last checked to be the folder opened (only without a root watch).
     private var lastStillCheck: Duration?
-    /// How often an idle hot folder checks that drop/ was not deleted or replaced.
+    /// How often drop/ is checked to be the folder opened when no root watch says so.
     static let stillCheckInterval = Duration.seconds(5)
+    /// How often a missing drop/ is looked for.
+    static let reattachInterval = Duration.seconds(2)
+    private var lastAttach: Duration?
     private var lastFullScan: Duration?
     private var refused: [FileName: (stamp: FileStamp?, reason: String, at: Duration)] = [:]
     /// Names in drop/ that are never taken, with why (`Explain.neverTaken`).
     private var ignored: [FileName: String] = [:]
+    /// Names handed to a claim that has not said yet what became of them.
+    public private(set) var claiming: Set<FileName> = []
     private var rescanInterval = Duration.seconds(300)
     private let log: Logger
 
@@ -53,13 +68,21 @@ public final class DropWatch {
     }
 
     /// New batch rules and poll interval (a reload); what is pending stays pending.
-    public func update(rules: BatchRules, pollInterval: Duration) {
+    public func update(rules: BatchRules, pollInterval: Duration, rescanInterval: Duration) {
         batcher.rules = rules
         self.pollInterval = pollInterval
+        self.rescanInterval = rescanInterval
     }
 
     /// True when drop/ is scanned every `pollInterval` (a share, or no inotify watch).
     public var isPolled: Bool { polling || system.isShared }
+
+    /// True while drop/ is open and watched (or polled); false while it is missing.
+    public var isAttached: Bool { drop != nil }
+
+    /// Why drop/ could not be opened the last time it was looked for (`nil` once it is open):
+    /// missing, not a folder, or no descriptor left — said apart in the status.
+    public private(set) var attachError: SystemError?
 
     /// How drop/ is watched, in words: `"inotify"`, `"inotify + polling every 2s (nfs)"`,
     /// `"polling every 2s (no inotify watch)"`.
@@ -89,7 +112,18 @@ public final class DropWatch {
                         ["INBOX": inbox, "FILE": name.escaped])
         }
         refused[name] = (stamp, error.reason, now)
+        claiming.remove(name)
         batcher.vanished(name)
+        generation += 1
+    }
+
+    /// The claim of `names` is over: `taken` are in the batch now, refused ones were given to
+    /// `refuse`; any other name still in drop/ (skipped by the claim) is looked at again like
+    /// any arrival.
+    public func claimEnded(_ names: [FileName], taken: Set<FileName>, now: Duration) {
+        for name in names where claiming.remove(name) != nil && !taken.contains(name) && refused[name] == nil {
+            examine(name, now: now)
+        }
         generation += 1
     }
 
@@ -98,22 +132,33 @@ public final class DropWatch {
     /// then.
     public private(set) var generation = 0
 
-    /// Files settling, and files settled waiting for their batch to close.
-    public var counts: (settling: Int, pending: Int) { (batcher.settlingCount, batcher.pendingCount) }
+    /// Files settling, and files settled waiting for their batch to close (or being claimed:
+    /// they are still in drop/ until the claim moves them).
+    public var counts: (settling: Int, pending: Int) { (batcher.settlingCount, batcher.pendingCount + claiming.count) }
 
-    /// Opens `drop/` and adds its inotify watch (or falls back to polling, with a warning).
-    /// Quiet when `drop/` is missing: the next step tries again.
-    func attach(_ inotify: Inotify.Instance?) {
-        guard let dir = try? Directory(layout.drop) else {
+    /// Opens `drop/` and adds its inotify watches (or falls back to polling, with a warning).
+    /// Quiet when `drop/` is missing: it is looked for again every `reattachInterval`.
+    /// - Returns: whether drop/ is open now.
+    @discardableResult
+    public func attach(_ inotify: Inotify.Instance?, now: Duration) -> Bool {
+        lastAttach = now
+        let dir: Directory
+        do throws(SystemError) {
+            dir = try Directory(layout.drop)
+        } catch {
             drop = nil
-            return
+            if attachError != error { generation += 1 }
+            attachError = error
+            return false
         }
+        attachError = nil
         drop = dir
         needsFullScan = true
+        lastStillCheck = now
         generation += 1
         guard let inotify else {
             polling = true
-            return
+            return true
         }
         do {
             watch = try inotify.addWatch(layout.drop, events: .dropFolder)
@@ -126,16 +171,32 @@ public final class DropWatch {
             polling = true
             watch = nil
         }
+        // One more watch, on the root, for drop/ itself going away; without it drop/ is
+        // checked every `stillCheckInterval`.
+        if !polling, rootWatch == nil { rootWatch = try? inotify.addWatch(layout.root, events: .dropParent) }
+        return true
     }
 
-    /// Handles one inotify event of this folder's watch.
-    func handle(_ event: Inotify.Event, now: Duration) {
+    /// Handles one inotify event of one of this folder's watches.
+    public func handle(_ event: Inotify.Event, now: Duration, inotify: Inotify.Instance?) {
+        if event.watch == rootWatch {
+            if !event.events.isDisjoint(with: Inotify.Events.folderGone) {
+                // The root itself went away (its watch is dead): drop/ with it.
+                rootWatch = nil
+                detach(inotify)
+            } else if event.name == Self.dropName {
+                detach(inotify)
+            }
+            return
+        }
         if !event.events.isDisjoint(with: Inotify.Events.folderGone) {
-            detach(nil)
+            detach(inotify)
             return
         }
         if let name = event.name { examine(name, now: now) }
     }
+
+    static let dropName: FileName = "drop"
 
     /// Forgets `drop/` (deleted or moved away) until it comes back.
     private func detach(_ inotify: Inotify.Instance?) {
@@ -147,41 +208,72 @@ public final class DropWatch {
         generation += 1
     }
 
-    /// Asks for a full rescan at the next step (after a queue overflow).
-    func rescanSoon() {
+    /// Stops watching (the hot folder leaves the service): both watches removed.
+    public func close(_ inotify: Inotify.Instance?) {
+        if let watch { inotify?.removeWatch(watch) }
+        if let rootWatch { inotify?.removeWatch(rootWatch) }
+        watch = nil
+        rootWatch = nil
+        drop = nil
+    }
+
+    /// Asks for a full rescan at the next turn (after a queue overflow).
+    public func rescanSoon() {
         needsFullScan = true
     }
 
-    /// One turn: re-attach if needed, scan if due, re-examine what is tracked, and return the
-    /// batches that closed (names in arrival order).
-    func step(now: Duration, rescanInterval: Duration, inotify: Inotify.Instance?) -> [[FileName]] {
-        self.rescanInterval = rescanInterval
-        // inotify says IN_DELETE_SELF only once the last descriptor closes, and ours is open:
-        // so check that the open folder is still the one at drop/ — every turn while files
-        // are tracked, else every `stillCheckInterval` (a path lookup per hot folder per turn
-        // was most of what 1,000 idle hot folders cost).
-        let active = batcher.settlingCount + batcher.pendingCount > 0
-        if let drop, active || lastStillCheck.map({ now - $0 >= Self.stillCheckInterval }) ?? true {
+    /// When this folder next has something to do (`turn`), or `nil` when only an event can
+    /// give it some.
+    /// - Parameter canClose: whether a batch may close now (the service has room to claim it).
+    public func nextDeadline(canClose: Bool) -> Duration? {
+        guard drop != nil else { return (lastAttach ?? .zero) + Self.reattachInterval }
+        var next: Duration? = nil
+        func consider(_ t: Duration?) { if let t { next = min(next ?? t, t) } }
+        if needsFullScan { return .zero }
+        let scanEvery = isPolled ? min(pollInterval, rescanInterval) : rescanInterval
+        consider((lastFullScan ?? .zero) + scanEvery)
+        if rootWatch == nil { consider((lastStillCheck ?? .zero) + Self.stillCheckInterval) }
+        consider(batcher.nextDeadline(includingClose: canClose))
+        return next
+    }
+
+    /// One turn, at a deadline: find drop/ again if it was missing, scan if due, look again at
+    /// the files whose `settle` is up, and (with `canClose`) close at most one batch.
+    /// - Returns: the batch that closed (names in arrival order), now *claiming*; checked on
+    ///   disk once more, so a file that changed since it settled is not in it.
+    public func turn(now: Duration, canClose: Bool, inotify: Inotify.Instance?) -> [FileName]? {
+        if let drop, rootWatch == nil, now - (lastStillCheck ?? .zero) >= Self.stillCheckInterval {
             lastStillCheck = now
             if !drop.isStill(at: FilePath(layout.drop)) { detach(inotify) }
         }
-        if drop == nil { attach(inotify) }
-        guard drop != nil else { return [] }
-        let due = needsFullScan || lastFullScan.map { now - $0 >= (isPolled ? min(pollInterval, rescanInterval) : rescanInterval) } ?? true
-        if due {
-            fullScan(now: now)
-        } else {
-            for name in batcher.trackedNames { examine(name, now: now) }
+        if drop == nil {
+            guard now - (lastAttach ?? .zero) >= Self.reattachInterval || lastAttach == nil,
+                  attach(inotify, now: now) else { return nil }
         }
-        var closed: [[FileName]] = []
-        while let batch = batcher.close(at: now) { closed.append(batch) }
-        if !closed.isEmpty { generation += 1 }
-        return closed
+        let scanEvery = isPolled ? min(pollInterval, rescanInterval) : rescanInterval
+        if needsFullScan || now - (lastFullScan ?? .zero) >= scanEvery { fullScan(now: now) }
+        for name in batcher.namesToCheck(at: now) { examine(name, now: now) }
+        batcher.settle(at: now)
+        guard canClose else { return nil }
+        while let batch = batcher.closeBatch(at: now) {
+            generation += 1
+            // Once more on disk: a file written again since it settled (by a writer that
+            // keeps it open: no event) leaves the batch and settles anew.
+            var kept: [FileName] = []
+            for (name, settled) in batch {
+                let current = ((try? drop?.status(of: name)) ?? nil).map { FileStamp($0) }
+                if current == settled { kept.append(name) } else { examine(name, now: now) }
+            }
+            guard !kept.isEmpty else { continue }
+            claiming.formUnion(kept)
+            return kept
+        }
+        return nil
     }
 
     /// Looks at one name in `drop/` and tells the state machine what it is.
     private func examine(_ name: FileName, now: Duration) {
-        guard let drop else { return }
+        guard let drop, !claiming.contains(name) else { return }
         generation += 1
         let status = try? drop.status(of: name)
         guard let st = status, !IgnoreRules.ignores(name.readable), st.isRegular, st.links == 1 else {
@@ -198,7 +290,8 @@ public final class DropWatch {
         batcher.observe(name, stamp, at: now)
     }
 
-    func fullScan(now: Duration) {
+    /// Lists drop/ and looks at every name in it (what is tracked but gone is forgotten).
+    public func fullScan(now: Duration) {
         guard let drop else { return }
         guard let names = try? drop.names() else {
             // drop/ itself is unreadable or gone: find it again next turn.
@@ -209,7 +302,8 @@ public final class DropWatch {
         for name in batcher.trackedNames where !present.contains(name) { batcher.vanished(name) }
         for name in refused.keys where !present.contains(name) { refused[name] = nil }
         for name in ignored.keys where !present.contains(name) { ignored[name] = nil }
-        for name in names { examine(name, now: now) }
+        // In name order: files seen in one scan arrive in that order.
+        for name in names.sorted() { examine(name, now: now) }
         needsFullScan = false
         lastFullScan = now
         generation += 1

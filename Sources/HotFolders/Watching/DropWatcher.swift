@@ -2,10 +2,18 @@ import Batches
 import Foundation
 import System
 
-/// All hot folders' `drop/` watches on one inotify instance.
+/// All hot folders' `drop/` watches on one inotify instance, and the clock their state
+/// machines run on. An event goes to its folder through a dictionary of watch descriptors
+/// (O(1), whatever the number of folders); a queue overflow asks every folder for a rescan.
+///
+/// Confined to the thread that drives it (the service's loop).
 public final class DropWatcher {
-    public private(set) var folders: [DropWatch] = []
-    private let inotify: Inotify.Instance?
+    /// The folders watched, by inbox name.
+    public private(set) var folders: [String: DropWatch] = [:]
+    /// Which folder each watch descriptor belongs to (its drop/ and its root watch).
+    private var byWatch: [Int32: DropWatch] = [:]
+    private var registered: [ObjectIdentifier: [Int32]] = [:]
+    public let inotify: Inotify.Instance?
     private let log: Logger
     private let clock = ContinuousClock()
     private let origin = ContinuousClock.now
@@ -23,26 +31,45 @@ public final class DropWatcher {
         }
     }
 
-    /// Starts watching a hot folder, and scans what its `drop/` holds already. Says once in
-    /// the log how its drop/ is watched and how claims are made there.
-    public func add(_ folder: DropWatch) {
-        folder.attach(inotify)
-        folder.fullScan(now: now())
-        folders.append(folder)
-        log.notice("\(folder.system.words(pollInterval: folder.pollInterval))" + (folder.polling ? " (and polled: no inotify watch)" : ""),
-                   ["INBOX": folder.inbox])
+    /// What the loop polls for events (`nil` without inotify: folders are polled).
+    public var pollSource: Poll.Source? { inotify?.pollSource }
+
+    /// Starts watching a hot folder: opens its `drop/` and adds its watches (its first turn
+    /// scans what drop/ holds already).
+    /// - Parameter logWords: say in the log how its drop/ is watched and how claims are made
+    ///   there (once per file system is enough: 10,000 folders on one disk say it once).
+    public func add(_ folder: DropWatch, now: Duration, logWords: Bool = true) {
+        folder.attach(inotify, now: now)
+        folders[folder.inbox] = folder
+        reindex(folder)
+        let words = folder.system.words(pollInterval: folder.pollInterval) + (folder.polling ? " (and polled: no inotify watch)" : "")
+        log.log(logWords ? .notice : .debug, words, ["INBOX": folder.inbox])
     }
 
-    /// Stops watching a hot folder (a reload removed it).
+    /// Stops watching a hot folder (a reload removed it, or it is refused now).
     public func remove(inbox: String) {
-        for folder in folders where folder.inbox == inbox {
-            if let wd = folder.watch { inotify?.removeWatch(wd) }
-        }
-        folders.removeAll { $0.inbox == inbox }
+        guard let folder = folders.removeValue(forKey: inbox) else { return }
+        folder.close(inotify)
+        reindex(folder)
+        registered[ObjectIdentifier(folder)] = nil
+    }
+
+    /// Brings the watch index up to date after `folder`'s watches may have changed (it went
+    /// away, came back, or was removed).
+    public func reindex(_ folder: DropWatch) {
+        let key = ObjectIdentifier(folder)
+        let now = folders[folder.inbox] === folder ? [folder.watch, folder.rootWatch].compactMap { $0 } : []
+        let before = registered[key] ?? []
+        guard before != now else { return }
+        for wd in before where byWatch[wd] === folder { byWatch[wd] = nil }
+        for wd in now { byWatch[wd] = folder }
+        registered[key] = now
     }
 
     /// Queue overflows not yet in the log, and when the last line about them was written.
     private var overflows: (unlogged: Int, logged: Duration?) = (0, nil)
+    /// Overflows since the start (the benchmark reads them from the log's count).
+    public private(set) var overflowCount = 0
     /// At most one line a minute about overflows (a flood of events overflows the queue again
     /// and again: one line each filled the journal), with how many there were.
     static let overflowLogInterval = Duration.seconds(60)
@@ -57,31 +84,38 @@ public final class DropWatcher {
         overflows = (0, t)
     }
 
-    /// Waits up to `timeout` for events, handles them, then steps every folder.
-    /// - Returns: the batches that closed, per inbox name.
-    public func step(timeout: Duration, rescanInterval: Duration) -> [(DropWatch, [FileName])] {
-        if let inotify {
-            let events = inotify.read(timeout: timeout)
-            let t = now()
-            for event in events {
-                if event.events.contains(.queueOverflow) {
-                    overflows.unlogged += 1
-                    for folder in folders { folder.rescanSoon() }
-                    continue
-                }
-                folders.first { $0.watch == event.watch }?.handle(event, now: t)
-            }
-        } else {
-            Thread.sleep(forTimeInterval: Double(timeout / .milliseconds(1)) / 1000)
-        }
+    /// Reads the events queued now (never waits) and hands each to its folder.
+    /// - Returns: the folders that had events (each once): their deadlines may have moved.
+    public func readEvents() -> [DropWatch] {
+        guard let inotify else { return [] }
+        let events = inotify.read(timeout: .zero)
+        guard !events.isEmpty else { return [] }
         let t = now()
-        logOverflows(now: t)
-        var closed: [(DropWatch, [FileName])] = []
-        for folder in folders {
-            for batch in folder.step(now: t, rescanInterval: rescanInterval, inotify: inotify) {
-                closed.append((folder, batch))
+        var touched: [ObjectIdentifier: DropWatch] = [:]
+        for event in events {
+            if event.events.contains(.queueOverflow) {
+                overflows.unlogged += 1
+                overflowCount += 1
+                for folder in folders.values {
+                    folder.rescanSoon()
+                    touched[ObjectIdentifier(folder)] = folder
+                }
+                continue
             }
+            guard let folder = byWatch[event.watch] else { continue }
+            folder.handle(event, now: t, inotify: inotify)
+            touched[ObjectIdentifier(folder)] = folder
         }
-        return closed
+        for folder in touched.values { reindex(folder) }
+        logOverflows(now: t)
+        return Array(touched.values)
     }
+}
+
+extension Inotify.Events {
+    /// What a hot folder's root is watched for: `drop/` deleted or moved away, or the root
+    /// itself gone. (Not creations: STATUS.txt is renamed in from `.work/`, so our own writes
+    /// make no event here.)
+    public static let dropParent: Inotify.Events = [.delete, .movedFrom, .deleteSelf, .moveSelf, .unmount,
+                                                    .onlyDirectory, .dontFollow]
 }

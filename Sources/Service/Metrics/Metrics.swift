@@ -52,8 +52,15 @@ public final class Metrics: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Goes up with every change (the metrics file is rewritten only then).
+    private let changes = Atomic<Int>(0)
 
     public init() {}
+
+    /// How many changes there have been (compare two readings).
+    var version: Int { changes.load(ordering: .acquiring) }
+
+    private func changed() { changes.add(1, ordering: .releasing) }
 
     /// The hot folders shown (others are dropped; new ones start at zero).
     func setInboxes(_ names: [String]) {
@@ -61,6 +68,7 @@ public final class Metrics: Sendable {
             s.inboxes = Dictionary(uniqueKeysWithValues: names.map { ($0, s.inboxes[$0] ?? Inbox()) })
             s.order = names
         }
+        changed()
     }
 
     /// Counts a finished batch: its photos by status, their errors, bytes and durations.
@@ -91,6 +99,7 @@ public final class Metrics: Sendable {
             if let finished { entry.lastBatch = finished.timeIntervalSince1970 }
             s.inboxes[inbox] = entry
         }
+        changed()
     }
 
     /// The last batch of a hot folder found on disk at start (no counts: they were before us).
@@ -99,10 +108,16 @@ public final class Metrics: Sendable {
         state.withLock { s in
             if s.inboxes[inbox]?.lastBatch == nil { s.inboxes[inbox]?.lastBatch = date.timeIntervalSince1970 }
         }
+        changed()
     }
 
     func setPending(_ inbox: String, _ count: Int) {
-        state.withLock { $0.inboxes[inbox]?.pending = count }
+        let differs = state.withLock { s -> Bool in
+            guard let old = s.inboxes[inbox]?.pending, old != count else { return false }
+            s.inboxes[inbox]?.pending = count
+            return true
+        }
+        if differs { changed() }
     }
 
     func setInFlight(_ count: Int) {

@@ -1,0 +1,159 @@
+import Batches
+import Configuration
+import Foundation
+import HotFolders
+import Synchronization
+import System
+
+/// Finishing claimed batches: one task per hot folder, its batches one after another in
+/// claim order, hot folders side by side — at most `batchSlots` batches at once over all
+/// folders (each holds descriptors while it files and reports; photos are shared out by the
+/// limits' worker slots). A folder's task is made with its first batch.
+///
+/// Tells the loop when a folder starts a batch (it may claim the next one then) and when one
+/// ends; keeps the board's `queued`, `processing`, `parked` and `last`, the metrics, and runs
+/// the hooks.
+final class FolderWorkers: Sendable {
+    /// What the loop hears.
+    enum Event: Sendable {
+        /// The folder's worker took a batch off its queue (its claim-ahead place is free).
+        case started(inbox: String)
+    }
+
+    private struct Queued: Sendable {
+        var continuation: AsyncStream<ClaimedBatch>.Continuation
+        var task: Task<Void, Never>
+    }
+
+    private let queues = Mutex<[String: Queued]>([:])
+    private let board: StatusBoard
+    private let metrics: Metrics
+    private let log: Logger
+    private let stop: StopRequest
+    private let hookRunner: BatchHookRunner
+    /// The current limits (a reload changes them for the batches that start after it).
+    let limits = Mutex(BatchLimits())
+    /// Each hot folder's `onBatch`, as of the last (re)load.
+    let hooks = Mutex<[String: BatchHooks]>([:])
+    /// Batches being finished at once, over all hot folders (see `OpenFiles`).
+    let slots: WorkerSlots
+    private let onEvent: @Sendable (Event) -> Void
+    /// Called when a batch was finished (the metrics file is due).
+    private let onFinished: @Sendable () -> Void
+
+    init(board: StatusBoard, metrics: Metrics, stop: StopRequest, log: Logger, batchSlots: Int,
+         onEvent: @escaping @Sendable (Event) -> Void, onFinished: @escaping @Sendable () -> Void) {
+        self.board = board
+        self.metrics = metrics
+        self.stop = stop
+        self.log = log
+        hookRunner = BatchHookRunner(log: log, userAgent: "photofinish")
+        slots = WorkerSlots(batchSlots)
+        self.onEvent = onEvent
+        self.onFinished = onFinished
+    }
+
+    /// Queues `batch` for its hot folder's worker (made now if it has none).
+    func enqueue(_ batch: ClaimedBatch, to inbox: String) {
+        board.update(inbox) {
+            $0.queued += 1
+            $0.parked = ($0.parked ?? 0) + batch.manifest.items.count
+        }
+        let queued = queues.withLock { all -> Queued in
+            if let queued = all[inbox] { return queued }
+            let (stream, continuation) = AsyncStream<ClaimedBatch>.makeStream()
+            let task = Task { [self] in
+                for await batch in stream {
+                    board.update(inbox) {
+                        $0.queued -= 1
+                        $0.parked = max(0, ($0.parked ?? 0) - batch.manifest.items.count)
+                    }
+                    onEvent(.started(inbox: inbox))
+                    guard !stop.isRequested else {
+                        // Left in .work/, resumed next start.
+                        board.update(inbox) { $0.parked = ($0.parked ?? 0) + batch.manifest.items.count }
+                        continue
+                    }
+                    await slots.acquire()
+                    await process(batch, inbox: inbox, limits: limits.withLock { $0 })
+                    slots.release()
+                }
+            }
+            let made = Queued(continuation: continuation, task: task)
+            all[inbox] = made
+            return made
+        }
+        queued.continuation.yield(batch)
+    }
+
+    /// The folder leaves the service: its worker finishes the batch it has and ends (queued
+    /// batches stay in .work/ for the next start or recovery).
+    func remove(inbox: String) {
+        queues.withLock { $0.removeValue(forKey: inbox) }?.continuation.finish()
+    }
+
+    /// Drain: no more batches; each worker finishes its photos in flight and returns.
+    func finishAll() async {
+        let all = queues.withLock { Array($0.values) }
+        for queued in all { queued.continuation.finish() }
+        for queued in all { await queued.task.value }
+    }
+
+    private func process(_ batch: ClaimedBatch, inbox: String, limits: BatchLimits) async {
+        let fields: LogFields = ["INBOX": inbox, "BATCH": batch.id]
+        let total = batch.manifest.items.count
+        board.update(inbox) { $0.processing = .init(batch: batch.id, done: 0, total: total) }
+        var stoppedAt = 0
+        defer {
+            board.update(inbox) {
+                $0.processing = nil
+                if stoppedAt > 0 { $0.parked = ($0.parked ?? 0) + stoppedAt }
+            }
+        }
+        do throws(SystemError) {
+            let progress = Mutex(0)
+            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log) { [board] done, total in
+                progress.withLock { $0 = done }
+                board.update(inbox) { $0.processing = .init(batch: batch.id, done: done, total: total) }
+            }
+            switch outcome {
+            case .filing(let left):
+                board.update(inbox) { $0.unfiled = Self.unfiled($0.unfiled, batch: batch.id, left) }
+                if left.isEmpty { log.notice("every source of the batch is filed now", fields) }
+            case .finished(let report, let left):
+                board.update(inbox) { $0.unfiled = Self.unfiled($0.unfiled, batch: batch.id, left) }
+                for line in left { log.error(line, fields) }
+                let c = report.counts
+                let line = "batch \(report.status.rawValue): \(c.ok) of \(c.items) finished"
+                    + (c.failed > 0 ? ", \(c.failed) failed" : "") + " → out/\(batch.id)/"
+                if c.failed > 0 { log.warning(line, fields) } else { log.notice(line, fields) }
+                for item in report.items where item.status == .failed {
+                    log.warning("\(item.error.map { "\($0.code): \($0.message)" } ?? "failed")", fields.with("FILE", item.source))
+                }
+                board.update(inbox) {
+                    $0.last = .init(batch: batch.id, status: report.status.rawValue, items: c.items, ok: c.ok,
+                                    failed: c.failed, finished: report.finished)
+                }
+                metrics.record(report, inbox: inbox, folder: batch.layout.out + "/" + batch.id)
+                onFinished()
+                if let hooks = hooks.withLock({ $0[inbox] }) {
+                    hookRunner.run(hooks, for: FinishedBatch(inbox: inbox, batch: batch.id, status: report.status.rawValue,
+                                                             folder: batch.layout.out + "/" + batch.id,
+                                                             items: c.items, ok: c.ok, failed: c.failed))
+                }
+            case .interrupted:
+                stoppedAt = max(1, total - progress.withLock { $0 })
+                log.notice("batch stopped; it resumes at the next start", fields)
+            }
+        } catch {
+            log.error("cannot finish the batch: \(error); it stays in .work/ and is retried", fields)
+        }
+    }
+
+    /// The unfiled sources by batch, with `batch`'s replaced by `left`.
+    static func unfiled(_ all: [String: [String]]?, batch: String, _ left: [String]) -> [String: [String]]? {
+        var all = all ?? [:]
+        all[batch] = left.isEmpty ? nil : left
+        return all.isEmpty ? nil : all
+    }
+}

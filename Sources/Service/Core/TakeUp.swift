@@ -1,0 +1,75 @@
+import Batches
+import Foundation
+import Glibc
+import HotFolders
+import Synchronization
+import System
+
+/// Taking up a hot folder, off the loop (on the work pool): its folders made if missing, its
+/// file system probed, its last batch found, its `.work/` recovered. What fails is a
+/// `FolderProblem` (why, and the fix): the folder is refused, and tried again at every reload
+/// and every `rescanInterval`.
+enum TakeUp {
+    /// A hot folder ready to be watched.
+    struct Ready: Sendable {
+        var system: FolderSystem
+        var last: ServiceStatus.Last?
+        /// Batches left in `.work/` to finish, oldest first (their locks held).
+        var resumable: [ClaimedBatch]
+        /// The first folder on its file system: the log says how it is watched and claimed.
+        var firstOnFileSystem: Bool
+    }
+
+    /// What each file system (by the devices of drop/ and .work/) allows: probed once, so
+    /// 10,000 hot folders on one disk make one probe file, not 10,000.
+    final class Probes: Sendable {
+        private let known = Mutex<[Key: FolderSystem]>([:])
+
+        struct Key: Hashable, Sendable {
+            var drop: UInt64
+            var work: UInt64
+        }
+
+        /// The folder's system, and whether it was probed just now (first on its file system).
+        func system(of layout: HotFolderLayout) throws(SystemError) -> (FolderSystem, Bool) {
+            guard let drop = try Files.status(layout.drop), let work = try Files.status(layout.work) else {
+                throw SystemError("open", layout.drop, errno: ENOENT)
+            }
+            let key = Key(drop: drop.device, work: work.device)
+            if let system = known.withLock({ $0[key] }) {
+                // Not probed again, but what the probe would have found out: that this user
+                // may list drop/ and write .work/ here.
+                for (path, mode) in [(layout.drop, R_OK | W_OK | X_OK), (layout.work, R_OK | W_OK | X_OK)] where access(path, mode) != 0 {
+                    throw SystemError("write in", path, errno: errno)
+                }
+                return (system, false)
+            }
+            let system = try FolderSystem.probe(layout)
+            known.withLock { $0[key] = system }
+            return (system, true)
+        }
+    }
+
+    /// Takes up `inbox`.
+    static func run(_ inbox: ServiceSetup.Inbox, staleAfter: Duration, probes: Probes,
+                    log: Logger) -> Result<Ready, FolderProblem> {
+        let layout = inbox.layout
+        let system: FolderSystem, first: Bool
+        do throws(SystemError) {
+            try layout.create()
+            (system, first) = try probes.system(of: layout)
+        } catch {
+            return .failure(FolderProblem.refusal(error, layout: layout))
+        }
+        let last = LastBatch.newest(in: layout)
+        let resumable = recover(layout, system: system, staleAfter: staleAfter, log: log)
+        return .success(Ready(system: system, last: last, resumable: resumable, firstOnFileSystem: first))
+    }
+
+    /// Recovery of `.work/` (SPEC §7), when it holds anything: an empty `.work/` (what 10,000
+    /// idle folders have) costs one listing, not a recovery and two fsyncs.
+    static func recover(_ layout: HotFolderLayout, system: FolderSystem, staleAfter: Duration, log: Logger) -> [ClaimedBatch] {
+        if let work = try? Directory(layout.work), let names = try? work.names(), names.isEmpty { return [] }
+        return Recovery.run(layout: layout, staleAfter: staleAfter, mover: system.mover, log: log).resumable
+    }
+}
