@@ -133,15 +133,22 @@ public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
         if tracked.settled { pendingCount -= 1 } else { settlingCount -= 1 }
     }
 
-    /// The settling names whose `settle` time is up at `now`, oldest change first: what the
-    /// caller looks at on disk again (and reports with `observe` if changed) before `close`.
-    public func namesToCheck(at now: Duration) -> [Name] {
+    /// The settling names whose `settle` time is up at `now` (at most `limit`), oldest change
+    /// first: what the caller looks at on disk again (and reports with `observe` if changed)
+    /// before it settles them (`settle(_:at:)`).
+    public func namesToCheck(at now: Duration, limit: Int = .max) -> [Name] {
         var out: [Name] = []
         for entry in settling.elements {
-            guard entry.lastChange + rules.settle <= now else { break }
-            if files[entry.name]?.ticket == entry.ticket { out.append(entry.name) }
+            guard out.count < limit, entry.lastChange + rules.settle <= now else { break }
+            if isLive(entry) { out.append(entry.name) }
         }
         return out
+    }
+
+    /// A queue entry is the file's current settling one.
+    private func isLive(_ entry: (name: Name, ticket: UInt64, lastChange: Duration)) -> Bool {
+        guard let tracked = files[entry.name] else { return false }
+        return tracked.ticket == entry.ticket && !tracked.settled
     }
 
     /// When `close` may next have something to do: a settling file's `settle` is up, or (with
@@ -163,27 +170,42 @@ public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
     public mutating func settle(at now: Duration) {
         while let entry = settling.first, entry.lastChange + rules.settle <= now {
             settling.removeFirst()
-            guard var tracked = files[entry.name], tracked.ticket == entry.ticket else { continue }
-            tracked.settled = true
-            files[entry.name] = tracked
-            settlingCount -= 1
-            pendingCount += 1
-            pending.push(Arrival(firstSeen: tracked.firstSeen, name: entry.name, ticket: tracked.ticket))
+            if isLive(entry) { settle(entry.name) }
         }
+    }
+
+    /// Settles those of `names` that have held still for `settle` at `now` (the caller looked
+    /// at them again: `namesToCheck`); the others are left as they are.
+    public mutating func settle(_ names: [Name], at now: Duration) {
+        for name in names {
+            if let tracked = files[name], !tracked.settled, tracked.lastChange + rules.settle <= now { settle(name) }
+        }
+        dropStale()
+    }
+
+    private mutating func settle(_ name: Name) {
+        guard var tracked = files[name] else { return }
+        tracked.settled = true
+        files[name] = tracked
+        settlingCount -= 1
+        pendingCount += 1
+        pending.push(Arrival(firstSeen: tracked.firstSeen, name: name, ticket: tracked.ticket))
     }
 
     /// Settles what has held still for `settle`, then returns the batch that closes at `now`
     /// (names in arrival order) and forgets its files; `nil` when none closes. Call again
     /// until `nil`: a burst over `maxBatch` closes as several batches.
     public mutating func close(at now: Duration) -> [Name]? {
-        closeBatch(at: now)?.map(\.name)
+        guard !files.isEmpty else { return nil }
+        settle(at: now)
+        return closeBatch(at: now)?.map(\.name)
     }
 
-    /// `close`, with the stamp each file had when it settled (the caller checks them once more).
+    /// `close` without settling first (the caller settled what it looked at again), with the
+    /// stamp each file had when it settled (the caller checks them once more).
     public mutating func closeBatch(at now: Duration) -> [(name: Name, stamp: FileStamp)]? {
         // Nothing tracked (an idle hot folder): nothing to do, and nothing allocated.
         guard !files.isEmpty else { return nil }
-        settle(at: now)
         dropStale()
         guard let oldest = pending.first else { return nil }
         let quiet = lastArrival.map { now - $0 >= rules.quiet } ?? true
@@ -201,7 +223,7 @@ public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
 
     /// Drops the stale entries at the front of the queue and the top of the heap.
     private mutating func dropStale() {
-        while let entry = settling.first, files[entry.name]?.ticket != entry.ticket { settling.removeFirst() }
+        while let entry = settling.first, !isLive(entry) { settling.removeFirst() }
         while let top = pending.first {
             if let tracked = files[top.name], tracked.settled, tracked.ticket == top.ticket { break }
             pending.pop()

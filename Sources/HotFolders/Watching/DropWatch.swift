@@ -48,6 +48,8 @@ public final class DropWatch {
     /// How often a missing drop/ is looked for.
     static let reattachInterval = Duration.seconds(2)
     private var lastAttach: Duration?
+    /// Files looked at again per turn, at most (the rest at the next turn, at once).
+    static let checksPerTurn = 2000
     private var lastFullScan: Duration?
     private var refused: [FileName: (stamp: FileStamp?, reason: String, at: Duration)] = [:]
     /// Names in drop/ that are never taken, with why (`Explain.neverTaken`).
@@ -119,9 +121,11 @@ public final class DropWatch {
 
     /// The claim of `names` is over: `taken` are in the batch now, refused ones were given to
     /// `refuse`; any other name still in drop/ (skipped by the claim) is looked at again like
-    /// any arrival.
-    public func claimEnded(_ names: [FileName], taken: Set<FileName>, now: Duration) {
-        for name in names where claiming.remove(name) != nil && !taken.contains(name) && refused[name] == nil {
+    /// any arrival — or, after a claim that failed as a whole (`lookAgain` false: no `.work/`,
+    /// a full disk), only at the next full scan, so a failing claim is not retried every few
+    /// seconds.
+    public func claimEnded(_ names: [FileName], taken: Set<FileName>, lookAgain: Bool = true, now: Duration) {
+        for name in names where claiming.remove(name) != nil && lookAgain && !taken.contains(name) && refused[name] == nil {
             examine(name, now: now)
         }
         generation += 1
@@ -252,8 +256,11 @@ public final class DropWatch {
         }
         let scanEvery = isPolled ? min(pollInterval, rescanInterval) : rescanInterval
         if needsFullScan || now - (lastFullScan ?? .zero) >= scanEvery { fullScan(now: now) }
-        for name in batcher.namesToCheck(at: now) { examine(name, now: now) }
-        batcher.settle(at: now)
+        // A few thousand at a time: the loop reads inotify between turns (a 100,000-file drop
+        // must not overflow its queue while the first files settle).
+        let due = batcher.namesToCheck(at: now, limit: Self.checksPerTurn)
+        for name in due { examine(name, now: now) }
+        batcher.settle(due, at: now)
         guard canClose else { return nil }
         while let batch = batcher.closeBatch(at: now) {
             generation += 1

@@ -64,17 +64,19 @@ final class FolderWorkers: Sendable {
             let (stream, continuation) = AsyncStream<ClaimedBatch>.makeStream()
             let task = Task { [self] in
                 for await batch in stream {
+                    // Stopping: left in .work/ (still shown as waiting), resumed next start.
+                    if stop.isRequested { continue }
+                    // Queued until a batch slot is free.
+                    await slots.acquire()
+                    if stop.isRequested {
+                        slots.release()
+                        continue
+                    }
                     board.update(inbox) {
                         $0.queued -= 1
                         $0.parked = max(0, ($0.parked ?? 0) - batch.manifest.items.count)
                     }
                     onEvent(.started(inbox: inbox))
-                    guard !stop.isRequested else {
-                        // Left in .work/, resumed next start.
-                        board.update(inbox) { $0.parked = ($0.parked ?? 0) + batch.manifest.items.count }
-                        continue
-                    }
-                    await slots.acquire()
                     await process(batch, inbox: inbox, limits: limits.withLock { $0 })
                     slots.release()
                 }

@@ -113,6 +113,7 @@ final class ServiceLoop: @unchecked Sendable {
     private var nextWatchdog: Duration?
     private let watchdogHalf: Duration? = Notify.watchdogInterval.map { $0 / 2 }
     private var nextLeaseRenewal: Duration?
+    private var claimsInFlight = 0
 
     init(setup: ServiceSetup, reload: @escaping @Sendable () throws(JSON5Errors) -> ServiceSetup,
          log: Logger, board: StatusBoard, metrics: Metrics, proofs: ProofKeeper, workers: FolderWorkers,
@@ -184,7 +185,7 @@ final class ServiceLoop: @unchecked Sendable {
             nextWatchdog = now + half
         }
         // Leases of held batches are renewed while there are any (claims renew their own).
-        let holding = board.isBusy || folders.values.contains { $0.claiming }
+        let holding = board.isBusy || claimsInFlight > 0
         if holding {
             if nextLeaseRenewal.map({ now >= $0 }) ?? true {
                 BatchLock.renewLeases()
@@ -456,6 +457,7 @@ final class ServiceLoop: @unchecked Sendable {
     private func startClaim(_ folder: Folder, _ names: [FileName]) {
         guard let system = folder.system else { return }
         folder.claiming = true
+        claimsInFlight += 1
         let name = folder.inbox.name, inbox = folder.inbox
         pool.run(name) { [mailbox, freeSpace] in
             let space = freeSpace(inbox)
@@ -475,10 +477,12 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     private func claimed(_ name: String, _ names: [FileName], _ result: ClaimResult, now: Duration) {
+        claimsInFlight -= 1
         guard let folder = folders[name] else { return }
         folder.claiming = false
         let fields: LogFields = ["INBOX": name]
         var taken: Set<FileName> = []
+        var lookAgain = true
         switch result {
         case .outcome(let outcome):
             for (file, error) in outcome.refused { folder.watch?.refuse(file, because: error, now: now) }
@@ -493,11 +497,12 @@ final class ServiceLoop: @unchecked Sendable {
                 enqueue(batch, folder)
             }
         case .failed(let error):
-            log.error("cannot claim a batch: \(error) (the files stay in drop/ or are recovered later)", fields)
+            log.error("cannot claim a batch: \(error) (the files stay in drop/ and are tried again at the next full scan, or recovered)", fields)
+            lookAgain = false
         case .lowSpace(let check):
             setLowSpace(folder, check.low, now: now)
         }
-        folder.watch?.claimEnded(names, taken: taken, now: now)
+        folder.watch?.claimEnded(names, taken: taken, lookAgain: lookAgain, now: now)
         schedule(folder)
         show(folder)
     }
