@@ -4,7 +4,6 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,46 +51,47 @@ long long pf_timerfd_drain(int fd) {
     return errno == EAGAIN ? 0 : -1;
 }
 
-/* Runs on whichever thread a signal landed on while that thread did not block it (a thread
-   made before pf_signalfd_open): block it there for good and send it to the process again;
-   it is then delivered to a thread that does not block it or, once none is left, stays
-   pending for the signalfd. Only async-signal-safe calls. */
-static void pf_block_and_raise(int signo) {
+/* Which signals came, and the eventfd that says so (written by the handler). */
+static volatile sig_atomic_t pf_pending[65];
+static volatile int pf_signal_wakeup = -1;
+
+/* Only async-signal-safe calls: a store and a write(). */
+static void pf_note_signal(int signo) {
     int saved = errno;
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, signo);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    kill(getpid(), signo);
+    if (signo > 0 && signo < 65) pf_pending[signo] = 1;
+    int fd = pf_signal_wakeup;
+    if (fd >= 0) {
+        uint64_t one = 1;
+        ssize_t ignored = write(fd, &one, sizeof one);
+        (void)ignored;
+    }
     errno = saved;
 }
 
-int pf_signalfd_open(const int *signals, int count) {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int i = 0; i < count; i++) sigaddset(&set, signals[i]);
-    /* The handlers first: a signal arriving between the two steps is then never lost, nor
-       does it kill the process (SIGHUP's default action). */
+int pf_signals_open(const int *signals, int count) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (fd < 0) return -1;
+    pf_signal_wakeup = fd;
     for (int i = 0; i < count; i++) {
         struct sigaction action;
         memset(&action, 0, sizeof action);
-        action.sa_handler = pf_block_and_raise;
+        action.sa_handler = pf_note_signal;
         action.sa_flags = SA_RESTART;
-        sigfillset(&action.sa_mask);
+        sigemptyset(&action.sa_mask);
         if (sigaction(signals[i], &action, NULL) != 0) return -1;
     }
-    int failed = pthread_sigmask(SIG_BLOCK, &set, NULL);
-    if (failed) {
-        errno = failed;
-        return -1;
-    }
-    return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    /* Unblocked in this thread (and the threads made from it), in case something blocked
+       them before: a signal must reach a handler somewhere. */
+    sigset_t set;
+    sigemptyset(&set);
+    for (int i = 0; i < count; i++) sigaddset(&set, signals[i]);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    return fd;
 }
 
-int pf_signalfd_read(int fd) {
-    struct signalfd_siginfo info;
-    ssize_t n;
-    do { n = read(fd, &info, sizeof info); } while (n < 0 && errno == EINTR);
-    if (n == sizeof info) return (int)info.ssi_signo;
-    return errno == EAGAIN ? 0 : -1;
+int pf_signal_take(int signal) {
+    if (signal <= 0 || signal >= 65) return 0;
+    int was = pf_pending[signal];
+    pf_pending[signal] = 0;
+    return was ? 1 : 0;
 }

@@ -4,16 +4,19 @@ import System
 /// The open-file limit (`RLIMIT_NOFILE`) and what the service needs of it. The default soft
 /// limit, 1,024, runs out at about a thousand hot folders, so the daemon raises it to the hard
 /// limit at start (the unit sets both high: `LimitNOFILE=`). What is left after the process's
-/// own and the work in flight is shared out to the hot folders, two each, in config order;
+/// own and the work in flight is shared out to the hot folders, one each, in config order;
 /// folders beyond it are refused by name with the fix (raise `LimitNOFILE=`), so those watched
 /// work normally instead of every folder failing claims with "Too many open files".
 ///
 /// What is counted (each the most it holds at once):
 /// - the process's own (`reserve`): standard streams, inotify, the poll loop's eventfd,
-///   timerfd and signalfd, the journal and notify sockets, metrics sockets, fontconfig,
+///   timerfd and the signals' eventfd, the journal and notify sockets, metrics sockets, fontconfig,
 ///   libraries, a STATUS.txt or status file being written;
-/// - a watched hot folder (`perFolder`): its open `drop/`, and the lock of the batch it has
-///   claimed ahead (a folder claims one batch ahead of the one being finished);
+/// - a watched hot folder (`perFolder`): its open `drop/`;
+/// - a batch claimed and waiting its turn: its lock (a folder claims one batch ahead of the
+///   one being finished). Counted as they are held: before each claim the service checks that
+///   the limit has room for one more lock, else the claim waits for a batch to start
+///   (`lockReserve` are kept for them whatever the number of folders);
 /// - a claim in flight (`perClaim`, at most `claimThreads` at once): its lock, `.work/`, the
 ///   batch folder, `src/`, `drop/`, the file being hashed;
 /// - a batch being finished (`perBatch`, at most `batchSlots` at once): its lock, its
@@ -24,7 +27,7 @@ import System
 /// is the one thing that can need more.
 enum OpenFiles {
     static let reserve: UInt64 = 64
-    static let perFolder: UInt64 = 2
+    static let perFolder: UInt64 = 1
     static let perClaim: UInt64 = 6
     static let perBatch: UInt64 = 4
     static let perPhoto: UInt64 = 4
@@ -40,12 +43,21 @@ enum OpenFiles {
             reserve + UInt64(claimThreads) * perClaim + UInt64(batchSlots) * perBatch + UInt64(workers) * perPhoto
         }
 
+        /// Locks of batches waiting their turn that are always left room for.
+        var lockReserve: UInt64 { UInt64(batchSlots) }
+
         /// The descriptors `folders` watched hot folders need with this work.
-        func need(folders: Int) -> UInt64 { fixed + UInt64(folders) * perFolder }
+        func need(folders: Int) -> UInt64 { fixed + lockReserve + UInt64(folders) * perFolder }
 
         /// How many hot folders the `limit` has room for.
         func room(limit: UInt64) -> Int {
-            limit > fixed ? Int(min(UInt64(Int.max), (limit - fixed) / perFolder)) : 0
+            limit > fixed + lockReserve ? Int(min(UInt64(Int.max), (limit - fixed - lockReserve) / perFolder)) : 0
+        }
+
+        /// How many locks of waiting batches the `limit` has room for beside `folders` folders.
+        func lockRoom(limit: UInt64, folders: Int) -> Int {
+            let used = fixed + UInt64(folders) * perFolder
+            return limit > used ? Int(min(UInt64(Int.max), limit - used)) : 0
         }
     }
 

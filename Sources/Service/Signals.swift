@@ -3,12 +3,12 @@ import System
 
 /// The signals a service reacts to, as events on a descriptor its loop polls (never work
 /// inside a signal handler, never a thread of its own): SIGHUP reloads, SIGTERM and SIGINT
-/// stop. A `signalfd` underneath (`SignalQueue`).
+/// stop. `SignalQueue` underneath: a handler that only notes the signal and writes an eventfd.
 ///
 /// Make it first thing (before loading the config, before any thread that works): a SIGHUP
-/// arriving before the service listens would otherwise kill the process (TRAPS.md: install
-/// signal handling before `READY=1`). Signals that come before the loop runs stay pending in
-/// the kernel and are read by its first turn.
+/// arriving before the service listens would otherwise kill the process (install signal
+/// handling before `READY=1`). Signals that come before the loop runs stay noted and
+/// are read by its first turn.
 public final class SignalEvents: Sendable {
     /// The signals a service reacts to.
     public enum Kind: Sendable, Equatable {
@@ -20,7 +20,7 @@ public final class SignalEvents: Sendable {
 
     private let queue: SignalQueue
 
-    /// - Throws: `SystemError` when the kernel gives no signalfd (no descriptor left).
+    /// - Throws: `SystemError` when the kernel gives no eventfd (no descriptor left).
     public init() throws(SystemError) {
         queue = try SignalQueue([SIGHUP, SIGTERM, SIGINT])
     }

@@ -1,37 +1,38 @@
 internal import CShims
 import Glibc
 
-/// Signals as readable events on a `signalfd(2)`: never a handler doing work, never a signal
-/// killing the process by its default action (SIGHUP). Signals that come before anyone reads
-/// stay pending, in the kernel, until they are read.
+/// Signals as readable events: a handler that only marks the signal pending and writes an
+/// eventfd (the self-pipe trick), so the loop that polls the eventfd does the work — never
+/// a handler doing work, never a signal killing the process by its default action (SIGHUP).
+/// A signal that comes before anyone reads stays marked until it is read.
 ///
-/// Make it first thing in the process (before the threads that do work start): it blocks
-/// the signals in the calling thread, which every thread made from it inherits; threads made
-/// earlier get a handler that blocks the signal where it landed and sends it again to the
-/// process (libdispatch's way on Linux), so each signal ends up on the descriptor.
-/// A child process must unblock them (`ChildProcess` resets the mask).
+/// Not a `signalfd`: a signalfd sees only signals blocked in every thread, and a Swift
+/// program's main thread waits in `sigsuspend()` with an empty mask (libdispatch's
+/// `dispatch_main`), so it takes each signal itself; a handler that sends the signal on again
+/// then spins with it between the two (measured: a SIGTERM that never reached the loop).
+///
+/// Make it first thing in the process, before the config is read: a SIGHUP that comes before
+/// its handler kills the process. One per process: the handler has one eventfd.
 public final class SignalQueue: Sendable {
     private let descriptor: FileDescriptor
+    private let signals: [Int32]
 
     /// - Parameter signals: `SIGHUP`, `SIGTERM`…
-    /// - Throws: `SystemError` when the kernel refuses.
+    /// - Throws: `SystemError` when the kernel refuses (no descriptor left).
     public init(_ signals: [Int32]) throws(SystemError) {
         let names = signals.map { String(cString: strsignal($0)) }.joined(separator: ", ")
-        let fd = try Syscall.check("make a signalfd for", names) {
-            signals.withUnsafeBufferPointer { pf_signalfd_open($0.baseAddress, Int32($0.count)) }
+        let fd = try Syscall.check("handle the signals", names) {
+            signals.withUnsafeBufferPointer { pf_signals_open($0.baseAddress, Int32($0.count)) }
         }
-        descriptor = FileDescriptor(owning: fd, path: FilePath("a signalfd"))
+        descriptor = FileDescriptor(owning: fd, path: FilePath("the signals' eventfd"))
+        self.signals = signals
     }
 
-    /// The signals pending now, in the order the kernel gives them (empty when none).
-    /// A signal sent twice before a read is read once (standard signals do not queue).
+    /// The signals that came since the last call, in the order they were given to `init`
+    /// (empty when none). A signal sent twice before a read is read once.
     public func read() -> [Int32] {
-        var out: [Int32] = []
-        while true {
-            let signal = pf_signalfd_read(descriptor.raw)
-            guard signal > 0 else { return out }
-            out.append(signal)
-        }
+        _ = pf_eventfd_drain(descriptor.raw)
+        return signals.filter { pf_signal_take($0) == 1 }
     }
 
     /// Readable while a signal is pending.

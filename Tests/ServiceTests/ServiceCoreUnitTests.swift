@@ -31,12 +31,13 @@ struct OpenFilesTests {
     @Test func theFoldersGetWhatTheWorkInFlightLeaves() {
         let work = OpenFiles.Work(claimThreads: 4, batchSlots: 4, workers: 2)
         #expect(work.fixed == 64 + 24 + 16 + 8)
-        #expect(work.need(folders: 30) == 172)
-        #expect(work.room(limit: 256) == 72)
+        #expect(work.need(folders: 30) == 146)
+        #expect(work.room(limit: 256) == 140)
         #expect(work.room(limit: 64) == 0)
-        #expect(work.room(limit: 524_288) == 262_088)
+        #expect(work.room(limit: 20_000) == 19_884, "10,000 hot folders fit in the 20,000 of a container's limit")
+        #expect(work.lockRoom(limit: 256, folders: 140) == 4)
         #expect(OpenFiles.shortage(folders: 500, work: work, limit: 256).hasPrefix(
-            "500 hot folders and 2 photos in flight may need 1112 open files, over the limit of 256: 72 of them are watched, the other 428 are refused"))
+            "500 hot folders and 2 photos in flight may need 616 open files, over the limit of 256: 140 of them are watched, the other 360 are refused"))
     }
 }
 

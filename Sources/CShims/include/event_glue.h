@@ -1,7 +1,7 @@
 #pragma once
 /* The descriptors the service's one poll waits on besides inotify: an eventfd other threads
-   write to wake it, a timerfd armed to the next deadline, and a signalfd for SIGHUP, SIGTERM
-   and SIGINT. The Swift Glibc module shows none of their headers. No system header here (see
+   write to wake it, a timerfd armed to the next deadline, and the eventfd the handler of
+   SIGHUP, SIGTERM and SIGINT writes. The Swift Glibc module shows none of their headers. No system header here (see
    process_glue.h). Every call returns -1 with errno set on failure. */
 
 /* eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC). */
@@ -24,13 +24,13 @@ int pf_timerfd_arm(int fd, long long nanoseconds);
 /* Reads the expirations (and so resets readiness): their count, 0 when none. */
 long long pf_timerfd_drain(int fd);
 
-/* Makes `signals` (count of them) arrive on a signalfd instead of killing the process or
-   running a handler: blocks them in the calling thread (threads made from it later inherit
-   the mask) and installs for each a handler for the threads made earlier, which blocks the
-   signal in the thread it landed on and sends it again to the process, so it ends up pending
-   on the signalfd (libdispatch's trick on Linux). Returns the signalfd (non-blocking,
-   close-on-exec). Call it before other threads start work that must not see the signals. */
-int pf_signalfd_open(const int *signals, int count);
+/* Makes `signals` (count of them) events instead of killing the process or doing work in a
+   handler: each gets a handler (on whatever thread it lands, SA_RESTART) that only marks it
+   pending and writes an eventfd — the self-pipe trick. Returns that eventfd (non-blocking,
+   close-on-exec), readable while a signal is pending. Not a signalfd: a signalfd sees only
+   signals blocked in every thread, and the Swift runtime's main thread waits in
+   sigsuspend() with an empty mask, taking every signal itself. */
+int pf_signals_open(const int *signals, int count);
 
-/* Reads one pending signal: its number, 0 when none is pending. */
-int pf_signalfd_read(int fd);
+/* Whether `signal` came since the last call (and clears it); 0 or 1. */
+int pf_signal_take(int signal);

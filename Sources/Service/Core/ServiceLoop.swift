@@ -7,7 +7,7 @@ import Synchronization
 import System
 
 /// The service's one loop, on a thread of its own: it waits in `poll` on everything that can
-/// happen — inotify, a timerfd armed to the next deadline, the signalfd, and an eventfd the
+/// happen — inotify, a timerfd armed to the next deadline, the signals' eventfd, and an eventfd the
 /// other threads write when they hand work back — and only decides and hands off. No tick:
 /// an idle service sleeps until its next timer (a rescan, the watchdog).
 ///
@@ -114,6 +114,10 @@ final class ServiceLoop: @unchecked Sendable {
     private let watchdogHalf: Duration? = Notify.watchdogInterval.map { $0 / 2 }
     private var nextLeaseRenewal: Duration?
     private var claimsInFlight = 0
+    /// Batches claimed (or recovered) that wait for their worker: each holds its lock.
+    private var locksWaiting = 0
+    /// Folders with a batch to claim that wait for the open-file limit to have room for its lock.
+    private var waitingForLocks: Set<String> = []
 
     init(setup: ServiceSetup, reload: @escaping @Sendable () throws(JSON5Errors) -> ServiceSetup,
          log: Logger, board: StatusBoard, metrics: Metrics, proofs: ProofKeeper, workers: FolderWorkers,
@@ -227,6 +231,11 @@ final class ServiceLoop: @unchecked Sendable {
             for batch in batches { enqueue(batch, folder) }
             schedule(folder)
         case .started(let name):
+            locksWaiting = max(0, locksWaiting - 1)
+            // A lock was let go: folders that waited for room for theirs look again.
+            let waiting = waitingForLocks
+            waitingForLocks = []
+            for other in waiting { if let f = folders[other] { schedule(f) } }
             guard let folder = folders[name] else { return }
             folder.claimedAhead = max(0, folder.claimedAhead - 1)
             schedule(folder)
@@ -273,7 +282,13 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     private func canClaim(_ folder: Folder) -> Bool {
-        !stopping && !folder.claiming && folder.claimedAhead < Self.claimAhead && folder.lowSpace == nil
+        guard !stopping, !folder.claiming, folder.claimedAhead < Self.claimAhead, folder.lowSpace == nil else { return false }
+        // One more lock must fit in the open-file limit (see `OpenFiles`).
+        if let limit = openFileLimit, locksWaiting + claimsInFlight >= work.lockRoom(limit: limit, folders: roomUsed) {
+            waitingForLocks.insert(folder.inbox.name)
+            return false
+        }
+        return true
     }
 
     /// Sets the folder's one deadline: the earliest of what it waits for.
@@ -509,6 +524,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     private func enqueue(_ batch: ClaimedBatch, _ folder: Folder) {
         folder.claimedAhead += 1
+        locksWaiting += 1
         workers.enqueue(batch, to: folder.inbox.name)
     }
 
