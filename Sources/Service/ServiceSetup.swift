@@ -18,14 +18,20 @@ public struct ServiceSetup: Sendable {
         public var order: Template.Order
         /// What to run or call after each of its batches (its own `onBatch`, else the config's).
         public var hooks: BatchHooks?
+        /// How long its finished batches are kept (`keep`, resolved at load).
+        public var keep: Retention.Keep
+        /// Below this many free bytes nothing new is claimed (`minFreeSpace`); nil: no minimum.
+        public var minFreeSpace: Int?
 
         public init(name: String, layout: HotFolderLayout, template: TemplateSnapshot, order: Template.Order,
-                    hooks: BatchHooks? = nil) {
+                    hooks: BatchHooks? = nil, keep: Retention.Keep = Retention.Keep(), minFreeSpace: Int? = nil) {
             self.name = name
             self.layout = layout
             self.template = template
             self.order = order
             self.hooks = hooks
+            self.keep = keep
+            self.minFreeSpace = minFreeSpace
         }
     }
 
@@ -54,7 +60,8 @@ public struct ServiceSetup: Sendable {
             switch result {
             case .success(let (snapshot, order)):
                 inboxes.append(Inbox(name: inbox.name, layout: HotFolderLayout(root: inbox.root), template: snapshot,
-                                     order: order, hooks: inbox.onBatch ?? config.onBatch))
+                                     order: order, hooks: inbox.onBatch ?? config.onBatch,
+                                     keep: Retention.Keep(inbox.keep), minFreeSpace: inbox.minFreeSpace))
             case .failure(let error):
                 // Said once per template, not once per hot folder using it.
                 if reported.insert(path).inserted { errors += error.errors }

@@ -37,7 +37,9 @@ enum WatchCommand {
             }
             let name = InitCommand.inboxName(for: root)
             return ServiceSetup(config: config, inboxes: [.init(name: name, layout: HotFolderLayout(root: root),
-                                                                 template: snapshot, order: order, hooks: config.onBatch)])
+                                                                 template: snapshot, order: order, hooks: config.onBatch,
+                                                                 keep: Retention.Keep(config.keep),
+                                                                 minFreeSpace: config.minFreeSpace)])
         }
         let setup: ServiceSetup
         do {

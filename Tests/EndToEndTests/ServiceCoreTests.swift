@@ -202,6 +202,95 @@ import Testing
         #expect(again.wait() == 0)
     }
 
+    // MARK: - Free space and retention
+
+    /// A 16 MiB tmpfs with minFreeSpace 8 MiB: filled, nothing new is claimed (the folder says
+    /// so, with the free space); emptied, the waiting photo is claimed and finished.
+    @Test func belowMinFreeSpaceNothingIsClaimedUntilThereIsRoom() throws {
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: "/bin/mount") else {
+            print("skipped: needs root and mount (a tmpfs of its own)")
+            return
+        }
+        let hot = try HotFolderFixture()
+        let disk = hot.dir + "/small"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        guard try Harness.exec("/bin/mount", ["-t", "tmpfs", "-o", "size=16m", "tmpfs", disk], deadline: .seconds(30)).status == 0 else {
+            print("skipped: cannot mount a tmpfs here")
+            return
+        }
+        defer { _ = try? Harness.exec("/bin/umount", ["-l", disk], deadline: .seconds(30)) }
+        let root = disk + "/hot"
+        try Harness.write("""
+            { templatesDir: "templates", inboxes: [ { name: "shop", root: "\(root)", template: "small", minFreeSpace: "8MiB" } ],
+              settle: "300ms", quiet: "400ms", rescanInterval: "1h", workers: 1 }
+            """, to: hot.config)
+        let filler = disk + "/filler"
+        try Harness.write([UInt8](repeating: 7, count: 10 << 20), to: filler)
+        let daemon = try hot.start()
+        daemon.waitUntilReady()
+        try Harness.write(try HotFolderFixture.photo(1), to: root + "/drop/waiting.jpg")
+        #expect(Poll.until(.seconds(30)) { Self.state(Self.inboxes(hot)["shop"])["kind"] as? String == "low-space" },
+                "\(Self.status(hot) ?? [:]); log:\n\(daemon.log)")
+        let why = Self.state(Self.inboxes(hot)["shop"])["why"] as? String ?? ""
+        #expect(why.contains("free on the file system of \(root)") && why.contains("minFreeSpace"), "\(why)")
+        let text = { (try? String(contentsOfFile: root + "/STATUS.txt", encoding: .utf8)) ?? "" }
+        #expect(Poll.until(.seconds(20)) { text().contains("Nothing new is taken from drop/: only ") }, "\(text())")
+        #expect(FileManager.default.fileExists(atPath: root + "/drop/waiting.jpg"), "left in drop/")
+        #expect(((try? FileManager.default.contentsOfDirectory(atPath: root + "/out")) ?? []).isEmpty)
+        // Room again: claimed and finished, the folder watching.
+        try FileManager.default.removeItem(atPath: filler)
+        let finished = {
+            ((try? FileManager.default.contentsOfDirectory(atPath: root + "/out")) ?? []).contains {
+                FileManager.default.fileExists(atPath: root + "/out/" + $0 + "/report.json")
+            }
+        }
+        #expect(Poll.until(.seconds(60)) { finished() }, "log:\n\(daemon.log)")
+        #expect(Poll.until(.seconds(20)) { Self.state(Self.inboxes(hot)["shop"])["kind"] as? String == "watching" })
+        #expect(daemon.log.contains("claims resume"), "log:\n\(daemon.log)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+
+    /// `keep` at start: a batch older than it is removed, a younger one and one a batch in
+    /// `.work/` redoes are kept.
+    @Test func retentionAtStartRemovesOnlyWhatIsOlderThanKeepAndUnreferenced() throws {
+        let hot = try HotFolderFixture(extra: "keep: { out: \"2d\", originals: \"2d\" },")
+        func batch(daysAgo: Double, _ tag: String) -> String {
+            let f = DateFormatter()
+            f.dateFormat = "yyyyMMdd-HHmmss"
+            f.timeZone = TimeZone(identifier: "UTC")
+            return f.string(from: Date().addingTimeInterval(-daysAgo * 86_400)) + "-" + tag
+        }
+        let old = batch(daysAgo: 5, "0001"), redone = batch(daysAgo: 5, "0002"), young = batch(daysAgo: 1, "0003")
+        for id in [old, redone, young] {
+            for kind in ["out", "originals"] {
+                try FileManager.default.createDirectory(atPath: hot.root + "/" + kind + "/" + id, withIntermediateDirectories: true)
+            }
+            try Harness.write("{}", to: hot.root + "/out/" + id + "/report.json")
+            try Harness.write([1, 2, 3], to: hot.root + "/originals/" + id + "/a.jpg")
+        }
+        // A redo of `redone` in .work/ (its manifest names the batch it redoes), which stays
+        // there: the template stored with it no longer validates.
+        let work = hot.root + "/.work/" + batch(daysAgo: 0, "0004")
+        try FileManager.default.createDirectory(atPath: work + "/src", withIntermediateDirectories: true)
+        try Harness.write("""
+            { "version": 1, "batch": "\((work as NSString).lastPathComponent)", "inbox": "shop", "claimed": "2026-11-29T12:00:00.000Z",
+              "template": { "name": "small", "sha256": "00", "directory": ".", "text": "{ version: 1, resize: { longSide: -3 } }" },
+              "redoes": "\(redone)", "items": [] }
+            """, to: work + "/manifest.json")
+        let daemon = try hot.start()
+        daemon.waitUntilReady()
+        #expect(Poll.until(.seconds(30)) { !FileManager.default.fileExists(atPath: hot.root + "/out/" + old) }, "log:\n\(daemon.log)")
+        #expect(!FileManager.default.fileExists(atPath: hot.root + "/originals/" + old))
+        for id in [redone, young] {
+            #expect(FileManager.default.fileExists(atPath: hot.root + "/out/" + id + "/report.json"), "\(id); log:\n\(daemon.log)")
+            #expect(FileManager.default.fileExists(atPath: hot.root + "/originals/" + id + "/a.jpg"), "\(id)")
+        }
+        #expect(daemon.log.contains("removed out/\(old)/"), "log:\n\(daemon.log)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+
     // MARK: - Too few open files
 
     @Test func withAHardLimitOf256OpenFilesTheFoldersBeyondItAreRefusedByName() throws {

@@ -26,6 +26,9 @@ final class FolderWorkers: Sendable {
     }
 
     private let queues = Mutex<[String: Queued]>([:])
+    /// The batches each hot folder has queued or running, and those they redo: what retention
+    /// must not remove.
+    private let held = Mutex<[String: [String: Set<String>]]>([:])
     private let board: StatusBoard
     private let metrics: Metrics
     private let log: Logger
@@ -55,6 +58,7 @@ final class FolderWorkers: Sendable {
 
     /// Queues `batch` for its hot folder's worker (made now if it has none).
     func enqueue(_ batch: ClaimedBatch, to inbox: String) {
+        held.withLock { $0[inbox, default: [:]][batch.id] = Set([batch.id] + (batch.manifest.redoes.map { [$0] } ?? [])) }
         board.update(inbox) {
             $0.queued += 1
             $0.parked = ($0.parked ?? 0) + batch.manifest.items.count
@@ -79,6 +83,7 @@ final class FolderWorkers: Sendable {
                     onEvent(.started(inbox: inbox))
                     await process(batch, inbox: inbox, limits: limits.withLock { $0 })
                     slots.release()
+                    held.withLock { _ = $0[inbox]?.removeValue(forKey: batch.id) }
                 }
             }
             let made = Queued(continuation: continuation, task: task)
@@ -86,6 +91,11 @@ final class FolderWorkers: Sendable {
             return made
         }
         queued.continuation.yield(batch)
+    }
+
+    /// The batch ids `inbox` works on (queued or running, and what they redo).
+    func inUse(_ inbox: String) -> Set<String> {
+        held.withLock { $0[inbox].map { $0.values.reduce(into: Set<String>()) { $0.formUnion($1) } } ?? [] }
     }
 
     /// The folder leaves the service: its worker finishes the batch it has and ends (queued

@@ -22,6 +22,8 @@ import System
 ///   being finished, never on this thread, so one folder's big claim never delays another's
 ///   nor the reading of inotify;
 /// - **recovery** of `.work/` every `rescanInterval` (work pool);
+/// - **retention** (`keep`) at take-up and hourly, **free space** (`minFreeSpace`) before each
+///   claim and every `spaceRecheck` while below it (work pool);
 /// - **finishing** (`FolderWorkers`: tasks), **publishing** status (`StatusPublisher`: its
 ///   thread), **proofs** (`ProofKeeper`: its thread), **hooks** (after each batch).
 /// A reload reads the config on the work pool and applies what changed here.
@@ -37,6 +39,9 @@ final class ServiceLoop: @unchecked Sendable {
         case started(inbox: String)
         case reloaded(Result<ServiceSetup, JSON5Errors>)
         case space(inbox: String, SpaceCheck)
+        /// A retention sweep ended; `deferred`: a claim or redo was under way, so originals/
+        /// and failed/ wait for the next one (soon).
+        case swept(inbox: String, deferred: Bool)
     }
 
     enum ClaimResult: Sendable {
@@ -70,6 +75,7 @@ final class ServiceLoop: @unchecked Sendable {
         var nextRecovery: Duration?
         var nextRetry: Duration?
         var nextSpaceCheck: Duration?
+        var nextSweep: Duration?
         var shownGeneration = -1
         var stateChanged = true
         var proofWanted = true
@@ -84,6 +90,15 @@ final class ServiceLoop: @unchecked Sendable {
     static let claimAhead = 1
     /// How often a folder below `minFreeSpace` looks again.
     static let spaceRecheck = Duration.seconds(5)
+    /// How often retention sweeps a folder (and again soon when a claim held it back).
+    static let sweepInterval = Duration.seconds(3600)
+    static let deferredSweep = Duration.seconds(60)
+
+    /// Below `minFreeSpace`, the words that say so (`nil`: enough, or no minimum).
+    static func spaceCheck(_ inbox: ServiceSetup.Inbox) -> SpaceCheck {
+        guard let minimum = inbox.minFreeSpace else { return SpaceCheck() }
+        return SpaceCheck(low: FreeSpace.check(inbox.layout.root, minimum: minimum).words(inbox.layout.root))
+    }
 
     private let log: Logger
     private let board: StatusBoard
@@ -123,7 +138,7 @@ final class ServiceLoop: @unchecked Sendable {
          log: Logger, board: StatusBoard, metrics: Metrics, proofs: ProofKeeper, workers: FolderWorkers,
          publisher: StatusPublisher, pool: WorkPool, mailbox: Mailbox<Message>, signals: SignalEvents,
          stop: StopRequest, openFileLimit: UInt64?,
-         freeSpace: @escaping @Sendable (ServiceSetup.Inbox) -> SpaceCheck = { _ in SpaceCheck() }) throws(SystemError) {
+         freeSpace: @escaping @Sendable (ServiceSetup.Inbox) -> SpaceCheck = ServiceLoop.spaceCheck) throws(SystemError) {
         self.setup = setup
         self.reload = reload
         self.log = log
@@ -244,6 +259,10 @@ final class ServiceLoop: @unchecked Sendable {
         case .space(let name, let check):
             guard let folder = folders[name] else { return }
             setLowSpace(folder, check.low, now: now)
+        case .swept(let name, let deferred):
+            guard let folder = folders[name], folder.watch != nil, !folder.inbox.keep.isForever else { return }
+            folder.nextSweep = now + (deferred ? Self.deferredSweep : Self.sweepInterval)
+            schedule(folder)
         }
     }
 
@@ -266,6 +285,10 @@ final class ServiceLoop: @unchecked Sendable {
             if let due = folder.nextRecovery, now >= due, !stopping {
                 folder.nextRecovery = now + setup.config.rescanInterval
                 startRecovery(folder)
+            }
+            if let due = folder.nextSweep, now >= due, !stopping {
+                folder.nextSweep = nil
+                startSweep(folder)
             }
             if let due = folder.nextSpaceCheck, now >= due {
                 folder.nextSpaceCheck = nil
@@ -299,6 +322,7 @@ final class ServiceLoop: @unchecked Sendable {
             consider(watch.nextDeadline(canClose: canClaim(folder)))
             consider(folder.nextRecovery)
             consider(folder.nextSpaceCheck)
+            consider(folder.nextSweep)
         }
         consider(folder.nextRetry)
         deadlines.set(folder.inbox.name, at: next)
@@ -403,6 +427,7 @@ final class ServiceLoop: @unchecked Sendable {
             }
             for batch in ready.resumable { enqueue(batch, folder) }
             folder.nextRecovery = now + setup.config.rescanInterval
+            folder.nextSweep = folder.inbox.keep.isForever ? nil : now
             if folder.proofWanted {
                 folder.proofWanted = false
                 proofs.request(.init(inbox: name, root: folder.inbox.layout.root, template: folder.inbox.template,
@@ -537,6 +562,17 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
+    /// Retention (`keep`): batch folders older than it are removed, never one this folder works
+    /// on (queued, running, or redone by one).
+    private func startSweep(_ folder: Folder) {
+        let name = folder.inbox.name, layout = folder.inbox.layout, keep = folder.inbox.keep
+        let inUse = workers.inUse(name)
+        pool.run(name) { [mailbox, log] in
+            let outcome = Retention.sweep(layout: layout, keep: keep, inUse: inUse, inbox: name, log: log)
+            mailbox.post(.swept(inbox: name, deferred: outcome.deferred))
+        }
+    }
+
     /// Below `minFreeSpace` (`low`: the words) nothing new is claimed; looked at again every
     /// `spaceRecheck` until there is room, then claims resume.
     private func setLowSpace(_ folder: Folder, _ low: String?, now: Duration) {
@@ -649,6 +685,9 @@ final class ServiceLoop: @unchecked Sendable {
         for inbox in new.inboxes {
             if let folder = folders[inbox.name] {
                 let templateChanged = folder.inbox.template.sha256 != inbox.template.sha256
+                if folder.watch != nil, inbox.keep != folder.inbox.keep {
+                    folder.nextSweep = inbox.keep.isForever ? nil : now
+                }
                 folder.inbox = inbox
                 folder.watch?.update(rules: new.rules, pollInterval: new.config.pollInterval,
                                      rescanInterval: new.config.rescanInterval)
