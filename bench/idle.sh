@@ -1,24 +1,33 @@
 #!/usr/bin/env bash
-# What an idle daemon costs (issue 11): CPU seconds per minute with 1, 100 and 1,000 hot folders
-# that all use one template, and the cost of starting with 1,000 such folders (one proof
-# rendered, copied to the other 999).
+# What an idle daemon costs (issues 11 and 17): start-up, CPU seconds per minute and wake-ups
+# with 1, 100, 1,000 and 10,000 hot folders that all use one template.
 #
-#   bench/idle.sh [FOLDERS…]          default: 1 100 1000
+#   bench/idle.sh [FOLDERS…]          default: 1 100 1000 10000
 #
 # For each count it writes a config with that many hot folders under a temporary folder, starts
-# `photofinish daemon`, waits until every hot folder has its STATUS.txt and its proof (the
-# start-up), then counts the daemon's own CPU time (utime + stime from /proc/PID/stat, so other
-# work on a loaded machine does not count) over IDLE seconds (default 60) with nothing dropped.
+# `photofinish daemon` and measures:
+# - start-up: the wall time to the "ready:" line (every folder taken up or refused), and from
+#   there until every hot folder has its proof (one render, the others linked or copied);
+# - idle CPU: the daemon's own utime + stime (/proc/PID/stat, so other work on a loaded machine
+#   does not count) over IDLE seconds (default 60) with nothing dropped, per minute;
+# - idle wake-ups: context switches of all its threads (/proc/PID/task/*/status, voluntary and
+#   not) over WAKE seconds (default 10): each time a thread woke up. With strace installed and
+#   STRACE=1, also `strace -c -f` over the same seconds: the system calls made.
 # Prints a markdown table, ready for bench/RESULTS.md.
 #
-# Environment: PF (default bench/../.build/release/photofinish), IDLE (seconds measured).
+# Environment: PF (default bench/../.build/release/photofinish), IDLE, WAKE (seconds), STRACE,
+# PROOFWAIT (seconds to wait for the proofs, default no limit: then "N of M" is printed).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PF=${PF:-$HERE/../.build/release/photofinish}
 IDLE=${IDLE:-60}
-COUNTS=("$@"); [[ ${#COUNTS[@]} -gt 0 ]] || COUNTS=(1 100 1000)
+WAKE=${WAKE:-10}
+COUNTS=("$@"); [[ ${#COUNTS[@]} -gt 0 ]] || COUNTS=(1 100 1000 10000)
 [[ -x $PF ]] || { echo "photofinish not built ($PF): swift build -c release" >&2; exit 1; }
 HZ=$(getconf CLK_TCK)
+# Two descriptors a hot folder and the work in flight (see reference.md, The unit): raise the
+# limit as the unit does (LimitNOFILE=524288), or the folders beyond it are refused.
+ulimit -n 524288 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 TMP=$(mktemp -d /tmp/pf-idle.XXXXXX)
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
@@ -27,10 +36,14 @@ trap cleanup EXIT
 cpu() { # the process's CPU seconds so far (user + system)
   awk -v hz="$HZ" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$1/stat"
 }
-count() { find "$1" -mindepth 2 -maxdepth 3 -path "$2" 2>/dev/null | wc -l; }
+switches() { # context switches of all the process's threads so far
+  cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
+proofs() { find "$1" -mindepth 3 -maxdepth 3 -path '*/proof/*.png' 2>/dev/null | wc -l; }
+since() { echo "$EPOCHREALTIME - $1" | bc; }
 
-echo "| hot folders | start-up: wall | start-up: CPU | proofs rendered | idle CPU per minute | peak RSS |"
-echo "|---:|---:|---:|---:|---:|---:|"
+echo "| hot folders | to ready | ready CPU | proofs done after ready | start-up CPU | proofs rendered | idle CPU per minute | wake-ups in ${WAKE} s | peak RSS |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in "${COUNTS[@]}"; do
   dir=$TMP/$n; mkdir -p "$dir/templates" "$dir/run" "$dir/hot"
   cat > "$dir/templates/shop.json5" <<'EOF'
@@ -43,21 +56,30 @@ EOF
   start=$EPOCHREALTIME
   RUNTIME_DIRECTORY=$dir/run "$PF" daemon --config "$dir/photofinish.json5" > "$dir/daemon.log" 2>&1 &
   PID=$!
-  # Start-up: every hot folder has its STATUS.txt and its proof.
-  until [[ $(count "$dir/hot" '*/STATUS.txt') -ge $n && $(count "$dir/hot" '*/proof/*.png') -ge $n ]]; do
-    kill -0 "$PID" 2>/dev/null || { echo "the daemon stopped; its log: $dir/daemon.log" >&2; cat "$dir/daemon.log" >&2; exit 1; }
-    sleep 1
+  alive() { kill -0 "$PID" 2>/dev/null || { echo "the daemon stopped; its log:" >&2; cat "$dir/daemon.log" >&2; exit 1; }; }
+  until grep -q 'ready: watching' "$dir/daemon.log"; do alive; sleep 0.05; done
+  ready=$(since "$start"); readycpu=$(cpu "$PID"); at=$EPOCHREALTIME
+  made=0
+  until [[ $made -ge $n ]]; do
+    alive; sleep 0.2; made=$(proofs "$dir/hot")
+    if [[ -n ${PROOFWAIT:-} ]] && (( $(echo "$EPOCHREALTIME - $at > $PROOFWAIT" | bc) )); then break; fi
   done
-  wall=$(echo "$EPOCHREALTIME - $start" | bc)
-  startup=$(cpu "$PID")
+  proofwall=$(since "$at"); startup=$(cpu "$PID")
+  [[ $made -ge $n ]] && proofnote="" || proofnote=" ($made of $n made)"
   rendered=$(grep -c 'rendering the proof' "$dir/daemon.log" || true)
-  sleep 5   # the last STATUS.txt writes after the proofs
+  sleep 5   # what follows the last proof (STATUS.txt writes) is not idle yet
   a=$(cpu "$PID"); sleep "$IDLE"; b=$(cpu "$PID")
   perminute=$(echo "scale=3; ($b - $a) * 60 / $IDLE" | bc)
+  s0=$(switches "$PID"); sleep "$WAKE"; s1=$(switches "$PID")
+  if [[ ${STRACE:-0} == 1 ]] && command -v strace >/dev/null; then
+    timeout -s INT "$WAKE" strace -c -f -p "$PID" -o "$dir/strace.txt" 2>/dev/null || true
+    echo "strace -c -f over ${WAKE} s, $n folders:" >&2; cat "$dir/strace.txt" >&2
+  fi
   rss=$(awk '/VmHWM/ { printf "%.0f MB", $2 / 1024 }' "/proc/$PID/status")
   kill -TERM "$PID"; wait "$PID" || true; PID=
-  printf '| %d | %.1f s | %.2f s | %d | %.3f s | %s |\n' "$n" "$wall" "$startup" "$rendered" "$perminute" "$rss"
+  printf '| %d | %.2f s | %.2f s | %.2f s%s | %.2f s | %d | %.3f s | %d | %s |\n' \
+    "$n" "$ready" "$readycpu" "$proofwall" "$proofnote" "$startup" "$rendered" "$perminute" "$((s1 - s0))" "$rss"
   rm -rf "$dir"
 done
 echo
-echo "CPU: the daemon's utime + stime (/proc/PID/stat, $HZ ticks a second); idle over ${IDLE} s after start-up; $(nproc) cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)."
+echo "CPU: the daemon's utime + stime (/proc/PID/stat, $HZ ticks a second); idle over ${IDLE} s after start-up; wake-ups: context switches of all its threads over ${WAKE} s; $(nproc) cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Wall times on a shared machine."

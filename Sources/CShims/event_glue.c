@@ -20,12 +20,17 @@ int pf_eventfd_signal(int fd) {
     return n == sizeof one ? 0 : -1;
 }
 
-long long pf_eventfd_drain(int fd) {
+/* An eventfd's or a timerfd's 8-byte counter, read (and so reset): 0 when there was none. */
+static long long pf_read_counter(int fd) {
     uint64_t count = 0;
     ssize_t n;
     do { n = read(fd, &count, sizeof count); } while (n < 0 && errno == EINTR);
     if (n == sizeof count) return (long long)count;
     return errno == EAGAIN ? 0 : -1;
+}
+
+long long pf_eventfd_drain(int fd) {
+    return pf_read_counter(fd);
 }
 
 int pf_timerfd(void) {
@@ -44,11 +49,7 @@ int pf_timerfd_arm(int fd, long long nanoseconds) {
 }
 
 long long pf_timerfd_drain(int fd) {
-    uint64_t count = 0;
-    ssize_t n;
-    do { n = read(fd, &count, sizeof count); } while (n < 0 && errno == EINTR);
-    if (n == sizeof count) return (long long)count;
-    return errno == EAGAIN ? 0 : -1;
+    return pf_read_counter(fd);
 }
 
 /* Which signals came, and the eventfd that says so (written by the handler). */

@@ -12,15 +12,9 @@ enum DaemonCommand {
     static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
         guard a.positional.isEmpty else { throw UsageError("daemon takes no arguments besides --config FILE") }
         let path = WatchCommand.absolute(a.options["config"] ?? Commands.defaultConfig)
-        // First: from here on SIGHUP, SIGTERM and SIGINT are events on a descriptor, read by
-        // the service's loop (one that comes before it runs waits in the kernel).
-        let signals: SignalEvents
-        do throws(SystemError) {
-            signals = try SignalEvents()
-        } catch {
-            Terminal.note("photofinish: \(error)")
-            return 1
-        }
+        // First: from here on SIGHUP, SIGTERM and SIGINT are events the service's loop reads
+        // (one that comes before it runs is kept).
+        guard let signals = DaemonCommand.signalEvents() else { return 1 }
         let log = ServiceLog.make()
         let setup: ServiceSetup
         do {
@@ -36,5 +30,16 @@ enum DaemonCommand {
         let console = WebConsole.serve(service, initial: setup, log: log)  // on the sockets passed as "web", if any
         defer { console?.stop() }
         return await service.run(setup, signals: signals)
+    }
+
+    /// The service's signals as events, made first thing (`nil`, said, when the kernel gives
+    /// no descriptor for them).
+    static func signalEvents() -> SignalEvents? {
+        do throws(SystemError) {
+            return try SignalEvents()
+        } catch {
+            Terminal.note("photofinish: \(error)")
+            return nil
+        }
     }
 }

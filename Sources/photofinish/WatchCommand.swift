@@ -14,15 +14,9 @@ enum WatchCommand {
     static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
         guard a.positional.count == 1 else { throw UsageError("watch needs one ROOT folder") }
         let root = absolute(a.positional[0])
-        // First: from here on SIGHUP, SIGTERM and SIGINT are events on a descriptor, read by
-        // the service's loop (one that comes before it runs waits in the kernel).
-        let signals: SignalEvents
-        do throws(SystemError) {
-            signals = try SignalEvents()
-        } catch {
-            Terminal.note("photofinish: \(error)")
-            return 1
-        }
+        // First: from here on SIGHUP, SIGTERM and SIGINT are events the service's loop reads
+        // (one that comes before it runs is kept).
+        guard let signals = DaemonCommand.signalEvents() else { return 1 }
         let log = ServiceLog.make()
         let options = a.options
         let load = { @Sendable () throws(JSON5Errors) -> ServiceSetup in

@@ -1,0 +1,125 @@
+import Batches
+import Foundation
+import HotFolders
+import JSON5
+import System
+
+/// Reloads (SIGHUP): the config read on the work pool, what changed applied here.
+extension ServiceLoop {
+
+    func startReload() {
+        reloading = true
+        Notify.reloading()
+        log.notice("reloading the configuration")
+        pool.run(" reload") { [mailbox, reload] in
+            mailbox.post(.reloaded(Result { () throws(JSON5Errors) in try reload() }))
+        }
+    }
+
+    func reloaded(_ result: Result<ServiceSetup, JSON5Errors>) {
+        reloading = false
+        switch result {
+        case .success(let new):
+            let old = setup
+            setup = new
+            apply(new, previous: old)
+            board.reload(failed: nil)
+            log.notice("configuration reloaded")
+            reloadAwaitsReady = true
+            announceReady()
+        case .failure(let error):
+            board.reload(failed: error.errors.map(\.description))
+            for e in error.errors { log.error("reload: \(e.description)") }
+            log.error("the new configuration has errors: keeping the old one")
+            Notify.ready(status: board.snapshot(state: "running").summary)
+        }
+        if reloadAgain {
+            reloadAgain = false
+            startReload()
+        }
+    }
+
+    var work: OpenFiles.Work {
+        OpenFiles.Work(claimThreads: pool.threads, batchSlots: workers.slots.capacity,
+                       workers: workers.limits.withLock { $0.effectiveWorkers })
+    }
+
+    /// Starts what a (new) setup needs and stops what it no longer has; a folder refused is
+    /// tried again (the reload is what an administrator does after fixing it).
+    func apply(_ new: ServiceSetup, previous: ServiceSetup?) {
+        let now = now()
+        board.set(new.inboxes.map { ($0.name, $0.layout.root) })
+        metrics.setInboxes(new.inboxes.map(\.name))
+        publisher.metricsFile.withLock { $0 = new.config.metricsFile }
+        workers.hooks.withLock { current in
+            current = [:]
+            for inbox in new.inboxes { current[inbox.name] = inbox.hooks }
+        }
+        if new.inboxes.contains(where: { $0.hooks?.webhook != nil }), BatchHookRunner.networkIsPrivate {
+            log.warning("onBatch.webhook is set, but this service has no network (the unit's PrivateNetwork=yes): install the drop-in /usr/share/doc/photofinish/examples/webhook-network.conf (see its first lines)")
+        }
+        workers.limits.withLock { current in
+            // One workers limit over all hot folders: the slots are made again only when it changes.
+            var next = new.limits
+            next.sharedSlots = current.workers == next.workers && current.sharedSlots != nil
+                ? current.sharedSlots : WorkerSlots(next.effectiveWorkers)
+            let budget = switch new.config.memoryBudget {
+            case .auto: MemoryBudget.automaticForThisProcess()
+            case .bytes(let n): n
+            }
+            next.memoryBudget = current.memoryBudget?.bytes == budget ? current.memoryBudget : MemoryBudget(bytes: budget)
+            current = next
+        }
+        let l = workers.limits.withLock { $0 }
+        log.info("at most \(l.effectiveWorkers) photo\(l.effectiveWorkers == 1 ? "" : "s") in flight, memory budget \(ByteCount.words(l.memoryBudget?.bytes ?? 0))")
+
+        // A hot folder whose root moved is a different hot folder: stop the old, start anew.
+        let wanted = Dictionary(new.inboxes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        for (name, folder) in folders where wanted[name]?.layout != folder.inbox.layout {
+            if let watch = folder.watch {
+                watch.close(watcher.inotify)
+                watcher.remove(inbox: name)
+                log.notice("no longer watching \(folder.inbox.layout.root) (changed in the config)", ["INBOX": name])
+            }
+            workers.remove(inbox: name)
+            if folder.hasRoom { roomUsed -= 1 }
+            folders[name] = nil
+            deadlines.set(name, at: nil)
+            publisher.staged.withLock { _ = $0.remove(name) }
+        }
+        if let limit = openFileLimit {
+            room = work.room(limit: limit)
+            if work.need(folders: new.inboxes.count) > limit {
+                log.warning(OpenFiles.shortage(folders: new.inboxes.count, work: work, limit: limit))
+            }
+        }
+        let stamp = BatchID.timestamp(Date())
+        for inbox in new.inboxes {
+            if let folder = folders[inbox.name] {
+                let templateChanged = folder.inbox.template.sha256 != inbox.template.sha256
+                if folder.watch != nil, inbox.keep != folder.inbox.keep {
+                    folder.nextSweep = inbox.keep.isForever ? nil : now
+                }
+                folder.inbox = inbox
+                folder.watch?.update(rules: new.rules, pollInterval: new.config.pollInterval,
+                                     rescanInterval: new.config.rescanInterval)
+                if templateChanged { folder.proofWanted = true }
+                if folder.watch != nil, folder.proofWanted {
+                    folder.proofWanted = false
+                    proofs.request(.init(inbox: inbox.name, root: inbox.layout.root, template: inbox.template,
+                                         maxPixels: new.config.maxPixels))
+                }
+                folder.stateChanged = true
+                if folder.watch == nil { startTakeUp(folder, now: now) }
+                schedule(folder)
+                show(folder)
+            } else {
+                let folder = Folder(inbox, now: stamp)
+                folders[inbox.name] = folder
+                show(folder)
+                startTakeUp(folder, now: now)
+            }
+        }
+        announceReady()
+    }
+}

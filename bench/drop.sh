@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# A big drop into one hot folder (issue 17): N files (default 100,000) renamed into drop/ at
+# once, finished by one daemon. Measures:
+# - CPU per file: the daemon's utime + stime (/proc/PID/stat) from the drop until every file
+#   is in a published report, divided by N (goal ≤ 1 ms);
+# - the longest status staleness: the status file (`photofinish status`'s source) is read
+#   every 100 ms while the drop is worked through; its age (now − its `updated`) at each read,
+#   the longest (goal ≤ 2 s);
+# - inotify queue overflows, from the daemon's log (goal 0 at the default queue,
+#   fs.inotify.max_queued_events, 16384 here: $(cat /proc/sys/fs/inotify/max_queued_events));
+# - the wall time, and that every file is finished exactly once.
+#
+#   bench/drop.sh [N]
+#
+# The files are small JPEGs (64×48, about 1 KB, made once with Pillow), each with its own bytes;
+# the template makes one 32 px JPEG of each. Files are written to a staging folder first, then
+# renamed into drop/ by one process as fast as it can (a copy tool's burst).
+#
+# Environment: PF (default bench/../.build/release/photofinish), WORKERS (default: the cores).
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+PF=${PF:-$HERE/../.build/release/photofinish}
+N=${1:-100000}
+[[ -x $PF ]] || { echo "photofinish not built ($PF): swift build -c release" >&2; exit 1; }
+HZ=$(getconf CLK_TCK)
+TMP=$(mktemp -d /tmp/pf-drop.XXXXXX)
+PID=; SAMPLER=
+cleanup() { [[ -n $SAMPLER ]] && kill "$SAMPLER" 2>/dev/null; [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+cpu() { awk -v hz="$HZ" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$1/stat"; }
+
+mkdir -p "$TMP/templates" "$TMP/run" "$TMP/staging"
+cat > "$TMP/templates/tiny.json5" <<'EOF'
+{ version: 1, resize: { longSide: 32 }, output: { format: "jpeg", quality: 80 } }
+EOF
+cat > "$TMP/photofinish.json5" <<EOF
+{ templatesDir: "templates", inboxes: [ { name: "big", root: "$TMP/hot", template: "tiny" } ],
+  staleAfter: "24h", workers: ${WORKERS:-0} }
+EOF
+python3 - "$TMP/staging" "$N" <<'EOF'
+import io, random, sys
+from PIL import Image
+folder, n = sys.argv[1], int(sys.argv[2])
+base = Image.effect_noise((64, 48), 40).convert("RGB")
+buf = io.BytesIO(); base.save(buf, "JPEG", quality=80); data = bytearray(buf.getvalue())
+# Each file its own bytes: a different comment segment after SOI.
+for i in range(n):
+    tag = b"photofinish bench %08d" % i
+    seg = b"\xff\xfe" + (len(tag) + 2).to_bytes(2, "big") + tag
+    with open(f"{folder}/IMG_{i:06d}.jpg", "wb") as f:
+        f.write(data[:2] + seg + data[2:])
+EOF
+RUNTIME_DIRECTORY=$TMP/run "$PF" daemon --config "$TMP/photofinish.json5" > "$TMP/daemon.log" 2>&1 &
+PID=$!
+until grep -q 'ready: watching' "$TMP/daemon.log"; do kill -0 "$PID" || { cat "$TMP/daemon.log"; exit 1; }; sleep 0.1; done
+sleep 2
+status=$(ls "$TMP"/run/*.json | head -1)
+# The sampler: the status file's age every 100 ms, written one a line.
+python3 - "$status" "$TMP/ages" <<'EOF' &
+import json, sys, time, datetime
+path, out = sys.argv[1], sys.argv[2]
+with open(out, "w") as f:
+    while True:
+        try:
+            with open(path) as s: updated = json.load(s)["updated"]
+            t = datetime.datetime.fromisoformat(updated.replace("Z", "+00:00")).timestamp()
+            f.write(f"{time.time() - t:.3f}\n"); f.flush()
+        except Exception:
+            pass
+        time.sleep(0.1)
+EOF
+SAMPLER=$!
+before=$(cpu "$PID"); start=$EPOCHREALTIME
+python3 - "$TMP/staging" "$TMP/hot/drop" <<'EOF'
+import os, sys
+src, dst = sys.argv[1], sys.argv[2]
+for name in os.listdir(src):
+    os.rename(f"{src}/{name}", f"{dst}/{name}")
+EOF
+dropped=$(echo "$EPOCHREALTIME - $start" | bc)
+# Done: drop/ and .work/ empty, and the reports name every file.
+reported() { find "$TMP/hot/out" -name report.json -print0 2>/dev/null | xargs -0 -r cat | grep -o '"source" *: *"IMG_[0-9]*.jpg"' | wc -l; }
+while true; do
+  kill -0 "$PID" || { tail -50 "$TMP/daemon.log"; exit 1; }
+  if [[ -z $(ls -A "$TMP/hot/drop") && -z $(ls -A "$TMP/hot/.work") ]]; then break; fi
+  sleep 2
+done
+wall=$(echo "$EPOCHREALTIME - $start" | bc); after=$(cpu "$PID")
+kill "$SAMPLER"; wait "$SAMPLER" 2>/dev/null || true; SAMPLER=
+items=$(reported); unique=$(find "$TMP/hot/out" -name report.json -print0 | xargs -0 cat | grep -o '"source" *: *"IMG_[0-9]*.jpg"' | sort -u | wc -l)
+batches=$(find "$TMP/hot/out" -name report.json | wc -l)
+overflows=$(grep 'inotify queue overflowed' "$TMP/daemon.log" | sed -E 's/.*overflowed( ([0-9]+) times)?.*/\2/' | awk '{ n += ($1 == "" ? 1 : $1) } END { print n + 0 }')
+stale=$(sort -n "$TMP/ages" | tail -1)
+kill -TERM "$PID"; wait "$PID" || true; PID=
+echo "| files | batches | reported (unique) | renames took | wall to finished | CPU | CPU per file | longest status staleness | inotify overflows |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+printf '| %d | %d | %d (%d) | %.1f s | %.1f s | %.1f s | %.2f ms | %.2f s | %d |\n' "$N" "$batches" "$items" "$unique" "$dropped" "$wall" \
+  "$(echo "$after - $before" | bc)" "$(echo "($after - $before) * 1000 / $N" | bc -l)" "$stale" "$overflows"
+echo
+echo "$(nproc) cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Wall times on a shared machine; CPU is the daemon's own."
