@@ -1,6 +1,7 @@
 import Foundation
 import HTTP
 import JSON5
+import Service
 import System
 import Testing
 @testable import Web
@@ -208,8 +209,25 @@ struct PageTests {
         f.waiting = 2
         #expect(Pages.stateLine(f).contains("processing 23 of 80"))
         #expect(Pages.stateLine(f).contains("2 files pending"))
-        f.state = .refused(why: "root is not a folder", fix: "mkdir it")
-        #expect(Pages.stateLine(f).contains("refused") && Pages.stateLine(f).contains("mkdir it"))
+        f.state = .refused(why: "root is not a folder", fix: ["mkdir it", "systemctl reload photofinish"])
+        #expect(Pages.stateLine(f).contains("refused") && Pages.stateLine(f).contains("<li><code>mkdir it</code></li>"))
+        #expect(Pages.stateLine(f).contains("<li><code>systemctl reload photofinish</code></li>"))
+        f.state = .lowSpace(why: "only 1.2 GiB free on /srv/shop, under minFreeSpace 2 GiB")
+        #expect(Pages.stateLine(f).contains("low on space") && Pages.stateLine(f).contains("only 1.2 GiB free"))
+    }
+
+    /// The service's folder states as the console shows them.
+    @Test func theServicesFolderStatesAreShown() {
+        typealias Kind = ServiceStatus.FolderState
+        let refused = Kind(kind: Kind.refused, why: "cannot write", fix: ["chown photofinish /srv/x"], since: "2026-12-02T01:00:00Z")
+        #expect(ServiceSource.state(refused, running: true) == .refused(why: "cannot write", fix: ["chown photofinish /srv/x"]))
+        #expect(ServiceSource.state(Kind(kind: Kind.lowSpace, why: "only 1 MiB free"), running: true) == .lowSpace(why: "only 1 MiB free"))
+        #expect(ServiceSource.state(Kind(kind: Kind.shareUnavailable, why: "EIO", since: "t"), running: true)
+                == .unavailable(since: "t", error: "EIO"))
+        #expect(ServiceSource.state(Kind(kind: Kind.starting), running: true) == .starting)
+        #expect(ServiceSource.state(Kind(kind: Kind.watching), running: true) == .watching)
+        #expect(ServiceSource.state(nil, running: true) == .watching)
+        #expect(ServiceSource.state(Kind(kind: Kind.watching), running: false) == .stopped)
     }
 
     @Test func formFieldsAreDecoded() {

@@ -33,10 +33,12 @@ public struct ConsoleFolder: Sendable, Equatable {
         /// The service has not started watching it yet (recovery runs first).
         case starting
         case watching
-        /// Not watched: why, and what to do.
-        case refused(why: String, fix: String?)
+        /// Not watched: why, and what to do (commands or sentences, one a line).
+        case refused(why: String, fix: [String])
         /// Its share does not answer (since when, the error).
         case unavailable(since: String?, error: String)
+        /// Watched, but below `minFreeSpace`: nothing new is claimed (the free space, in words).
+        case lowSpace(why: String)
         case stopped
     }
 

@@ -140,7 +140,12 @@ enum Pages {
         switch f.state {
         case .refused(let why, let fix):
             out += "<p><span class=\"state refused\">refused</span> \(HTML.escape(why))</p>\n"
-            if let fix { out += "<p class=\"dim\">\(HTML.escape(fix))</p>\n" }
+            if !fix.isEmpty {
+                out += "<p class=\"dim\">To fix it:</p>\n<ul class=\"fix\">"
+                    + fix.map { "<li><code>\(HTML.escape($0))</code></li>" }.joined() + "</ul>\n"
+            }
+        case .lowSpace(let why):
+            out += "<p><span class=\"state unavailable\">low on space</span> \(HTML.escape(why))</p>\n"
         case .unavailable(let since, let error):
             out += "<p><span class=\"state unavailable\">share unavailable</span> \(HTML.escape(error))"
                 + (since.map { " · since \(HTML.time($0))" } ?? "") + "</p>\n"
