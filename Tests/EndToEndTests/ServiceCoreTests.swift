@@ -79,7 +79,13 @@ import Testing
         #expect(Poll.until(.seconds(20)) { text().contains("PhotoFinish cannot use this hot folder: ") }, "\(text())")
         #expect(text().contains("chown -R nobody:nogroup \(hot.root)"), "\(text())")
         let status = try Harness.run(["status", "--config", hot.config], extraEnvironment: ["RUNTIME_DIRECTORY": hot.runtime])
-        #expect(status.stdout.contains("shop"), "\(status.stdout)")
+        // `status` says it too, with the fix, and exits 1 (a folder needs someone).
+        #expect(status.status == 1, "\(status.stdout)")
+        #expect(status.stdout.contains("shop  \(hot.root)\n  refused since "), "\(status.stdout)")
+        #expect(status.stdout.contains("Operation not permitted") && status.stdout.contains("; to fix it:\n"), "\(status.stdout)")
+        #expect(status.stdout.contains("\n    chown -R nobody:nogroup \(hot.root)\n"), "\(status.stdout)")
+        #expect(status.stdout.contains("1 hot folder is refused"), "\(status.stdout)")
+        #expect(!status.stdout.contains("good  \(good)\n  refused"), "\(status.stdout)")
 
         // A photo dropped meanwhile waits; the administrator fixes the rights and reloads.
         try hot.drop(try HotFolderFixture.photo(1), as: "waiting.jpg")
@@ -91,6 +97,8 @@ import Testing
         #expect(Self.state(Self.inboxes(hot)["shop"])["kind"] as? String == "watching")
         #expect(Poll.until(.seconds(20)) { !text().contains("cannot use") }, "\(text())")
         #expect(daemon.log.contains("now watching \(hot.drop)"), "log:\n\(daemon.log)")
+        let after = try Harness.run(["status", "--config", hot.config], extraEnvironment: ["RUNTIME_DIRECTORY": hot.runtime])
+        #expect(after.status == 0 && !after.stdout.contains("refused"), "\(after.stdout)")
         daemon.signal(SIGTERM)
         #expect(daemon.wait() == 0)
     }
@@ -237,6 +245,11 @@ import Testing
         #expect(Poll.until(.seconds(20)) { text().contains("Nothing new is taken from drop/: only ") }, "\(text())")
         #expect(FileManager.default.fileExists(atPath: root + "/drop/waiting.jpg"), "left in drop/")
         #expect(((try? FileManager.default.contentsOfDirectory(atPath: root + "/out")) ?? []).isEmpty)
+        // `status` says it with the free space; not a refusal: exit 0.
+        let status = try Harness.run(["status", "--config", hot.config], extraEnvironment: ["RUNTIME_DIRECTORY": hot.runtime])
+        #expect(status.status == 0 && status.stdout.contains("\n  low on space since ") && status.stdout.contains("minFreeSpace"),
+                "\(status.stdout)")
+        #expect(status.stdout.contains("1 pending"), "\(status.stdout)")
         // Room again: claimed and finished, the folder watching.
         try FileManager.default.removeItem(atPath: filler)
         let finished = {
