@@ -11,8 +11,11 @@
 # - idle CPU: the daemon's own utime + stime (/proc/PID/stat, so other work on a loaded machine
 #   does not count) over IDLE seconds (default 60) with nothing dropped, per minute;
 # - idle wake-ups: context switches of all its threads (/proc/PID/task/*/status, voluntary and
-#   not) over WAKE seconds (default 10): each time a thread woke up. With strace installed and
-#   STRACE=1, also `strace -c -f` over the same seconds: the system calls made.
+#   not) over WAKE seconds (default 10): each time a thread woke up; in brackets those of
+#   PhotoFinish's own threads (the main thread and those named pf-*): the others are
+#   libdispatch's (its Linux workqueue monitor wakes its manager thread once a second in every
+#   process that uses Dispatch). With strace installed and STRACE=1, also `strace -c -f` over
+#   the same seconds: the system calls made.
 # Prints a markdown table, ready for bench/RESULTS.md.
 #
 # Environment: PF (default bench/../.build/release/photofinish), IDLE, WAKE (seconds), STRACE,
@@ -36,13 +39,19 @@ trap cleanup EXIT
 cpu() { # the process's CPU seconds so far (user + system)
   awk -v hz="$HZ" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$1/stat"
 }
-switches() { # context switches of all the process's threads so far
-  cat /proc/"$1"/task/*/status 2>/dev/null | awk '/ctxt_switches/ { n += $2 } END { print n + 0 }'
+switches() { # context switches of the process's threads so far: all, then ours (named pf-*, and main)
+  local all=0 own=0 t n
+  for t in /proc/"$1"/task/*; do
+    n=$(awk '/ctxt_switches/ { n += $2 } END { print n + 0 }' "$t/status" 2>/dev/null || echo 0)
+    all=$((all + n))
+    [[ $(cat "$t/comm" 2>/dev/null) == pf-* || ${t##*/} == "$1" ]] && own=$((own + n))
+  done
+  echo "$all $own"
 }
 proofs() { find "$1" -mindepth 3 -maxdepth 3 -path '*/proof/*.png' 2>/dev/null | wc -l; }
 since() { echo "$EPOCHREALTIME - $1" | bc; }
 
-echo "| hot folders | to ready | ready CPU | proofs done after ready | start-up CPU | proofs rendered | idle CPU per minute | wake-ups in ${WAKE} s | peak RSS |"
+echo "| hot folders | to ready | ready CPU | proofs done after ready | start-up CPU | proofs rendered | idle CPU per minute | wake-ups in ${WAKE} s (ours) | peak RSS |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in "${COUNTS[@]}"; do
   dir=$TMP/$n; mkdir -p "$dir/templates" "$dir/run" "$dir/hot"
@@ -70,15 +79,15 @@ EOF
   sleep 5   # what follows the last proof (STATUS.txt writes) is not idle yet
   a=$(cpu "$PID"); sleep "$IDLE"; b=$(cpu "$PID")
   perminute=$(echo "scale=3; ($b - $a) * 60 / $IDLE" | bc)
-  s0=$(switches "$PID"); sleep "$WAKE"; s1=$(switches "$PID")
+  read -r s0 o0 < <(switches "$PID"); sleep "$WAKE"; read -r s1 o1 < <(switches "$PID")
   if [[ ${STRACE:-0} == 1 ]] && command -v strace >/dev/null; then
     timeout -s INT "$WAKE" strace -c -f -p "$PID" -o "$dir/strace.txt" 2>/dev/null || true
     echo "strace -c -f over ${WAKE} s, $n folders:" >&2; cat "$dir/strace.txt" >&2
   fi
   rss=$(awk '/VmHWM/ { printf "%.0f MB", $2 / 1024 }' "/proc/$PID/status")
   kill -TERM "$PID"; wait "$PID" || true; PID=
-  printf '| %d | %.2f s | %.2f s | %.2f s%s | %.2f s | %d | %.3f s | %d | %s |\n' \
-    "$n" "$ready" "$readycpu" "$proofwall" "$proofnote" "$startup" "$rendered" "$perminute" "$((s1 - s0))" "$rss"
+  printf '| %d | %.2f s | %.2f s | %.2f s%s | %.2f s | %d | %.3f s | %d (%d) | %s |\n' \
+    "$n" "$ready" "$readycpu" "$proofwall" "$proofnote" "$startup" "$rendered" "$perminute" "$((s1 - s0))" "$((o1 - o0))" "$rss"
   rm -rf "$dir"
 done
 echo

@@ -74,7 +74,9 @@ import Testing
         let why = refused["why"] as? String ?? ""
         #expect(why.contains(hot.root + "/.work") && why.contains("Operation not permitted"), "\(refused)")
         #expect((refused["fix"] as? [String] ?? []).contains("chown -R nobody:nogroup \(hot.root)"), "\(refused)")
-        #expect(Self.state(Self.inboxes(hot)["good"])["kind"] as? String == "watching")
+        // (The file written with READY=1 may still be on its way.)
+        #expect(Poll.until(.seconds(20)) { Self.state(Self.inboxes(hot)["good"])["kind"] as? String == "watching" },
+                "\(Self.status(hot) ?? [:])")
         let text = { (try? String(contentsOfFile: hot.root + "/STATUS.txt", encoding: .utf8)) ?? "" }
         #expect(Poll.until(.seconds(20)) { text().contains("PhotoFinish cannot use this hot folder: ") }, "\(text())")
         #expect(text().contains("chown -R nobody:nogroup \(hot.root)"), "\(text())")
@@ -133,10 +135,13 @@ import Testing
         #expect(daemon.wait() == 0)
         print("reload acted on after \(reloads.map { "\($0 / .microseconds(1)) µs" }), stop after \(stop.map { "\($0 / .microseconds(1)) µs" } ?? "never")")
         #expect(reloads.count == 3)
-        // A generous bound (the loop wakes on the signal's descriptor; the old loop saw it at
-        // its next tick, up to a second later).
-        for d in reloads { #expect(d < .milliseconds(100), "reload after \(d)") }
-        #expect(stop.map { $0 < .milliseconds(100) } == true, "stop after \(String(describing: stop))")
+        // The loop wakes on the signal's descriptor; the old loop saw it at its next tick, up to
+        // a second later. Generous bounds on a shared machine (a thread can wait for a core
+        // there): the median of the four under 100 ms, each under half a second.
+        let all = reloads + [stop ?? .seconds(10)]
+        let sorted = all.sorted()
+        #expect(sorted[(sorted.count - 1) / 2] < .milliseconds(100), "\(all)")
+        for d in all { #expect(d < .milliseconds(500), "\(all)") }
     }
 
     // MARK: - Claims side by side

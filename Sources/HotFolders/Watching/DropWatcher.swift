@@ -74,13 +74,16 @@ public final class DropWatcher {
     /// and again: one line each filled the journal), with how many there were.
     static let overflowLogInterval = Duration.seconds(60)
 
-    private func logOverflows(now t: Duration) {
+    /// Says the overflows not said yet: at most once a minute, or (`final`) at once — the last
+    /// line when the loop stops, with how many there were since the start.
+    public func logOverflows(now t: Duration, final: Bool = false) {
         guard overflows.unlogged > 0 else { return }
-        if let logged = overflows.logged, t - logged < Self.overflowLogInterval { return }
+        if !final, let logged = overflows.logged, t - logged < Self.overflowLogInterval { return }
         let n = overflows.unlogged
         let since = overflows.logged == nil ? "" : " since the last such line"
         log.warning("inotify queue overflowed" + (n == 1 ? "" : " \(n) times") + since
-                    + ": rescanning every drop/ folder (nothing is lost; at most one such line a minute)")
+                    + ": rescanning every drop/ folder (nothing is lost; at most one such line a minute)"
+                    + (final ? "; \(overflowCount) since the start" : ""))
         overflows = (0, t)
     }
 

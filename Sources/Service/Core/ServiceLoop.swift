@@ -187,6 +187,7 @@ final class ServiceLoop: @unchecked Sendable {
             for name in deadlines.due(at: now) { turn(name, now: now) }
             periodic(now: now)
         }
+        watcher.logOverflows(now: now(), final: true)
     }
 
     /// The earliest thing to do: a folder's deadline, the watchdog, a lease renewal.
