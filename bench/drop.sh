@@ -4,10 +4,13 @@
 # - CPU per file: the daemon's utime + stime (/proc/PID/stat) from the drop until every file
 #   is in a published report, divided by N (goal ≤ 1 ms);
 # - the longest status staleness: the status file (`photofinish status`'s source) is read
-#   every 100 ms while the drop is worked through; its age (now − its `updated`) at each read,
+#   every 100 ms while the drop is worked through; its age (now − its `updated`) at each read
+#   from the first rename on (an idle daemon writes nothing: its age before then says nothing),
 #   the longest (goal ≤ 2 s);
 # - inotify queue overflows, from the daemon's log (goal 0 at the default queue,
 #   fs.inotify.max_queued_events, 16384 here: $(cat /proc/sys/fs/inotify/max_queued_events));
+# - of that CPU, the core's own (its loop, claims, status: threads pf-watch, pf-work-*, pf-status);
+#   the rest is finishing the photos (decode, resize, encode, reports);
 # - the wall time, and that every file is finished exactly once.
 #
 #   bench/drop.sh [N]
@@ -28,6 +31,17 @@ PID=; SAMPLER=
 cleanup() { [[ -n $SAMPLER ]] && kill "$SAMPLER" 2>/dev/null; [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
 trap cleanup EXIT
 cpu() { awk -v hz="$HZ" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$1/stat"; }
+# The CPU of the core's own threads: the loop (pf-watch), claims and take-ups (pf-work-*), the
+# status publisher (pf-status); they live as long as the daemon. The rest is the finishing.
+corecpu() {
+  local t sum=0
+  for t in /proc/"$1"/task/*; do
+    case $(cat "$t/comm" 2>/dev/null) in pf-watch|pf-status|pf-work-*)
+      sum=$(awk -v s="$sum" -v hz="$HZ" '{ sub(/.*\) /, ""); printf "%.2f", s + ($12 + $13) / hz }' "$t/stat") ;;
+    esac
+  done
+  echo "$sum"
+}
 
 mkdir -p "$TMP/templates" "$TMP/run" "$TMP/staging"
 cat > "$TMP/templates/tiny.json5" <<'EOF'
@@ -64,13 +78,14 @@ with open(out, "w") as f:
         try:
             with open(path) as s: updated = json.load(s)["updated"]
             t = datetime.datetime.fromisoformat(updated.replace("Z", "+00:00")).timestamp()
-            f.write(f"{time.time() - t:.3f}\n"); f.flush()
+            now = time.time()
+            f.write(f"{now:.3f} {now - t:.3f}\n"); f.flush()
         except Exception:
             pass
         time.sleep(0.1)
 EOF
 SAMPLER=$!
-before=$(cpu "$PID"); start=$EPOCHREALTIME
+before=$(cpu "$PID"); corebefore=$(corecpu "$PID"); start=$EPOCHREALTIME
 python3 - "$TMP/staging" "$TMP/hot/drop" <<'EOF'
 import os, sys
 src, dst = sys.argv[1], sys.argv[2]
@@ -85,16 +100,19 @@ while true; do
   if [[ -z $(ls -A "$TMP/hot/drop") && -z $(ls -A "$TMP/hot/.work") ]]; then break; fi
   sleep 2
 done
-wall=$(echo "$EPOCHREALTIME - $start" | bc); after=$(cpu "$PID")
+wall=$(echo "$EPOCHREALTIME - $start" | bc); after=$(cpu "$PID"); coreafter=$(corecpu "$PID")
 kill "$SAMPLER"; wait "$SAMPLER" 2>/dev/null || true; SAMPLER=
 items=$(reported); unique=$(find "$TMP/hot/out" -name report.json -print0 | xargs -0 cat | grep -o '"source" *: *"IMG_[0-9]*.jpg"' | sort -u | wc -l)
 batches=$(find "$TMP/hot/out" -name report.json | wc -l)
-overflows=$(grep 'inotify queue overflowed' "$TMP/daemon.log" | sed -E 's/.*overflowed( ([0-9]+) times)?.*/\2/' | awk '{ n += ($1 == "" ? 1 : $1) } END { print n + 0 }')
-stale=$(sort -n "$TMP/ages" | tail -1)
+stale=$(awk -v from="$start" '$1 >= from { if ($2 > m) m = $2 } END { printf "%.3f", m }' "$TMP/ages")
 kill -TERM "$PID"; wait "$PID" || true; PID=
-echo "| files | batches | reported (unique) | renames took | wall to finished | CPU | CPU per file | longest status staleness | inotify overflows |"
-echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-printf '| %d | %d | %d (%d) | %.1f s | %.1f s | %.1f s | %.2f ms | %.2f s | %d |\n' "$N" "$batches" "$items" "$unique" "$dropped" "$wall" \
-  "$(echo "$after - $before" | bc)" "$(echo "($after - $before) * 1000 / $N" | bc -l)" "$stale" "$overflows"
+# The daemon's last line about overflows (at its stop) says how many since the start.
+overflows=$(grep -o 'overflowed.*; [0-9]* since the start' "$TMP/daemon.log" | grep -o '[0-9]* since the start' | tail -1 | cut -d' ' -f1)
+[[ -n $overflows ]] || overflows=$(grep 'inotify queue overflowed' "$TMP/daemon.log" | sed -E 's/.*overflowed( ([0-9]+) times)?.*/\2/' | awk '{ n += ($1 == "" ? 1 : $1) } END { print n + 0 }')
+echo "| files | batches | reported (unique) | renames took | wall to finished | CPU | CPU per file | of it the core's | longest status staleness | inotify overflows |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+printf '| %d | %d | %d (%d) | %.1f s | %.1f s | %.1f s | %.2f ms | %.2f ms | %.2f s | %d |\n' "$N" "$batches" "$items" "$unique" "$dropped" "$wall" \
+  "$(echo "$after - $before" | bc)" "$(echo "($after - $before) * 1000 / $N" | bc -l)" \
+  "$(echo "($coreafter - $corebefore) * 1000 / $N" | bc -l)" "$stale" "$overflows"
 echo
 echo "$(nproc) cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Wall times on a shared machine; CPU is the daemon's own."

@@ -95,8 +95,9 @@ extension ServiceLoop {
         if !readySent {
             readySent = true
             publisher.publishNow()
-            Notify.ready(status: board.snapshot(state: "running").summary)
+            // The line first: whoever waits for READY=1 finds it in the journal then.
             log.notice(readyLine())
+            Notify.ready(status: board.snapshot(state: "running").summary)
         } else if reloadAwaitsReady {
             reloadAwaitsReady = false
             publisher.publishNow()
