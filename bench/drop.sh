@@ -107,8 +107,8 @@ batches=$(find "$TMP/hot/out" -name report.json | wc -l)
 stale=$(awk -v from="$start" '$1 >= from { if ($2 > m) m = $2 } END { printf "%.3f", m }' "$TMP/ages")
 kill -TERM "$PID"; wait "$PID" || true; PID=
 # The daemon's last line about overflows (at its stop) says how many since the start.
-overflows=$(grep -o 'overflowed.*; [0-9]* since the start' "$TMP/daemon.log" | grep -o '[0-9]* since the start' | tail -1 | cut -d' ' -f1)
-[[ -n $overflows ]] || overflows=$(grep 'inotify queue overflowed' "$TMP/daemon.log" | sed -E 's/.*overflowed( ([0-9]+) times)?.*/\2/' | awk '{ n += ($1 == "" ? 1 : $1) } END { print n + 0 }')
+overflows=$(grep -o 'overflowed.*; [0-9]* since the start' "$TMP/daemon.log" | grep -o '[0-9]* since the start' | tail -1 | cut -d' ' -f1 || true)
+[[ -n $overflows ]] || overflows=$(grep 'inotify queue overflowed' "$TMP/daemon.log" | sed -E 's/.*overflowed( ([0-9]+) times)?.*/\2/' | awk '{ n += ($1 == "" ? 1 : $1) } END { print n + 0 }' || true)
 echo "| files | batches | reported (unique) | renames took | wall to finished | CPU | CPU per file | of it the core's | longest status staleness | inotify overflows |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '| %d | %d | %d (%d) | %.1f s | %.1f s | %.1f s | %.2f ms | %.2f ms | %.2f s | %d |\n' "$N" "$batches" "$items" "$unique" "$dropped" "$wall" \
