@@ -62,12 +62,16 @@ let package = Package(
         .target(name: "CWebShims", dependencies: ["CMicroHTTPD"]),
         // The little C that must be C: libjpeg's and libpng's longjmp error exits.
         .target(name: "CShims", dependencies: ["CJPEG", "CPNG"]),
-        // The face detector: dlib's HOG frontal face detector (libdlib-dev) behind a C
-        // interface, every C++ object owned in faces.cpp. dlib is linked statically: its
-        // shared library pulls libdlib-data's 100 MB landmark model, which the detector does
-        // not use; what dlib links at run time (LAPACK, BLAS) dpkg-shlibdeps adds to the .deb.
+        // The face detector: dlib's HOG frontal face detector searched by dlib's own code
+        // (libdlib-dev's headers: nothing of dlib is linked), its five filters compiled in
+        // from model.c, behind a C interface, every C++ object owned in faces.cpp.
         // Optimised in debug builds too: dlib's templates unoptimised are ten times slower.
         .target(name: "CFaces",
+                cxxSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))]),
+        // dlib's detector as dlib makes and runs it, for the tests alone (FaceModelTests,
+        // scripts/face-model): CFaces' model.c is written from it and checked against it.
+        // dlib linked statically (its shared library pulls libdlib-data's 100 MB model).
+        .target(name: "CFacesReference",
                 cxxSettings: [.unsafeFlags(["-O2"], .when(configuration: .debug))],
                 linkerSettings: [.linkedLibrary(":libdlib.a"), .linkedLibrary("lapack"), .linkedLibrary("blas")]),
         // The resampler's inner loops, for SSE2 and AVX2 (chosen at run time by CPU feature).
@@ -106,7 +110,7 @@ let package = Package(
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"], exclude: ["Fixtures"]),
         .testTarget(name: "JSON5Tests", dependencies: ["JSON5"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5"]),
-        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting"]),
+        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
         .testTarget(name: "SystemTests", dependencies: ["System"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System"]),

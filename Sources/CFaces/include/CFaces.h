@@ -1,6 +1,6 @@
 #pragma once
-/* The face detector: dlib's HOG frontal face detector (get_frontal_face_detector(), the
-   model is compiled into dlib's headers: no model file), behind a C interface. Every C++
+/* The face detector: dlib's HOG frontal face detector (get_frontal_face_detector()'s five
+   filters, compiled in from model.c: no model file) searched by dlib, behind a C interface. Every C++
    object lives in faces.cpp; the caller owns one pf_faces and nothing else. No C++
    exception ever leaves these functions: they return a status and copy the message. */
 #include <stddef.h>
@@ -17,8 +17,8 @@ typedef struct pf_face {
     double confidence;
 } pf_face;
 
-/* The detector, made once (building it decodes dlib's compressed model: about a second of
-   CPU) and shared: pf_faces_find may be called from many threads at once on one detector. */
+/* The detector, made once (its filter banks filled from model.c: microseconds) and shared:
+   pf_faces_find may be called from many threads at once on one detector. */
 typedef struct pf_faces pf_faces;
 
 /* A new detector, or NULL with the reason in `message` (at most `size` bytes, terminated). */
@@ -30,6 +30,10 @@ void pf_faces_free(pf_faces *faces);
 /* The smallest face box the detector finds, in pixels of the image searched (its 80 px
    window holds a face box of about this size). */
 int32_t pf_faces_smallest(void);
+
+/* The most memory pf_faces_find holds at once for an image of `width` x `height` (its copy,
+   two pyramid levels, every level's features and what making and searching them takes). */
+size_t pf_faces_working_bytes(int32_t width, int32_t height);
 
 /* Finds the upright, roughly frontal faces (turned up to about 45 degrees) in an 8-bit grey
    image of `width` x `height` pixels, rows `stride` bytes apart. Writes at most `capacity`

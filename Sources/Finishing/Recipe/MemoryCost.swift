@@ -13,7 +13,9 @@ extension PhotoFinisher {
     ///   marks that read the pixels), holds its upright frame; finished whole, a second
     ///   copy on the way (orientation, frame). A JPEG turned at full resolution holds its
     ///   YCbCr planes instead: 1.5 bytes a pixel for 4:2:0, 2 for 4:2:2.
-    /// - A subject crop placed after the decode holds the whole photo at its scale.
+    /// - A subject crop placed after the decode holds the whole photo at its scale, and,
+    ///   while the face detector searches it, the detector's working memory
+    ///   (`FaceDetector.workingBytes`, a few MB: the search is at most 1,120 × 560).
     /// - The preview and the file's bytes are small or counted by the caller.
     public func memoryCost(of decoder: any PhotoDecoder) -> Int {
         let info = decoder.info
@@ -53,6 +55,8 @@ extension PhotoFinisher {
                 total += bytes(plan.upright, channels) + bytes(framed, channels)
             }
         }
+        // Faces are looked for once, in the largest band (PhotoFinisher.finish's findSubject).
+        if !bands.isEmpty { total += FaceDetector.workingBytes(width: upright.width, height: upright.height) }
         let preview = Layout.resized(upright, by: .longSide(Self.previewLongSide))
         return min(total + 2 * bytes(preview, 4), most)
     }

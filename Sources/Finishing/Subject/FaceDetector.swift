@@ -3,9 +3,9 @@ import Pixels
 
 /// Faces in a photo, found by dlib's HOG frontal face detector (through `CFaces`): upright
 /// faces looking at the camera or turned up to about 45 degrees, tilted a little, of any
-/// skin tone; not profiles, backs of heads or animals. Made once per process (dlib decodes
-/// its compressed model: about a second of CPU) and shared by every worker: the search reads
-/// the detector and changes nothing.
+/// skin tone; not profiles, backs of heads or animals. Made once per process (its filters are
+/// compiled in: a third of a millisecond) and shared by every worker: the search reads the
+/// detector and changes nothing.
 public final class FaceDetector: Sendable {
     /// The one detector (made on first use), or why it could not be made.
     public static let shared = Result { () throws(FaceDetectionError) in try FaceDetector() }
@@ -44,19 +44,35 @@ public final class FaceDetector: Sendable {
     /// - Throws: `FaceDetectionError` when dlib fails (out of memory).
     public func faces(in image: Image) throws(FaceDetectionError) -> [FocusBox] {
         guard image.width >= 2, image.height >= 2 else { return [] }
-        let size = Self.searchSize(width: image.width, height: image.height)
-        let grey = Self.grey(resized(image, width: size.width, height: size.height))
+        let search = Self.searchImage(image)
         var found = [pf_face](repeating: pf_face(), count: 64)
         var message = [CChar](repeating: 0, count: 256)
-        let count = grey.withUnsafeBufferPointer { pixels in
-            pf_faces_find(detector, pixels.baseAddress, Int32(size.width), Int32(size.height), size.width,
+        let count = search.grey.withUnsafeBufferPointer { pixels in
+            pf_faces_find(detector, pixels.baseAddress, Int32(search.width), Int32(search.height), search.width,
                           &found, Int32(found.count), &message, message.count)
         }
         guard count >= 0 else { throw FaceDetectionError(message: Self.text(message)) }
-        let w = Double(size.width), h = Double(size.height)
+        let w = Double(search.width), h = Double(search.height)
         return found.prefix(Int(min(count, Int32(found.count)))).map {
             FocusBox(x: Double($0.x) / w, y: Double($0.y) / h, width: Double($0.width) / w, height: Double($0.height) / h)
         }
+    }
+
+    /// The grey image `image` is searched as: resampled to `searchSize` and made grey.
+    static func searchImage(_ image: Image) -> (grey: [UInt8], width: Int, height: Int) {
+        let size = Self.searchSize(width: image.width, height: image.height)
+        return (Self.grey(resized(image, width: size.width, height: size.height)), size.width, size.height)
+    }
+
+    /// The most memory a search of a photo `width` × `height` upright holds at once (what
+    /// `faces(inStored:)` holds beside the photo): up to four RGBA copies at the search size
+    /// on the way to grey (shrunk, turned, flattened, resampled), the grey image, and the
+    /// detector's copy, pyramid and features (`pf_faces_working_bytes`; measured with
+    /// valgrind's massif at 2/3 of it: bench/RESULTS.md, "Faces").
+    public static func workingBytes(width: Int, height: Int) -> Int {
+        let size = searchSize(width: max(1, width), height: max(1, height))
+        return 4 * 4 * size.width * size.height + size.width * size.height
+            + Int(pf_faces_working_bytes(Int32(size.width), Int32(size.height)))
     }
 
     /// The faces in a whole photo as stored (a subject crop's band), as fractions of the
