@@ -49,20 +49,40 @@ import Testing
                 theirs.prefix(Int(max(0, m))).map { clipped($0.x, $0.y, $0.width, $0.height, $0.confidence) }.sorted())
     }
 
-    @Test("CFaces finds what dlib's own detector finds, box for box and to the last bit of confidence, on the real photos")
+    @Test("CFaces finds what dlib's own detector finds, box for box and to the last bit of confidence, on the real photos, with dlib's SSE2 filtering and with its own AVX2 one")
     func sameFacesAsDlib() throws {
         var message = [CChar](repeating: 0, count: 256)
-        let detector = try #require(pf_faces_new(&message, message.count))
-        defer { pf_faces_free(detector) }
+        let sse2 = try #require(pf_faces_new_simd(0, &message, message.count))
+        defer { pf_faces_free(sse2) }
+        let avx2 = pf_faces_cpu_has_avx2() != 0 ? pf_faces_new_simd(1, &message, message.count) : nil
+        defer { pf_faces_free(avx2) }
+        if avx2 == nil { print("skipped: this CPU has no AVX2: only the SSE2 filtering is checked against dlib") }
         var faces = 0
         for name in ["group-table.jpg", "obama.jpg", "obama2.jpg", "obama3.jpg", "biden.jpg", "astronaut.png",
                      "messi5.jpg", "chelsea.png", "coffee.png", "rocket.jpg"] {
             guard let bytes = FaceCropTests.photo(name) else { continue }
             let search = FaceDetector.searchImage(try decodeRGB(bytes))
-            let found = Self.both(search, detector: detector)
-            #expect(found.ours == found.dlib, "\(name): CFaces \(found.ours), dlib \(found.dlib)")
+            let found = Self.both(search, detector: sse2)
+            #expect(found.ours == found.dlib, "\(name): CFaces (SSE2) \(found.ours), dlib \(found.dlib)")
+            if let avx2 {
+                let wide = Self.both(search, detector: avx2)
+                #expect(wide.ours == found.dlib, "\(name): CFaces (AVX2) \(wide.ours), dlib \(found.dlib)")
+            }
             faces += found.dlib.count
         }
         if faces > 0 { #expect(faces >= 11, "dlib found \(faces) faces in the test photos") }
+    }
+
+    @Test("the detector filters with AVX2 when the CPU has it, with SSE2 under PHOTOFINISH_SIMD=sse2")
+    func choosesItsFiltering() throws {
+        var message = [CChar](repeating: 0, count: 256)
+        let chosen = try #require(pf_faces_new(&message, message.count))
+        defer { pf_faces_free(chosen) }
+        let forced = ProcessInfo.processInfo.environment["PHOTOFINISH_SIMD"] == "sse2"
+        #expect(pf_faces_avx2(chosen) == (pf_faces_cpu_has_avx2() != 0 && !forced ? 1 : 0))
+        if pf_faces_cpu_has_avx2() == 0 {
+            #expect(pf_faces_new_simd(1, &message, message.count) == nil)
+            #expect(String(cString: message).contains("AVX2"))
+        }
     }
 }

@@ -4,7 +4,9 @@
 // found (x y w h as fractions of the photo) are printed, one line a photo.
 //
 //   detectors KIND SHORT REPEATS PHOTO...
-//   KIND: photofinish  dlib's HOG frontal face detector as PhotoFinish runs it (Sources/CFaces)
+//   KIND: photofinish  dlib's HOG frontal face detector as PhotoFinish runs it (Sources/CFaces;
+//                      AVX2 filtering when the CPU has it)
+//         photofinish-sse2  the same with dlib's own (SSE2) filtering
 //         dlib         the same detector on the pyramid it was trained with (pyramid_down<6>)
 //         lbp          OpenCV's LBP cascade lbpcascade_frontalface_improved.xml (45 px window)
 //         lbp24        OpenCV's older LBP cascade lbpcascade_frontalface.xml (24 px window)
@@ -34,7 +36,7 @@ static double cpu_ms() {
 
 int main(int argc, char **argv) {
     if (argc < 5) {
-        fprintf(stderr, "usage: detectors photofinish|dlib|lbp|lbp24|haar SHORT REPEATS PHOTO...\n");
+        fprintf(stderr, "usage: detectors photofinish|photofinish-sse2|dlib|lbp|lbp24|haar SHORT REPEATS PHOTO...\n");
         return 2;
     }
     const std::string kind = argv[1];
@@ -52,10 +54,13 @@ int main(int argc, char **argv) {
     }
     double start = cpu_ms();
     char message[256] = "";
-    pf_faces *faces = kind == "photofinish" ? pf_faces_new(message, sizeof message) : nullptr;
+    pf_faces *faces = kind == "photofinish"        ? pf_faces_new(message, sizeof message)
+                      : kind == "photofinish-sse2" ? pf_faces_new_simd(0, message, sizeof message)
+                                                   : nullptr;
+    const bool ours = kind == "photofinish" || kind == "photofinish-sse2";
     dlib::frontal_face_detector trained;
     if (kind == "dlib") trained = dlib::get_frontal_face_detector();
-    if (kind == "photofinish" && !faces) { fprintf(stderr, "detectors: %s\n", message); return 1; }
+    if (ours && !faces) { fprintf(stderr, "detectors: %s\n", message); return 1; }
     printf("# %s: made in %.0f ms of CPU\n", kind.c_str(), cpu_ms() - start);
     for (int f = 4; f < argc; f++) {
         cv::Mat photo = cv::imread(argv[f], cv::IMREAD_GRAYSCALE);
@@ -70,7 +75,7 @@ int main(int argc, char **argv) {
         for (int r = 0; r < repeats; r++) {
             found.clear();
             const double t = cpu_ms();
-            if (kind == "photofinish") {
+            if (ours) {
                 pf_face out[64];
                 int n = pf_faces_find(faces, grey.data, grey.cols, grey.rows, grey.step, out, 64, message, sizeof message);
                 for (int i = 0; i < n && i < 64; i++) found.push_back(cv::Rect(out[i].x, out[i].y, out[i].width, out[i].height));

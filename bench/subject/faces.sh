@@ -6,19 +6,19 @@
 # photos). The faces each photo shows are listed below (x y w h in its pixels), checked by eye.
 #
 #   bench/subject/faces.sh [PHOTOS]      default .build/test-photos
-#   KINDS="photofinish dlib lbp lbp24" SIZES="320 480 560 640 960" REPEATS=20
+#   KINDS="photofinish photofinish-sse2 dlib lbp lbp24" SIZES="320 480 560 640 960" REPEATS=20
 #
-# Needs g++, libdlib-dev and OpenCV (libopencv-objdetect-dev, opencv-data): scripts/bootstrap --bench.
+# Built with clang++ (the compiler swift build uses for CFaces; CXX= to change). Needs libdlib-dev and OpenCV (libopencv-objdetect-dev, opencv-data): scripts/bootstrap --bench.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.."
 photos=${1:-.build/test-photos}
-KINDS=${KINDS:-photofinish dlib lbp lbp24}
+KINDS=${KINDS:-photofinish photofinish-sse2 dlib lbp lbp24}
 SIZES=${SIZES:-320 480 560 640 960}
 REPEATS=${REPEATS:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-g++ -O2 -std=c++17 -I Sources/CFaces/include -I /usr/include/opencv4 bench/subject/detectors.cpp Sources/CFaces/faces.cpp \
-  -o "$tmp/detectors" -lopencv_objdetect -lopencv_imgproc -lopencv_imgcodecs -lopencv_core -l:libdlib.a -llapack -lblas -lpthread
+${CXX:-clang++} -O2 -std=c++17 -I Sources/CFaces/include -I /usr/include/opencv4 -x c++ Sources/CFaces/model.c -x none \
+  bench/subject/detectors.cpp Sources/CFaces/faces.cpp -o "$tmp/detectors" -lopencv_objdetect -lopencv_imgproc -lopencv_imgcodecs -lopencv_core -l:libdlib.a -llapack -lblas -lpthread
 cat > "$tmp/truth" <<'TRUTH'
 group-table.jpg 1280 886 64,285,101,101 263,174,101,101 462,307,101,101 739,374,101,101 894,86,101,101 1127,296,101,101
 obama.jpg 910 1137 381,151,231,231
