@@ -16,7 +16,7 @@ public final class FaceDetector: Sendable {
 
     /// The short side of the grey image searched. The detector's smallest face
     /// (`smallestFace`, about 70 px) is an eighth of it: the faces of a group of six across a
-    /// landscape photo. A twentieth would take 1,400 px and eight times the CPU (bench/RESULTS.md,
+    /// landscape photo. A twentieth would take 1,400 px and six times the CPU (bench/RESULTS.md,
     /// "Faces").
     public static let searchShortSide = 560
     /// The search image's long side at most (a panorama is searched smaller, at the same cost).
