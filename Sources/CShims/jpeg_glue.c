@@ -31,7 +31,9 @@ struct pf_jpeg_decoder {
     int created;
     int state;
 
-    uint8_t *data;               /* our own copy of the file: libjpeg reads it in place */
+    const uint8_t *data;         /* the file, read in place: the caller's bytes (pf_jpeg_decoder_rebase
+                                    before each call that reads them) or, with an EOI added, our copy */
+    uint8_t *copy;               /* that copy (malloc, ours), NULL while the caller's bytes are read */
     size_t size;                 /* the file's size (what messages talk about) */
     size_t source_size;          /* what libjpeg reads: size, or size + 2 with an EOI added */
     int eoi_added;
@@ -255,7 +257,7 @@ pf_jpeg_decoder *pf_jpeg_decoder_create(void) {
 void pf_jpeg_decoder_destroy(pf_jpeg_decoder *d) {
     if (d == NULL) return;
     if (d->created) jpeg_destroy_decompress(&d->cinfo);
-    free(d->data);
+    free(d->copy);
     free(d->exif);
     free(d->icc);
     free(d->scratch);
@@ -281,17 +283,20 @@ int pf_jpeg_decoder_read_header(pf_jpeg_decoder *d, const uint8_t *data, size_t 
         snprintf(d->err.message, sizeof d->err.message, "JPEG data ends early at byte 0");
         return PF_JPEG_EOF;
     }
-    d->data = malloc(size + 2);
-    if (d->data == NULL) return PF_JPEG_NO_MEMORY;
-    memcpy(d->data, data, size);
+    d->data = data;
     d->size = size;
     d->source_size = size;
     /* Some writers leave out the final EOI marker. Without it the entropy decoder runs off
        the end of complete data and libjpeg reports a premature end; with an EOI of ours
-       appended it only complains when image data is really missing (see emit_message). */
+       appended (to a copy: the caller's bytes are never written) it only complains when image
+       data is really missing (see emit_message). */
     if (size < 2 || data[size - 2] != 0xFF || data[size - 1] != 0xD9) {
-        d->data[size] = 0xFF;
-        d->data[size + 1] = 0xD9;
+        d->copy = malloc(size + 2);
+        if (d->copy == NULL) return PF_JPEG_NO_MEMORY;
+        memcpy(d->copy, data, size);
+        d->copy[size] = 0xFF;
+        d->copy[size + 1] = 0xD9;
+        d->data = d->copy;
         d->source_size = size + 2;
         d->eoi_added = 1;
     }
@@ -314,6 +319,15 @@ int pf_jpeg_decoder_read_header(pf_jpeg_decoder *d, const uint8_t *data, size_t 
     }
     d->state = ST_HEADER;
     return PF_JPEG_OK;
+}
+
+void pf_jpeg_decoder_rebase(pf_jpeg_decoder *d, const uint8_t *data) {
+    if (d == NULL || d->copy != NULL || data == NULL || data == d->data) return;
+    struct jpeg_source_mgr *src = d->cinfo.src;
+    /* Between calls libjpeg keeps only the source position (not one inside its own fake EOI) */
+    if (src != NULL && src->next_input_byte >= d->data && src->next_input_byte <= d->data + d->source_size)
+        src->next_input_byte = data + (src->next_input_byte - d->data);
+    d->data = data;
 }
 
 int pf_jpeg_decoder_width(const pf_jpeg_decoder *d) { return (int)d->cinfo.image_width; }

@@ -112,19 +112,20 @@ public final class FileDescriptor: Sendable {
     /// file that shrank meanwhile gives fewer bytes; one that grew, the first `size`).
     /// - Parameter limit: at most this many bytes (the caller checks the size first).
     public func readAll(limit: Int = .max) throws(SystemError) -> [UInt8] {
-        let expected = Int(clamping: max(0, try status().size))
-        var bytes = [UInt8](repeating: 0, count: min(expected, limit))
-        var got = 0
-        while got < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                Syscall.run { Glibc.read(raw, buffer.baseAddress! + got, buffer.count - got) }
-            }
-            switch n {
-            case .success(0): bytes.removeLast(bytes.count - got)
-            case .success(let count): got += count
-            case .failure(let e): throw SystemError("read", path.description, errno: e.code)
+        let capacity = min(Int(clamping: max(0, try status().size)), limit)
+        var failure: SystemError?
+        // Read straight into the array's uninitialised storage: no zero-filling of a few MB
+        // that read(2) overwrites at once.
+        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, got in
+            while got < capacity {
+                switch Syscall.run({ Glibc.read(raw, buffer.baseAddress! + got, capacity - got) }) {
+                case .success(0): return
+                case .success(let count): got += count
+                case .failure(let e): failure = SystemError("read", path.description, errno: e.code); return
+                }
             }
         }
+        if let failure { throw failure }
         return bytes
     }
 

@@ -35,12 +35,17 @@ pf_jpeg_decoder *pf_jpeg_decoder_create(void);
 /* Frees everything the decoder owns. Safe on NULL. */
 void pf_jpeg_decoder_destroy(pf_jpeg_decoder *d);
 
-/* Copies the bytes (the decoder owns the copy) and reads the header, saving the EXIF
-   (APP1) and ICC (APP2) markers. A file that does not end in an EOI marker gets one
-   appended to the copy: a single-scan file missing only its EOI then decodes, while
+/* Reads the header from the caller's bytes, saving the EXIF (APP1) and ICC (APP2) markers.
+   The bytes are read in place, not copied: the caller keeps them, unchanged, as long as the
+   decoder, and gives their address again with pf_jpeg_decoder_rebase before every later call
+   that reads the file (start, read_rows, finish, start_planes, read_planes), in case they
+   moved. A file that does not end in an EOI marker is copied once, with an EOI appended
+   (then rebase does nothing): a single-scan file missing only its EOI then decodes, while
    missing image data or a multi-scan file stopping at the added EOI is damage
    (pf_jpeg_decoder_damage), and a cut inside a marker segment is PF_JPEG_EOF. */
 int pf_jpeg_decoder_read_header(pf_jpeg_decoder *d, const uint8_t *data, size_t size);
+/* Where the caller's bytes are now (the same bytes read_header was given). */
+void pf_jpeg_decoder_rebase(pf_jpeg_decoder *d, const uint8_t *data);
 
 /* Header facts, valid after a successful read_header. */
 int pf_jpeg_decoder_width(const pf_jpeg_decoder *d);

@@ -36,13 +36,17 @@ public final class JPEGDecoder: PhotoDecoder {
     /// The C decoder (`pf_jpeg_decoder *`); this object is its only owner.
     private let handle: OpaquePointer
 
+    /// The file, which libjpeg reads in place (no copy of a few MB per photo): kept here as long
+    /// as the decoder, its address handed over again before every call that reads it (`reading`).
+    private let bytes: [UInt8]
+
     /// Rows fetched from C per call: enough to amortise the call and the jump point,
     /// small enough to stay in cache.
     private static let rowBatch = 16
 
     /// Opens a JPEG and reads its header; no pixel is decoded yet.
     /// - Parameters:
-    ///   - bytes: the whole file (the decoder keeps its own copy).
+    ///   - bytes: the whole file (kept by the decoder and read in place).
     ///   - limits: `maxFileBytes` and `maxPixels` are checked here.
     /// - Throws: `PhotoError`: `empty-file`, `too-large` (naming the size and the limit),
     ///   `corrupt-image` (with libjpeg's reason, or where the data ends early).
@@ -96,6 +100,7 @@ public final class JPEGDecoder: PhotoDecoder {
         }
         let found = JPEGMetadata.read(markers)
         self.handle = handle
+        self.bytes = bytes
         self.notes = notes
         var info = SourceInfo(format: .jpeg, width: width, height: height,
                               orientation: orientation, declaredOrientation: orientation,
@@ -107,6 +112,15 @@ public final class JPEGDecoder: PhotoDecoder {
     }
 
     deinit { pf_jpeg_decoder_destroy(handle) }
+
+    /// A call into libjpeg that reads the file: the bytes' address is given to the C decoder first
+    /// (an array's storage is only promised for the length of `withUnsafeBufferPointer`).
+    private func reading(_ call: (OpaquePointer) -> Int32) -> Int32 {
+        bytes.withUnsafeBufferPointer { buffer in
+            pf_jpeg_decoder_rebase(handle, buffer.baseAddress)
+            return call(handle)
+        }
+    }
 
     /// Notes about the file that are not damaged pixels (`damage` says those), in words: a
     /// CMYK profile not applied, libjpeg's warnings about a header ("Corrupt JPEG data: bad ICC
@@ -141,7 +155,7 @@ public final class JPEGDecoder: PhotoDecoder {
 
         var width: Int32 = 0
         var height: Int32 = 0
-        try check(pf_jpeg_decoder_start(handle, Int32(denominator), Int32(channels), &width, &height))
+        try check(reading { pf_jpeg_decoder_start($0, Int32(denominator), Int32(channels), &width, &height) })
         try checkDamage(limits)
         let stride = Int(width) * channels
         let batch = JPEGDecoder.rowBatch
@@ -151,7 +165,7 @@ public final class JPEGDecoder: PhotoDecoder {
         var y = 0
         while y < Int(height) {
             var got: Int32 = 0
-            try check(pf_jpeg_decoder_read_rows(handle, buffer, stride, Int32(batch), &got))
+            try check(reading { pf_jpeg_decoder_read_rows($0, buffer, stride, Int32(batch), &got) })
             guard got > 0 else {
                 throw PhotoError(.corruptImage, "JPEG decoder delivered only \(y) of \(height) rows")
             }
@@ -163,7 +177,7 @@ public final class JPEGDecoder: PhotoDecoder {
             y += Int(got)
             try limits.checkDeadline()
         }
-        try check(pf_jpeg_decoder_finish(handle))
+        try check(reading { pf_jpeg_decoder_finish($0) })
         try checkDamage(limits)
     }
 
@@ -187,7 +201,7 @@ public final class JPEGDecoder: PhotoDecoder {
         pf_jpeg_decoder_set_timeout(handle, JPEGDecoder.nanosecondsLeft(limits.deadline))
         damage = nil
         var lumaStride: Int32 = 0, chromaStride: Int32 = 0
-        try check(pf_jpeg_decoder_start_planes(handle, &lumaStride, &chromaStride))
+        try check(reading { pf_jpeg_decoder_start_planes($0, &lumaStride, &chromaStride) })
         try checkDamage(limits)
         let width = info.width, height = info.height
         let chromaHeight = (height + lumaPerChroma - 1) / lumaPerChroma
@@ -199,7 +213,7 @@ public final class JPEGDecoder: PhotoDecoder {
         var top = 0
         while top < height {
             var got: Int32 = 0
-            try check(pf_jpeg_decoder_read_planes(handle, luma, cb, cr, &got))
+            try check(reading { pf_jpeg_decoder_read_planes($0, luma, cb, cr, &got) })
             guard got > 0 else {
                 throw PhotoError(.corruptImage, "JPEG decoder delivered only \(top) of \(height) rows")
             }
@@ -211,7 +225,7 @@ public final class JPEGDecoder: PhotoDecoder {
             top += Int(got)
             try limits.checkDeadline()
         }
-        try check(pf_jpeg_decoder_finish(handle))
+        try check(reading { pf_jpeg_decoder_finish($0) })
         try checkDamage(limits)
     }
 
