@@ -1,5 +1,9 @@
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/statfs.h>
@@ -30,4 +34,30 @@ int pf_statfs_type(const char *path, unsigned int *type) {
 
 int pf_set_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
+}
+
+int pf_fstat_sync(int fd, void *buffer) {
+    struct stat *out = buffer;
+#ifdef STATX_BASIC_STATS
+    struct statx sx;
+    if (statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC, STATX_BASIC_STATS, &sx) == 0) {
+        memset(out, 0, sizeof *out);
+        out->st_mode = sx.stx_mode;
+        out->st_nlink = sx.stx_nlink;
+        out->st_uid = sx.stx_uid;
+        out->st_gid = sx.stx_gid;
+        out->st_size = (off_t)sx.stx_size;
+        out->st_ino = (ino_t)sx.stx_ino;
+        out->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+        out->st_mtim.tv_sec = sx.stx_mtime.tv_sec;
+        out->st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
+        out->st_ctim.tv_sec = sx.stx_ctime.tv_sec;
+        out->st_ctim.tv_nsec = sx.stx_ctime.tv_nsec;
+        out->st_atim.tv_sec = sx.stx_atime.tv_sec;
+        out->st_atim.tv_nsec = sx.stx_atime.tv_nsec;
+        return 0;
+    }
+    if (errno != ENOSYS && errno != EINVAL) return -1;
+#endif
+    return fstat(fd, out);
 }

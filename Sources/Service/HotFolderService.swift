@@ -85,6 +85,7 @@ public final class HotFolderService: Sendable {
                                         onEvent: { event in
                                             switch event {
                                             case .started(let inbox): mailbox.post(.started(inbox: inbox))
+                                            case .givenBack(let inbox, let error): mailbox.post(.givenBack(inbox: inbox, error))
                                             }
                                         }, onFinished: { publisher.poke() })
             self.workers.withLock { $0 = workers }

@@ -222,9 +222,13 @@ public final class ProofKeeper: Sendable {
     /// Removes the older proofs in `folder` (and temporary files a crash left).
     private func removeOlder(in folder: String, keeping name: FileName?) {
         guard let dir = try? Directory(folder), let names = try? dir.names() else { return }
+        // Older proofs, and temporary files a crash left (never another daemon's write under
+        // way: two daemons starting together on one share render the same proof).
         for other in names where other != name {
             let text = other.string ?? ""
-            if text.hasSuffix(".png") || text.hasPrefix(AtomicFile.temporaryPrefix) { try? dir.remove(other) }
+            if text.hasPrefix(AtomicFile.temporaryPrefix) ? AtomicFile.isLeftover(other, in: dir) : text.hasSuffix(".png") {
+                try? dir.remove(other)
+            }
         }
     }
 }

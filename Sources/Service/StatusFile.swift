@@ -79,6 +79,12 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         /// Photos claimed into `.work/` that wait there: in batches waiting their turn, or
         /// left by a stop (they resume at the next start). Pending, as people see it.
         public var parked: Int?
+        /// The hot folder's share does not answer, or its disk is full, in words
+        /// (`ShareHealth.words`); nil while it answers.
+        public var share: String?
+        /// Batches held by a host that stopped renewing their lease, each with when it is taken
+        /// over (one sentence each).
+        public var takeovers: [String]?
 
         public init(name: String, root: String) {
             self.name = name

@@ -7,6 +7,11 @@ public enum AtomicFile {
     public static let temporaryPrefix = ".pf-tmp-"
 
     /// Writes `bytes` to `path` atomically (replacing a file already there).
+    ///
+    /// The temporary file is closed before it is renamed: SMB refuses to rename a file that is
+    /// still open (smbnetfs: `EBUSY`). Where `rename` cannot replace the name (`EEXIST`,
+    /// `EBUSY`, `EACCES`, `EPERM` with a file there), the old file is removed and the rename
+    /// tried again: a reader may then find no file for an instant, never half of one.
     /// - Throws: `SystemError` naming the path and the system's reason; nothing is left
     ///   behind (the temporary file is removed).
     public static func write(_ bytes: some Collection<UInt8>, to path: some FilePathRepresentable) throws(SystemError) {
@@ -18,9 +23,8 @@ public enum AtomicFile {
             let file = try folder.open(temp, .write, [.create, .exclusive], permissions: 0o644)
             try file.write(bytes)
             try file.sync()
-            if case .failure(let e) = folder.rename(temp, to: folder, as: name, .none) {
-                throw SystemError("rename", folder.path.appending(temp).description + " to " + name.escaped, errno: e.code)
-            }
+            file.close()
+            try rename(temp, to: name, in: folder)
         } catch {
             try? folder.remove(temp)
             throw error
@@ -28,10 +32,33 @@ public enum AtomicFile {
         try folder.sync()
     }
 
+    /// `temp` renamed over `name`, or, where the file system cannot replace a name, `name`
+    /// removed and `temp` renamed to it.
+    static func rename(_ temp: FileName, to name: FileName, in folder: Directory) throws(SystemError) {
+        var result = folder.rename(temp, to: folder, as: name, .none)
+        if case .failure(let e) = result, [EEXIST, EBUSY, EACCES, EPERM, ENOTEMPTY].contains(e.code),
+           (try? folder.status(of: name)) != nil {
+            try folder.remove(name)
+            result = folder.rename(temp, to: folder, as: name, .none)
+        }
+        if case .failure(let e) = result {
+            throw SystemError("rename", folder.path.appending(temp).description + " to " + name.escaped, errno: e.code)
+        }
+    }
+
     /// Writes `text` (UTF-8) to `path` atomically.
     public static func write(_ text: String, to path: some FilePathRepresentable) throws(SystemError) {
         let path = path.filePath
         try write(Array(text.utf8), to: path)
+    }
+
+    /// True when `name` in `folder` is a temporary file a crash left behind: a temporary name
+    /// unchanged for a minute. A younger one may be another process's write under way — on a
+    /// share, another machine's (two daemons starting together render the same proof) — and is
+    /// never removed.
+    public static func isLeftover(_ name: FileName, in folder: Directory, now: Double = Double(time(nil))) -> Bool {
+        guard name.bytes.starts(with: temporaryPrefix.utf8), let st = try? folder.status(of: name) else { return false }
+        return st.modified < now - 60
     }
 
     /// `.pf-tmp-<name>-<8 hex>`, the name cut (at a character) so the whole stays within

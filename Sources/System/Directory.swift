@@ -23,15 +23,22 @@ public final class Directory: Sendable {
     var fd: Int32 { descriptor.raw }
 
     /// The names in the folder (not `.` or `..`), in no particular order.
+    ///
+    /// Every call lists the folder from a fresh open of it (`openat(fd, ".")`: a new open file,
+    /// so the file system starts a new listing), never by rewinding a stream or a `dup` of the
+    /// held descriptor: sshfs answers a second listing of an open folder from its one SFTP
+    /// handle, which is at its end after the first, and smbnetfs does the same — both list
+    /// nothing from then on (TRAPS.md).
     public func names() throws(SystemError) -> [FileName] {
-        let copy = try Syscall.check("list", path.description) { fcntl(fd, F_DUPFD_CLOEXEC, 0) }
-        guard let dir = fdopendir(copy) else {
+        let fresh = try Syscall.check("list", path.description) {
+            openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        }
+        guard let dir = fdopendir(fresh) else {
             let e = errno
-            Glibc.close(copy)
+            Glibc.close(fresh)
             throw SystemError("list", path.description, errno: e)
         }
         defer { closedir(dir) }
-        rewinddir(dir)
         var out: [FileName] = []
         while true {
             errno = 0
@@ -54,6 +61,21 @@ public final class Directory: Sendable {
             return try open(name, .pathOnly, [.noFollow]).status()
         } catch where error.code == ENOENT {
             return nil
+        }
+    }
+
+    /// What the server says `name` is now, past the share client's caches: the file opened
+    /// afresh for reading (sshfs, NFS and SMB clients fetch its attributes at an open) and asked
+    /// with `FileDescriptor.freshStatus()`. Only for regular files (`O_NONBLOCK`: a FIFO put in
+    /// its place never blocks); one that cannot be opened for reading is looked at by its name.
+    /// - Returns: `nil` when the name is gone.
+    public func freshStatus(of name: FileName) throws(SystemError) -> FileStatus? {
+        do {
+            return try open(name, .read, [.noFollow, .nonBlocking]).freshStatus()
+        } catch where error.code == ENOENT {
+            return nil
+        } catch where [EACCES, EPERM, ELOOP, ENXIO, EWOULDBLOCK].contains(error.code) {
+            return try status(of: name)
         }
     }
 

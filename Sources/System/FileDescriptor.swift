@@ -68,6 +68,9 @@ public final class FileDescriptor: Sendable {
         public static let noFollow = Options(rawValue: O_NOFOLLOW)
         /// Fail unless it is a folder. The corresponding C constant is `O_DIRECTORY`.
         public static let directory = Options(rawValue: O_DIRECTORY)
+        /// Never wait to open (a FIFO), nor become the controlling terminal. The corresponding C
+        /// constants are `O_NONBLOCK` and `O_NOCTTY`.
+        public static let nonBlocking = Options(rawValue: O_NONBLOCK | O_NOCTTY)
     }
 
     /// Opens `path`.
@@ -108,25 +111,40 @@ public final class FileDescriptor: Sendable {
         }
     }
 
-    /// The file from the current offset, read into one array of the size `fstat` gives (a
-    /// file that shrank meanwhile gives fewer bytes; one that grew, the first `size`).
+    /// The file from the current offset to its end (at most `limit` bytes). `fstat`'s size is
+    /// only where the buffer starts: files in /proc and /sys say 0 and hold text, and a file
+    /// that grew meanwhile is read to its end, so reading goes on until `read` says the end.
     /// - Parameter limit: at most this many bytes (the caller checks the size first).
     public func readAll(limit: Int = .max) throws(SystemError) -> [UInt8] {
-        let capacity = min(Int(clamping: max(0, try status().size)), limit)
+        let expected = Int(clamping: max(0, try status().size))
+        var (bytes, ended) = try read(upTo: min(max(expected, 4096), limit))
+        while !ended, bytes.count < limit {
+            // A file as long as fstat said is most likely at its end: look with a small read.
+            let next = bytes.count == expected ? 4096 : max(bytes.count, 4096)
+            let more = try read(upTo: min(next, limit - bytes.count))
+            bytes += more.bytes
+            ended = more.ended
+        }
+        return bytes
+    }
+
+    /// Up to `count` bytes from the current offset, read straight into the array's uninitialised
+    /// storage (no zero-filling of a few MB that read(2) overwrites at once), and whether read(2)
+    /// said the end.
+    private func read(upTo count: Int) throws(SystemError) -> (bytes: [UInt8], ended: Bool) {
         var failure: SystemError?
-        // Read straight into the array's uninitialised storage: no zero-filling of a few MB
-        // that read(2) overwrites at once.
-        let bytes = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, got in
-            while got < capacity {
-                switch Syscall.run({ Glibc.read(raw, buffer.baseAddress! + got, capacity - got) }) {
-                case .success(0): return
-                case .success(let count): got += count
+        var ended = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, got in
+            while got < count {
+                switch Syscall.run({ Glibc.read(raw, buffer.baseAddress! + got, count - got) }) {
+                case .success(0): ended = true; return
+                case .success(let n): got += n
                 case .failure(let e): failure = SystemError("read", path.description, errno: e.code); return
                 }
             }
         }
         if let failure { throw failure }
-        return bytes
+        return (bytes, ended)
     }
 
     /// Writes all of `bytes` (retrying short writes).
@@ -144,6 +162,14 @@ public final class FileDescriptor: Sendable {
         }
     }
 
+    /// Writes `bytes` at the file's end as the file system says it is now (`freshStatus`, past a
+    /// share client's cached size), without `O_APPEND`: for one writer at a time.
+    public func writeAtEnd(_ bytes: some Collection<UInt8>) throws(SystemError) {
+        let end = try freshStatus().size
+        _ = try Syscall.check("seek", path.description) { lseek(raw, off_t(end), SEEK_SET) }
+        try write(bytes)
+    }
+
     /// `fsync`: the file's data and metadata are on disk when it returns. Also flushes pages
     /// another process wrote and never synced (a Samba client, `cp`).
     public func sync() throws(SystemError) {
@@ -159,6 +185,14 @@ public final class FileDescriptor: Sendable {
     public func status() throws(SystemError) -> FileStatus {
         var st = stat()
         _ = try Syscall.check("stat", path.description) { fstat(raw, &st) }
+        return FileStatus(st)
+    }
+
+    /// `fstat` asked of the file system itself, past a network or FUSE client's attribute
+    /// cache (`statx` with `AT_STATX_FORCE_SYNC`); on a local disk the same as `status()`.
+    public func freshStatus() throws(SystemError) -> FileStatus {
+        var st = stat()
+        _ = try Syscall.check("stat", path.description) { pf_fstat_sync(raw, &st) }
         return FileStatus(st)
     }
 

@@ -87,13 +87,37 @@ public enum Files {
         return try file.readAll()
     }
 
+    /// How bytes are added at the end of a file (a batch's journal), as the file system allows
+    /// (`Mover.probe` finds it).
+    public enum Appending: String, Sendable, Equatable {
+        /// `O_APPEND` (local disks, sshfs, NFS, CIFS).
+        case append
+        /// Written at the end the file system gives now, without `O_APPEND`
+        /// (`FileDescriptor.writeAtEnd`; one writer at a time): smbnetfs, which ends its server
+        /// connection on `O_APPEND`.
+        case atEnd = "written at its end"
+        /// The whole file written again, atomically, with the new bytes at its end: `rclone
+        /// mount` without its file cache, which opens an existing file for writing only to
+        /// truncate it (and answers `O_APPEND` with `ESPIPE` a second later).
+        case rewrite = "rewritten whole"
+    }
+
     /// Appends `bytes` to the file at `path` (created 0600 if missing) and makes them durable
     /// with `fdatasync` before returning.
-    public static func appendDurably(_ bytes: [UInt8], to path: some FilePathRepresentable) throws(SystemError) {
+    /// - Parameter how: what the file system allows (`Mover.appending`). Where `O_APPEND` turns
+    ///   out not to work (`ESPIPE`, `EINVAL`, `ENOTSUP`), the file is written again whole.
+    public static func appendDurably(_ bytes: [UInt8], to path: some FilePathRepresentable,
+                                     how: Appending = .append) throws(SystemError) {
         let path = path.filePath
-        let file = try FileDescriptor.open(path, .write, [.append, .create, .noFollow], permissions: 0o600)
-        try file.write(bytes)
-        try file.syncData()
+        do throws(SystemError) {
+            guard how != .rewrite else { throw SystemError("append to", path.description, errno: ESPIPE) }
+            let file = try FileDescriptor.open(path, .write, how == .append ? [.append, .create, .noFollow] : [.create, .noFollow],
+                                               permissions: 0o600)
+            if how == .append { try file.write(bytes) } else { try file.writeAtEnd(bytes) }
+            try file.syncData()
+        } catch where [ESPIPE, EINVAL, ENOTSUP, EOPNOTSUPP].contains(error.code) {
+            try AtomicFile.write((try read(path) ?? []) + bytes, to: path)
+        }
     }
 
     /// `fsync` of the folder at `path`, so names made, renamed or removed in it survive a
@@ -113,5 +137,46 @@ public enum Files {
         var type: UInt32 = 0
         _ = try Syscall.check("statfs", path.description) { path.withCString { pf_statfs_type($0, &type) } }
         return FileSystemType(magic: type)
+    }
+
+    /// The mount `path` is on, as /proc/self/mountinfo says: its type (`"fuse.sshfs"`,
+    /// `"fuse.rclone"`, `"nfs4"`, `"cifs"`, `"ext4"`) and its source
+    /// (`"root@host:/srv/photos"`); `nil` when it cannot be told.
+    public static func mount(of path: some FilePathRepresentable) -> (type: String, source: String)? {
+        let path = path.filePath
+        guard let real = path.withCString({ realpath($0, nil) }) else { return nil }
+        defer { free(real) }
+        let target = String(cString: real)
+        guard let table = try? read("/proc/self/mountinfo") else { return nil }
+        var best: (point: String, type: String, source: String)?
+        for line in String(decoding: table, as: UTF8.self).split(separator: "\n") {
+            // id parent major:minor root point options [optional...] - type source super-options
+            let fields = line.split(separator: " ")
+            guard fields.count > 6, let dash = fields.firstIndex(of: "-"), dash + 2 < fields.count else { continue }
+            let point = unescape(fields[4])
+            let inside = point == "/" || target == point || target.hasPrefix(point + "/")
+            if inside, point.count >= (best?.point.count ?? -1) {
+                best = (point, unescape(fields[dash + 1]), unescape(fields[dash + 2]))
+            }
+        }
+        return best.map { ($0.type, $0.source) }
+    }
+
+    /// mountinfo's octal escapes (`\040` for a space).
+    private static func unescape(_ field: Substring) -> String {
+        var out: [UInt8] = []
+        let bytes = Array(field.utf8)
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "\\"), i + 3 < bytes.count,
+               let n = UInt8(String(decoding: bytes[(i + 1)...(i + 3)], as: UTF8.self), radix: 8) {
+                out.append(n)
+                i += 4
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }

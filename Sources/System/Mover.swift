@@ -28,37 +28,107 @@ public struct Mover: Sendable, Equatable {
     }
 
     public var method: Method
+    /// False where a file that is still open — or a folder holding one — cannot be renamed
+    /// (smbnetfs answers `EBUSY` and `EACCES`, as SMB servers refuse it): such a file is closed
+    /// before it is renamed (a batch's lock while its folder is renamed into place).
+    public var renamesOpenFiles: Bool
+    /// False where `rename` cannot replace a name that exists: atomic writes then remove the
+    /// old file first (a reader may find no file for an instant, never half of one).
+    public var replaces: Bool
+    /// How a batch's journal grows here (`Files.appendDurably`).
+    public var appending: Files.Appending
 
-    public init(_ method: Method) {
+    public init(_ method: Method, renamesOpenFiles: Bool = true, replaces: Bool = true, appending: Files.Appending = .append) {
         self.method = method
+        self.renamesOpenFiles = renamesOpenFiles
+        self.replaces = replaces
+        self.appending = appending
     }
 
-    /// Finds out which method works in `folder` (a hot folder's `.work/`): creates a
-    /// probe file, renames it with `RENAME_NOREPLACE`, links it, and removes what it made.
-    /// - Throws: `SystemError` when the folder cannot be written at all.
-    public static func probe(in folder: Directory) throws(SystemError) -> Mover {
+    /// What `probe` must not try, because trying does harm (`FolderSystem.probe` knows these
+    /// clients by their mount's type).
+    public struct Known: Sendable, Equatable {
+        /// An open file's rename is not tried: taken as impossible. `rclone mount` defers the
+        /// rename of a file open for writing until its upload ends and loses that rename's
+        /// errors (a later rename over the name fails on the server while it says done).
+        public var noOpenRenames = false
+        /// `O_APPEND` is not tried: journals are written at their end (`Files.Appending.atEnd`).
+        /// smbnetfs passes `O_APPEND` to libsmbclient, whose `ENXIO` ends its connection to the
+        /// server: every file open through that mount then fails with `EIO`.
+        public var noAppend = false
+
+        public init(noOpenRenames: Bool = false, noAppend: Bool = false) {
+            self.noOpenRenames = noOpenRenames
+            self.noAppend = noAppend
+        }
+    }
+
+    /// Finds out what works in `folder` (a hot folder's `.work/`), with probe files it removes
+    /// again: `renameat2(RENAME_NOREPLACE)`; else whether `link` works; whether a file still
+    /// open can be renamed; whether `rename` replaces an existing name; how a file grows.
+    /// - Parameter known: what is not tried (it would do harm on that client).
+    /// - Throws: `SystemError` when the folder cannot be written at all, or a plain rename fails.
+    public static func probe(in folder: Directory, known: Known = Known()) throws(SystemError) -> Mover {
         let tag = ".pf-probe-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let a = FileName(tag)!, b = FileName(tag + "-renamed")!, c = FileName(tag + "-linked")!
-        _ = try folder.open(a, .write, [.create, .exclusive], permissions: 0o600)
+        let a = FileName(tag)!, b = FileName(tag + "-renamed")!, c = FileName(tag + "-linked")!, d = FileName(tag + "-other")!
+        let e = FileName(tag + "-grown")!
+        var open: FileDescriptor? = try folder.open(a, .write, [.create, .exclusive], permissions: 0o600)
         defer {
-            for name in [a, b, c] { try? folder.remove(name) }
+            open?.close()
+            for name in [a, b, c, d, e] { try? folder.remove(name) }
         }
-        var current = a
-        let method: Method
-        switch folder.rename(a, to: folder, as: b, .noReplace) {
-        case .success:
-            current = b
-            method = .renameNoReplace
-        case .failure(let e) where [EINVAL, ENOSYS, EOPNOTSUPP, ENOTSUP].contains(e.code):
-            switch folder.link(a, to: folder, as: c) {
-            case .success: method = .renameAndLink
-            case .failure(let e) where [EPERM, EOPNOTSUPP, ENOTSUP, ENOSYS, EMLINK].contains(e.code): method = .renameChecked
-            case .failure(let e): throw SystemError("link", folder.path.appending(a).description, errno: e.code)
+        var mover = Mover(.renameNoReplace)
+        if known.noOpenRenames {
+            mover.renamesOpenFiles = false
+            open?.close()
+            open = nil
+        }
+        // 1. The rename of a file still open (the probe file is), with rename flags if they work.
+        var result = folder.rename(a, to: folder, as: b, .noReplace)
+        if case .failure(let e) = result, [EINVAL, ENOSYS, EOPNOTSUPP, ENOTSUP].contains(e.code) {
+            mover.method = .renameAndLink
+            result = folder.rename(a, to: folder, as: b, .none)
+        }
+        if case .failure(let e) = result, [EBUSY, EACCES, EPERM].contains(e.code) {
+            mover.renamesOpenFiles = false
+            open?.close()
+            open = nil
+            result = folder.rename(a, to: folder, as: b, mover.method == .renameNoReplace ? .noReplace : .none)
+        }
+        if case .failure(let e) = result { throw SystemError("rename", folder.path.appending(a).description, errno: e.code) }
+        open?.close()
+        open = nil
+        // 2. Hard links, where rename flags are refused: any refusal means none (`EPERM`,
+        //    `EOPNOTSUPP`… and `EIO` from `rclone mount`, which has no hard links: TRAPS.md).
+        if mover.method == .renameAndLink {
+            switch folder.link(b, to: folder, as: c) {
+            case .success: try? folder.remove(c)
+            case .failure(let e) where e.code == EEXIST: throw SystemError("link", folder.path.appending(b).description, errno: e.code)
+            case .failure: mover.method = .renameChecked
             }
-        case .failure(let e):
-            throw SystemError("rename", folder.path.appending(current).description, errno: e.code)
         }
-        return Mover(method)
+        // 3. A rename over an existing name (what atomic writes do).
+        _ = try folder.open(d, .write, [.create, .exclusive], permissions: 0o600)
+        if case .failure = folder.rename(b, to: folder, as: d, .none) { mover.replaces = false }
+        // 4. How a file grows: O_APPEND, else a write at its end, else written again whole.
+        try folder.open(e, .write, [.create, .exclusive], permissions: 0o600).write([0x31])
+        mover.appending = known.noAppend ? .atEnd : .append
+        if mover.appending == .append, (try? folder.open(e, .write, [.append]).write([0x32])) == nil {
+            mover.appending = .atEnd
+        }
+        if mover.appending == .atEnd, (try? folder.open(e, .write).writeAtEnd([0x33])) == nil {
+            mover.appending = .rewrite
+        }
+        return mover
+    }
+
+    /// The log's and STATUS.txt's words: "rename + link; files are closed before they are renamed".
+    public var words: String {
+        var out = method.rawValue
+        if !renamesOpenFiles { out += "; files are closed before they are renamed (an open file cannot be renamed here)" }
+        if !replaces { out += "; a file is replaced by removing it first (rename cannot replace here)" }
+        if appending != .append { out += "; journals are \(appending.rawValue) (no O_APPEND here)" }
+        return out
     }
 
     /// Moves `name` from a folder others share (`drop/`) into `target`, a folder only this
@@ -118,19 +188,27 @@ public struct Mover: Sendable, Equatable {
             case .failure(let e) where e.code == EEXIST:
                 // Already there under both names (a crash between link and unlink, or a
                 // retransmitted link): the move only lacks its unlink. Anything else holds the name.
-                guard let here = try source.status(of: name), let there = try target.status(of: newName),
-                      here.isSameFile(as: there) else {
+                guard try Self.same(name, in: source, as: newName, in: target) else {
                     throw SystemError("move", what, errno: EEXIST)
                 }
-            case .failure(let e) where [EPERM, EOPNOTSUPP, ENOTSUP, EMLINK].contains(e.code):
-                return try Mover(.renameChecked).move(name, from: source, to: target, as: newName)
+            case .failure(let e) where [EPERM, EACCES, EOPNOTSUPP, ENOTSUP, EMLINK].contains(e.code):
+                // No link to this file (with fs.protected_hardlinks, only to one's own files or
+                // files one may write: EPERM, which sshfs passes on as EACCES): as without links.
+                var plain = self
+                plain.method = .renameChecked
+                return try plain.move(name, from: source, to: target, as: newName)
             case .failure(let e):
                 throw SystemError("move", what, errno: e.code)
             }
             try source.remove(name)
             return true
         case .renameChecked:
-            if try target.status(of: newName) != nil { throw SystemError("move", what, errno: EEXIST) }
+            if try target.status(of: newName) != nil {
+                // The same file there already (a copy a crash left half-moved): only the source goes.
+                guard try Self.same(name, in: source, as: newName, in: target) else { throw SystemError("move", what, errno: EEXIST) }
+                try source.remove(name)
+                return true
+            }
             switch source.rename(name, to: target, as: newName, .none) {
             case .success: return true
             case .failure(let e) where e.code == ENOENT: return false
@@ -153,6 +231,25 @@ public struct Mover: Sendable, Equatable {
         }
         if case .failure(let e) = source.rename(name, to: target, as: newName, flags) {
             throw SystemError("rename", what, errno: e.code == ENOTEMPTY ? EEXIST : e.code)
+        }
+    }
+
+    /// True when `name` in `source` and `newName` in `target` are one file under two names. A
+    /// share may show two links of one inode as two files with one link each and inode numbers
+    /// of their own (sshfs: TRAPS.md), so where device and inode differ, one file is what holds
+    /// the same bytes with the same size and modification time (a link shares all three; a
+    /// person's new file of the same name does not).
+    static func same(_ name: FileName, in source: Directory, as newName: FileName, in target: Directory) throws(SystemError) -> Bool {
+        guard let here = try source.status(of: name), let there = try target.status(of: newName),
+              here.isRegular, there.isRegular else { return false }
+        if here.isSameFile(as: there) { return true }
+        guard here.size == there.size, here.modifiedNanoseconds == there.modifiedNanoseconds else { return false }
+        let a = try source.open(name, .read, [.noFollow]), b = try target.open(newName, .read, [.noFollow])
+        let chunk = 1 << 20
+        while true {
+            let x = try a.readAll(limit: chunk), y = try b.readAll(limit: chunk)
+            if x != y { return false }
+            if x.count < chunk { return true }
         }
     }
 

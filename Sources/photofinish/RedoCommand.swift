@@ -80,7 +80,7 @@ enum RedoCommand {
             RunCommand.summarize(report, folder: layout.out + "/" + batch.id)
             for line in left { Terminal.note(line) }
             return report.status == .complete ? 0 : 1
-        case .filing, .interrupted:
+        case .filing, .interrupted, .givenBack:
             Terminal.note("stopped: batch \(batch.id) stays in \(root)/.work/ and is finished when the daemon (or watch) next recovers it")
             return 1
         }

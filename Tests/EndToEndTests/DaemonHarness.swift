@@ -146,13 +146,13 @@ final class DaemonProcess {
 }
 
 enum Poll {
-    /// Checks `condition` every 20 ms until it holds or `deadline` passes.
+    /// Checks `condition` every `every` (20 ms) until it holds or `deadline` passes.
     @discardableResult
-    static func until(_ deadline: Duration, _ condition: () -> Bool) -> Bool {
+    static func until(_ deadline: Duration, every: Duration = .milliseconds(20), _ condition: () -> Bool) -> Bool {
         let end = ContinuousClock.now + deadline
         while ContinuousClock.now < end {
             if condition() { return true }
-            usleep(20_000)
+            usleep(UInt32(every / .microseconds(1)))
         }
         return condition()
     }
@@ -210,7 +210,9 @@ struct HotFolderFixture {
         let root = root ?? self.root
         // The staging folder is on the same file system as drop/ (a rename cannot cross).
         let staging = root + "/incoming"
-        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: staging) {
+            try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        }
         try Harness.write(bytes, to: staging + "/" + name)
         guard rename(staging + "/" + name, root + "/drop/" + name) == 0 else { throw POSIXError(.EIO) }
     }

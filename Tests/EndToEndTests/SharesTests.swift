@@ -78,7 +78,7 @@ import Testing
         let sources = Self.items(hot).map { $0.item["source"] as? String ?? "?" }
         #expect(sources.sorted() == ["a.jpg", "b.jpg", "later.jpg", "locked.jpg"])
         #expect(hot.names(in: hot.drop).isEmpty)
-        #expect(!daemon.log.contains("rolled back"))
+        #expect(!daemon.log.contains("rolled back"), "log:\n\(daemon.log)")
         daemon.signal(SIGTERM)
         #expect(daemon.wait() == 0)
     }
@@ -180,7 +180,7 @@ import Testing
         #expect(hot.names(in: hot.drop).isEmpty)
         #expect(hot.names(in: hot.root + "/.work").isEmpty)
         let status = try String(contentsOfFile: hot.root + "/STATUS.txt", encoding: .utf8)
-        #expect(status.contains("drop/ is checked by polling every 0.3 s (fuse)"), "\(status)")
+        #expect(status.contains("drop/ is checked by polling every 0.3 s (fuse.pf-testfs)"), "\(status)")
     }
 
     // MARK: - A power cut after a claim

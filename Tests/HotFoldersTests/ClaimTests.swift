@@ -3,6 +3,7 @@ import Finishing
 import Foundation
 import System
 import HotFolders
+import Synchronization
 import Testing
 
 /// Claims and recovery on real temporary folders (no daemon, no photos decoded).
@@ -68,5 +69,34 @@ struct ClaimTests {
         _ = consume live
         let third = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent)
         #expect(third.resumable.map(\.id) == [id])
+    }
+
+    /// A batch whose folder is being removed (it finished) while recovery runs over and over
+    /// (every rescan; on a share every lease look) is never "rolled back": recovery cannot take
+    /// its lock in the instant between letting it go and removing it, and a folder found with
+    /// nothing in it is removed without a word.
+    @Test func aFinishedBatchBeingRemovedIsNeverRolledBackByARecoveryRacingIt() throws {
+        let layout = try hotFolder()
+        let lines = Mutex<[String]>([])
+        let log = Logger { _, message, _ in lines.withLock { $0.append(message) } }
+        let done = Atomic<Bool>(false)
+        let racer = Thread {
+            while !done.load(ordering: .relaxed) {
+                let found = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: log)
+                #expect(found.returned.isEmpty && found.resumable.isEmpty)
+            }
+        }
+        racer.start()
+        for n in 0..<150 {
+            try write("photo \(n)", layout.drop + "/\(n).jpg")
+            let batch = try #require(try Claim.claim([FileName("\(n).jpg")!], layout: layout, inbox: "shop", template: .builtIn,
+                                                     order: .name).batch)
+            try FileManager.default.removeItem(atPath: batch.folder + "/src/\(n).jpg")
+            try BatchLock.removeFolder(batch.folder, lock: batch.lock)
+        }
+        done.store(true, ordering: .relaxed)
+        while !racer.isFinished { usleep(1000) }
+        #expect(lines.withLock { $0 }.filter { $0.contains("rolled back") }.isEmpty, "\(lines.withLock { $0 })")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
     }
 }

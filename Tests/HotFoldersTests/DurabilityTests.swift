@@ -50,6 +50,7 @@ import Testing
         case .finished(let report, let left): return (report, left)
         case .filing(let left): return (nil, left)
         case .interrupted: return (nil, ["interrupted"])
+        case .givenBack(let error): return (nil, ["given back: \(error)"])
         }
     }
 

@@ -18,3 +18,9 @@ int pf_statfs_type(const char *path, unsigned int *type);
 /* prctl(PR_SET_NAME): names the calling thread (15 bytes at most), as `top -H` and
    /proc/<pid>/task/<tid>/comm show it. Returns 0, or -1 with errno set. */
 int pf_set_thread_name(const char *name);
+
+/* fstat that asks the file system itself, past the client's attribute cache:
+   statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC) (NFS, CIFS and FUSE ask the server; local
+   file systems answer as fstat), as a struct stat; plain fstat where statx is missing.
+   Returns 0, or -1 with errno set. */
+int pf_fstat_sync(int fd, void *out /* struct stat * */);

@@ -1,3 +1,4 @@
+import Batches
 import Foundation
 import Glibc
 import Synchronization
@@ -19,9 +20,15 @@ import System
 /// Two daemons — on one machine or several — never work on one batch.
 public final class BatchLock: Sendable {
     let file: FileDescriptor
+    /// The batch folder whose lock this is.
+    public let folder: String
+    /// The host whose lease on the batch ran out when this lock was taken (a takeover), if any.
+    public let takenFrom: String?
 
-    private init(file: FileDescriptor) {
+    private init(file: FileDescriptor, folder: String, takenFrom: String? = nil) {
         self.file = file
+        self.folder = folder
+        self.takenFrom = takenFrom
     }
 
     public static let fileName = FileName("lock")
@@ -37,22 +44,56 @@ public final class BatchLock: Sendable {
     /// - Parameter leaseTimeout: how long a lock held from another machine must stay unrenewed
     ///   (as this process sees it) before it is taken.
     /// - Returns: `nil` when another process holds it (here, or on another machine whose lease
-    ///   is still renewed), or when the folder was removed (its owner finished) meanwhile.
+    ///   is still renewed), or when the folder was removed (its owner finished) meanwhile, or
+    ///   when this process owns the batch while it lets its lock go for an instant (`letGo`).
     public static func tryAcquire(_ folder: Directory, leaseTimeout: Duration = Lease.timeout) -> BatchLock? {
-        guard let file = try? folder.open(fileName, .readWrite, [.create, .noFollow], permissions: 0o600),
-              (try? file.tryLock()) == true,
-              let st = try? file.status(), st.links > 0 else { return nil }
+        guard !LetGo.contains(folder.path.description) else { return nil }
+        return acquire(folder, leaseTimeout: leaseTimeout)
+    }
+
+    /// `tryAcquire`, also of a folder this process lets go of (`letGo`: its own claim taking
+    /// the lock again).
+    static func acquire(_ folder: Directory, leaseTimeout: Duration = Lease.timeout) -> BatchLock? {
+        // The lock file's size and time asked of the server (a share client's cached
+        // attributes may be many seconds old: the lease would look unrenewed too soon or too late).
+        guard let file = openLockFile(in: folder), (try? file.tryLock()) == true,
+              let st = try? file.freshStatus(), st.links > 0 else { return nil }
         let key = folder.path.description
+        var takenFrom: String?
         if let owner = try? file.readAll(), let holder = Owner(Array(owner)), !holder.isThisKernel,
            holder.host != Owner.current.host {
             // Held from another machine: free once its lease stops being renewed.
-            guard Observed.unchanged(key, st, for: leaseTimeout) else { return nil }
+            guard Observed.unchanged(key, st, for: leaseTimeout, host: holder.host) else { return nil }
+            takenFrom = String(holder.host.prefix { $0 != "/" })
         }
         Observed.forget(key)
-        guard (try? file.replaceContents(with: Owner.current.bytes)) != nil else { return nil }
-        let lock = BatchLock(file: file)
+        guard (try? writeOwner(file, in: folder)) != nil else { return nil }
+        let lock = BatchLock(file: file, folder: key, takenFrom: takenFrom)
         Held.add(lock)
         return lock
+    }
+
+    /// The lock file, opened to read and write; or only to read where an existing file cannot be
+    /// opened to write without truncating it (`rclone mount` without its file cache: `EPERM`) —
+    /// `flock`, the owner's words and the lease's `touch` all work on it.
+    private static func openLockFile(in folder: Directory) -> FileDescriptor? {
+        do throws(SystemError) {
+            return try folder.open(fileName, .readWrite, [.create, .noFollow], permissions: 0o600)
+        } catch where error.code == EPERM {
+            return try? folder.open(fileName, .read, [.create, .noFollow], permissions: 0o600)
+        } catch {
+            return nil
+        }
+    }
+
+    /// Writes this process as the owner into the lock file `file` (through a second open that
+    /// truncates it, where `file` is open only to read).
+    private static func writeOwner(_ file: FileDescriptor, in folder: Directory) throws(SystemError) {
+        do {
+            try file.replaceContents(with: Owner.current.bytes)
+        } catch where error.code == EBADF || error.code == EINVAL {
+            try folder.open(fileName, .write, [.truncate, .noFollow]).write(Owner.current.bytes)
+        }
     }
 
     /// Takes the lock of the batch folder at `path`.
@@ -62,6 +103,29 @@ public final class BatchLock: Sendable {
     }
 
     deinit { Held.remove(self) }
+
+    /// Runs `body` with the batch folder at `path` marked as this process's own while its lock
+    /// is let go (a claim renaming its folder where an open file cannot be renamed; a finished
+    /// batch's folder being removed): no recovery of this process takes it meanwhile.
+    static func letGo<T>(_ path: some FilePathRepresentable, _ body: () throws(SystemError) -> T) throws(SystemError) -> T {
+        let key = path.filePath.description
+        LetGo.insert(key)
+        defer { LetGo.remove(key) }
+        return try body()
+    }
+
+    /// Batch folders this process owns while their lock is let go (`letGo`).
+    private enum LetGo {
+        private static let paths = Mutex<[String: Int]>([:])
+        static func insert(_ path: String) { paths.withLock { $0[path, default: 0] += 1 } }
+        static func remove(_ path: String) {
+            paths.withLock { all in
+                all[path, default: 1] -= 1
+                if all[path] == 0 { all[path] = nil }
+            }
+        }
+        static func contains(_ path: String) -> Bool { paths.withLock { $0[path] != nil } }
+    }
 
     /// Renews the lease of every lock this process holds (touches its file), at most once
     /// per `Lease.renewal`: called from the loop that watches (and between files of a long claim).
@@ -81,7 +145,8 @@ public final class BatchLock: Sendable {
         /// image may share a host name).
         static func hostName() -> String {
             var buffer = [CChar](repeating: 0, count: 256)
-            let name = gethostname(&buffer, buffer.count) == 0 ? String(cString: buffer) : "?"
+            let name = gethostname(&buffer, buffer.count) == 0
+                ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
             let machine = (try? Files.read("/etc/machine-id")).flatMap { $0 }.map {
                 String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
             } ?? "?"
@@ -134,6 +199,10 @@ public final class BatchLock: Sendable {
             _ = entries.withLock { $0.removeValue(forKey: ObjectIdentifier(lock)) }
         }
 
+        static func contains(_ folder: String) -> Bool {
+            entries.withLock { all in all.values.contains { $0.lock?.folder == folder } }
+        }
+
         static func due(now: ContinuousClock.Instant) -> [BatchLock] {
             entries.withLock { all in
                 var due: [BatchLock] = []
@@ -147,25 +216,170 @@ public final class BatchLock: Sendable {
         }
     }
 
+    /// A batch held from another machine, as this process sees its lease.
+    public struct ForeignLease: Sendable, Equatable {
+        /// The batch folder.
+        public var folder: String
+        /// The holder's host name (without its machine id).
+        public var host: String
+        /// When this process first saw the lock file as it is now (its last renewal, within a look).
+        public var unchanged: Date
+        /// When the batch can be taken if the lease is not renewed by then (this process's clock).
+        public var expires: ContinuousClock.Instant
+        /// The same, on the wall clock (for people).
+        public var expiresAt: Date
+
+        /// True once the holder has missed two renewals: its host stopped answering (or was cut
+        /// off), and the batch waits to be taken over.
+        public var isStale: Bool { Date().timeIntervalSince(unchanged) >= Double((Lease.renewal * 2) / .milliseconds(1)) / 1000 }
+
+        /// For STATUS.txt and `status`: "Batch 20261201-101500-3f2a of host-b waits to be taken
+        /// over: its host stopped renewing its lease at 10:15:42; taken over at about 10:16:42
+        /// unless it answers."
+        public var words: String {
+            let id = folder.split(separator: "/").last.map(String.init) ?? folder
+            return "Batch \(id) of \(host) waits to be taken over: its host stopped renewing its lease at \(HumanTime.words(unchanged)); taken over at about \(HumanTime.words(expiresAt)) unless it answers."
+        }
+    }
+
+    /// The leases of batches held from other machines that this process has looked at, as of its
+    /// last look at each. `BatchLock.tryAcquire` (recovery) records them; `lookAgain` renews the
+    /// look between recoveries.
+    public static var foreignLeases: [ForeignLease] { Observed.all() }
+
+    /// `foreignLeases` of the batch folders in `work` (one hot folder's `.work/`).
+    public static func foreignLeases(in work: String) -> [ForeignLease] {
+        Observed.all().filter { $0.folder.hasPrefix(work + "/") }
+    }
+
+    /// True when this process holds the batch folder at `path` (its lock, or the folder while
+    /// its lock is let go for an instant).
+    public static func isHeldHere(_ path: some FilePathRepresentable) -> Bool {
+        let key = path.filePath.description
+        return LetGo.contains(key) || Held.contains(key)
+    }
+
+    /// Looks at the lock file of the batch folder `folder` again (its time and size asked of the
+    /// server): a lease renewed since the last look starts its timeout afresh.
+    /// - Returns: the lease as it stands now, or nil when the folder is gone (its owner finished)
+    ///   or no longer held from another machine.
+    @discardableResult
+    public static func lookAgain(_ folder: String, leaseTimeout: Duration = Lease.timeout) -> ForeignLease? {
+        if case .foreign(let lease) = look(folder, leaseTimeout: leaseTimeout) { return lease }
+        return nil
+    }
+
+    /// What a look at a batch folder's lock finds.
+    enum Look {
+        /// Held from another machine: its lease as it stands.
+        case foreign(ForeignLease)
+        /// Nobody holds it: written under this kernel and not locked (its owner died, or a share
+        /// client brought a removed batch folder back: `rclone mount`'s cache uploads a lock a
+        /// folder rename left pending after the folder was removed), or written by this host
+        /// in an earlier boot. Recovery takes it at once.
+        case orphaned
+        /// Held by a live process of this machine, or gone.
+        case held
+    }
+
+    /// Looks at the lock file of the batch folder `folder` (its time and size asked of the
+    /// server).
+    static func look(_ folder: String, leaseTimeout: Duration) -> Look {
+        guard let dir = try? Directory(folder), let file = try? dir.open(fileName, .read, [.noFollow]),
+              let st = try? file.freshStatus(), st.links > 0, let owner = try? file.readAll() else {
+            Observed.forget(folder)
+            return .held
+        }
+        if let holder = Owner(Array(owner)), !holder.isThisKernel {
+            guard holder.host != Owner.current.host else {
+                Observed.forget(folder)
+                return .orphaned
+            }
+            _ = Observed.unchanged(folder, st, for: leaseTimeout, host: holder.host)
+            return Observed.all().first { $0.folder == folder }.map(Look.foreign) ?? .held
+        }
+        Observed.forget(folder)
+        // This kernel's: flock tells (taken for an instant, let go when `file` closes).
+        return (try? file.tryLock()) == true ? .orphaned : .held
+    }
+
+    /// The leases of one hot folder's batches, looked at again (`Recovery.leases`).
+    public struct LeaseLook: Sendable {
+        /// Batches held from other machines, oldest first.
+        public var leases: [ForeignLease] = []
+        /// Batch folders nobody holds (`Look.orphaned`).
+        public var orphaned: [String] = []
+
+        /// True when recovery should run now: a lease ran out, or a batch lies unheld.
+        public var isDue: Bool { !orphaned.isEmpty || leases.contains { $0.expires <= .now } }
+    }
+
+    /// Looks again at the lock of every batch folder in `work` (a hot folder's `.work/`) that
+    /// this process does not hold, past the client's caches: batches another machine claimed
+    /// since the last look are seen, renewed leases start their timeout afresh, batches gone
+    /// are forgotten, and batches nobody holds are found.
+    /// - Parameter folders: the batch folders in `work` now (the caller listed it).
+    static func lookAgain(in work: String, folders: [String], leaseTimeout: Duration = Lease.timeout) -> LeaseLook {
+        let paths = folders.map { work + "/" + $0 }
+        Observed.forget(in: work, keeping: Set(paths))
+        var result = LeaseLook()
+        for path in paths where !isHeldHere(path) {
+            switch look(path, leaseTimeout: leaseTimeout) {
+            case .foreign(let lease): result.leases.append(lease)
+            case .orphaned: result.orphaned.append(path)
+            case .held: break
+            }
+        }
+        return result
+    }
+
     /// Lock files held from other machines, as this process has seen them: when each last
     /// changed (its size and mtime), on this process's clock.
     private enum Observed {
-        private static let seen = Mutex<[String: (stamp: FileStamp, since: ContinuousClock.Instant)]>([:])
+        private struct Seen {
+            var stamp: FileStamp
+            var since: ContinuousClock.Instant
+            var sinceDate: Date
+            var host: String
+            var timeout: Duration
+        }
+
+        private static let seen = Mutex<[String: Seen]>([:])
 
         /// True once `status` has stayed the same for `timeout` since this process first saw it so.
-        static func unchanged(_ key: String, _ status: FileStatus, for timeout: Duration) -> Bool {
+        static func unchanged(_ key: String, _ status: FileStatus, for timeout: Duration, host: String) -> Bool {
             let stamp = FileStamp(status), now = ContinuousClock.now
             return seen.withLock { all in
                 guard let last = all[key], last.stamp == stamp else {
-                    all[key] = (stamp, now)
+                    all[key] = Seen(stamp: stamp, since: now, sinceDate: Date(), host: host, timeout: timeout)
                     return timeout <= .zero
                 }
+                all[key]?.timeout = timeout
                 return now - last.since >= timeout
             }
         }
 
         static func forget(_ key: String) {
             _ = seen.withLock { $0.removeValue(forKey: key) }
+        }
+
+        /// Forgets the batch folders in `work` that are not in `present` (gone: finished or taken).
+        static func forget(in work: String, keeping present: Set<String>) {
+            seen.withLock { all in
+                for key in all.keys where key.hasPrefix(work + "/") && !present.contains(key) { all[key] = nil }
+            }
+        }
+
+        static func all() -> [ForeignLease] {
+            let now = ContinuousClock.now, wall = Date()
+            return seen.withLock { all in
+                all.map { key, s in
+                    let expires = s.since + s.timeout
+                    let host = String(s.host.prefix { $0 != "/" })
+                    return ForeignLease(folder: key, host: host, unchanged: s.sinceDate, expires: expires,
+                                        expiresAt: wall.addingTimeInterval(Double((expires - now) / .milliseconds(1)) / 1000))
+                }.sorted { $0.folder < $1.folder }
+            }
         }
     }
 
@@ -177,9 +391,10 @@ public final class BatchLock: Sendable {
     /// Removes the batch folder `path`, whose lock `lock` is (everything in it, the lock last).
     /// On a share a file that is still open cannot really go (NFS renames it `.nfsXXXX`, FUSE
     /// `.fuse_hiddenXXXX`, and the folder is then not empty): so everything else is removed
-    /// first, then the lock is let go, then its file and the folder. Should another daemon open
-    /// the lock in that instant, the folder stays, empty but for the lock, and its recovery
-    /// removes it.
+    /// first, then the lock is let go, then its file and the folder — this process's own
+    /// recovery leaves the folder alone meanwhile (`letGo`). Should another daemon open the
+    /// lock in that instant, the folder stays, empty but for the lock, and its recovery removes
+    /// it (quietly: there is nothing to roll back).
     public static func removeFolder(_ path: some FilePathRepresentable, lock: BatchLock?) throws(SystemError) {
         let fs = path.filePath
         let folder: Directory
@@ -189,13 +404,15 @@ public final class BatchLock: Sendable {
             return
         }
         for name in try folder.names() where name != fileName { try folder.removeTree(name) }
-        lock?.release()
-        try folder.remove(fileName)
-        guard let name = fs.lastComponent else { return }
-        do {
-            try Directory(fs.parent).removeTree(name)
-        } catch where error.code == ENOTEMPTY || error.code == EBUSY {
-            return
+        try letGo(fs) { () throws(SystemError) in
+            lock?.release()
+            try folder.remove(fileName)
+            guard let name = fs.lastComponent else { return }
+            do throws(SystemError) {
+                try Directory(fs.parent).removeTree(name)
+            } catch where error.code == ENOTEMPTY || error.code == EBUSY {
+                return
+            }
         }
     }
 

@@ -2,6 +2,7 @@ import Batches
 import Codecs
 import Finishing
 import Foundation
+import Synchronization
 import System
 
 /// Finishing a claimed batch, crash-safe at every step (SPEC §1, §7). Each step leaves the
@@ -39,6 +40,38 @@ public enum BatchWork {
         /// Stopped (SIGTERM) before every photo was done: the batch stays in `.work/` and is
         /// resumed by the next start.
         case interrupted
+        /// The share failed under the batch (`ShareHealth.isShareFailure`: the connection gone,
+        /// an I/O error, a full disk): no photo failed for it, the batch is left in `.work/`
+        /// with its lock let go, for recovery to resume once the share answers.
+        case givenBack(SystemError)
+    }
+
+    /// Batches given back when the share failed under them (by folder), with the photos whose
+    /// start the share cut short: their `released` lines are written to the journal as soon as
+    /// it can be written, so those starts never count as a crash.
+    public enum GivenBack {
+        /// The `released` lines owed, by batch folder; and the batch folders given back and not
+        /// resumed since.
+        private static let state = Mutex<(owed: [String: Set<Int>], left: Set<String>)>(([:], []))
+
+        static func record(_ folder: String, _ photos: Set<Int>) {
+            state.withLock {
+                $0.owed[folder, default: []].formUnion(photos)
+                $0.left.insert(folder)
+            }
+        }
+
+        /// True when this process gave back the batch at `folder` and has not taken it up
+        /// since; the next call says false (recovery asks once, as it resumes the batch).
+        public static func takeUp(_ folder: String) -> Bool { state.withLock { $0.left.remove(folder) != nil } }
+
+        /// Writes the `released` lines still owed to the batch at `folder`.
+        /// - Throws: `SystemError` when its journal cannot be written yet (kept for the next try).
+        static func settle(_ folder: String, how: Files.Appending) throws(SystemError) {
+            guard let photos = state.withLock({ $0.owed[folder] }) else { return }
+            for index in photos.sorted() { try ProgressJournal.released(index, folder: folder, how: how) }
+            _ = state.withLock { $0.owed.removeValue(forKey: folder) }
+        }
     }
 
     /// Finishes (or resumes) `batch`.
@@ -53,6 +86,20 @@ public enum BatchWork {
     public static func finish(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, log: Logger,
                               progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in })
         async throws(SystemError) -> Outcome {
+        // A share (or a dead one: statfs fails) counts I/O and connection errors as its own.
+        let shared = (try? Files.fileSystem(batch.folder))?.isShared ?? true
+        do {
+            try GivenBack.settle(batch.folder, how: batch.mover.appending)
+            return try await steps(batch, limits: limits, stop: stop, shared: shared, log: log, progress: progress)
+        } catch where ShareHealth.isShareFailure(error, shared: shared) {
+            GivenBack.record(batch.folder, [])
+            batch.lock.release()
+            return .givenBack(error)
+        }
+    }
+
+    static func steps(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, shared: Bool, log: Logger,
+                      progress: @escaping @Sendable (Int, Int) -> Void) async throws(SystemError) -> Outcome {
         let layout = batch.layout, id = batch.id, folder = batch.folder
         let staged = folder + "/out", published = layout.out + "/" + id
         let fields: LogFields = ["INBOX": batch.manifest.inbox, "BATCH": id]
@@ -97,7 +144,7 @@ public enum BatchWork {
                 var item = stoppedTwice(index, batch.manifest.items[photo.main])
                 item.alternates = photo.alternates.isEmpty ? nil : photo.alternates.map { batch.manifest.items[$0].name.escaped }
                 done[index] = item
-                try? ProgressJournal.append(item, folder: folder)
+                try? ProgressJournal.append(item, folder: folder, how: batch.mover.appending)
                 log.error("\(item.error!.message)", fields.with("FILE", item.source))
             } else {
                 alone.insert(index)
@@ -110,22 +157,40 @@ public enum BatchWork {
 
         let runner = BatchRunner(template: template, limits: limits, inbox: batch.manifest.inbox)
         let started = Self.date(batch.manifest.claimed) ?? Date()
-        var report = await runner.run(batch: id, sources: sources, contents: contents, folder: staged, stop: stop,
+        // The share failing under the batch stops it (no new photo starts) and gives it back:
+        // what failed for the share is neither journaled nor reported (`ShareWatch`).
+        let watch = ShareWatch(layout: layout, shared: shared, stop: stop)
+        var report = await runner.run(batch: id, sources: sources, contents: contents, folder: staged, stop: watch.stop,
                                       started: started,
                                       finished: done, resumable: true, alone: alone, wholeSet: wholeSet,
                                       progress: progress, onItem: { item in
+            watch.mirror()
+            guard !watch.isShareFailure(item) else { return }
             do throws(SystemError) {
-                try ProgressJournal.append(item, folder: folder)
+                try ProgressJournal.append(item, folder: folder, how: batch.mover.appending)
+                watch.journaled(item.index)
+            } catch where ShareHealth.isShareFailure(error, shared: shared) {
+                watch.failed(error)
             } catch {
                 log.warning("cannot journal \(item.source) (it would be done again after a crash): \(error)", fields)
             }
         }, onStart: { index in
+            watch.mirror()
+            watch.starting(index)
             do throws(SystemError) {
-                try ProgressJournal.started(index, folder: folder)
+                try ProgressJournal.started(index, folder: folder, how: batch.mover.appending)
+            } catch where ShareHealth.isShareFailure(error, shared: shared) {
+                watch.failed(error)
             } catch {
                 log.warning("cannot journal the start of photo \(index): \(error)", fields)
             }
         })
+        if let error = watch.failure {
+            GivenBack.record(folder, watch.cutShort)
+            try? GivenBack.settle(folder, how: batch.mover.appending)
+            batch.lock.release()
+            return .givenBack(error)
+        }
         if report.items.contains(where: { $0.status == .interrupted }) { return .interrupted }
         report.redoes = batch.manifest.redoes
 
@@ -149,6 +214,52 @@ public enum BatchWork {
         try Files.syncDirectory(folder)
         // 5. Delete what the template says to delete, then the work folder.
         return .finished(report, left: try cleanUp(batch, contents: contents, template: template, report: report, log: log))
+    }
+
+    /// What one run of a batch learns about its share: whether it failed under the batch (an
+    /// item that failed with the share's error, confirmed by a look at the share; a journal line
+    /// that cannot be written), the photos started and journaled, and its own stop request (the
+    /// service's, mirrored, plus the share's).
+    final class ShareWatch: Sendable {
+        let layout: HotFolderLayout
+        let shared: Bool
+        let outer: StopRequest
+        let stop = StopRequest()
+        private let state = Mutex<(failure: SystemError?, started: Set<Int>, journaled: Set<Int>)>((nil, [], []))
+
+        init(layout: HotFolderLayout, shared: Bool, stop: StopRequest) {
+            self.layout = layout
+            self.shared = shared
+            outer = stop
+            if stop.isRequested { self.stop.request() }
+        }
+
+        var failure: SystemError? { state.withLock { $0.failure } }
+        /// Photos started in this run and never journaled as finished.
+        var cutShort: Set<Int> { state.withLock { $0.started.subtracting($0.journaled) } }
+
+        func mirror() { if outer.isRequested { stop.request() } }
+        func starting(_ index: Int) { _ = state.withLock { $0.started.insert(index) } }
+        func journaled(_ index: Int) { _ = state.withLock { $0.journaled.insert(index) } }
+
+        func failed(_ error: SystemError) {
+            state.withLock { if $0.failure == nil { $0.failure = error } }
+            stop.request()
+        }
+
+        /// True when `item` failed because of the share, not the photo: an `io-error` whose
+        /// reason is a full disk, or — on a share — an I/O or connection error while the share
+        /// does not answer or take data either (a file that alone cannot be read fails alone).
+        func isShareFailure(_ item: Report.Item) -> Bool {
+            if failure != nil { return item.status == .failed }
+            guard item.status == .failed, item.error?.code == PhotoError.Code.ioError.rawValue,
+                  let message = item.error?.message, ShareHealth.isShareFailure(message: message, shared: shared) else { return false }
+            let noSpace = ShareHealth.isShareFailure(message: message, shared: false)
+            let health = ShareHealth.check(layout)
+            guard noSpace || !health.isAvailable else { return false }
+            failed(SystemError("finish", item.source + " (" + message + ")", errno: noSpace ? ENOSPC : EIO))
+            return true
+        }
     }
 
     /// The item of a photo that stopped the finisher twice.

@@ -92,9 +92,17 @@ public enum Claim {
         let srcPath = FilePath(folder).appending(sourceFolder)
         let ordered = BatchOrder.sorted(claimed.map { srcPath.appending($0) }, by: order)
         var items: [Manifest.Item] = []
+        let shared = (try? Files.fileSystem(layout.work))?.isShared ?? true
         for path in ordered {
             heartbeat()
-            items.append(durable(path.lastComponent!, in: src))
+            let (item, error) = read(path.lastComponent!, in: src)
+            // The share failing while a file is read (the connection gone, a full disk) is not
+            // the file's fault: the claim stops here and recovery puts its files back in drop/.
+            if let error, ShareHealth.isShareFailure(error, shared: shared),
+               ShareHealth.isShareFailure(error, shared: false) || !ShareHealth.check(layout).isAvailable {
+                throw error
+            }
+            items.append(item)
         }
         try src.sync()
         try drop.sync()
@@ -111,14 +119,19 @@ public enum Claim {
     /// Step 3 for one claimed source: its size and hash, read once, and its data fsynced on
     /// the same descriptor; or, when it cannot be read, its size and the reason.
     static func durable(_ name: FileName, in src: Directory) -> Manifest.Item {
+        read(name, in: src).0
+    }
+
+    /// `durable`, and the error that kept the file from being read.
+    static func read(_ name: FileName, in src: Directory) -> (Manifest.Item, SystemError?) {
         do throws(SystemError) {
             let file = try src.open(name, .read, [.noFollow])
             let (bytes, sha256) = try FileHash.sha256(of: file)
             try file.sync()
-            return Manifest.Item(name: name, bytes: bytes, sha256: sha256)
+            return (Manifest.Item(name: name, bytes: bytes, sha256: sha256), nil)
         } catch {
             let size = (try? src.status(of: name)).map { Int($0.size) } ?? 0
-            return Manifest.Item(name: name, bytes: size, sha256: nil, error: "cannot \(error.call): \(error.reason)")
+            return (Manifest.Item(name: name, bytes: size, sha256: nil, error: "cannot \(error.call): \(error.reason)"), error)
         }
     }
 
@@ -130,18 +143,32 @@ public enum Claim {
             let id = BatchID.make(at: now)
             let staging = FileName(".new-" + id)!
             try work.makeFolder(staging)
+            let lockPath = layout.work + "/" + staging.escaped + "/" + BatchLock.fileName.escaped
             guard let lock = BatchLock.tryAcquire(try work.folder(staging)) else {
-                throw SystemError("lock", layout.work + "/" + staging.escaped + "/" + BatchLock.fileName.escaped, errno: EWOULDBLOCK)
+                throw SystemError("lock", lockPath, errno: EWOULDBLOCK)
             }
-            do {
-                try mover.renameFolder(staging, in: work, to: work, as: FileName(id)!)
-            } catch where error.code == EEXIST {
-                // Another batch got this id in the same second: draw again.
-                try? work.removeTree(staging)
-                continue
+            // Where a folder holding an open file cannot be renamed (SMB), the lock is let go
+            // for the rename and taken again at once (this process's recovery leaves the folder
+            // alone meanwhile); should another daemon on this machine take it in that instant
+            // (its recovery), this claim stops before taking any file.
+            let held: BatchLock? = try BatchLock.letGo(layout.workFolder(id)) { () throws(SystemError) -> BatchLock? in
+                if !mover.renamesOpenFiles { lock.release() }
+                do throws(SystemError) {
+                    try mover.renameFolder(staging, in: work, to: work, as: FileName(id)!)
+                } catch where error.code == EEXIST {
+                    // Another batch got this id in the same second: draw again.
+                    try? work.removeTree(staging)
+                    return nil
+                }
+                guard !mover.renamesOpenFiles else { return lock }
+                guard let again = BatchLock.acquire(try work.folder(FileName(id)!)) else {
+                    throw SystemError("lock", layout.workFolder(id) + "/" + BatchLock.fileName.escaped, errno: EWOULDBLOCK)
+                }
+                return again
             }
+            guard let held else { continue }
             try work.sync()
-            return (id, lock)
+            return (id, held)
         }
     }
 }

@@ -70,6 +70,10 @@ public struct Manifest: Codable, Sendable, Equatable {
 ///   crash the daemon in a loop.
 /// - a report item, once photo N's outputs are in place.
 ///
+/// - `{"released": N}`: photo N's start did not stop the finisher — the share failed under
+///   it (an I/O error, the connection gone, a full disk) and the batch was given back: that
+///   start does not count.
+///
 /// A torn last line (a crash mid-append) is ignored: that photo is simply done again.
 public enum ProgressJournal {
     public static let fileName = "journal"
@@ -84,7 +88,7 @@ public enum ProgressJournal {
 
         /// Photos started and not finished, and how often: what stopped the finisher.
         public var unfinished: [Int: Int] {
-            starts.filter { $0.key > 0 && finished[$0.key] == nil }
+            starts.filter { $0.key > 0 && $0.value > 0 && finished[$0.key] == nil }
         }
     }
 
@@ -92,27 +96,38 @@ public enum ProgressJournal {
         var started: Int
     }
 
+    private struct Release: Codable {
+        var released: Int
+    }
+
     /// Appends one line and syncs it (one writer at a time: photos start side by side).
     private static let lock = Mutex(())
 
-    private static func append(_ line: Data, folder: String) throws(SystemError) {
+    private static func append(_ line: Data, folder: String, how: Files.Appending) throws(SystemError) {
         var bytes = [UInt8](line)
         bytes.append(UInt8(ascii: "\n"))
         try lock.withLock { _ throws(SystemError) in
-            try Files.appendDurably(bytes, to: folder + "/" + fileName)
+            try Files.appendDurably(bytes, to: folder + "/" + fileName, how: how)
         }
     }
 
     /// Records one finished photo.
-    public static func append(_ item: Report.Item, folder: String) throws(SystemError) {
+    /// - Parameter how: how the journal grows on this file system (`Mover.appending`).
+    public static func append(_ item: Report.Item, folder: String, how: Files.Appending = .append) throws(SystemError) {
         guard let line = try? JSONEncoder().encode(item) else { return }
-        try append(line, folder: folder)
+        try append(line, folder: folder, how: how)
     }
 
     /// Records that photo `index` (0: the batch's own outputs) is about to be worked on.
-    public static func started(_ index: Int, folder: String) throws(SystemError) {
+    public static func started(_ index: Int, folder: String, how: Files.Appending = .append) throws(SystemError) {
         guard let line = try? JSONEncoder().encode(Start(started: index)) else { return }
-        try append(line, folder: folder)
+        try append(line, folder: folder, how: how)
+    }
+
+    /// Records that photo `index`'s last start was cut short by the share, not by the finisher.
+    public static func released(_ index: Int, folder: String, how: Files.Appending = .append) throws(SystemError) {
+        guard let line = try? JSONEncoder().encode(Release(released: index)) else { return }
+        try append(line, folder: folder, how: how)
     }
 
     /// What the journal in `folder` says (nothing when there is none).
@@ -125,6 +140,8 @@ public enum ProgressJournal {
                 progress.finished[item.index] = item
             } else if let start = try? decoder.decode(Start.self, from: Data(line)) {
                 progress.starts[start.started, default: 0] += 1
+            } else if let release = try? decoder.decode(Release.self, from: Data(line)) {
+                progress.starts[release.released] = max(0, (progress.starts[release.released] ?? 0) - 1)
             }
         }
         return progress

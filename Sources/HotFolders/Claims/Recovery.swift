@@ -42,20 +42,33 @@ public enum Recovery {
                 else { continue }  // a live owner, here or on another machine
                 let path = layout.workFolder(id)
                 do throws(SystemError) {
+                    let givenBack = BatchWork.GivenBack.takeUp(path)
                     if let manifest = try Manifest.read(fromFolder: path) {
                         result.resumable.append(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover))
                         if Files.exists(layout.out + "/" + id) && !Files.exists(path + "/out") {
                             log.info("batch \(id) is published; filing again what it could not file", ["INBOX": manifest.inbox, "BATCH": id])
+                        } else if let host = lock.takenFrom {
+                            log.notice("taking over batch \(id) (\(manifest.items.count) photos) from \(host), which stopped renewing its lease \(Explain.words(Explain.seconds(leaseTimeout))) ago",
+                                       ["INBOX": manifest.inbox, "BATCH": id])
+                        } else if givenBack {
+                            log.notice("resuming batch \(id) (\(manifest.items.count) photos), left when the share failed under it",
+                                       ["INBOX": manifest.inbox, "BATCH": id])
                         } else {
                             log.notice("resuming batch \(id) (\(manifest.items.count) photos) left by a stopped daemon",
                                        ["INBOX": manifest.inbox, "BATCH": id])
                         }
                     } else {
-                        result.returned += try returnSources(from: folder, to: layout, mover: mover, topLevel: true)
+                        // No manifest: a claim cut short, whose files go back to drop/ — or a
+                        // folder its owner was removing when this recovery took the lock in the
+                        // instant between (nothing in it: removed without a word).
+                        let returned = try returnSources(from: folder, to: layout, mover: mover, topLevel: true)
+                        result.returned += returned
                         try BatchLock.removeFolder(path, lock: lock)
                         result.removed.append(name)
-                        log.notice("rolled back batch \(id): it was claimed but never started; its files are back in drop/",
-                                   ["BATCH": id])
+                        if !returned.isEmpty {
+                            log.notice("rolled back batch \(id): it was claimed but never started; its \(returned.count) file\(returned.count == 1 ? " is" : "s are") back in drop/",
+                                       ["BATCH": id])
+                        }
                     }
                 } catch {
                     log.error("cannot recover batch \(id): \(error)", ["BATCH": id])
@@ -103,9 +116,26 @@ public enum Recovery {
         return result
     }
 
-    /// `.new-<id>` (a batch folder being made) and `.pf-probe-*` (the claim-primitive probe).
+    /// The locks of the batches in the hot folder's `.work/` that this process does not hold,
+    /// looked at now (`BatchLock.lookAgain`): on a share, called every `pollInterval`, so a batch
+    /// another machine claimed after this process's last recovery is watched too, a dead host's
+    /// batch is seen to be free within `Lease.timeout` + one `pollInterval` of its last renewal,
+    /// and a batch nobody holds (its daemon on this machine died; a share client brought a
+    /// removed one back) is seen within a `pollInterval`. Run `Recovery.run` for the folder when
+    /// the look `isDue`. Each look is a listing of `.work/` and, per such batch, an open and a
+    /// read of its lock.
+    /// - Returns: what was found; nothing when `.work/` cannot be listed.
+    public static func leases(layout: HotFolderLayout, leaseTimeout: Duration = BatchLock.Lease.timeout) -> BatchLock.LeaseLook {
+        guard let names = try? Directory(layout.work).names() else { return BatchLock.LeaseLook() }
+        let batches = names.compactMap(\.string).filter(BatchID.isValid).sorted()
+        return BatchLock.lookAgain(in: layout.work, folders: batches, leaseTimeout: leaseTimeout)
+    }
+
+    /// `.new-<id>` (a batch folder being made), `.pf-probe-*` (the claim-primitive probe) and
+    /// `.pf-space-*` (`ShareHealth.check`'s write).
     static func isHalfMade(_ name: FileName) -> Bool {
         name.bytes.starts(with: ".new-".utf8) || name.bytes.starts(with: ".pf-probe-".utf8)
+            || name.bytes.starts(with: ".pf-space-".utf8)
     }
 
     /// A name that may be a person's photo (not a temporary or ignored name).

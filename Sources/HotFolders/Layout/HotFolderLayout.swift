@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import System
 
 /// The folders of one hot folder (SPEC §1):
@@ -35,7 +36,12 @@ public struct HotFolderLayout: Sendable, Equatable {
         }
         for path in [out, originals, failed] { try Files.makeDirectory(path, permissions: 0o755) }
         try Files.makeDirectory(work, permissions: 0o700)
-        try Files.setPermissions(work, 0o700)
+        do {
+            try Files.setPermissions(work, 0o700)
+        } catch where [EPERM, EACCES, ENOTSUP, EOPNOTSUPP, ENOSYS].contains(error.code)
+            && ((try? Files.fileSystem(work))?.isShared ?? false) {
+            // An SMB share through smbnetfs has no Unix modes to set: the server's own rights apply.
+        }
     }
 
     /// `drop/`'s mode when it is made: rwxrwsr-x.

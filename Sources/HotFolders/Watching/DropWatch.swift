@@ -1,5 +1,6 @@
 import Batches
 import Foundation
+import Glibc
 import System
 
 /// Watches one hot folder's `drop/` and feeds its settle/batch state machine (SPEC §2).
@@ -64,16 +65,28 @@ public final class DropWatch {
         self.inbox = inbox
         self.layout = layout
         self.system = system
-        self.batcher = SettleBatcher(rules: rules)
+        self.batcher = SettleBatcher(rules: Self.effective(rules, system, pollInterval))
         self.pollInterval = pollInterval
         self.log = log
     }
 
     /// New batch rules and poll interval (a reload); what is pending stays pending.
     public func update(rules: BatchRules, pollInterval: Duration, rescanInterval: Duration) {
-        batcher.rules = rules
+        batcher.rules = Self.effective(rules, system, pollInterval)
         self.pollInterval = pollInterval
         self.rescanInterval = rescanInterval
+    }
+
+    /// The rules as this folder's file system needs them. On a share, a file must hold still
+    /// for at least a `pollInterval` (another machine's writes make no event: they are seen
+    /// only by looking, and a writer that pauses between its writes for longer than `settle`
+    /// would be taken half-written), then for what the share client's caches can hide
+    /// (`FolderSystem.settleAllowance`).
+    static func effective(_ rules: BatchRules, _ system: FolderSystem, _ pollInterval: Duration) -> BatchRules {
+        var r = rules
+        if system.isShared { r.settle = max(r.settle, pollInterval) }
+        r.settle += system.settleAllowance(pollInterval: pollInterval)
+        return r
     }
 
     /// True when drop/ is scanned every `pollInterval` (a share, or no inotify watch).
@@ -90,7 +103,7 @@ public final class DropWatch {
     /// `"polling every 2s (no inotify watch)"`.
     public var mode: String {
         if polling { return "polling every \(Explain.words(Explain.seconds(pollInterval))) (no inotify watch)" }
-        if system.isShared { return "inotify + polling every \(Explain.words(Explain.seconds(pollInterval))) (\(system.type.name))" }
+        if system.isShared { return "inotify + polling every \(Explain.words(Explain.seconds(pollInterval))) (\(system.name))" }
         return "inotify"
     }
 
@@ -131,6 +144,94 @@ public final class DropWatch {
         generation += 1
     }
 
+    /// Whether the folder's file system answers and takes data. While it does not, nothing is
+    /// claimed (no batch closes) and it is looked at again every `healthCheckInterval`; the
+    /// moment it answers, the folder is taken up again (fresh descriptors and watches, a full
+    /// scan) and `takeShareReturn()` says so once.
+    public private(set) var health: ShareHealth = .available
+    private var lastHealthCheck: Duration?
+    private var returned = false
+    /// How often a share that does not answer (or a full disk) is looked at again.
+    static let healthCheckInterval = Duration.seconds(1)
+
+    /// The share failed under this folder: seen here (`drop/` cannot be listed), or told by the
+    /// service (a batch given back, a claim stopped). Said in the log once per outage.
+    public func shareFailed(_ error: SystemError, now: Duration, at date: Date = Date()) {
+        let full = ShareHealth.noSpaceErrors.contains(error.code) || (error.code == EIO && ShareHealth.check(layout).isFull)
+        let next: ShareHealth = full ? .full(since: date, reason: error.description) : .unavailable(since: date, reason: error.description)
+        lastHealthCheck = now
+        switch (health, next) {
+        case (.available, .full):
+            log.warning("the disk of \(layout.root) is full (\(error)): nothing new is claimed until there is room; photos in flight wait, none fails for it",
+                        ["INBOX": inbox])
+        case (.available, _), (.full, .unavailable):
+            log.warning("the share of \(layout.root) does not answer (\(error)): nothing is claimed until it does; batches in flight are left for recovery",
+                        ["INBOX": inbox])
+        default:
+            return
+        }
+        health = next
+        generation += 1
+    }
+
+    /// True once after the share answered again: the service resumes what it gave back.
+    public func takeShareReturn() -> Bool {
+        defer { returned = false }
+        return returned
+    }
+
+    /// While the share does not answer: looks again (at most every `healthCheckInterval`).
+    /// - Returns: true when it answers now.
+    private func checkHealth(now: Duration, inotify: Inotify.Instance?) -> Bool {
+        if health.isAvailable { return true }
+        guard lastHealthCheck.map({ now - $0 >= Self.healthCheckInterval }) ?? true else { return false }
+        lastHealthCheck = now
+        let current = ShareHealth.check(layout)
+        guard current.isAvailable else {
+            if case .unavailable = current, case .full = health {
+                health = current
+                generation += 1
+            }
+            return false
+        }
+        let was = health
+        let since = was.since.map { Date().timeIntervalSince($0) } ?? 0
+        let what: String = if case .full = was { "the disk of \(layout.root) has room again" } else { "the share of \(layout.root) answers again" }
+        log.notice("\(what) (after \(Explain.words(since))): watching drop/ again and resuming what was left", ["INBOX": inbox])
+        health = .available
+        returned = true
+        // Taken up afresh: the old descriptor and watches may be of a mount that is gone.
+        close(inotify)
+        lastAttach = nil
+        needsFullScan = true
+        generation += 1
+        return true
+    }
+
+    /// Why the open folder or the one at `path` cannot be looked at, if it cannot.
+    private static func failure(of open: Directory, at path: String) -> SystemError? {
+        do throws(SystemError) {
+            _ = try open.status()
+            _ = try Directory(path).names()
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// The share's error, when `error` is one (`ShareHealth.isShareFailure`).
+    private func shareError(_ error: SystemError?) -> SystemError? {
+        guard let error, ShareHealth.isShareFailure(error, shared: system.isShared) else { return nil }
+        return error
+    }
+
+    /// The status of `name` in drop/ that decides settling: on a share asked of the server
+    /// (what the client caches may be seconds old: sshfs 20 s), else `fstat`'s.
+    private func currentStatus(of name: FileName, in drop: Directory) -> FileStatus? {
+        guard system.isShared else { return (try? drop.status(of: name)) ?? nil }
+        return (try? drop.freshStatus(of: name)) ?? nil
+    }
+
     /// Goes up whenever what this folder reports may have changed (a file looked at, a scan, a
     /// refusal, a batch closed, drop/ gone or back): the service looks at a folder again only
     /// then.
@@ -153,6 +254,7 @@ public final class DropWatch {
             drop = nil
             if attachError != error { generation += 1 }
             attachError = error
+            if let failure = shareError(error) { shareFailed(failure, now: now) }
             return false
         }
         attachError = nil
@@ -230,6 +332,7 @@ public final class DropWatch {
     /// give it some.
     /// - Parameter canClose: whether a batch may close now (the service has room to claim it).
     public func nextDeadline(canClose: Bool) -> Duration? {
+        guard health.isAvailable else { return (lastHealthCheck ?? .zero) + Self.healthCheckInterval }
         guard drop != nil else { return (lastAttach ?? .zero) + Self.reattachInterval }
         var next: Duration? = nil
         func consider(_ t: Duration?) { if let t { next = min(next ?? t, t) } }
@@ -246,9 +349,18 @@ public final class DropWatch {
     /// - Returns: the batch that closed (names in arrival order), now *claiming*; checked on
     ///   disk once more, so a file that changed since it settled is not in it.
     public func turn(now: Duration, canClose: Bool, inotify: Inotify.Instance?) -> [FileName]? {
+        guard checkHealth(now: now, inotify: inotify) else { return nil }
         if let drop, rootWatch == nil, now - (lastStillCheck ?? .zero) >= Self.stillCheckInterval {
             lastStillCheck = now
-            if !drop.isStill(at: FilePath(layout.drop)) { detach(inotify) }
+            if !drop.isStill(at: FilePath(layout.drop)) {
+                // Gone, or the share under it failed (a dead FUSE client: ENOTCONN)?
+                if let failure = shareError(Self.failure(of: drop, at: layout.drop)) {
+                    close(inotify)
+                    shareFailed(failure, now: now)
+                    return nil
+                }
+                detach(inotify)
+            }
         }
         if drop == nil {
             guard now - (lastAttach ?? .zero) >= Self.reattachInterval || lastAttach == nil,
@@ -256,6 +368,7 @@ public final class DropWatch {
         }
         let scanEvery = isPolled ? min(pollInterval, rescanInterval) : rescanInterval
         if needsFullScan || now - (lastFullScan ?? .zero) >= scanEvery { fullScan(now: now) }
+        guard health.isAvailable else { return nil }
         // A few thousand at a time: the loop reads inotify between turns (a 100,000-file drop
         // must not overflow its queue while the first files settle).
         let due = batcher.namesToCheck(at: now, limit: Self.checksPerTurn)
@@ -268,7 +381,7 @@ public final class DropWatch {
             // keeps it open: no event) leaves the batch and settles anew.
             var kept: [FileName] = []
             for (name, settled) in batch {
-                let current = ((try? drop?.status(of: name)) ?? nil).map { FileStamp($0) }
+                let current = drop.flatMap { currentStatus(of: name, in: $0) }.map { FileStamp($0) }
                 if current == settled { kept.append(name) } else { examine(name, now: now) }
             }
             guard !kept.isEmpty else { continue }
@@ -283,14 +396,16 @@ public final class DropWatch {
         guard let drop, !claiming.contains(name) else { return }
         generation += 1
         let status = try? drop.status(of: name)
-        guard let st = status, !IgnoreRules.ignores(name.readable), st.isRegular, st.links == 1 else {
+        // On a share, the size and time that decide settling are asked of the server.
+        guard let st = status, !IgnoreRules.ignores(name.readable), st.isRegular, st.links == 1,
+              let fresh = system.isShared ? currentStatus(of: name, in: drop) : st, fresh.isRegular else {
             batcher.vanished(name)
             refused[name] = nil
             ignored[name] = status.flatMap { Explain.neverTaken(name, $0) }
             return
         }
         ignored[name] = nil
-        let stamp = FileStamp(st)
+        let stamp = FileStamp(fresh)
         // A refused file is left alone until it changes or the next full rescan tries it again;
         // it stays listed as refused (STATUS.txt, status, the log said once) until it is taken.
         if let refusal = refused[name], refusal.stamp == stamp, now - refusal.at < rescanInterval { return }
@@ -300,9 +415,13 @@ public final class DropWatch {
     /// Lists drop/ and looks at every name in it (what is tracked but gone is forgotten).
     public func fullScan(now: Duration) {
         guard let drop else { return }
-        guard let names = try? drop.names() else {
-            // drop/ itself is unreadable or gone: find it again next turn.
+        let names: [FileName]
+        do throws(SystemError) {
+            names = try drop.names()
+        } catch {
+            // drop/ itself is unreadable or gone: find it again next turn (or the share failed).
             self.drop = nil
+            if let failure = shareError(error) { shareFailed(failure, now: now) }
             return
         }
         let present = Set(names)

@@ -18,6 +18,8 @@ final class FolderWorkers: Sendable {
     enum Event: Sendable {
         /// The folder's worker took a batch off its queue (its claim-ahead place is free).
         case started(inbox: String)
+        /// A batch was given back: the share failed under it (left in .work/, no photo failed).
+        case givenBack(inbox: String, SystemError)
     }
 
     private struct Queued: Sendable {
@@ -156,6 +158,11 @@ final class FolderWorkers: Sendable {
             case .interrupted:
                 stoppedAt = max(1, total - progress.withLock { $0 })
                 log.notice("batch stopped; it resumes at the next start", fields)
+            case .givenBack(let error):
+                stoppedAt = max(1, total - progress.withLock { $0 })
+                log.notice("batch left for recovery: the share failed under it (\(error)); it resumes when the share answers, no photo failed for it",
+                           fields)
+                onEvent(.givenBack(inbox: inbox, error))
             }
         } catch {
             log.error("cannot finish the batch: \(error); it stays in .work/ and is retried", fields)

@@ -69,6 +69,10 @@ extension ServiceLoop {
                 }
                 enqueue(batch, folder)
             }
+        case .failed(let error) where ShareHealth.isShareFailure(error, shared: folder.system?.isShared ?? false):
+            // The files claimed so far wait in .work/ and go back to drop/ when the share answers.
+            folder.watch?.shareFailed(error, now: now)
+            lookAgain = false
         case .failed(let error):
             log.error("cannot claim a batch: \(error) (the files stay in drop/ and are tried again at the next full scan, or recovered)", fields)
             lookAgain = false
@@ -92,6 +96,19 @@ extension ServiceLoop {
         pool.run(name) { [mailbox, log] in
             let batches = TakeUp.recover(layout, system: system, staleAfter: staleAfter, log: log)
             if !batches.isEmpty { mailbox.post(.recovered(inbox: name, batches)) }
+        }
+    }
+
+    /// The leases of the batches in a shared `.work/` held from other machines, looked at on
+    /// the work pool (`Recovery.leases`: a listing and a read of each lock, past the client's
+    /// caches): a dead host's batch is taken over within `Lease.timeout` + `pollInterval`.
+    func startLeaseLook(_ folder: Folder) {
+        folder.leaseLooking = true
+        let name = folder.inbox.name, layout = folder.inbox.layout
+        pool.run(name) { [mailbox] in
+            let look = Recovery.leases(layout: layout)
+            let waiting = BatchLock.foreignLeases(in: layout.work).filter(\.isStale).map(\.words)
+            mailbox.post(.leases(inbox: name, due: look.isDue, waiting: waiting))
         }
     }
 

@@ -55,6 +55,7 @@ extension ServiceLoop {
             }
             for batch in ready.resumable { enqueue(batch, folder) }
             folder.nextRecovery = now + setup.config.rescanInterval
+            folder.nextLeaseLook = ready.system.isShared ? now + setup.config.pollInterval : nil
             folder.nextSweep = folder.inbox.keep.isForever ? nil : now
             if folder.proofWanted {
                 folder.proofWanted = false

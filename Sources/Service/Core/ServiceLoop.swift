@@ -45,6 +45,12 @@ final class ServiceLoop: @unchecked Sendable {
         /// A retention sweep ended; `deferred`: a claim or redo was under way, so originals/
         /// and failed/ wait for the next one (soon).
         case swept(inbox: String, deferred: Bool)
+        /// A batch was given back: the share failed under it (`BatchWork.Outcome.givenBack`).
+        case givenBack(inbox: String, SystemError)
+        /// The leases of a shared folder's batches held from other machines were looked at:
+        /// `due` when one ran out or a batch lies unheld (recovery takes it now), `waiting` the
+        /// sentences for the batches whose host stopped renewing.
+        case leases(inbox: String, due: Bool, waiting: [String])
     }
 
     enum ClaimResult: Sendable {
@@ -79,6 +85,10 @@ final class ServiceLoop: @unchecked Sendable {
         var nextRetry: Duration?
         var nextSpaceCheck: Duration?
         var nextSweep: Duration?
+        /// On a share: when the leases of batches held from other machines are next looked at
+        /// (every `pollInterval`), and whether a look is under way.
+        var nextLeaseLook: Duration?
+        var leaseLooking = false
         var shownGeneration = -1
         var stateChanged = true
         var proofWanted = true
@@ -258,6 +268,16 @@ final class ServiceLoop: @unchecked Sendable {
         case .space(let name, let check):
             guard let folder = folders[name] else { return }
             setLowSpace(folder, check.low, now: now)
+        case .givenBack(let name, let error):
+            guard let folder = folders[name], let watch = folder.watch else { return }
+            watch.shareFailed(error, now: now)
+            schedule(folder)
+            show(folder)
+        case .leases(let name, let due, let waiting):
+            guard let folder = folders[name] else { return }
+            folder.leaseLooking = false
+            board.update(name) { $0.takeovers = waiting.isEmpty ? nil : waiting }
+            if due, folder.watch?.health.isAvailable == true, !stopping { startRecovery(folder) }
         case .swept(let name, let deferred):
             guard let folder = folders[name], folder.watch != nil, !folder.inbox.keep.isForever else { return }
             folder.nextSweep = now + (deferred ? Self.deferredSweep : Self.sweepInterval)
@@ -281,6 +301,12 @@ final class ServiceLoop: @unchecked Sendable {
                 startClaim(folder, names)
             }
             watcher.reindex(watch)
+            // The share answers again: what was given back when it failed resumes at once.
+            if watch.takeShareReturn(), !stopping { startRecovery(folder) }
+            if let due = folder.nextLeaseLook, now >= due, !stopping {
+                folder.nextLeaseLook = now + setup.config.pollInterval
+                if watch.health.isAvailable, !folder.leaseLooking { startLeaseLook(folder) }
+            }
             if let due = folder.nextRecovery, now >= due, !stopping {
                 folder.nextRecovery = now + setup.config.rescanInterval
                 startRecovery(folder)
@@ -312,6 +338,7 @@ final class ServiceLoop: @unchecked Sendable {
             consider(folder.nextRecovery)
             consider(folder.nextSpaceCheck)
             consider(folder.nextSweep)
+            consider(folder.nextLeaseLook)
         }
         consider(folder.nextRetry)
         deadlines.set(folder.inbox.name, at: next)
@@ -319,7 +346,17 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Puts what changed of the folder on the board (the publisher writes it).
     func show(_ folder: Folder) {
-        if let watch = folder.watch, folder.lowSpace == nil {
+        if let watch = folder.watch, !watch.health.isAvailable {
+            // The share does not answer (or its disk is full): one state until it does.
+            let words = watch.health.words
+            if case .full = watch.health {
+                setState(folder, ServiceStatus.FolderState.lowSpace, why: words,
+                         fix: ["free space on the server's disk of \(folder.inbox.layout.root)"])
+            } else {
+                setState(folder, ServiceStatus.FolderState.shareUnavailable, why: words,
+                         fix: ["mount the share of \(folder.inbox.layout.root) again, or bring its server back"])
+            }
+        } else if let watch = folder.watch, folder.lowSpace == nil {
             // drop/ gone (deleted, moved away, unreadable): not watched until it is back.
             if let error = watch.attachError, !watch.isAttached {
                 let problem = FolderProblem.refusal(error, layout: folder.inbox.layout)
@@ -337,7 +374,10 @@ final class ServiceLoop: @unchecked Sendable {
         if let watch = folder.watch {
             let (settling, pending) = watch.counts
             let polling = watch.polling, mode = watch.mode, refusals = watch.refusals, never = watch.neverTaken
+            let share = watch.health.isAvailable ? nil : watch.health.words
+            metrics.setShareAvailable(folder.inbox.name, share == nil)
             board.update(folder.inbox.name) {
+                $0.share = share
                 $0.settling = settling
                 $0.pending = pending
                 $0.polling = polling

@@ -10,6 +10,8 @@ import Synchronization
 /// - `photofinish_bytes_total{inbox,direction}` (in: the sources read, out: the files written), counter
 /// - `photofinish_pending_files{inbox}`, gauge (in `drop/`, settling or waiting for a batch)
 /// - `photofinish_photos_in_flight`, gauge (over all hot folders)
+/// - `photofinish_share_available{inbox}`, gauge (1: the hot folder's file system answers and
+///   takes data; 0: share unavailable or disk full, nothing is claimed)
 /// - `photofinish_last_batch_timestamp_seconds{inbox}`, gauge (Unix time the last batch finished)
 /// - `photofinish_batch_duration_seconds{inbox}` and `photofinish_photo_duration_seconds{inbox}`,
 ///   histograms
@@ -40,6 +42,7 @@ public final class Metrics: Sendable {
         var errors: [String: Int] = [:]
         var bytesIn = 0, bytesOut = 0
         var pending = 0
+        var shareAvailable = true
         var lastBatch: Double?
         var batchDuration = Histogram(buckets: Metrics.batchBuckets.count)
         var photoDuration = Histogram(buckets: Metrics.photoBuckets.count)
@@ -120,6 +123,10 @@ public final class Metrics: Sendable {
         if differs { changed() }
     }
 
+    func setShareAvailable(_ inbox: String, _ available: Bool) {
+        state.withLock { $0.inboxes[inbox]?.shareAvailable = available }
+    }
+
     func setInFlight(_ count: Int) {
         state.withLock { $0.inFlight = count }
     }
@@ -148,6 +155,8 @@ public final class Metrics: Sendable {
         }
         out.family("photofinish_pending_files", .gauge, "Files in drop/ not yet claimed (settling or waiting for their batch).")
         for name in order { out.sample("photofinish_pending_files", ["inbox": name], Double(inboxes[name]!.pending)) }
+        out.family("photofinish_share_available", .gauge, "1 when the hot folder's file system answers and takes data, 0 while it does not (nothing is claimed).")
+        for name in order { out.sample("photofinish_share_available", ["inbox": name], inboxes[name]!.shareAvailable ? 1 : 0) }
         out.family("photofinish_photos_in_flight", .gauge, "Photos being finished now, over all hot folders.")
         out.sample("photofinish_photos_in_flight", [:], Double(inFlight))
         out.family("photofinish_last_batch_timestamp_seconds", .gauge, "When the hot folder's last batch finished (Unix time).")
