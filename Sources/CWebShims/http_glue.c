@@ -2,6 +2,9 @@
 #include "CWebShims.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -93,10 +96,17 @@ void pf_http_client_address(struct MHD_Connection *connection, char *out, size_t
     }
 }
 
-void pf_http_lower_priority_once(int nice) {
-    static __thread int done;
-    if (done) return;
-    done = 1;
-    /* Per thread on Linux: PRIO_PROCESS with a thread id. EPERM under a filter is harmless. */
-    setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), nice);
+void pf_http_set_priority(int nice) {
+    static __thread int current = INT_MIN;  /* not set yet: the first call sets it */
+    if (nice == current) return;
+    /* Per thread on Linux: PRIO_PROCESS with a thread id. EPERM (no room to raise it, or a
+       filter) leaves it as it is, and the next request tries again. */
+    if (setpriority(PRIO_PROCESS, (id_t) syscall(SYS_gettid), nice) == 0) current = nice;
+}
+
+int pf_start_writeback(int fd, long long offset, long long count) {
+    int r;
+    do r = sync_file_range(fd, (off64_t) offset, (off64_t) count, SYNC_FILE_RANGE_WRITE);
+    while (r == -1 && errno == EINTR);
+    return r;
 }

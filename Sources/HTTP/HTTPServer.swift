@@ -8,7 +8,8 @@ import Synchronization
 /// share of the connections, so an idle or slow connection holds a descriptor, never a
 /// thread; every connection has an idle time-out and a memory limit for its head, and the
 /// server at most `connectionLimit` connections. The threads run at a lower CPU priority
-/// (`nice`): whatever the server does, the photo workers come first.
+/// (`nice`) whenever `busy` says the CPU is needed elsewhere (always, without `busy`): then
+/// the photo workers come first.
 ///
 /// One owner for the C objects: the libmicrohttpd daemon (stopped and freed by `stop` or
 /// `deinit`), the listening socket (closed then), the retained handler context (released
@@ -24,8 +25,14 @@ public final class HTTPServer: Sendable {
         public var idleSeconds = 30
         /// Per connection: the request head (larger heads answer 431) and the read buffer.
         public var connectionMemory = 64 << 10
-        /// The threads' CPU priority (`nice`, 0–19).
+        /// The threads' CPU priority (`nice`, 0–19) while `busy` says true, or always when
+        /// there is no `busy`.
         public var nice: Int32 = 10
+        /// Asked as each request's head is in (keep it cheap): false runs the thread that
+        /// serves the request at nice 0 (nothing else wants the CPU), true at `nice`. A thread
+        /// keeps the priority of the last head it saw, for that request's body and the other
+        /// connections it serves meanwhile.
+        public var busy: (@Sendable () -> Bool)?
         /// HTTPS (GnuTLS): the private key and certificate chain, PEM text.
         public var tls: (key: String, certificate: String)?
 
@@ -41,13 +48,16 @@ public final class HTTPServer: Sendable {
         let handler: any HTTPHandler
         let isTLS: Bool
         let nice: Int32
+        let busy: (@Sendable () -> Bool)?
         private let sink: @Sendable (String) -> Void
         /// What libmicrohttpd said while starting (why a start failed).
         let startMessages = Mutex<[String]?>([])
 
-        init(handler: any HTTPHandler, log: @escaping @Sendable (String) -> Void, isTLS: Bool, nice: Int32) {
+        init(handler: any HTTPHandler, log: @escaping @Sendable (String) -> Void, isTLS: Bool, nice: Int32,
+             busy: (@Sendable () -> Bool)?) {
             self.handler = handler
             self.nice = nice
+            self.busy = busy
             self.sink = log
             self.isTLS = isTLS
         }
@@ -81,7 +91,8 @@ public final class HTTPServer: Sendable {
             throw StartError(description: "this libmicrohttpd has no TLS support")
         }
         _ = fcntl(socket, F_SETFD, FD_CLOEXEC)
-        let context = Unmanaged.passRetained(Context(handler: handler, log: log, isTLS: settings.tls != nil, nice: settings.nice))
+        let context = Unmanaged.passRetained(Context(handler: handler, log: log, isTLS: settings.tls != nil,
+                                                          nice: settings.nice, busy: settings.busy))
         let key = settings.tls.map { strdup($0.key) } ?? nil
         let certificate = settings.tls.map { strdup($0.certificate) } ?? nil
         defer {
@@ -180,7 +191,6 @@ private final class StreamBox {
 private let accessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadSize, requestPointer in
     guard let cls, let connection, let url, let method, let uploadSize, let requestPointer else { return .NO }
     let context = Unmanaged<HTTPServer.Context>.fromOpaque(cls).takeUnretainedValue()
-    pf_http_lower_priority_once(context.nice)
     return context.handle(connection, url: url, method: method, uploadData: uploadData, uploadSize: uploadSize,
                           requestPointer: requestPointer)
 }
@@ -204,6 +214,7 @@ extension HTTPServer.Context {
                 requestPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>) -> MHD_Result {
         guard let raw = requestPointer.pointee else {
             // The head is in.
+            pf_http_set_priority(busy?() == false ? 0 : nice)
             let request = Self.request(connection, url: url, method: method, isTLS: isTLS)
             switch handler.reply(to: request) {
             case .response(let response):

@@ -11,8 +11,9 @@ import System
 /// hot folders a user may see, uploads into their `drop/`, each batch's report and files, and
 /// the batch as one ZIP.
 ///
-/// It never stands in the way of the photos: its threads run at nice 10 and wait in `epoll`
-/// (an idle or slow connection holds no thread), it reads the service's status through
+/// It never stands in the way of the photos: while the service finishes or has queued a batch
+/// its threads run at nice 10 (at nice 0 while it has none, so an upload is not held back by
+/// nothing), they wait in `epoll` (an idle or slow connection holds no thread), it reads the service's status through
 /// `ConsoleSource` (a snapshot, never a lock held across work), and a console that cannot
 /// start is logged while the hot folders go on.
 public final class WebConsole: Sendable {
@@ -44,6 +45,7 @@ public final class WebConsole: Sendable {
     }
 
     private let handler: ConsoleHandler
+    private let source: any ConsoleSource
     private let settings: Settings
     private let log: Logger
     private let servers = Mutex<[HTTPServer]>([])
@@ -51,6 +53,7 @@ public final class WebConsole: Sendable {
     public init(settings: Settings, source: any ConsoleSource, log: Logger) {
         self.settings = settings
         self.log = log
+        self.source = source
         handler = ConsoleHandler(source: source, users: UsersFile(path: settings.usersFile, log: log),
                                  sessions: Sessions(lifetime: settings.sessionLifetime), log: log)
     }
@@ -71,6 +74,7 @@ public final class WebConsole: Sendable {
         http.connectionLimit = settings.connectionLimit
         http.connectionMemory = 64 << 10
         http.nice = 10
+        http.busy = { [source] in source.snapshot().isFinishing }
         if let tls = settings.tls {
             do {
                 http.tls = (key: try String(contentsOfFile: tls.key, encoding: .utf8),

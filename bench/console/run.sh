@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The web console's costs (issue 20), with the release binary:
-#   1. upload throughput: 100 × 12 MP JPEGs uploaded one request each over loopback (as the
-#      console's script sends them: multipart, streamed into .work/, fsynced, renamed into
+#   1. upload throughput: 100 × 12 MP JPEGs uploaded one request each over loopback, two at a
+#      time (as the console's script sends them: multipart, streamed into .work/, fsynced, renamed into
 #      drop/), against `curl -T` of the same files to a file (file://, no fsync) — goal ≥ 0.8×;
+#      twice in each round: as the console runs with no batch being finished (its threads at
+#      nice 0), and with its threads reniced to 10 (what they run at while a batch is finished
+#      or queued); and one at a time (nice 0); all interleaved in the same rounds, as the
+#      machine's load drifts;
 #   2. the daemon's idle CPU with the console on (its socket passed) and off, over IDLE seconds.
 # CPU figures are the daemon's own (utime + stime from /proc/PID/stat): other work on a shared
 # machine does not count there; wall times do suffer from it (say so with the figures).
@@ -21,6 +25,9 @@ PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$TMP"; }
 trap cleanup EXIT
 cpu() { awk -v hz="$HZ" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / hz }' "/proc/$1/stat"; }
+# The console's own CPU: its MHD-worker threads (the proof thread may be rendering meanwhile).
+wcpu() { local t s=0; for t in $(ps -L -o tid=,comm= -p "$1" | awk '$2 == "MHD-worker" { print $1 }'); do
+  s=$(echo "$s + $(cpu "$1/task/$t")" | bc -l); done; echo "$s"; }
 now() { date +%s.%N; }
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
@@ -65,18 +72,29 @@ csrf=$(curl -s -c "$TMP/jar" -b "$TMP/jar" "$url/login" | sed -n 's/.*name="csrf
 curl -s -o /dev/null -c "$TMP/jar" -b "$TMP/jar" --data-urlencode "csrf=$csrf" -d user=bench --data-urlencode password=bench-password "$url/login"
 csrf=$(curl -s -b "$TMP/jar" "$url/inbox/shop/" | sed -n 's/.*name="csrf" value="\([0-9a-f]*\)".*/\1/p' | head -1)
 [[ -n $csrf ]] || { echo "cannot log in: $(tail -5 "$TMP/daemon.log")" >&2; exit 1; }
-: > "$TMP/console.s"; : > "$TMP/curl.s"; : > "$TMP/cpu.s"
-for run in $(seq "$RUNS"); do
-  rm -f "$TMP/shop/drop/"* "$TMP/copies/"*
+workers() { ps -L -o tid=,comm= -p "$PID" | awk '$2 == "MHD-worker" { print $1 }'; }
+renice_workers() { for t in $(workers); do renice -n "$1" -p "$t" >/dev/null; done; }
+upload() { # $1: the figures' file suffix, $2: requests at a time
+  rm -f "$TMP/shop/drop/"*
   sync
-  c0=$(cpu "$PID"); t0=$(now)
-  for f in "$TMP/photos/"*.jpg; do
-    curl -s -o /dev/null -b "$TMP/jar" -H 'Accept: application/json' -F "csrf=$csrf" -F "photos=@$f" "$url/inbox/shop/upload"
-  done
-  t1=$(now); c1=$(cpu "$PID")
+  local c0 c1 t0 t1 n
+  c0=$(wcpu "$PID"); t0=$(now)
+  printf '%s\n' "$TMP/photos/"*.jpg | xargs -P "$2" -I{} \
+    curl -s -o /dev/null -b "$TMP/jar" -H 'Accept: application/json' -F "csrf=$csrf" -F "photos=@{}" "$url/inbox/shop/upload"
+  t1=$(now); c1=$(wcpu "$PID")
   n=$(ls "$TMP/shop/drop" | wc -l); [[ $n -eq 100 ]] || { echo "only $n photos landed in drop/" >&2; exit 1; }
-  echo "$t1 - $t0" | bc -l >> "$TMP/console.s"
-  echo "$c1 - $c0" | bc -l >> "$TMP/cpu.s"
+  echo "$t1 - $t0" | bc -l >> "$TMP/console$1.s"
+  echo "$c1 - $c0" | bc -l >> "$TMP/cpu$1.s"
+}
+: > "$TMP/console.s"; : > "$TMP/curl.s"; : > "$TMP/cpu.s"; : > "$TMP/console10.s"; : > "$TMP/cpu10.s"
+: > "$TMP/console1.s"; : > "$TMP/cpu1.s"
+for run in $(seq "$RUNS"); do
+  upload "" 2
+  renice_workers 10
+  upload 10 2
+  renice_workers 0
+  upload 1 1
+  rm -f "$TMP/copies/"*
   sync
   t0=$(now)
   for f in "$TMP/photos/"*.jpg; do curl -s -T "$f" "file://$TMP/copies/$(basename "$f")"; done
@@ -85,6 +103,8 @@ for run in $(seq "$RUNS"); do
 done
 stop
 console=$(median < "$TMP/console.s"); plain=$(median < "$TMP/curl.s"); upcpu=$(median < "$TMP/cpu.s")
+console10=$(median < "$TMP/console10.s"); upcpu10=$(median < "$TMP/cpu10.s")
+console1=$(median < "$TMP/console1.s")
 mb=$(echo "$bytes / 1000000" | bc -l)
 
 idle() { # $1: console or plain -> CPU seconds per minute
@@ -99,9 +119,14 @@ idle_on=$(idle console); idle_off=$(idle plain)
 
 printf '| what | figure |\n|---|---:|\n'
 printf '| photos uploaded | 100 × %.1f MB (12 MP JPEG), one request each, %d runs (median) |\n' "$(echo "$mb / 100" | bc -l)" "$RUNS"
-printf '| console upload (curl -F, loopback) | %.2f s · %.0f MB/s |\n' "$console" "$(echo "$mb / $console" | bc -l)"
+printf '| console upload, two at a time, no batch finishing (nice 0) | %.2f s · %.0f MB/s |\n' "$console" "$(echo "$mb / $console" | bc -l)"
+printf '| console upload, two at a time, threads at nice 10 (a batch finishing) | %.2f s · %.0f MB/s |\n' "$console10" "$(echo "$mb / $console10" | bc -l)"
+printf '| console upload, one at a time (nice 0) | %.2f s · %.0f MB/s |\n' "$console1" "$(echo "$mb / $console1" | bc -l)"
 printf '| curl -T to a file (file://) | %.2f s · %.0f MB/s |\n' "$plain" "$(echo "$mb / $plain" | bc -l)"
-printf '| console ÷ curl -T (throughput) | %.2f× (goal ≥ 0.8×) |\n' "$(echo "$plain / $console" | bc -l)"
-printf '| daemon CPU during the 100 uploads | %.2f s |\n' "$upcpu"
+printf '| console ÷ curl -T (throughput), nice 0 | %.2f× (goal ≥ 0.8×) |\n' "$(echo "$plain / $console" | bc -l)"
+printf '| console ÷ curl -T (throughput), nice 10 | %.2f× |\n' "$(echo "$plain / $console10" | bc -l)"
+printf '| console ÷ curl -T (throughput), one at a time | %.2f× |\n' "$(echo "$plain / $console1" | bc -l)"
+printf '| CPU of the console threads, 100 uploads, nice 0 · nice 10 | %.2f s · %.2f s (%.1f · %.1f ms per MB) |\n' "$upcpu" "$upcpu10" \
+  "$(echo "$upcpu * 1000 / $mb" | bc -l)" "$(echo "$upcpu10 * 1000 / $mb" | bc -l)"
 printf '| idle daemon CPU per minute, console on | %.3f s |\n' "$idle_on"
 printf '| idle daemon CPU per minute, console off | %.3f s |\n' "$idle_off"

@@ -40,6 +40,12 @@ int pf_http_has_tls(void);
 /* The peer's address as text ("127.0.0.1", "::1"); "" when unknown. */
 void pf_http_client_address(struct MHD_Connection *connection, char *out, size_t size);
 
-/* Lowers the calling thread's CPU priority to `nice` once (the server's threads never compete
-   with the photo workers); later calls on the same thread do nothing. */
-void pf_http_lower_priority_once(int nice);
+/* Sets the calling thread's CPU priority to `nice` when it is not that already (one system
+   call only when it changes). Raising it again (a lower `nice`) needs RLIMIT_NICE room
+   (the unit's LimitNICE=) or root: without, the thread stays where it is. */
+void pf_http_set_priority(int nice);
+
+/* Starts writing `count` bytes of the file from `offset` to disk without waiting
+   (sync_file_range, SYNC_FILE_RANGE_WRITE): a later fsync waits only for what is still in
+   flight. No durability by itself. 0, or -1 with errno. */
+int pf_start_writeback(int fd, long long offset, long long count);

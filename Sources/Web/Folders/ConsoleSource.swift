@@ -24,6 +24,10 @@ public struct ConsoleSnapshot: Sendable, Equatable {
     }
 
     public subscript(name: String) -> ConsoleFolder? { folders.first { $0.name == name } }
+
+    /// Whether a batch is being finished or waits to be, in any folder: the photo workers
+    /// want the CPU, and the console's threads step back (nice 10) until they are done.
+    public var isFinishing: Bool { folders.contains { $0.processing != nil || $0.queued > 0 } }
 }
 
 /// One hot folder as the console shows it.

@@ -127,7 +127,8 @@ enum Assets {
           }
 
           // The upload form sends one request per file, so each has its own progress and its own
-          // answer; a file over the limit is refused before it is sent.
+          // answer, two at a time (one is received while the other is made safe on disk); a
+          // file over the limit is refused before it is sent.
           function uploads() {
             var form = document.querySelector('form.upload');
             if (!form || !window.FormData || !window.XMLHttpRequest) return;
@@ -159,9 +160,12 @@ enum Assets {
                 list.appendChild(li);
                 return { file: file, li: li, note: note, bar: bar };
               });
-              var i = 0;
+              var i = 0, sending = 0;
               function next() {
-                if (i >= rows.length) { button.disabled = false; input.value = ''; return; }
+                if (i >= rows.length) {
+                  if (sending === 0) { button.disabled = false; input.value = ''; }
+                  return;
+                }
                 var row = rows[i++];
                 if (row.file.size > max) {
                   finish(row, false, 'over the limit of ' + form.getAttribute('data-max-text'));
@@ -174,7 +178,9 @@ enum Assets {
                 xhr.open('POST', form.action);
                 xhr.setRequestHeader('Accept', 'application/json');
                 xhr.upload.onprogress = function (e) { if (e.lengthComputable) { row.bar.max = e.total; row.bar.value = e.loaded; } };
+                sending++;
                 xhr.onload = function () {
+                  sending--;
                   var answer = null;
                   try { answer = JSON.parse(xhr.responseText); } catch (e) {}
                   if (answer && answer.accepted && answer.accepted.length) {
@@ -186,9 +192,10 @@ enum Assets {
                   }
                   next();
                 };
-                xhr.onerror = function () { finish(row, false, 'the connection failed'); next(); };
+                xhr.onerror = function () { sending--; finish(row, false, 'the connection failed'); next(); };
                 xhr.send(body);
               }
+              next();
               next();
             });
           }

@@ -1,3 +1,4 @@
+internal import CWebShims
 import Foundation
 import HTTP
 import HotFolders
@@ -12,6 +13,11 @@ import System
 /// temporary file removed and nothing more of the request kept (a request whose
 /// `Content-Length` is already too big is refused before this, from its head); a file cut
 /// short by a broken connection is removed too: nothing half-uploaded is ever left.
+///
+/// The fsync before the answer is the durability point and stays there; it is made cheap by
+/// starting the disk writes while the file is still arriving (`sync_file_range`, each
+/// `writeBackStep` bytes), so the fsync waits only for the last piece and the metadata
+/// instead of writing the whole photo after its last byte.
 final class Upload: HTTPFormReceiver {
     struct Accepted: Equatable {
         var sent: String
@@ -42,6 +48,11 @@ final class Upload: HTTPFormReceiver {
     private let log: Logger
     private let page: (Upload) -> HTTPResponse
     private var part = Part.none
+    /// The file being received: a second descriptor of it to start its write-back with, and
+    /// how far write-back was started (nil: none, or it could not be had: the fsync does it all).
+    private var writeBack: (fd: Int32, started: Int64)?
+    /// How much arrives between two write-back starts.
+    static let writeBackStep: Int64 = 1 << 20
     private var csrfChecked = false
     private(set) var accepted: [Accepted] = []
     private(set) var refused: [Refused] = []
@@ -85,6 +96,7 @@ final class Upload: HTTPFormReceiver {
             do throws(SystemError) {
                 let file = try work.open(temp, .write, [.create, .exclusive], permissions: 0o644)
                 part = .file(sent: sent, name: clean, temp: temp, file: file, written: 0)
+                writeBack = (try? file.duplicateForHandOff()).map { ($0, 0) }
             } catch {
                 log.error("web: cannot write an upload into \(work.path): \(error)", ["INBOX": inbox])
                 refused.append(Refused(sent: sent, reason: "the hot folder cannot be written (\(error.reason))"))
@@ -118,6 +130,12 @@ final class Upload: HTTPFormReceiver {
                 return answer(status: error.isNoSpace ? 507 : 500)
             }
             part = .file(sent: sent, name: name, temp: temp, file: file, written: total)
+            if case let (fd, started)? = writeBack, total - started >= Self.writeBackStep {
+                let upTo = total - total % Self.writeBackStep
+                // A failure here is the fsync's to report: it writes whatever is left.
+                _ = pf_start_writeback(fd, started, upTo - started)
+                writeBack = (fd, upTo)
+            }
         case .none, .skipping:
             break
         }
@@ -131,6 +149,7 @@ final class Upload: HTTPFormReceiver {
             return nil
         }
         part = .none
+        endWriteBack()
         guard written > 0 else {
             discard(temp, file)
             refused.append(Refused(sent: sent, reason: "the file is empty"))
@@ -162,6 +181,11 @@ final class Upload: HTTPFormReceiver {
     func abandon() {
         if case .file(_, _, let temp, let file, _) = part { discard(temp, file) }
         part = .none
+    }
+
+    private func endWriteBack() {
+        if case let (fd, _)? = writeBack { close(fd) }
+        writeBack = nil
     }
 
     /// What the answer says, besides the two lists (nil: nothing).
@@ -199,6 +223,7 @@ final class Upload: HTTPFormReceiver {
     }
 
     private func discard(_ temp: FileName, _ file: FileDescriptor) {
+        endWriteBack()
         file.close()
         try? work.remove(temp)
     }
