@@ -1,7 +1,8 @@
 // swift-tools-version: 6.0
 // PhotoFinish: finishes sets of photos dropped into hot folders.
 // Layout: C libraries behind thin `systemLibrary` wrappers, the C that must be C in
-// `CShims`, then Swift modules from pixels up to the command line (see README, Architecture).
+// `CShims` (OS glue) and `CCodecs` (codec glue), then Swift modules from pixels up to the
+// command line (see README, Architecture).
 import PackageDescription
 
 /// Fast code in the pixel loops: bounds are checked by construction (buffers are sized
@@ -60,8 +61,11 @@ let package = Package(
                        providers: [.apt(["libcrypt-dev"])]),
         // libmicrohttpd's variadic calls (start, connection info, its log), made once in C.
         .target(name: "CWebShims", dependencies: ["CMicroHTTPD"]),
-        // The little C that must be C: libjpeg's and libpng's longjmp error exits.
-        .target(name: "CShims", dependencies: ["CJPEG", "CPNG"]),
+        // The little C that must be C, in two parts: the libc and Linux calls Swift's Glibc
+        // does not show (System, the command line), and libjpeg's and libpng's longjmp error
+        // exits (Codecs).
+        .target(name: "CShims"),
+        .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG"]),
         // The face detector: dlib's HOG frontal face detector searched by dlib's own code
         // (libdlib-dev's headers: nothing of dlib is linked), its five filters compiled in
         // from model.c, behind a C interface, every C++ object owned in faces.cpp.
@@ -79,7 +83,7 @@ let package = Package(
 
         // Swift modules, lowest first.
         .target(name: "Pixels", dependencies: ["CLCMS", "CResample"], swiftSettings: hotLoops),
-        .target(name: "Codecs", dependencies: ["Pixels", "CShims", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLibRaw", "CLCMS"]),
+        .target(name: "Codecs", dependencies: ["Pixels", "CCodecs", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLibRaw", "CLCMS"]),
         .target(name: "Typesetting", dependencies: ["Pixels", "CFreeType", "CHarfBuzz", "CFontconfig"],
                 swiftSettings: hotLoops),
         .target(name: "JSON5"),

@@ -1,9 +1,7 @@
 #pragma once
-/* The C that must be C: libjpeg and libpng report errors by longjmp, which must never
-   cross a Swift frame (every function there sets its own jump point, calls the library, and
-   returns a status code instead); and the few libc calls Swift's Glibc module does not show. */
-#include "jpeg_glue.h"
-#include "png_glue.h"
+/* The few libc and Linux calls Swift's Glibc module does not show (they need _GNU_SOURCE,
+   or live in headers it leaves out), for System and the command line. The codecs' C
+   (libjpeg's and libpng's longjmp exits) is CCodecs. */
 #include "fs_glue.h"
 #include "memory_glue.h"
 #include "process_glue.h"

@@ -1,4 +1,4 @@
-internal import CShims
+internal import CCodecs
 import Pixels
 
 /// Reads JPEG files through libjpeg-turbo: header first (size, EXIF, ICC), then rows at

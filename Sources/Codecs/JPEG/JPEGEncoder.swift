@@ -1,4 +1,4 @@
-internal import CShims
+internal import CCodecs
 import Pixels
 
 /// Writes JPEG files through libjpeg-turbo: 8-bit RGB, 4:2:0 chroma, baseline or

@@ -1,4 +1,4 @@
-internal import CShims
+internal import CCodecs
 import Pixels
 
 /// Reads PNG files with libpng: grey, grey+alpha, palette (with `tRNS`), RGB, RGBA, 1–16 bits,

@@ -1,4 +1,4 @@
-internal import CShims
+internal import CCodecs
 internal import CPNG
 import Pixels
 
