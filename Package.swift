@@ -92,7 +92,7 @@ let package = Package(
         // The Linux calls on files (one owner per descriptor, one EINTR retry, one SystemError):
         // byte-string names, atomic files, the claim primitive, inotify, statfs.
         .target(name: "System", dependencies: ["CShims"]),
-        .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "System"]),
+        .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "Configuration", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
         // A cluster of hosts coordinated by PostgreSQL (issue 21): the link to the database (one
         // owner per PGconn), the schema and its migrations, photo tasks and their leases, hosts.

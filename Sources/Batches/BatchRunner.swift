@@ -1,17 +1,18 @@
 import Codecs
+import Configuration
 import Finishing
 import Foundation
 import Pixels
 import Synchronization
 import System
 
-/// The limits one batch runs under (SPEC §6).
+/// The limits one batch runs under (SPEC §6): the config's, whose defaults are the only ones.
 public struct BatchLimits: Sendable {
-    public var maxPixels: Int = 150_000_000
-    public var maxFileBytes: Int = 512 << 20
-    public var itemTimeout: Duration = .seconds(120)
+    public var maxPixels: Int
+    public var maxFileBytes: Int
+    public var itemTimeout: Duration
     /// Photos in flight at once; 0 = one per core.
-    public var workers: Int = 0
+    public var workers: Int
     /// When set, each photo also takes one of these slots: a `workers` limit shared by
     /// several batches running side by side (the daemon's hot folders).
     public var sharedSlots: WorkerSlots?
@@ -19,7 +20,14 @@ public struct BatchLimits: Sendable {
     /// running at once).
     public var memoryBudget: MemoryBudget?
 
-    public init() {}
+    /// The limits `config` sets (`maxPixels`, `maxFileBytes`, `itemTimeout`, `workers`); with
+    /// no config, its defaults (`Config.defaults`).
+    public init(config: Config = .defaults) {
+        maxPixels = config.maxPixels
+        maxFileBytes = config.maxFileBytes
+        itemTimeout = config.itemTimeout
+        workers = config.workers
+    }
 
     /// `workers` with 0 resolved to the core count.
     public var effectiveWorkers: Int {

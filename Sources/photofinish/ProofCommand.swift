@@ -13,7 +13,7 @@ enum ProofCommand {
         guard let templatePath = a.options["template"] else { throw UsageError("proof needs --template FILE") }
         guard a.positional.isEmpty else { throw UsageError("proof takes no photos: it makes its own (unexpected '\(a.positional[0])')") }
         let template: Template
-        var maxPixels = BatchLimits().maxPixels
+        var maxPixels = Config.defaults.maxPixels
         do {
             template = try TemplateLoader.load(path: templatePath)
             if let configPath = a.options["config"] { maxPixels = try Config.load(path: configPath).maxPixels }
@@ -25,7 +25,7 @@ enum ProofCommand {
         let path = out + "/" + fileName(template.name)
         Terminal.note("rendering the template '\(template.name)' on 6 sample photos (landscape, portrait, 48 MP, screenshot, square, panorama) …")
         do {
-            try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
+            try Files.makeDirectories(out)
             let sheet = try Proof.render(template: template, shrink: ProofKeeper.sampleShrink(), maxPixels: maxPixels)!
             try AtomicFile.write(sheet.png, to: path)
             for note in sheet.notes { Terminal.note(note) }

@@ -123,12 +123,7 @@ enum RedoCommand {
                                        ? Commands.defaultConfig : nil)
             let config = try configPath.map { path throws(JSON5Errors) in try Config.load(path: path) }
             let entry = config?.inboxes.first { WatchCommand.absolute($0.root) == root }
-            if let config, given != nil || entry != nil {
-                limits.maxPixels = config.maxPixels
-                limits.maxFileBytes = config.maxFileBytes
-                limits.itemTimeout = config.itemTimeout
-                limits.workers = config.workers
-            }
+            if let config, given != nil || entry != nil { limits = BatchLimits(config: config) }
             let report = Self.report(layout, batch: id)
             inbox = entry?.name ?? report?.inbox ?? InitCommand.inboxName(for: root)
             if let path = a.options["template"] {
@@ -173,8 +168,8 @@ enum RedoCommand {
 
         /// Batch `id`'s report, nil when it has none that can be read.
         static func report(_ layout: HotFolderLayout, batch id: String) -> Report? {
-            guard BatchID.isValid(id), let bytes = try? Files.read(layout.out + "/" + id + "/report.json") else { return nil }
-            return try? JSONDecoder().decode(Report.self, from: Data(bytes))
+            guard BatchID.isValid(id) else { return nil }
+            return (try? ReportReader.read(batchFolder: layout.out + "/" + id)) ?? nil
         }
     }
 }

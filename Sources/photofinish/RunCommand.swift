@@ -16,13 +16,7 @@ enum RunCommand {
         var limits = BatchLimits()
         do {
             template = try TemplateLoader.load(path: templatePath)
-            if let configPath = a.options["config"] {
-                let config = try Config.load(path: configPath)
-                limits.maxPixels = config.maxPixels
-                limits.maxFileBytes = config.maxFileBytes
-                limits.itemTimeout = config.itemTimeout
-                limits.workers = config.workers
-            }
+            if let configPath = a.options["config"] { limits = BatchLimits(config: try Config.load(path: configPath)) }
         } catch {
             for e in error.errors { Terminal.note(e.description) }
             return 2

@@ -88,6 +88,10 @@ import Testing
         }
         let json = ReportWriter.json(report)
         #expect(json.contains("\"color\": \"#") && json.contains("\"thumbnail\": \"thumbs/photo1.jpg\""))
+        // The page is written with the JSON, once (after filing, in the daemon).
+        #expect(!FileManager.default.fileExists(atPath: folder + "/report.html"))
+        let written = try ReportWriter.write(report, toFolder: folder)
+        #expect(written.warnings == report.warnings)
         #expect(FileManager.default.fileExists(atPath: folder + "/report.html"))
     }
 

@@ -1,23 +1,12 @@
 import Foundation
+import System
 
 /// A report in words, for a person (`photofinish report PATH`).
 public enum ReportText {
     /// Loads a report from a batch folder or a `report.json` path.
     /// - Throws: a message naming the path and what is wrong.
     public static func load(_ path: String) throws -> Report {
-        var isDir: ObjCBool = false
-        var file = path
-        if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue {
-            file = path + "/report.json"
-        }
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw ReportError("\(file): no report there (a batch folder has one once it is finished)")
-        }
-        do {
-            return try JSONDecoder().decode(Report.self, from: data)
-        } catch {
-            throw ReportError("\(file): not a PhotoFinish report (\(error))")
-        }
+        try ReportReader.load(FilePath(path))
     }
 
     /// The whole report as lines of text.

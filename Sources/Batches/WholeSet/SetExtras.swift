@@ -19,8 +19,7 @@ enum SetExtras {
         if color { item.color = DominantColor.of(preview).hex }
         let name = thumbnailFolder + "/" + stem + ".jpg"
         do {
-            try FileManager.default.createDirectory(atPath: folder + "/" + thumbnailFolder,
-                                                    withIntermediateDirectories: true)
+            try Files.makeDirectories(folder + "/" + thumbnailFolder)
             let bytes = try encodeImage(preview, options: EncodeOptions(format: .jpeg, quality: thumbnailQuality))
             try AtomicFile.write(bytes, to: folder + "/" + name)
             item.thumbnail = name

@@ -36,8 +36,9 @@ public struct SetOutputs: Sendable {
         self.labeler = labeler
     }
 
-    /// Makes the stitched parts and the colour card the template asks for, writes
-    /// `report.html`, and returns the report with its batch-level `outputs` and `warnings`.
+    /// Makes the stitched parts and the colour card the template asks for and returns the
+    /// report with its batch-level `outputs` and `warnings` (`ReportWriter` writes the page and
+    /// the JSON once the batch is filed).
     /// Nothing here fails the batch: a whole-set output that cannot be made is a warning.
     /// - Parameters:
     ///   - report: the batch's report, every item done.
@@ -66,12 +67,6 @@ public struct SetOutputs: Sendable {
             }
         }
         report.warnings = warnings.isEmpty ? nil : warnings
-        do {
-            try AtomicFile.write(Array(ReportHTML.render(report).utf8), to: folder + "/report.html")
-        } catch {
-            // The JSON report still tells everything; say why the page is missing.
-            report.warnings = (report.warnings ?? []) + ["report.html not written: \(error)"]
-        }
         return report
     }
 

@@ -195,14 +195,11 @@ public enum BatchWork {
         report.redoes = batch.manifest.redoes
 
         // 2. File the sources (by their names in the manifest: the report shows them escaped).
-        if fileSources(&report, batch: batch, contents: contents, template: template, log: log) {
-            // An item failed at filing: the page must say so too.
-            try? AtomicFile.write(Array(ReportHTML.render(report).utf8), to: staged + "/report.html")
-        }
+        _ = fileSources(&report, batch: batch, contents: contents, template: template, log: log)
         try removeUnreferencedFiles(in: staged, report: report)
-        // 3. The report, last.
+        // 3. The report (its page, then report.json), last.
         do {
-            try ReportWriter.write(report, toFolder: staged)
+            report = try ReportWriter.write(report, toFolder: staged)
         } catch {
             throw SystemError("write the report in", staged, errno: error.code)
         }
@@ -450,8 +447,7 @@ public enum BatchWork {
     }
 
     static func publishedReport(_ folder: String) throws(SystemError) -> Report {
-        guard let bytes = try Files.read(folder + "/report.json"),
-              let report = try? JSONDecoder().decode(Report.self, from: Data(bytes)) else {
+        guard let bytes = try Files.read(folder + "/report.json"), let report = try? ReportReader.decode(bytes) else {
             throw SystemError("read the report in", folder, errno: EINVAL)
         }
         return report

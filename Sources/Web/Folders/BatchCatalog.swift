@@ -26,7 +26,7 @@ final class BatchCatalog: Sendable {
         var summary: Summary
     }
 
-    private static let report: FileName = "report.json"
+    private static let report = ReportReader.fileName
     private let cache = Mutex<[String: Cached]>([:])
     private static let cacheLimit = 20_000
 
@@ -53,7 +53,7 @@ final class BatchCatalog: Sendable {
         let key = "\(st.size) \(st.modifiedNanoseconds) \(st.inode)"
         if let hit = cache.withLock({ $0[cacheName] }), hit.key == key { return hit.summary }
         guard let file = try? folder.open(Self.report, .read, [.noFollow]), let bytes = try? file.readAll(limit: 64 << 20),
-              let report = try? JSONDecoder().decode(Report.self, from: Data(bytes)) else { return nil }
+              let report = try? ReportReader.decode(bytes) else { return nil }
         let thumbs = report.items.compactMap(\.thumbnail).prefix(4).compactMap { path -> [FileName]? in
             let parts = path.split(separator: "/").compactMap { FileName(String($0)) }
             return parts.isEmpty ? nil : parts
