@@ -75,12 +75,5 @@ public struct ServiceSetup: Sendable {
         BatchRules(settle: config.settle, quiet: config.quiet, maxWait: config.maxWait, maxBatch: config.maxBatch)
     }
 
-    var limits: BatchLimits {
-        var l = BatchLimits()
-        l.maxPixels = config.maxPixels
-        l.maxFileBytes = config.maxFileBytes
-        l.itemTimeout = config.itemTimeout
-        l.workers = config.workers
-        return l
-    }
+    var limits: BatchLimits { BatchLimits(config: config) }
 }
