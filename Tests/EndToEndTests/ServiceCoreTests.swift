@@ -395,6 +395,17 @@ import Testing
         }
         #expect(inodes.count == 1, "\(inodes.count) proof files")
         #expect(links == [1000])
+        // Before READY only the root, drop/ and .work/ are made, and only the status file is
+        // written; out/, originals/ and failed/ and every STATUS.txt follow it.
+        var isDir: ObjCBool = false
+        #expect(Poll.until(.seconds(60)) {
+            roots.allSatisfy { root in
+                ["out", "originals", "failed"].allSatisfy { FileManager.default.fileExists(atPath: root + "/" + $0, isDirectory: &isDir) && isDir.boolValue }
+            }
+        }, "log:\n\(daemon.log)")
+        #expect(Poll.until(.seconds(60)) {
+            roots.allSatisfy { ((try? String(contentsOfFile: $0 + "/STATUS.txt", encoding: .utf8)) ?? "").contains("Idle: no batch is being processed.") }
+        })
         daemon.signal(SIGTERM)
         #expect(daemon.wait() == 0)
     }

@@ -28,13 +28,18 @@ public struct HotFolderLayout: Sendable, Equatable {
     /// that group.
     /// - Throws: `SystemError` naming the folder that could not be made.
     public func create() throws(SystemError) {
-        // The root and any missing parents, like `mkdir -p`.
+        try createWatched()
+        try createFiling()
+    }
+
+    /// The folders watching and claiming need: the root (and any missing parents, like
+    /// `mkdir -p`), `drop/` and `.work/`. The service makes only these before it is ready.
+    public func createWatched() throws(SystemError) {
         try Files.makeDirectories(root, permissions: 0o755)
         if !Files.exists(drop) {
             try Files.makeDirectory(drop, permissions: 0o775)
             try Files.setPermissions(drop, Self.dropPermissions)
         }
-        for path in [out, originals, failed] { try Files.makeDirectory(path, permissions: 0o755) }
         try Files.makeDirectory(work, permissions: 0o700)
         do {
             try Files.setPermissions(work, 0o700)
@@ -42,6 +47,12 @@ public struct HotFolderLayout: Sendable, Equatable {
             && ((try? Files.fileSystem(work))?.isShared ?? false) {
             // An SMB share through smbnetfs has no Unix modes to set: the server's own rights apply.
         }
+    }
+
+    /// `out/`, `originals/` and `failed/` (0755), where finished batches go; a batch makes
+    /// the one it needs itself when it is missing.
+    public func createFiling() throws(SystemError) {
+        for path in [out, originals, failed] { try Files.makeDirectory(path, permissions: 0o755) }
     }
 
     /// `drop/`'s mode when it is made: rwxrwsr-x.

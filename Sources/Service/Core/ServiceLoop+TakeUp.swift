@@ -26,9 +26,10 @@ extension ServiceLoop {
         folder.attempts += 1
         takeUps += 1
         let name = folder.inbox.name, attempt = folder.attempts, inbox = folder.inbox
-        let staleAfter = setup.config.staleAfter
+        let staleAfter = setup.config.staleAfter, watchedOnly = !readySent
         pool.run(name) { [mailbox, probes, log] in
-            mailbox.post(.takenUp(inbox: name, attempt: attempt, TakeUp.run(inbox, staleAfter: staleAfter, probes: probes, log: log)))
+            mailbox.post(.takenUp(inbox: name, attempt: attempt,
+                                  TakeUp.run(inbox, staleAfter: staleAfter, probes: probes, watchedOnly: watchedOnly, log: log)))
         }
     }
 
@@ -95,10 +96,17 @@ extension ServiceLoop {
         guard takeUps == 0 else { return }
         if !readySent {
             readySent = true
-            publisher.publishNow()
+            // Every folder's STATUS.txt, written from now on (before, only the status file).
+            publisher.ready()
             // The line first: whoever waits for READY=1 finds it in the journal then.
             log.notice(readyLine())
             Notify.ready(status: board.snapshot(state: "running").summary)
+            // What the folders taken up so far did not make before READY, on their strands
+            // (before any claim queued after this; a batch makes a missing one itself anyway).
+            for inbox in setup.inboxes where folders[inbox.name]?.watch != nil {
+                let layout = inbox.layout, name = inbox.name
+                pool.run(name) { [log] in TakeUp.fileLater(layout, inbox: name, log: log) }
+            }
         } else if reloadAwaitsReady {
             reloadAwaitsReady = false
             publisher.publishNow()
