@@ -79,17 +79,12 @@ import Testing
             let rig = try ShareRig(kind, workers: 1)
             let daemons = try [rig.start(on: 0), rig.start(on: 1)]
             for d in daemons { d.waitUntilReady() }
-            var dropped: [String: [UInt8]] = [:]
-            for n in 0..<16 {
-                let name = String(format: "K%02d.jpg", n)
-                dropped[name] = try HotFolderFixture.photo(n, width: 1400)
-                try rig.drop(dropped[name]!, as: name, via: nil)
-            }
+            let dropped = try rig.dropPhotos("K", count: 16)
             // The first batch under way: whose is it (its lock says)?
             let work = rig.hot.root + "/.work"
             var holder: Int?
             #expect(Poll.until(.seconds(60)) {
-                for id in rig.hot.names(in: work) where FileManager.default.fileExists(atPath: "\(work)/\(id)/journal") {
+                for id in rig.batchesUnderWay {
                     let lock = (try? String(contentsOfFile: "\(work)/\(id)/lock", encoding: .utf8)) ?? ""
                     if lock.contains("host=pf-host-a/") { holder = 0 } else if lock.contains("host=pf-host-b/") { holder = 1 }
                     if holder != nil { return true }
@@ -131,16 +126,9 @@ import Testing
             let rig = try ShareRig(kind, workers: 1, hosts: 1)
             let daemon = try rig.start(on: 0)
             daemon.waitUntilReady()
-            var dropped: [String: [UInt8]] = [:]
-            for n in 0..<16 {
-                let name = String(format: "C%02d.jpg", n)
-                dropped[name] = try HotFolderFixture.photo(n, width: 1400)
-                try rig.drop(dropped[name]!, as: name, via: nil)
-            }
+            let dropped = try rig.dropPhotos("C", count: 16)
             let work = rig.hot.root + "/.work"
-            #expect(Poll.until(.seconds(60)) {
-                rig.hot.names(in: work).contains { FileManager.default.fileExists(atPath: "\(work)/\($0)/journal") }
-            }, "\(daemon.log)")
+            #expect(Poll.until(.seconds(60)) { !rig.batchesUnderWay.isEmpty }, "\(daemon.log)")
             rig.mounts[0].cut()
             #expect(Poll.until(.seconds(30)) { daemon.log.contains("does not answer") }, "\(daemon.log)")
             usleep(2_000_000)
@@ -174,16 +162,9 @@ import Testing
             let rig = try ShareRig(kind, workers: 1, exportSize: "24m", hosts: 1)
             let daemon = try rig.start(on: 0)
             daemon.waitUntilReady()
-            var dropped: [String: [UInt8]] = [:]
-            for n in 0..<12 {
-                let name = String(format: "D%02d.jpg", n)
-                dropped[name] = try HotFolderFixture.photo(n, width: 1400)
-                try rig.drop(dropped[name]!, as: name, via: nil)
-            }
+            let dropped = try rig.dropPhotos("D", count: 12)
             let work = rig.hot.root + "/.work"
-            #expect(Poll.until(.seconds(60)) {
-                rig.hot.names(in: work).contains { FileManager.default.fileExists(atPath: "\(work)/\($0)/journal") }
-            }, "\(daemon.log)")
+            #expect(Poll.until(.seconds(60)) { !rig.batchesUnderWay.isEmpty }, "\(daemon.log)")
             // Fill the disk to the last byte, as root on the server.
             let fill = rig.export + "/fill"
             _ = try Harness.exec("/usr/bin/dd", ["if=/dev/zero", "of=" + fill, "bs=64k"], deadline: .seconds(60))

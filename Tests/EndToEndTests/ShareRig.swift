@@ -132,6 +132,24 @@ final class ShareRig {
         try hot.drop(bytes, as: name, through: host.map { rootOn($0) } ?? hot.root)
     }
 
+    /// `count` photos named PREFIX00.jpg, PREFIX01.jpg, … dropped from the server side.
+    /// - Returns: each name and its bytes.
+    func dropPhotos(_ prefix: String, count: Int) throws -> [String: [UInt8]] {
+        var dropped: [String: [UInt8]] = [:]
+        for n in 0..<count {
+            let name = String(format: "\(prefix)%02d.jpg", n)
+            dropped[name] = try HotFolderFixture.photo(n, width: 1400)
+            try drop(dropped[name]!, as: name, via: nil)
+        }
+        return dropped
+    }
+
+    /// The batches in `.work/` under way (their journal begun), as the server sees them.
+    var batchesUnderWay: [String] {
+        let work = hot.root + "/.work"
+        return hot.names(in: work).filter { FileManager.default.fileExists(atPath: "\(work)/\($0)/journal") }
+    }
+
     /// Names in `drop/`, as the server sees them.
     var waiting: [String] { hot.names(in: hot.drop) }
 
