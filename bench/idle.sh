@@ -8,6 +8,8 @@
 # `photofinish daemon` and measures:
 # - start-up: the wall time to the "ready:" line (every folder taken up or refused), and from
 #   there until every hot folder has its proof (one render, the others linked or copied);
+# - start-up again with the same folders (a restart: the folders and the proofs are there):
+#   to ready, its CPU, and the CPU of the 5 s after (a second table);
 # - idle CPU: the daemon's own utime + stime (/proc/PID/stat, so other work on a loaded machine
 #   does not count) over IDLE seconds (default 60) with nothing dropped, per minute;
 # - idle wake-ups: context switches of all its threads (/proc/PID/task/*/status, voluntary and
@@ -51,6 +53,7 @@ switches() { # context switches of the process's threads so far: all, then ours 
 proofs() { find "$1" -mindepth 3 -maxdepth 3 -path '*/proof/*.png' 2>/dev/null | wc -l; }
 since() { echo "$EPOCHREALTIME - $1" | bc; }
 
+RESTARTS=()
 echo "| hot folders | to ready | ready CPU | proofs done after ready | start-up CPU | proofs rendered | idle CPU per minute | wake-ups in ${WAKE} s (ours) | peak RSS |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in "${COUNTS[@]}"; do
@@ -88,7 +91,25 @@ EOF
   kill -TERM "$PID"; wait "$PID" || true; PID=
   printf '| %d | %.2f s | %.2f s | %.2f s%s | %.2f s | %d | %.3f s | %d (%d) | %s |\n' \
     "$n" "$ready" "$readycpu" "$proofwall" "$proofnote" "$startup" "$rendered" "$perminute" "$((s1 - s0))" "$((o1 - o0))" "$rss"
+  # The same folders started again (a restart, an upgrade, a reboot: what most start-ups are):
+  # every folder and proof is there already.
+  : > "$dir/daemon.log"
+  start=$EPOCHREALTIME
+  RUNTIME_DIRECTORY=$dir/run "$PF" daemon --config "$dir/photofinish.json5" > "$dir/daemon.log" 2>&1 &
+  PID=$!
+  until grep -q 'ready: watching' "$dir/daemon.log"; do alive; sleep 0.05; done
+  ready=$(since "$start"); readycpu=$(cpu "$PID")
+  sleep 5; after=$(cpu "$PID"); made=$(proofs "$dir/hot")
+  rendered=$(grep -c 'rendering the proof' "$dir/daemon.log" || true)
+  kill -TERM "$PID"; wait "$PID" || true; PID=
+  RESTARTS+=("$(printf '| %d | %.2f s | %.2f s | %.2f s | %d of %d | %d |' "$n" "$ready" "$readycpu" "$after" "$made" "$n" "$rendered")")
   rm -rf "$dir"
 done
+echo
+echo "Started again with the same folders (a restart):"
+echo
+echo "| hot folders | to ready | ready CPU | CPU 5 s after ready | proofs in place | proofs rendered |"
+echo "|---:|---:|---:|---:|---:|---:|"
+printf '%s\n' "${RESTARTS[@]}"
 echo
 echo "CPU: the daemon's utime + stime (/proc/PID/stat, $HZ ticks a second); idle over ${IDLE} s after start-up; wake-ups: context switches of all its threads over ${WAKE} s; $(nproc) cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Wall times on a shared machine."
