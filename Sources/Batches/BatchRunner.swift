@@ -201,25 +201,8 @@ public struct BatchRunner: Sendable {
                 inFlight += 1
                 let source = sources[index], stem = stems[index]
                 group.addTask {
-                    let slots = isAlone ? limits.sharedSlots?.capacity ?? 1 : 1
-                    await limits.sharedSlots?.acquire(slots)
-                    defer { limits.sharedSlots?.release(slots) }
-                    onStart(index + 1)
-                    // Read once: the memory budget's cost comes from the same bytes the photo is
-                    // finished from.
-                    let reading = ContinuousClock.now
-                    let read = Result { () throws(PhotoError) in
-                        try SourceFile.read(source.path, maxBytes: limits.maxFileBytes)
-                    }
-                    let readTime = ContinuousClock.now - reading
-                    let budget = limits.memoryBudget
-                    let cost = budget == nil ? 0 : (try? read.get()).map {
-                        MemoryBudget.cost(ofPhoto: $0, finisher: finisher, maxFileBytes: limits.maxFileBytes)
-                    } ?? 0
-                    await budget?.acquire(cost)
-                    defer { budget?.release(cost) }
-                    var item = finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
-                                         batch: batch, count: sources.count, folder: folder, finisher: finisher)
+                    var item = await finishInSlot(source, index: index, stem: stem, batch: batch, count: sources.count,
+                                                  folder: folder, alone: isAlone) { onStart(index + 1) }
                     item.alternates = alternates[index].isEmpty ? nil : alternates[index]
                     return (index, item)
                 }
@@ -251,6 +234,67 @@ public struct BatchRunner: Sendable {
                       started: BatchID.timestamp(started), finished: BatchID.timestamp(Date()),
                       items: finished, ignored: ignored,
                       interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })
+    }
+
+    /// Finishes one photo (0-based `index` of `count`) into `folder` once it holds a worker
+    /// slot (every slot when `alone`) and its share of the memory budget.
+    private func finishInSlot(_ source: Source, index: Int, stem: String, batch: String, count: Int, folder: String,
+                              alone: Bool, onStart: () -> Void) async -> Report.Item {
+        let slots = alone ? limits.sharedSlots?.capacity ?? 1 : 1
+        await limits.sharedSlots?.acquire(slots)
+        defer { limits.sharedSlots?.release(slots) }
+        onStart()
+        // Read once: the memory budget's cost comes from the same bytes the photo is
+        // finished from.
+        let reading = ContinuousClock.now
+        let read = Result { () throws(PhotoError) in
+            try SourceFile.read(source.path, maxBytes: limits.maxFileBytes)
+        }
+        let readTime = ContinuousClock.now - reading
+        let budget = limits.memoryBudget
+        let cost = budget == nil ? 0 : (try? read.get()).map {
+            MemoryBudget.cost(ofPhoto: $0, finisher: finisher, maxFileBytes: limits.maxFileBytes)
+        } ?? 0
+        await budget?.acquire(cost)
+        defer { budget?.release(cost) }
+        return finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
+                         batch: batch, count: count, folder: folder, finisher: finisher)
+    }
+
+    /// True when a photo's outputs depend on the batch's order only through their stem: no
+    /// `{index}` or `{count}` in a mark's text, the credit or an output's name, of any recipe.
+    /// Such a photo can be finished before its batch closes (`finishEarly`).
+    public var finishesEarly: Bool {
+        let ordered = ["index", "count"]
+        func usesOrder(_ text: String?) -> Bool {
+            guard let text else { return false }
+            return ordered.contains { text.contains("{\($0)}") }
+        }
+        return !template.recipes.contains { _, recipe in
+            let credit = recipe.output.credit
+            return [recipe.text?.text, recipe.tile?.text, recipe.output.name, credit?.creator, credit?.copyright, credit?.credit]
+                .contains(where: usesOrder)
+        }
+    }
+
+    /// The stem `source` is named with when its batch gives no other photo the same stem.
+    public func earlyStem(_ source: Source) -> String {
+        OutputNames.uniqueStems([source.readableName], maxBytes: OutputNames.stemRoom(template))[0]
+    }
+
+    /// Finishes one source of an open batch into `folder` (which must exist), numbered `photo`
+    /// in the claim order, under the same worker slots and memory budget as the batches: the
+    /// item is the one `finishPhotos` makes for it when the batch's order gives it the same
+    /// stem (with `finishesEarly`), but for its index and `alternates`.
+    /// - Parameter onStart: called once it holds its slot, just before its work begins.
+    public func finishEarly(_ source: Source, photo: Int, batch: String, folder: String,
+                            onStart: () -> Void = {}) async -> EarlyItem {
+        let stem = earlyStem(source)
+        let item = await PixelPool.shared.keeping {
+            await finishInSlot(source, index: photo - 1, stem: stem, batch: batch, count: photo, folder: folder,
+                               alone: false, onStart: onStart)
+        }
+        return EarlyItem(stem: stem, item: item)
     }
 
     /// Finishes and writes one photo read in `readTime`; every failure becomes a failed item.

@@ -100,6 +100,7 @@ public enum BatchWork {
 
     static func steps(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, shared: Bool, log: Logger,
                       progress: @escaping @Sendable (Int, Int) -> Void) async throws(SystemError) -> Outcome {
+        var batch = batch
         let layout = batch.layout, id = batch.id, folder = batch.folder
         let staged = folder + "/out", published = layout.out + "/" + id
         let fields: LogFields = ["INBOX": batch.manifest.inbox, "BATCH": id]
@@ -111,6 +112,12 @@ public enum BatchWork {
             // keep the batch, say why, and retry at the next recovery.
             throw SystemError("use the template stored with the batch (\(error.description); restore what it names and the batch resumes)",
                               folder, errno: EINVAL)
+        }
+        // An open batch (its photos claimed as they settled) closes now: the manifest as on
+        // disk (the last add), its items in the template's order.
+        if batch.manifest.open == true {
+            if let onDisk = try Manifest.read(fromFolder: folder) { batch.manifest = onDisk }
+            batch = try Claim.close(batch, order: template.order)
         }
         // After a crash in step 2 some sources are already filed: the whole-set outputs read
         // them there (the photos needing a finish are all still in src/).
@@ -134,8 +141,11 @@ public enum BatchWork {
         try Files.makeDirectory(staged, permissions: 0o755)
         try removeTemporaryFiles(in: try Directory(staged))
 
-        // What an earlier run of this batch did, and what stopped it.
-        let journal = try ProgressJournal.read(folder: folder)
+        // What an earlier run of this batch did, and what stopped it; then the photos finished
+        // while it was open, taken where the batch's order gives them the same stem.
+        var journal = try ProgressJournal.read(folder: folder)
+        let runner = BatchRunner(template: template, limits: limits, inbox: batch.manifest.inbox)
+        try adoptEarly(batch, contents: contents, runner: runner, staged: staged, journal: &journal, log: log)
         var done = journal.finished
         var alone: Set<Int> = []
         for (index, count) in journal.unfinished.sorted(by: { $0.key < $1.key }) where index <= contents.photos.count {
@@ -155,8 +165,8 @@ public enum BatchWork {
         let wholeSet = (journal.starts[0] ?? 0) < 2
         if !wholeSet { log.error("the batch's own outputs (story, colour card) stopped the finisher twice: not made again", fields) }
 
-        let runner = BatchRunner(template: template, limits: limits, inbox: batch.manifest.inbox)
         let started = Self.date(batch.manifest.claimed) ?? Date()
+        let appending = batch.mover.appending
         // The share failing under the batch stops it (no new photo starts) and gives it back:
         // what failed for the share is neither journaled nor reported (`ShareWatch`).
         let watch = ShareWatch(layout: layout, shared: shared, stop: stop)
@@ -167,7 +177,7 @@ public enum BatchWork {
             watch.mirror()
             guard !watch.isShareFailure(item) else { return }
             do throws(SystemError) {
-                try ProgressJournal.append(item, folder: folder, how: batch.mover.appending)
+                try ProgressJournal.append(item, folder: folder, how: appending)
                 watch.journaled(item.index)
             } catch where ShareHealth.isShareFailure(error, shared: shared) {
                 watch.failed(error)
@@ -178,7 +188,7 @@ public enum BatchWork {
             watch.mirror()
             watch.starting(index)
             do throws(SystemError) {
-                try ProgressJournal.started(index, folder: folder, how: batch.mover.appending)
+                try ProgressJournal.started(index, folder: folder, how: appending)
             } catch where ShareHealth.isShareFailure(error, shared: shared) {
                 watch.failed(error)
             } catch {
@@ -256,6 +266,69 @@ public enum BatchWork {
             guard noSpace || !health.isAvailable else { return false }
             failed(SystemError("finish", item.source + " (" + message + ")", errno: noSpace ? ENOSPC : EIO))
             return true
+        }
+    }
+
+    /// Takes the photos finished while the batch was open (`EarlyJournal`) into the batch:
+    /// each one not journaled yet whose stem is the one the batch's order gives it has its
+    /// outputs moved from `early/<task>/` into `staged` and its item journaled under its place
+    /// (its `alternates` as the batch's contents say); a task started and never done counts as
+    /// a start of its photo. Any other photo is finished by the run, as it would be anyway.
+    /// Safe to repeat after a crash: a file moved already is where it goes.
+    static func adoptEarly(_ batch: ClaimedBatch, contents: BatchContents, runner: BatchRunner, staged: String,
+                           journal: inout ProgressJournal.Progress, log: Logger) throws(SystemError) {
+        let early = try EarlyJournal.read(folder: batch.folder)
+        guard !early.done.isEmpty || !early.starts.isEmpty else { return }
+        let items = batch.manifest.items
+        let srcPath = FilePath(batch.folder).appending(Claim.sourceFolder)
+        let sources = contents.photos.map { BatchRunner.Source(path: srcPath.appending(items[$0.main].name), file: items[$0.main].name) }
+        let stems = OutputNames.uniqueStems(sources.map(\.readableName), maxBytes: OutputNames.stemRoom(runner.template))
+        let reusable = runner.finishesEarly
+        var adopted = 0
+        for (i, photo) in contents.photos.enumerated() where journal.finished[i + 1] == nil {
+            let name = items[photo.main].name
+            if let count = early.starts[name] {
+                journal.starts[i + 1, default: 0] += count
+                continue
+            }
+            guard reusable, let (task, finished) = early.done[name], finished.stem == stems[i] else { continue }
+            var item = finished.item
+            let from = EarlyJournal.outputFolder(task, batchFolder: batch.folder)
+            var files = (item.outputs ?? []).map(\.file)
+            if let thumbnail = item.thumbnail { files.append(thumbnail) }
+            var moved = true
+            for file in files where moved {
+                moved = try moveEarly(file, from: from, to: staged, mover: batch.mover)
+            }
+            guard moved else { continue }
+            item.index = i + 1
+            item.alternates = photo.alternates.isEmpty ? nil : photo.alternates.map { items[$0].name.escaped }
+            try ProgressJournal.append(item, folder: batch.folder, how: batch.mover.appending)
+            journal.finished[i + 1] = item
+            adopted += 1
+        }
+        if adopted > 0 {
+            try Files.syncDirectory(staged)
+            log.info("\(adopted) of \(contents.photos.count) photos were finished while the batch was open",
+                     ["INBOX": batch.manifest.inbox, "BATCH": batch.id])
+        }
+    }
+
+    /// Moves `file` (a path under both folders: `thumbnails/x.jpg`) from `from` to `to`,
+    /// replacing what is there. False when it is in neither (removed by hand: the photo is
+    /// finished again).
+    private static func moveEarly(_ file: String, from: String, to: String, mover: Mover) throws(SystemError) -> Bool {
+        let parts = file.split(separator: "/").map(String.init)
+        guard let last = parts.last, let name = FileName(last) else { return false }
+        let sub = parts.dropLast().map { "/" + $0 }.joined()
+        guard Files.exists(from + "/" + file) else { return Files.exists(to + "/" + file) }
+        try Files.makeDirectories(to + sub)
+        let source = try Directory(from + sub), target = try Directory(to + sub)
+        do {
+            return try mover.move(name, from: source, to: target)
+        } catch where error.code == EEXIST {
+            try target.remove(name)
+            return try mover.move(name, from: source, to: target)
         }
     }
 

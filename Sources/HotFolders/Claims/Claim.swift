@@ -57,9 +57,11 @@ public enum Claim {
     ///     keeps its watchdog fed from here).
     /// - Throws: `SystemError` when the batch itself cannot be made or recorded (no `.work/`,
     ///   disk full): the batch folder is then left for recovery, sources safe.
+    ///   - open: the batch stays open (`Manifest.open`): `add` claims more photos into it,
+    ///     in the order given here; its run puts them in `order` (`close`).
     public static func claim(_ names: [FileName], layout: HotFolderLayout, inbox: String, template: TemplateSnapshot,
                              order: Template.Order, mover: Mover = Mover(.renameNoReplace), now: Date = Date(),
-                             heartbeat: () -> Void = {}) throws(SystemError) -> Outcome {
+                             open: Bool = false, heartbeat: () -> Void = {}) throws(SystemError) -> Outcome {
         var outcome = Outcome()
         let (id, lock) = try makeBatchFolder(layout: layout, mover: mover, now: now)
         let folder = layout.workFolder(id)
@@ -67,13 +69,100 @@ public enum Claim {
         try batch.makeFolder(sourceFolder)
         let drop = try Directory(layout.drop)
         let src = try batch.folder(sourceFolder)
+        let claimed = take(names, from: drop, into: src, mover: mover, refused: &outcome.refused)
+        guard !claimed.isEmpty else {
+            try? BatchLock.removeFolder(folder, lock: lock)
+            try? Files.syncDirectory(layout.work)
+            return outcome
+        }
+        let srcPath = FilePath(folder).appending(sourceFolder)
+        let paths = claimed.map { srcPath.appending($0) }
+        let items = try readAll(open ? paths : BatchOrder.sorted(paths, by: order), in: src, layout: layout, heartbeat: heartbeat)
+        try src.sync()
+        try drop.sync()
+        var manifest = Manifest(batch: id, inbox: inbox, claimed: BatchID.timestamp(now), template: template, items: items)
+        if open { manifest.open = true }
+        do {
+            try manifest.write(toFolder: folder)
+        } catch {
+            throw SystemError("write the manifest in", folder, errno: error.code)
+        }
+        outcome.batch = ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover)
+        return outcome
+    }
+
+    /// Claims `names` from `drop/` into the open batch `batch` (steps 2–4, the manifest
+    /// rewritten with them at its end). A crash before the manifest leaves them in `src/`
+    /// unlisted: `close` lists them.
+    /// - Returns: the outcome (its batch: `batch` with the new items) and the items added.
+    public static func add(_ names: [FileName], to batch: ClaimedBatch,
+                           heartbeat: () -> Void = {}) throws(SystemError) -> (Outcome, added: [Manifest.Item]) {
+        precondition(batch.manifest.open == true, "photos are added to an open batch only")
+        var outcome = Outcome()
+        let layout = batch.layout
+        let drop = try Directory(layout.drop)
+        let src = try Directory(FilePath(batch.folder).appending(sourceFolder))
+        let claimed = take(names, from: drop, into: src, mover: batch.mover, refused: &outcome.refused)
+        var updated = batch
+        guard !claimed.isEmpty else {
+            outcome.batch = batch
+            return (outcome, [])
+        }
+        let srcPath = FilePath(batch.folder).appending(sourceFolder)
+        let items = try readAll(claimed.map { srcPath.appending($0) }, in: src, layout: layout, heartbeat: heartbeat)
+        try src.sync()
+        try drop.sync()
+        updated.manifest.items += items
+        do {
+            try updated.manifest.write(toFolder: batch.folder)
+        } catch {
+            throw SystemError("write the manifest in", batch.folder, errno: error.code)
+        }
+        outcome.batch = updated
+        return (outcome, items)
+    }
+
+    /// Closes an open batch: what `src/` holds and the manifest does not list (an `add` a crash
+    /// cut short) is listed, every item is put in `order`, and the manifest is written closed —
+    /// the manifest a claim of the same files at once writes.
+    public static func close(_ batch: ClaimedBatch, order: Template.Order,
+                             heartbeat: () -> Void = {}) throws(SystemError) -> ClaimedBatch {
+        guard batch.manifest.open == true else { return batch }
+        var closed = batch
+        let src = try Directory(FilePath(batch.folder).appending(sourceFolder))
+        let srcPath = FilePath(batch.folder).appending(sourceFolder)
+        let listed = Set(batch.manifest.items.map(\.name))
+        var strays: [FilePath] = []
+        for name in try src.names() where !listed.contains(name) && Recovery.isSource(name) {
+            if let st = try src.status(of: name), st.isRegular { strays.append(srcPath.appending(name)) }
+        }
+        var items = batch.manifest.items
+        if !strays.isEmpty {
+            items += try readAll(strays, in: src, layout: batch.layout, heartbeat: heartbeat)
+            try src.sync()
+        }
+        let byName = Dictionary(items.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        let sorted = BatchOrder.sorted(items.map { srcPath.appending($0.name) }, by: order)
+        closed.manifest.items = sorted.compactMap { $0.lastComponent.flatMap { byName[$0] } }
+        closed.manifest.open = nil
+        do {
+            try closed.manifest.write(toFolder: batch.folder)
+        } catch {
+            throw SystemError("write the manifest in", batch.folder, errno: error.code)
+        }
+        return closed
+    }
+
+    /// Step 2: moves each of `names` from `drop/` into `src/`; returns those claimed.
+    static func take(_ names: [FileName], from drop: Directory, into src: Directory, mover: Mover,
+                     refused: inout [(name: FileName, error: SystemError)]) -> [FileName] {
         var claimed: [FileName] = []
         for name in names {
             do throws(SystemError) {
                 guard let st = try drop.status(of: name), st.isRegular, st.links == 1 else { continue }
                 guard try mover.take(name, from: drop, into: src) else { continue }
             } catch {
-                outcome.refused.append((name, error))
+                refused.append((name, error))
                 continue
             }
             // Check the descriptor of what we actually moved: a name swapped for a symlink
@@ -84,16 +173,15 @@ public enum Claim {
                 _ = try? mover.move(name, from: src, to: drop)
             }
         }
-        guard !claimed.isEmpty else {
-            try? BatchLock.removeFolder(folder, lock: lock)
-            try? Files.syncDirectory(layout.work)
-            return outcome
-        }
-        let srcPath = FilePath(folder).appending(sourceFolder)
-        let ordered = BatchOrder.sorted(claimed.map { srcPath.appending($0) }, by: order)
+        return claimed
+    }
+
+    /// Step 3 for `paths` (in `src`), in their order.
+    static func readAll(_ paths: [FilePath], in src: Directory, layout: HotFolderLayout,
+                        heartbeat: () -> Void) throws(SystemError) -> [Manifest.Item] {
         var items: [Manifest.Item] = []
         let shared = (try? Files.fileSystem(layout.work))?.isShared ?? true
-        for path in ordered {
+        for path in paths {
             heartbeat()
             let (item, error) = read(path.lastComponent!, in: src)
             // The share failing while a file is read (the connection gone, a full disk) is not
@@ -104,16 +192,7 @@ public enum Claim {
             }
             items.append(item)
         }
-        try src.sync()
-        try drop.sync()
-        let manifest = Manifest(batch: id, inbox: inbox, claimed: BatchID.timestamp(now), template: template, items: items)
-        do {
-            try manifest.write(toFolder: folder)
-        } catch {
-            throw SystemError("write the manifest in", folder, errno: error.code)
-        }
-        outcome.batch = ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover)
-        return outcome
+        return items
     }
 
     /// Step 3 for one claimed source: its size and hash, read once, and its data fsynced on

@@ -16,6 +16,9 @@ public struct Manifest: Codable, Sendable, Equatable {
     public var items: [Item]
     /// The batch this one runs again (`photofinish redo`), for its report.
     public var redoes: String?
+    /// True while the batch is open: its claim adds photos as they settle, in the order they
+    /// were claimed (`Claim.add`); its run closes it first (`Claim.close`: the template's order).
+    public var open: Bool?
 
     /// One claimed source, as dropped, and what it held when it was claimed (and fsynced).
     public struct Item: Codable, Sendable, Equatable {

@@ -19,7 +19,8 @@ public enum Recovery {
     }
 
     /// Bookkeeping names at the top of a batch folder (never taken for a source).
-    static let bookkeeping: Set<FileName> = [BatchLock.fileName, Manifest.entryName, ProgressJournal.entryName]
+    static let bookkeeping: Set<FileName> = [BatchLock.fileName, Manifest.entryName, ProgressJournal.entryName,
+                                                   EarlyJournal.entryName, EarlyJournal.folderEntry]
 
     /// Recovers and sweeps the hot folder's `.work/`.
     /// - Parameters:

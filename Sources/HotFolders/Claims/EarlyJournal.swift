@@ -1,0 +1,84 @@
+import Batches
+import Foundation
+import Synchronization
+import System
+
+/// `.work/<batch-id>/tasks`: the photos of a batch finished while it was open (SPEC §2: tasks
+/// start as photos settle), one JSON line per event, appended and `fdatasync`ed like the
+/// `journal`:
+///
+/// - `{"started": N, "source": …}` before task N's work begins (N: the claim order);
+/// - `{"done": N, "source": …, "early": {stem, item}}` once its outputs are in place in
+///   `.work/<id>/early/N/`.
+///
+/// The batch's run at close (`BatchWork`) takes each early photo whose stem is the one the
+/// batch's order gives it: its outputs move into `out/` and its item goes into the `journal`
+/// under its place in the batch. A task started and never done stopped the finisher: it counts
+/// as a start of that photo (done again alone; twice, failed).
+public enum EarlyJournal {
+    public static let fileName = "tasks"
+    static let entryName = FileName(fileName)!
+    /// Where each task's outputs are made: `early/<N>/`.
+    public static let folderName = "early"
+    static let folderEntry = FileName(folderName)!
+
+    /// What the journal says, by source.
+    public struct Progress: Sendable {
+        /// Tasks done, with their task number.
+        public var done: [FileName: (task: Int, early: EarlyItem)] = [:]
+        /// Starts of tasks not done.
+        public var starts: [FileName: Int] = [:]
+    }
+
+    private struct Started: Codable {
+        var started: Int
+        var source: FileName
+    }
+
+    private struct Done: Codable {
+        var done: Int
+        var source: FileName
+        var early: EarlyItem
+    }
+
+    private static let lock = Mutex(())
+
+    private static func append(_ line: Data?, folder: String, how: Files.Appending) throws(SystemError) {
+        guard var bytes = line.map({ [UInt8]($0) }) else { return }
+        bytes.append(UInt8(ascii: "\n"))
+        try lock.withLock { _ throws(SystemError) in
+            try Files.appendDurably(bytes, to: folder + "/" + fileName, how: how)
+        }
+    }
+
+    /// Where task `task`'s outputs are made.
+    public static func outputFolder(_ task: Int, batchFolder: String) -> String {
+        batchFolder + "/" + folderName + "/" + String(task)
+    }
+
+    public static func started(_ task: Int, source: FileName, folder: String, how: Files.Appending = .append) throws(SystemError) {
+        try append(try? JSONEncoder().encode(Started(started: task, source: source)), folder: folder, how: how)
+    }
+
+    public static func done(_ task: Int, source: FileName, early: EarlyItem, folder: String,
+                            how: Files.Appending = .append) throws(SystemError) {
+        try append(try? JSONEncoder().encode(Done(done: task, source: source, early: early)), folder: folder, how: how)
+    }
+
+    /// What the journal in `folder` says (nothing when there is none; a torn line is skipped).
+    public static func read(folder: String) throws(SystemError) -> Progress {
+        var progress = Progress()
+        guard let bytes = try Files.read(folder + "/" + fileName) else { return progress }
+        let decoder = JSONDecoder()
+        var started: [FileName: Int] = [:]
+        for line in bytes.split(separator: UInt8(ascii: "\n")) {
+            if let done = try? decoder.decode(Done.self, from: Data(line)) {
+                progress.done[done.source] = (done.done, done.early)
+            } else if let start = try? decoder.decode(Started.self, from: Data(line)) {
+                started[start.source, default: 0] += 1
+            }
+        }
+        for (source, count) in started where progress.done[source] == nil { progress.starts[source] = count }
+        return progress
+    }
+}
