@@ -92,9 +92,38 @@ public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
     private var nextTicket: UInt64 = 0
     public private(set) var settlingCount = 0
     public private(set) var pendingCount = 0
+    /// Files taken into the open batch before it closed (`takeSettled`), and the first arrival
+    /// among them: they count for its `maxBatch` and `maxWait` as if still pending.
+    public private(set) var openCount = 0
+    private var openSince: Duration?
 
     public init(rules: BatchRules) {
         self.rules = rules
+    }
+
+    /// Takes the settled files (arrival order, at most `limit`, never more than the open batch
+    /// has room for) into the open batch now, before it closes: the caller claims them at once
+    /// (their photos start as they settle) and `closeBatch` says when the batch closes, by the
+    /// same rules, counting them (it then returns the files settled since, maybe none).
+    public mutating func takeSettled(at now: Duration, limit: Int = .max) -> [(name: Name, stamp: FileStamp)] {
+        dropStale()
+        var taken: [(name: Name, stamp: FileStamp)] = []
+        while taken.count < limit, openCount < rules.maxBatch, let next = pending.pop() {
+            guard let tracked = files[next.name], tracked.settled, tracked.ticket == next.ticket else { continue }
+            files[next.name] = nil
+            pendingCount -= 1
+            openCount += 1
+            openSince = min(openSince ?? tracked.firstSeen, tracked.firstSeen)
+            taken.append((next.name, tracked.stamp))
+        }
+        return taken
+    }
+
+    /// Files taken early that the caller could not claim after all (gone, refused): they leave
+    /// the open batch's count.
+    public mutating func untake(_ count: Int) {
+        openCount = max(0, openCount - count)
+        if openCount == 0 { openSince = nil }
     }
 
     /// Every name being tracked (settling or pending): what a full scan compares with what
@@ -157,13 +186,21 @@ public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
     public mutating func nextDeadline(includingClose: Bool = true) -> Duration? {
         dropStale()
         var next = settling.first.map { $0.lastChange + rules.settle }
-        if includingClose, let oldest = pending.first {
-            var due = oldest.firstSeen + rules.maxWait
-            if pendingCount >= rules.maxBatch { due = .zero }
+        if includingClose, let oldest = oldestInBatch {
+            var due = oldest + rules.maxWait
+            if pendingCount + openCount >= rules.maxBatch { due = .zero }
             if settlingCount == 0, let lastArrival { due = min(due, lastArrival + rules.quiet) }
             next = min(next ?? due, due)
         }
         return next
+    }
+
+    /// The first arrival of the batch that closes next (pending or taken early).
+    private var oldestInBatch: Duration? {
+        switch (pending.first?.firstSeen, openSince) {
+        case let (a?, b?): min(a, b)
+        case let (a, b): a ?? b
+        }
     }
 
     /// Settles what has held still for `settle` at `now` (what `close` does first).
@@ -196,29 +233,35 @@ public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
     /// (names in arrival order) and forgets its files; `nil` when none closes. Call again
     /// until `nil`: a burst over `maxBatch` closes as several batches.
     public mutating func close(at now: Duration) -> [Name]? {
-        guard !files.isEmpty else { return nil }
+        guard !files.isEmpty || openCount > 0 else { return nil }
         settle(at: now)
         return closeBatch(at: now)?.map(\.name)
     }
 
     /// `close` without settling first (the caller settled what it looked at again), with the
-    /// stamp each file had when it settled (the caller checks them once more).
+    /// stamp each file had when it settled (the caller checks them once more). With files taken
+    /// early (`takeSettled`), the batch that closes is theirs: the files returned (maybe none)
+    /// complete it.
     public mutating func closeBatch(at now: Duration) -> [(name: Name, stamp: FileStamp)]? {
         // Nothing tracked (an idle hot folder): nothing to do, and nothing allocated.
-        guard !files.isEmpty else { return nil }
+        guard !files.isEmpty || openCount > 0 else { return nil }
         dropStale()
-        guard let oldest = pending.first else { return nil }
+        guard let oldest = oldestInBatch else { return nil }
         let quiet = lastArrival.map { now - $0 >= rules.quiet } ?? true
-        let closes = pendingCount >= rules.maxBatch || now - oldest.firstSeen >= rules.maxWait || (quiet && settlingCount == 0)
+        let closes = pendingCount + openCount >= rules.maxBatch || now - oldest >= rules.maxWait || (quiet && settlingCount == 0)
         guard closes else { return nil }
+        let room = rules.maxBatch - openCount
+        let wasOpen = openCount > 0
+        openCount = 0
+        openSince = nil
         var batch: [(name: Name, stamp: FileStamp)] = []
-        while batch.count < rules.maxBatch, let next = pending.pop() {
+        while batch.count < room, let next = pending.pop() {
             guard let tracked = files[next.name], tracked.settled, tracked.ticket == next.ticket else { continue }
             files[next.name] = nil
             pendingCount -= 1
             batch.append((next.name, tracked.stamp))
         }
-        return batch.isEmpty ? nil : batch
+        return batch.isEmpty && !wasOpen ? nil : batch
     }
 
     /// Drops the stale entries at the front of the queue and the top of the heap.

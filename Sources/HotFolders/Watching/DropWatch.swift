@@ -55,6 +55,9 @@ public final class DropWatch {
     private var refused: [FileName: (stamp: FileStamp?, reason: String, at: Duration)] = [:]
     /// Names in drop/ that are never taken, with why (`Explain.neverTaken`).
     private var ignored: [FileName: String] = [:]
+    /// The folder's photos start as they settle (`streamingTurn`), so settled files are due at
+    /// once (`nextDeadline`).
+    public var streams = false
     /// Names handed to a claim that has not said yet what became of them.
     public private(set) var claiming: Set<FileName> = []
     private var rescanInterval = Duration.seconds(300)
@@ -137,7 +140,11 @@ public final class DropWatch {
     /// any arrival — or, after a claim that failed as a whole (`lookAgain` false: no `.work/`,
     /// a full disk), only at the next full scan, so a failing claim is not retried every few
     /// seconds.
-    public func claimEnded(_ names: [FileName], taken: Set<FileName>, lookAgain: Bool = true, now: Duration) {
+    /// - Parameter early: the names were taken into the open batch before it closed
+    ///   (`streamingTurn`): those not taken leave its count.
+    public func claimEnded(_ names: [FileName], taken: Set<FileName>, lookAgain: Bool = true, early: Bool = false,
+                           now: Duration) {
+        if early { batcher.untake(names.filter { !taken.contains($0) }.count) }
         for name in names where claiming.remove(name) != nil && lookAgain && !taken.contains(name) && refused[name] == nil {
             examine(name, now: now)
         }
@@ -239,7 +246,11 @@ public final class DropWatch {
 
     /// Files settling, and files settled waiting for their batch to close (or being claimed:
     /// they are still in drop/ until the claim moves them).
-    public var counts: (settling: Int, pending: Int) { (batcher.settlingCount, batcher.pendingCount + claiming.count) }
+    /// Files taken into the open batch count as pending until it closes (those being claimed
+    /// among them once).
+    public var counts: (settling: Int, pending: Int) {
+        (batcher.settlingCount, batcher.pendingCount + max(batcher.openCount, claiming.count))
+    }
 
     /// Opens `drop/` and adds its inotify watches (or falls back to polling, with a warning).
     /// Quiet when `drop/` is missing: it is looked for again every `reattachInterval`.
@@ -341,6 +352,8 @@ public final class DropWatch {
         consider((lastFullScan ?? .zero) + scanEvery)
         if rootWatch == nil { consider((lastStillCheck ?? .zero) + Self.stillCheckInterval) }
         consider(batcher.nextDeadline(includingClose: canClose))
+        // Photos start as they settle: a settled file waits for no deadline.
+        if streams && canClose && batcher.pendingCount > 0 { return .zero }
         return next
     }
 
@@ -349,7 +362,61 @@ public final class DropWatch {
     /// - Returns: the batch that closed (names in arrival order), now *claiming*; checked on
     ///   disk once more, so a file that changed since it settled is not in it.
     public func turn(now: Duration, canClose: Bool, inotify: Inotify.Instance?) -> [FileName]? {
-        guard checkHealth(now: now, inotify: inotify) else { return nil }
+        guard look(now: now, inotify: inotify), canClose else { return nil }
+        while let batch = batcher.closeBatch(at: now) {
+            generation += 1
+            let kept = stillSettled(batch, now: now)
+            guard !kept.isEmpty else { continue }
+            claiming.formUnion(kept)
+            return kept
+        }
+        return nil
+    }
+
+    /// What a turn of a folder whose photos start as they settle hands to the claim.
+    public struct Claimable: Sendable, Equatable {
+        /// Settled files to claim into the open batch, now *claiming*.
+        public var names: [FileName]
+        /// The open batch closes with them (`quiet`, `maxWait`, `maxBatch`): maybe none.
+        public var closes: Bool
+    }
+
+    /// `turn` for a folder whose photos start as they settle: each settled file is handed to
+    /// the claim at once (into the folder's open batch), and the batch closes by the same rules
+    /// as ever (`closes`), counting them.
+    public func streamingTurn(now: Duration, canClaim: Bool, inotify: Inotify.Instance?) -> Claimable? {
+        guard look(now: now, inotify: inotify), canClaim else { return nil }
+        if let batch = batcher.closeBatch(at: now) {
+            generation += 1
+            let kept = stillSettled(batch, now: now)
+            claiming.formUnion(kept)
+            return Claimable(names: kept, closes: true)
+        }
+        let settled = batcher.takeSettled(at: now, limit: Self.checksPerTurn)
+        guard !settled.isEmpty else { return nil }
+        generation += 1
+        let kept = stillSettled(settled, now: now)
+        batcher.untake(settled.count - kept.count)
+        guard !kept.isEmpty else { return nil }
+        claiming.formUnion(kept)
+        return Claimable(names: kept, closes: false)
+    }
+
+    /// Once more on disk: a file written again since it settled (by a writer that keeps it
+    /// open: no event) is left out and settles anew.
+    private func stillSettled(_ batch: [(name: FileName, stamp: FileStamp)], now: Duration) -> [FileName] {
+        var kept: [FileName] = []
+        for (name, settled) in batch {
+            let current = drop.flatMap { currentStatus(of: name, in: $0) }.map { FileStamp($0) }
+            if current == settled { kept.append(name) } else { examine(name, now: now) }
+        }
+        return kept
+    }
+
+    /// The part of a turn before anything closes: health, drop/ found again, a scan if due,
+    /// the files whose `settle` is up looked at and settled. False: nothing may close now.
+    private func look(now: Duration, inotify: Inotify.Instance?) -> Bool {
+        guard checkHealth(now: now, inotify: inotify) else { return false }
         if let drop, rootWatch == nil, now - (lastStillCheck ?? .zero) >= Self.stillCheckInterval {
             lastStillCheck = now
             if !drop.isStill(at: FilePath(layout.drop)) {
@@ -357,38 +424,24 @@ public final class DropWatch {
                 if let failure = shareError(Self.failure(of: drop, at: layout.drop)) {
                     close(inotify)
                     shareFailed(failure, now: now)
-                    return nil
+                    return false
                 }
                 detach(inotify)
             }
         }
         if drop == nil {
             guard now - (lastAttach ?? .zero) >= Self.reattachInterval || lastAttach == nil,
-                  attach(inotify, now: now) else { return nil }
+                  attach(inotify, now: now) else { return false }
         }
         let scanEvery = isPolled ? min(pollInterval, rescanInterval) : rescanInterval
         if needsFullScan || now - (lastFullScan ?? .zero) >= scanEvery { fullScan(now: now) }
-        guard health.isAvailable else { return nil }
+        guard health.isAvailable else { return false }
         // A few thousand at a time: the loop reads inotify between turns (a 100,000-file drop
         // must not overflow its queue while the first files settle).
         let due = batcher.namesToCheck(at: now, limit: Self.checksPerTurn)
         for name in due { examine(name, now: now) }
         batcher.settle(due, at: now)
-        guard canClose else { return nil }
-        while let batch = batcher.closeBatch(at: now) {
-            generation += 1
-            // Once more on disk: a file written again since it settled (by a writer that
-            // keeps it open: no event) leaves the batch and settles anew.
-            var kept: [FileName] = []
-            for (name, settled) in batch {
-                let current = drop.flatMap { currentStatus(of: name, in: $0) }.map { FileStamp($0) }
-                if current == settled { kept.append(name) } else { examine(name, now: now) }
-            }
-            guard !kept.isEmpty else { continue }
-            claiming.formUnion(kept)
-            return kept
-        }
-        return nil
+        return true
     }
 
     /// Looks at one name in `drop/` and tells the state machine what it is.

@@ -42,6 +42,8 @@ final class FolderWorkers: Sendable {
     let hooks = Mutex<[String: BatchHooks]>([:])
     /// Batches being finished at once, over all hot folders (see `OpenFiles`).
     let slots: WorkerSlots
+    /// The photos of the open batches, finished as they are claimed.
+    let early: EarlyWorkers
     private let onEvent: @Sendable (Event) -> Void
     /// Called when a batch was finished (the metrics file is due).
     private let onFinished: @Sendable () -> Void
@@ -54,6 +56,7 @@ final class FolderWorkers: Sendable {
         self.log = log
         hookRunner = BatchHookRunner(log: log, userAgent: "photofinish")
         slots = WorkerSlots(batchSlots)
+        early = EarlyWorkers(stop: stop, log: log)
         self.onEvent = onEvent
         self.onFinished = onFinished
     }
@@ -111,6 +114,7 @@ final class FolderWorkers: Sendable {
         let all = queues.withLock { Array($0.values) }
         for queued in all { queued.continuation.finish() }
         for queued in all { await queued.task.value }
+        await early.finishAll()
     }
 
     private func process(_ batch: ClaimedBatch, inbox: String, limits: BatchLimits) async {
@@ -124,6 +128,8 @@ final class FolderWorkers: Sendable {
                 if stoppedAt > 0 { $0.parked = ($0.parked ?? 0) + stoppedAt }
             }
         }
+        // Its photos finished while it was open: none is in flight any more.
+        await early.close(batch)
         do throws(SystemError) {
             let progress = Mutex(0)
             let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log) { [board] done, total in

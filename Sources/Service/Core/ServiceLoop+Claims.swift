@@ -49,10 +49,54 @@ extension ServiceLoop {
         }
     }
 
+    /// Claims `names` into the folder's open batch (made with them if there is none), and
+    /// closes it when `closes` (its run puts it in order and makes the whole-set outputs).
+    func startClaim(_ folder: Folder, _ names: [FileName], closes: Bool) {
+        guard let system = folder.system else { return }
+        guard !names.isEmpty else {
+            if closes { closeOpen(folder) }
+            return
+        }
+        folder.claiming = true
+        folder.claimCloses = closes
+        claimsInFlight += 1
+        let name = folder.inbox.name, inbox = folder.inbox, open = folder.open
+        let limits = workers.limits.withLock { $0 }
+        pool.run(name) { [mailbox, freeSpace] in
+            let space = freeSpace(inbox)
+            if space.low != nil {
+                mailbox.post(.claimed(inbox: name, names: names, .lowSpace(space)))
+                return
+            }
+            let result: ClaimResult
+            do throws(SystemError) {
+                if let open {
+                    let (outcome, added) = try Claim.add(names, to: open) { BatchLock.renewLeases() }
+                    result = .added(outcome, added: added, first: open.manifest.items.count + 1, runner: nil)
+                } else if closes {
+                    result = .outcome(try Claim.claim(names, layout: inbox.layout, inbox: name, template: inbox.template,
+                                                      order: inbox.order, mover: system.mover) { BatchLock.renewLeases() })
+                } else {
+                    let outcome = try Claim.claim(names, layout: inbox.layout, inbox: name, template: inbox.template,
+                                                  order: inbox.order, mover: system.mover, open: true) { BatchLock.renewLeases() }
+                    let runner = outcome.batch.flatMap { batch in
+                        (try? batch.manifest.template.template()).map { BatchRunner(template: $0, limits: limits, inbox: name) }
+                    }
+                    result = .added(outcome, added: outcome.batch?.manifest.items ?? [], first: 1, runner: runner)
+                }
+            } catch {
+                result = .failed(error)
+            }
+            mailbox.post(.claimed(inbox: name, names: names, result))
+        }
+    }
+
     func claimed(_ name: String, _ names: [FileName], _ result: ClaimResult, now: Duration) {
         claimsInFlight -= 1
         guard let folder = folders[name] else { return }
         folder.claiming = false
+        let closes = folder.claimCloses
+        folder.claimCloses = nil
         let fields: LogFields = ["INBOX": name]
         var taken: Set<FileName> = []
         var lookAgain = true
@@ -69,6 +113,18 @@ extension ServiceLoop {
                 }
                 enqueue(batch, folder)
             }
+        case .added(let outcome, let added, let first, let runner):
+            for (file, error) in outcome.refused { folder.watch?.refuse(file, because: error, now: now) }
+            if let batch = outcome.batch {
+                taken = Set(added.map(\.name))
+                folder.open = batch
+                if let runner { workers.early.opened(batch, runner: runner) }
+                workers.early.add(batch, items: added, first: first)
+                for item in added where item.error != nil {
+                    log.warning("\(item.error!): it is claimed and will fail as io-error unless it can be read by then",
+                                fields.with("BATCH", batch.id).with("FILE", item.name.escaped))
+                }
+            }
         case .failed(let error) where ShareHealth.isShareFailure(error, shared: folder.system?.isShared ?? false):
             // The files claimed so far wait in .work/ and go back to drop/ when the share answers.
             folder.watch?.shareFailed(error, now: now)
@@ -79,9 +135,22 @@ extension ServiceLoop {
         case .lowSpace(let check):
             setLowSpace(folder, check.low, now: now)
         }
-        folder.watch?.claimEnded(names, taken: taken, lookAgain: lookAgain, now: now)
+        folder.watch?.claimEnded(names, taken: taken, lookAgain: lookAgain, early: closes == false, now: now)
+        // The open batch closes (whatever became of the last photos): its run finishes it.
+        if closes == true { closeOpen(folder) }
         schedule(folder)
         show(folder)
+    }
+
+    /// The folder's open batch closes: queued for its run, which puts it in order, finishes
+    /// what was not finished while it was open and makes the whole-set outputs.
+    func closeOpen(_ folder: Folder) {
+        guard let batch = folder.open else { return }
+        folder.open = nil
+        let count = batch.manifest.items.count
+        log.info("claimed batch of \(count) photo\(count == 1 ? "" : "s") (claimed as they settled)",
+                 ["INBOX": folder.inbox.name, "BATCH": batch.id])
+        enqueue(batch, folder)
     }
 
     func enqueue(_ batch: ClaimedBatch, _ folder: Folder) {

@@ -55,6 +55,9 @@ final class ServiceLoop: @unchecked Sendable {
 
     enum ClaimResult: Sendable {
         case outcome(Claim.Outcome)
+        /// Photos claimed into the folder's open batch as they settled (`added`, numbered from
+        /// `first` in the claim order); `runner`: the batch opened with them.
+        case added(Claim.Outcome, added: [Manifest.Item], first: Int, runner: BatchRunner?)
         case failed(SystemError)
         /// Below `minFreeSpace`: nothing was claimed.
         case lowSpace(SpaceCheck)
@@ -78,6 +81,11 @@ final class ServiceLoop: @unchecked Sendable {
         /// Holds one of the places the open-file limit leaves for hot folders.
         var hasRoom = false
         var claiming = false
+        /// The claim under way hands its photos to the open batch (`DropWatch.streamingTurn`):
+        /// `true` when the batch closes with them.
+        var claimCloses: Bool?
+        /// The batch its photos are claimed into as they settle, until it closes.
+        var open: ClaimedBatch?
         /// Batches claimed (or recovered) that its worker has not started yet.
         var claimedAhead = 0
         var lowSpace: String?
@@ -297,7 +305,11 @@ final class ServiceLoop: @unchecked Sendable {
     func turn(_ name: String, now: Duration) {
         guard let folder = folders[name] else { return }
         if let watch = folder.watch {
-            if let names = watch.turn(now: now, canClose: canClaim(folder), inotify: watcher.inotify) {
+            if watch.streams {
+                if let claimable = watch.streamingTurn(now: now, canClaim: canClaim(folder), inotify: watcher.inotify) {
+                    startClaim(folder, claimable.names, closes: claimable.closes)
+                }
+            } else if let names = watch.turn(now: now, canClose: canClaim(folder), inotify: watcher.inotify) {
                 startClaim(folder, names)
             }
             watcher.reindex(watch)

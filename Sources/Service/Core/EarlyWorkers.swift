@@ -1,0 +1,124 @@
+import Batches
+import Foundation
+import HotFolders
+import Synchronization
+import System
+
+/// The photos of the open batches, finished while the batches still fill (SPEC §2): tasks
+/// taken from the folders' task queue (`PhotoTaskQueue`: in memory here, a cluster's task
+/// table later) by a few tasks of their own — one per worker slot — each photo under the same
+/// worker slots and memory budget as the batches being finished. A photo is journaled as
+/// started and done in its batch's `tasks` (`EarlyJournal`), its outputs made in
+/// `.work/<id>/early/<n>/`; the batch's run at close takes them (`BatchWork`).
+final class EarlyWorkers: Sendable {
+    /// What the tasks of one open batch are finished with.
+    private struct Open: Sendable {
+        var runner: BatchRunner
+        var appending: Files.Appending
+        var inbox: String
+    }
+
+    let queue: any PhotoTaskQueue
+    private let open = Mutex<[String: Open]>([:])
+    private let loops = Mutex<[Task<Void, Never>]>([])
+    private let stop: StopRequest
+    private let log: Logger
+
+    init(queue: any PhotoTaskQueue = MemoryTaskQueue(), stop: StopRequest, log: Logger) {
+        self.queue = queue
+        self.stop = stop
+        self.log = log
+    }
+
+    /// The batch opened: its photos are finished with `runner` (its limits: the worker slots and
+    /// memory budget shared with the batches) as they are claimed (`add`), unless the
+    /// template makes a photo's outputs depend on the batch's order (`finishesEarly`).
+    /// - Returns: whether its photos are finished early.
+    @discardableResult
+    func opened(_ batch: ClaimedBatch, runner: BatchRunner) -> Bool {
+        guard runner.finishesEarly else { return false }
+        open.withLock { $0[batch.folder] = Open(runner: runner, appending: batch.mover.appending, inbox: batch.manifest.inbox) }
+        let wanted = runner.limits.sharedSlots?.capacity ?? runner.limits.effectiveWorkers
+        loops.withLock { loops in
+            while loops.count < wanted { loops.append(Task { [self] in await work() }) }
+        }
+        return true
+    }
+
+    /// Tasks for `items`, the sources just claimed into `batch` (numbered from `first`, 1-based,
+    /// in the claim order).
+    func add(_ batch: ClaimedBatch, items: [Manifest.Item], first: Int) {
+        guard open.withLock({ $0[batch.folder] != nil }), !items.isEmpty else { return }
+        let tasks = items.enumerated().map { offset, item in
+            OpenPhotoTask(id: PhotoTaskID(inbox: batch.manifest.inbox, batch: batch.id, photo: first + offset),
+                          source: item.name, folder: batch.folder)
+        }
+        do throws(SystemError) {
+            try queue.add(tasks)
+        } catch {
+            log.warning("cannot queue photos to finish while the batch is open: \(error); they are finished when it closes",
+                        ["INBOX": batch.manifest.inbox, "BATCH": batch.id])
+        }
+    }
+
+    /// The batch closed: nothing more starts for it; returns once none of its photos is in flight.
+    func close(_ batch: ClaimedBatch) async {
+        await queue.close(inbox: batch.manifest.inbox, batch: batch.id)
+        _ = open.withLock { $0.removeValue(forKey: batch.folder) }
+    }
+
+    /// Stopping: no task starts any more; returns once those in flight are done.
+    func finishAll() async {
+        queue.stop()
+        for loop in loops.withLock({ $0 }) { await loop.value }
+    }
+
+    private func work() async {
+        while let task = await queue.take() {
+            guard !stop.isRequested, let batch = open.withLock({ $0[task.folder] }) else {
+                queue.giveBack(task)
+                continue
+            }
+            if let early = await finish(task, batch) {
+                queue.complete(task, item: early)
+            } else {
+                queue.giveBack(task)
+            }
+        }
+    }
+
+    /// Finishes one task; nil when it is left to the batch's run (not a photo, stopping, an
+    /// I/O error that may be the share's, a journal that cannot be written).
+    private func finish(_ task: OpenPhotoTask, _ batch: Open) async -> EarlyItem? {
+        let fields: LogFields = ["INBOX": batch.inbox, "BATCH": task.id.batch, "FILE": task.source.escaped]
+        let source = BatchRunner.Source(path: FilePath(task.folder).appending("src").appending(task.source), file: task.source)
+        // A sidecar, a text file: no photo of its own; the batch's contents decide at close.
+        guard !BatchContents.read([source]).photos.isEmpty else { return nil }
+        let folder = EarlyJournal.outputFolder(task.id.photo, batchFolder: task.folder)
+        do throws(SystemError) {
+            try Files.makeDirectories(folder)
+        } catch {
+            return nil
+        }
+        let runner = batch.runner, stop = stop
+        let journaled = Mutex(true)
+        let early = await runner.finishEarly(source, photo: task.id.photo, batch: task.id.batch, folder: folder) {
+            guard !stop.isRequested else { return }
+            do throws(SystemError) {
+                try EarlyJournal.started(task.id.photo, source: task.source, folder: task.folder, how: batch.appending)
+            } catch {
+                journaled.withLock { $0 = false }
+            }
+        }
+        // What failed for the disk or the share is not the photo's fault: the batch's run
+        // sees to it (and gives the batch back if the share failed).
+        guard journaled.withLock({ $0 }), early.item.error?.code != "io-error" else { return nil }
+        do throws(SystemError) {
+            try EarlyJournal.done(task.id.photo, source: task.source, early: early, folder: task.folder, how: batch.appending)
+        } catch {
+            log.warning("cannot journal \(task.source.escaped) finished early: \(error); it is finished again when the batch closes", fields)
+            return nil
+        }
+        return early
+    }
+}
