@@ -207,3 +207,67 @@ struct MinHeapTests {
         #expect(heap.isEmpty && heap.first == nil)
     }
 }
+
+/// Photos taken into the open batch as they settle (`takeSettled`): the batch still closes by
+/// quiet, maxWait and maxBatch, counting them.
+struct OpenBatchSettleTests {
+    let rules = BatchRules(settle: .seconds(2), quiet: .seconds(5), maxWait: .seconds(120), maxBatch: 500)
+
+    func stamp(_ size: Int64) -> FileStamp { FileStamp(size: size, mtimeNanoseconds: 1) }
+    func t(_ seconds: Double) -> Duration { .milliseconds(Int64((seconds * 1000).rounded())) }
+
+    @Test func burstsFourSecondsApartAreTakenAsTheySettleAndCloseOnceQuiet() {
+        var b = SettleBatcher<String>(rules: rules)
+        var taken: [String] = []
+        var closedAt: Double?
+        var closing: [String]?
+        for step in 0...300 {
+            let now = Double(step) / 10
+            if step % 40 == 0 && step < 120 {  // bursts at 0, 4, 8 s
+                for i in 0..<4 { b.observe("IMG_\(Int(now))_\(i).jpg", stamp(100 + Int64(i)), at: t(now)) }
+            }
+            b.settle(at: t(now))
+            if closedAt == nil, let batch = b.closeBatch(at: t(now)) {
+                closedAt = now
+                closing = batch.map(\.name)
+            }
+            taken += b.takeSettled(at: t(now)).map(\.name)
+        }
+        // Each burst was taken 2 s (settle) after it arrived; the batch closed 5 s (quiet) after
+        // the last one, with nothing left to add.
+        #expect(taken.count == 12)
+        #expect(taken.prefix(4).allSatisfy { $0.hasPrefix("IMG_0_") })
+        #expect(closing == [])
+        #expect(abs((closedAt ?? 0) - 13.0) < 0.11, "closed at \(closedAt ?? -1)")
+        #expect(b.openCount == 0 && b.pendingCount == 0)
+        #expect(b.closeBatch(at: t(40)) == nil)
+    }
+
+    @Test func filesTakenEarlyCountForMaxBatchAndMaxWait() {
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(1), quiet: .seconds(5), maxWait: .seconds(10), maxBatch: 5))
+        for i in 0..<4 { b.observe("a\(i)", stamp(1), at: t(0)) }
+        b.settle(at: t(1))
+        #expect(b.takeSettled(at: t(1)).count == 4)
+        for i in 0..<3 { b.observe("b\(i)", stamp(1), at: t(1.5)) }
+        b.settle(at: t(2.5))
+        // Room for one more: the open batch is full, and closes at once with nothing more.
+        #expect(b.takeSettled(at: t(2.5)).map(\.name) == ["b0"])
+        #expect(b.nextDeadline() == .zero)
+        #expect(b.closeBatch(at: t(2.5)).map { $0.map(\.name) } == [])
+        // The rest start the next batch; maxWait counts from its first arrival (1.5 s).
+        #expect(b.takeSettled(at: t(2.6)).count == 2)
+        for i in 0..<20 { b.observe("c\(i)", stamp(1), at: t(3 + Double(i) * 0.5)) }
+        #expect(b.closeBatch(at: t(11.4)) == nil)
+        #expect(b.closeBatch(at: t(11.5)).map { $0.map(\.name) } != nil)
+    }
+
+    @Test func anUntakenFileLeavesTheOpenBatchsCount() {
+        var b = SettleBatcher<String>(rules: rules)
+        b.observe("a", stamp(1), at: t(0))
+        b.settle(at: t(2))
+        #expect(b.takeSettled(at: t(2)).count == 1)
+        b.untake(1)
+        #expect(b.openCount == 0)
+        #expect(b.closeBatch(at: t(10)) == nil)
+    }
+}

@@ -166,6 +166,8 @@ public final class MemoryTaskQueue: PhotoTaskQueue {
         await withCheckedContinuation { (closer: CheckedContinuation<Void, Never>) in
             let now = state.withLock { s -> Bool in
                 s.closed.insert(key)
+                s.ready = s.ready[s.head...].filter { $0.id.inbox != inbox || $0.id.batch != batch }
+                s.head = 0
                 guard (s.running[key] ?? 0) > 0 else { return true }
                 s.closers[key, default: []].append(closer)
                 return false
