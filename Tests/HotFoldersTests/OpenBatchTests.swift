@@ -175,8 +175,9 @@ import Testing
         let first = await queue.take()
         #expect(first?.id.photo == 1)
         let closed = Atomic<Bool>(false)
+        queue.close(inbox: "shop", batch: "b")
         let closer = Task {
-            await queue.close(inbox: "shop", batch: "b")
+            await queue.drained(inbox: "shop", batch: "b")
             closed.store(true, ordering: .relaxed)
         }
         // The untaken tasks are withdrawn; the close waits for the one running.

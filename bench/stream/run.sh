@@ -90,4 +90,6 @@ echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 printf '| %d | %d × %d every %s s | %s s | %s s | %s s | %s s | %.1f s | %d | %d (%d) |\n' "$N" $(( (N + BURST - 1) / BURST )) "$BURST" "$EVERY" \
   "$first" "$report" "$last" "$wall" "$(echo "$after - $before" | bc)" "$batches" "$items" "$unique"
 echo
+# When the batch closed, what was finished while it was open, when it was published.
+grep -E "${LOGLINES:-claimed batch|finished while the batch was open|batch (complete|partial|failed)}" "$TMP/daemon.log" | sed 's/^/    /'
 echo "$(nproc) cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). $PF"

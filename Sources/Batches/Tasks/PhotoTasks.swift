@@ -62,9 +62,11 @@ public protocol PhotoTaskQueue: AnyObject, Sendable {
     /// A taken task ended without an item (stopping, not a photo, the share failed): it is
     /// not running any more, and the batch's run finishes the photo.
     func giveBack(_ task: OpenPhotoTask)
-    /// Nothing more is added to the batch, and what is not taken yet is not started; returns
-    /// once none of its tasks is running.
-    func close(inbox: String, batch: String) async
+    /// Closes the batch, at once: nothing more is added to it, and what is not taken yet is
+    /// not started (in memory: withdrawn, the batch's run finishes those photos).
+    func close(inbox: String, batch: String)
+    /// Returns once none of the closed batch's tasks is running.
+    func drained(inbox: String, batch: String) async
     /// No task is handed out any more; `take` returns nil.
     func stop()
 }
@@ -161,13 +163,18 @@ public final class MemoryTaskQueue: PhotoTaskQueue {
         for closer in closers { closer.resume() }
     }
 
-    public func close(inbox: String, batch: String) async {
+    public func close(inbox: String, batch: String) {
+        state.withLock { s in
+            s.closed.insert(BatchKey(inbox: inbox, batch: batch))
+            s.ready = s.ready[s.head...].filter { $0.id.inbox != inbox || $0.id.batch != batch }
+            s.head = 0
+        }
+    }
+
+    public func drained(inbox: String, batch: String) async {
         let key = BatchKey(inbox: inbox, batch: batch)
         await withCheckedContinuation { (closer: CheckedContinuation<Void, Never>) in
             let now = state.withLock { s -> Bool in
-                s.closed.insert(key)
-                s.ready = s.ready[s.head...].filter { $0.id.inbox != inbox || $0.id.batch != batch }
-                s.head = 0
                 guard (s.running[key] ?? 0) > 0 else { return true }
                 s.closers[key, default: []].append(closer)
                 return false

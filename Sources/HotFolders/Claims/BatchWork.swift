@@ -284,7 +284,7 @@ public enum BatchWork {
         let sources = contents.photos.map { BatchRunner.Source(path: srcPath.appending(items[$0.main].name), file: items[$0.main].name) }
         let stems = OutputNames.uniqueStems(sources.map(\.readableName), maxBytes: OutputNames.stemRoom(runner.template))
         let reusable = runner.finishesEarly
-        var adopted = 0
+        var adopted: [Report.Item] = []
         for (i, photo) in contents.photos.enumerated() where journal.finished[i + 1] == nil {
             let name = items[photo.main].name
             if let count = early.starts[name] {
@@ -303,15 +303,17 @@ public enum BatchWork {
             guard moved else { continue }
             item.index = i + 1
             item.alternates = photo.alternates.isEmpty ? nil : photo.alternates.map { items[$0].name.escaped }
-            try ProgressJournal.append(item, folder: batch.folder, how: batch.mover.appending)
-            journal.finished[i + 1] = item
-            adopted += 1
+            adopted.append(item)
         }
-        if adopted > 0 {
-            try Files.syncDirectory(staged)
-            log.info("\(adopted) of \(contents.photos.count) photos were finished while the batch was open",
-                     ["INBOX": batch.manifest.inbox, "BATCH": batch.id])
-        }
+        guard !adopted.isEmpty else { return }
+        // The moves durable, then the items journaled (one append): a crash between them finds
+        // the files where they go and takes them again.
+        let thumbnails = Set(adopted.compactMap(\.thumbnail).compactMap { path in path.lastIndex(of: "/").map { String(path[..<$0]) } })
+        for folder in [""] + thumbnails.sorted().map({ "/" + $0 }) { try Files.syncDirectory(staged + folder) }
+        try ProgressJournal.append(adopted, folder: batch.folder, how: batch.mover.appending)
+        for item in adopted { journal.finished[item.index] = item }
+        log.info("\(adopted.count) of \(contents.photos.count) photos were finished while the batch was open",
+                 ["INBOX": batch.manifest.inbox, "BATCH": batch.id])
     }
 
     /// Moves `file` (a path under both folders: `thumbnails/x.jpg`) from `from` to `to`,

@@ -121,6 +121,22 @@ public enum ProgressJournal {
         try append(line, folder: folder, how: how)
     }
 
+    /// Records finished photos at once: one append, one sync (a batch taking the photos it
+    /// finished while open).
+    public static func append(_ items: [Report.Item], folder: String, how: Files.Appending = .append) throws(SystemError) {
+        let encoder = JSONEncoder()
+        var bytes: [UInt8] = []
+        for item in items {
+            guard let line = try? encoder.encode(item) else { continue }
+            bytes += [UInt8](line)
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        guard !bytes.isEmpty else { return }
+        try lock.withLock { _ throws(SystemError) in
+            try Files.appendDurably(bytes, to: folder + "/" + fileName, how: how)
+        }
+    }
+
     /// Records that photo `index` (0: the batch's own outputs) is about to be worked on.
     public static func started(_ index: Int, folder: String, how: Files.Appending = .append) throws(SystemError) {
         guard let line = try? JSONEncoder().encode(Start(started: index)) else { return }

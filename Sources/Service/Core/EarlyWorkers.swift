@@ -61,10 +61,16 @@ final class EarlyWorkers: Sendable {
         }
     }
 
-    /// The batch closed: nothing more starts for it; returns once none of its photos is in flight.
-    func close(_ batch: ClaimedBatch) async {
-        await queue.close(inbox: batch.manifest.inbox, batch: batch.id)
+    /// The batch closed: nothing more starts for it (called on the loop's thread the moment it
+    /// closes: the photos not started yet are left to the batch's run).
+    func close(_ batch: ClaimedBatch) {
+        queue.close(inbox: batch.manifest.inbox, batch: batch.id)
         _ = open.withLock { $0.removeValue(forKey: batch.folder) }
+    }
+
+    /// Returns once none of the closed batch's photos is in flight.
+    func drained(_ batch: ClaimedBatch) async {
+        await queue.drained(inbox: batch.manifest.inbox, batch: batch.id)
     }
 
     /// Stopping: no task starts any more; returns once those in flight are done.

@@ -129,7 +129,8 @@ final class FolderWorkers: Sendable {
             }
         }
         // Its photos finished while it was open: none is in flight any more.
-        await early.close(batch)
+        early.close(batch)
+        await early.drained(batch)
         do throws(SystemError) {
             let progress = Mutex(0)
             let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log) { [board] done, total in

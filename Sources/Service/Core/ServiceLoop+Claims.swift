@@ -147,6 +147,7 @@ extension ServiceLoop {
     func closeOpen(_ folder: Folder) {
         guard let batch = folder.open else { return }
         folder.open = nil
+        workers.early.close(batch)
         let count = batch.manifest.items.count
         log.info("claimed batch of \(count) photo\(count == 1 ? "" : "s") (claimed as they settled)",
                  ["INBOX": folder.inbox.name, "BATCH": batch.id])

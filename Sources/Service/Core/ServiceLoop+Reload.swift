@@ -87,6 +87,17 @@ extension ServiceLoop {
                 log.notice("no longer watching \(folder.inbox.layout.root) (changed in the config)", ["INBOX": name])
             }
             workers.remove(inbox: name)
+            // Its open batch stays in .work/ for recovery (it closes then), once no photo of it
+            // is in flight.
+            if let open = folder.open {
+                folder.open = nil
+                let early = workers.early
+                early.close(open)
+                Task {
+                    await early.drained(open)
+                    open.lock.release()
+                }
+            }
             if folder.hasRoom { roomUsed -= 1 }
             folders[name] = nil
             deadlines.set(name, at: nil)
