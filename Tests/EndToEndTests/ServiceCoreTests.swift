@@ -196,8 +196,11 @@ import Testing
         daemon.waitUntilReady()
         for i in 0..<6 { try hot.drop(try Harness.jpeg(upright: Harness.marked(width: 2400 + i, height: 1800)), as: "big\(i).jpg") }
         let work = hot.root + "/.work"
+        // Under way: a photo journaled in the batch's run, or finished while it was open.
         #expect(Poll.until(.seconds(60)) {
-            hot.names(in: work).contains { FileManager.default.fileExists(atPath: work + "/" + $0 + "/journal") }
+            hot.names(in: work).contains { id in
+                ["journal", "tasks"].contains { FileManager.default.fileExists(atPath: work + "/" + id + "/" + $0) }
+            }
         }, "log:\n\(daemon.log)")
         daemon.signal(SIGTERM)
         #expect(daemon.wait() == 0)

@@ -16,8 +16,8 @@ import System
 /// Driven by deadlines, not a tick: the caller asks `nextDeadline` when this folder next has
 /// something to do (a file's `settle` is up, its batch's `quiet` or `maxWait`, a scan) and
 /// calls `turn` then; between deadlines only inotify events reach it (`handle`). A turn looks
-/// again only at the files whose `settle` is up, and at a closing batch's files once, so a
-/// file costs a few `fstat`s however long it waits.
+/// again only at the files whose `settle` is up, and at each settled file once more as it is
+/// handed to the claim, so a file costs a few `fstat`s however long it waits.
 ///
 /// A name the claim could not move out of `drop/` (permissions, a share's lock) is *refused*:
 /// not tracked again until it changes or the next `rescanInterval`, so it never blocks the
@@ -55,9 +55,6 @@ public final class DropWatch {
     private var refused: [FileName: (stamp: FileStamp?, reason: String, at: Duration)] = [:]
     /// Names in drop/ that are never taken, with why (`Explain.neverTaken`).
     private var ignored: [FileName: String] = [:]
-    /// The folder's photos start as they settle (`streamingTurn`), so settled files are due at
-    /// once (`nextDeadline`).
-    public var streams = false
     /// Names handed to a claim that has not said yet what became of them.
     public private(set) var claiming: Set<FileName> = []
     private var rescanInterval = Duration.seconds(300)
@@ -141,7 +138,7 @@ public final class DropWatch {
     /// a full disk), only at the next full scan, so a failing claim is not retried every few
     /// seconds.
     /// - Parameter early: the names were taken into the open batch before it closed
-    ///   (`streamingTurn`): those not taken leave its count.
+    ///   (`turn`): those not taken leave its count.
     public func claimEnded(_ names: [FileName], taken: Set<FileName>, lookAgain: Bool = true, early: Bool = false,
                            now: Duration) {
         if early { batcher.untake(names.filter { !taken.contains($0) }.count) }
@@ -353,27 +350,11 @@ public final class DropWatch {
         if rootWatch == nil { consider((lastStillCheck ?? .zero) + Self.stillCheckInterval) }
         consider(batcher.nextDeadline(includingClose: canClose))
         // Photos start as they settle: a settled file waits for no deadline.
-        if streams && canClose && batcher.pendingCount > 0 { return .zero }
+        if canClose && batcher.pendingCount > 0 { return .zero }
         return next
     }
 
-    /// One turn, at a deadline: find drop/ again if it was missing, scan if due, look again at
-    /// the files whose `settle` is up, and (with `canClose`) close at most one batch.
-    /// - Returns: the batch that closed (names in arrival order), now *claiming*; checked on
-    ///   disk once more, so a file that changed since it settled is not in it.
-    public func turn(now: Duration, canClose: Bool, inotify: Inotify.Instance?) -> [FileName]? {
-        guard look(now: now, inotify: inotify), canClose else { return nil }
-        while let batch = batcher.closeBatch(at: now) {
-            generation += 1
-            let kept = stillSettled(batch, now: now)
-            guard !kept.isEmpty else { continue }
-            claiming.formUnion(kept)
-            return kept
-        }
-        return nil
-    }
-
-    /// What a turn of a folder whose photos start as they settle hands to the claim.
+    /// What a turn hands to the claim.
     public struct Claimable: Sendable, Equatable {
         /// Settled files to claim into the open batch, now *claiming*.
         public var names: [FileName]
@@ -381,10 +362,13 @@ public final class DropWatch {
         public var closes: Bool
     }
 
-    /// `turn` for a folder whose photos start as they settle: each settled file is handed to
-    /// the claim at once (into the folder's open batch), and the batch closes by the same rules
-    /// as ever (`closes`), counting them.
-    public func streamingTurn(now: Duration, canClaim: Bool, inotify: Inotify.Instance?) -> Claimable? {
+    /// One turn, at a deadline: find drop/ again if it was missing, scan if due, look again at
+    /// the files whose `settle` is up; then (with `canClaim`) hand each settled file to the
+    /// claim at once (photos start as they settle: into the folder's open batch), or — when the
+    /// batch closes by its rules (`quiet`, `maxWait`, `maxBatch`, counting the files handed
+    /// over) — the last settled files with `closes`. The names returned are *claiming*, checked
+    /// on disk once more: a file that changed since it settled is not among them.
+    public func turn(now: Duration, canClaim: Bool, inotify: Inotify.Instance?) -> Claimable? {
         guard look(now: now, inotify: inotify), canClaim else { return nil }
         if let batch = batcher.closeBatch(at: now) {
             generation += 1

@@ -27,34 +27,12 @@ extension ServiceLoop {
         return SpaceCheck(low: FreeSpace.check(inbox.layout.root, minimum: minimum).words(inbox.layout.root))
     }
 
-    func startClaim(_ folder: Folder, _ names: [FileName]) {
-        guard let system = folder.system else { return }
-        folder.claiming = true
-        claimsInFlight += 1
-        let name = folder.inbox.name, inbox = folder.inbox
-        pool.run(name) { [mailbox, freeSpace] in
-            let space = freeSpace(inbox)
-            if space.low != nil {
-                mailbox.post(.claimed(inbox: name, names: names, .lowSpace(space)))
-                return
-            }
-            let result: ClaimResult
-            do throws(SystemError) {
-                result = .outcome(try Claim.claim(names, layout: inbox.layout, inbox: name, template: inbox.template,
-                                                  order: inbox.order, mover: system.mover) { BatchLock.renewLeases() })
-            } catch {
-                result = .failed(error)
-            }
-            mailbox.post(.claimed(inbox: name, names: names, result))
-        }
-    }
-
     /// Claims `names` into the folder's open batch (made with them if there is none), and
     /// closes it when `closes` (its run puts it in order and makes the whole-set outputs).
     func startClaim(_ folder: Folder, _ names: [FileName], closes: Bool) {
         guard let system = folder.system else { return }
         guard !names.isEmpty else {
-            if closes { closeOpen(folder) }
+            if closes || stopping { closeOpen(folder) }
             return
         }
         folder.claiming = true
@@ -96,7 +74,7 @@ extension ServiceLoop {
         guard let folder = folders[name] else { return }
         folder.claiming = false
         let closes = folder.claimCloses
-        folder.claimCloses = nil
+        folder.claimCloses = false
         let fields: LogFields = ["INBOX": name]
         var taken: Set<FileName> = []
         var lookAgain = true
@@ -135,9 +113,9 @@ extension ServiceLoop {
         case .lowSpace(let check):
             setLowSpace(folder, check.low, now: now)
         }
-        folder.watch?.claimEnded(names, taken: taken, lookAgain: lookAgain, early: closes == false, now: now)
+        folder.watch?.claimEnded(names, taken: taken, lookAgain: lookAgain, early: !closes, now: now)
         // The open batch closes (whatever became of the last photos): its run finishes it.
-        if closes == true { closeOpen(folder) }
+        if closes || stopping { closeOpen(folder) }
         schedule(folder)
         show(folder)
     }

@@ -46,7 +46,6 @@ extension ServiceLoop {
             let watch = DropWatch(inbox: name, layout: folder.inbox.layout, rules: setup.rules, system: ready.system,
                                   pollInterval: setup.config.pollInterval, log: log)
             watch.update(rules: setup.rules, pollInterval: setup.config.pollInterval, rescanInterval: setup.config.rescanInterval)
-            watch.streams = true
             watcher.add(watch, now: now, logWords: ready.firstOnFileSystem)
             folder.watch = watch
             setState(folder, ServiceStatus.FolderState.watching)

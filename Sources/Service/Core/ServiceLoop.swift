@@ -18,9 +18,10 @@ import System
 /// - **taking up** a hot folder (`TakeUp`, on the work pool): at start, at every reload for
 ///   a folder refused, and every `rescanInterval` for one still refused; a folder's state
 ///   (starting, watching, refused with why and fix) is data the status shows;
-/// - **claiming** (`Claim`, on the work pool, a strand per folder): one batch ahead of the one
-///   being finished, never on this thread, so one folder's big claim never delays another's
-///   nor the reading of inotify;
+/// - **claiming** (`Claim`, on the work pool, a strand per folder): each settled photo into the
+///   folder's open batch, whose photos are finished as they come (`EarlyWorkers`) until it
+///   closes; one batch ahead of the one being finished, never on this thread, so one folder's
+///   big claim never delays another's nor the reading of inotify;
 /// - **recovery** of `.work/` every `rescanInterval` (work pool);
 /// - **retention** (`keep`) at take-up and hourly, **free space** (`minFreeSpace`) before each
 ///   claim and every `spaceRecheck` while below it (work pool);
@@ -81,9 +82,8 @@ final class ServiceLoop: @unchecked Sendable {
         /// Holds one of the places the open-file limit leaves for hot folders.
         var hasRoom = false
         var claiming = false
-        /// The claim under way hands its photos to the open batch (`DropWatch.streamingTurn`):
-        /// `true` when the batch closes with them.
-        var claimCloses: Bool?
+        /// The claim under way closes the open batch with its photos (`DropWatch.turn`).
+        var claimCloses = false
         /// The batch its photos are claimed into as they settle, until it closes.
         var open: ClaimedBatch?
         /// Batches claimed (or recovered) that its worker has not started yet.
@@ -247,6 +247,8 @@ final class ServiceLoop: @unchecked Sendable {
         Notify.stopping()
         log.notice("stopping: finishing the photos in flight; unfinished batches resume at the next start")
         stop.request()
+        // The open batches close: left in .work/ (shown as waiting there) for the next start.
+        for folder in folders.values where !folder.claiming { closeOpen(folder) }
     }
 
     func handle(_ message: Message) {
@@ -305,12 +307,8 @@ final class ServiceLoop: @unchecked Sendable {
     func turn(_ name: String, now: Duration) {
         guard let folder = folders[name] else { return }
         if let watch = folder.watch {
-            if watch.streams {
-                if let claimable = watch.streamingTurn(now: now, canClaim: canClaim(folder), inotify: watcher.inotify) {
-                    startClaim(folder, claimable.names, closes: claimable.closes)
-                }
-            } else if let names = watch.turn(now: now, canClose: canClaim(folder), inotify: watcher.inotify) {
-                startClaim(folder, names)
+            if let claimable = watch.turn(now: now, canClaim: canClaim(folder), inotify: watcher.inotify) {
+                startClaim(folder, claimable.names, closes: claimable.closes)
             }
             watcher.reindex(watch)
             // The share answers again: what was given back when it failed resumes at once.
