@@ -205,7 +205,23 @@ final class ServiceLoop: @unchecked Sendable {
             for name in deadlines.due(at: now) { turn(name, now: now) }
             periodic(now: now)
         }
+        finishClaims()
         watcher.logOverflows(now: now(), final: true)
+    }
+
+    /// Stopping: the claims under way end first and their results are handled, so the files
+    /// they moved into an open batch close it into the queue (shown as waiting in .work/, not
+    /// as still in drop/) — a claim's few renames, never a photo's finishing, are waited for.
+    func finishClaims() {
+        while claimsInFlight > 0 {
+            do throws(SystemError) {
+                _ = try Poll.wait([mailbox.wakeup.pollSource])
+            } catch {
+                log.error("the watching loop cannot wait for the claims under way: \(error)")
+                return
+            }
+            for message in mailbox.take() { handle(message) }
+        }
     }
 
     /// The earliest thing to do: a folder's deadline, the watchdog, a lease renewal.
