@@ -302,6 +302,74 @@ void fhog_avx2(const dlib::array2d<unsigned char> &img, dlib::array<dlib::array2
     }
 }
 
+// dlib's pyramid_down<3> (pyramid_down_3_2, dlib/image_transforms/image_pyramid.h) of a grey
+// image: each 3 x 3 block of the [2 12 2] x [2 12 2]-blurred image interpolated into 2 x 2
+// pixels. All in integers, so the same bytes as dlib's, here a row at a time (dlib filters
+// each block's 5 x 5 neighbourhood on its own, 2.7 times over each pixel).
+__attribute__((target("avx2"))) void blur_row(const unsigned char *above, const unsigned char *row,
+                                              const unsigned char *below, long nc, int32_t *blurred) {
+    // [2 12 2] across, then down, for the columns 1 ... nc - 2.
+    for (long x = 1; x < nc - 1; ++x) {
+        const int32_t a = 2 * above[x - 1] + 12 * above[x] + 2 * above[x + 1];
+        const int32_t m = 2 * row[x - 1] + 12 * row[x] + 2 * row[x + 1];
+        const int32_t b = 2 * below[x - 1] + 12 * below[x] + 2 * below[x + 1];
+        blurred[x] = 2 * a + 12 * m + 2 * b;
+    }
+}
+
+__attribute__((target("avx2"))) void pyramid_down_avx2(const dlib::array2d<unsigned char> &in,
+                                                       dlib::array2d<unsigned char> &out) {
+    const long nr = in.nr(), nc = in.nc();
+    if (nr <= 8 || nc <= 8) {
+        out.clear();
+        return;
+    }
+    const long part_nr = (2 * (nr - 2)) / 3, part_nc = (2 * (nc - 2)) / 3;
+    out.set_size(part_nr, part_nc);
+    std::vector<int32_t> near(size_t(nc), 0), middle(size_t(nc), 0), mix(size_t(nc), 0);
+    for (long r = 0; r < part_nr; ++r) {
+        // Output row r of block row r / 2: dlib's block rows rr (r even) or rr + 2 (r odd),
+        // each with rr + 1, rr = 1 + 3 (r / 2).
+        const long rr = 1 + 3 * (r / 2), a = rr + 2 * (r % 2), b = rr + 1;
+        blur_row(&in[a - 1][0], &in[a][0], &in[a + 1][0], nc, near.data());
+        blur_row(&in[b - 1][0], &in[b][0], &in[b + 1][0], nc, middle.data());
+        for (long x = 1; x < nc - 1; ++x) mix[size_t(x)] = 3 * near[size_t(x)] + middle[size_t(x)];
+        unsigned char *target = &out[r][0];
+        for (long c = 0, cc = 1; c < part_nc; c += 2, cc += 3) {
+            target[c] = (unsigned char)((3 * mix[size_t(cc)] + mix[size_t(cc + 1)]) / (16 * 256));
+            if (c + 1 < part_nc) target[c + 1] = (unsigned char)((3 * mix[size_t(cc + 2)] + mix[size_t(cc + 1)]) / (16 * 256));
+        }
+    }
+}
+
+// dlib's impl::create_fhog_pyramid for a grey image: the levels (each 2/3 of the one before,
+// while both sides stay at least `smallest` pixels and there are at most `most`), and each
+// level's fHOG. With AVX2: pyramid_down_avx2 and fhog_avx2; else dlib's own.
+void fhog_pyramid(const dlib::array2d<unsigned char> &img, bool avx2, dlib::array<dlib::array<dlib::array2d<float>>> &feats,
+                  long box, unsigned long smallest, unsigned long most) {
+    if (!avx2) {
+        dlib::impl::create_fhog_pyramid<Pyramid>(img, dlib::default_fhog_feature_extractor(), feats, PF_CELL, box, box,
+                                                 smallest, smallest, most);
+        return;
+    }
+    unsigned long levels = 0;
+    dlib::rectangle rect = dlib::get_rect(img);
+    const Pyramid pyr;
+    do {
+        rect = pyr.rect_down(rect);
+        ++levels;
+    } while (rect.width() >= smallest && rect.height() >= smallest && levels < most);
+    if (feats.max_size() < levels) feats.set_max_size(levels);
+    feats.set_size(levels);
+    fhog_avx2(img, feats[0], PF_CELL, box, box);
+    dlib::array2d<unsigned char> level, next;
+    for (unsigned long i = 1; i < feats.size(); ++i) {
+        pyramid_down_avx2(i == 1 ? img : level, next);
+        fhog_avx2(next, feats[i], PF_CELL, box, box);
+        dlib::swap(level, next);
+    }
+}
+
 // The feature extractor create_fhog_pyramid calls on each level: fhog_avx2, or dlib's own.
 struct Features {
     bool avx2;
@@ -427,9 +495,7 @@ extern "C" int32_t pf_faces_find(const pf_faces *faces, const uint8_t *grey, int
         const Scanner &scanner = faces->scanner;
         const long box = long(scanner.get_fhog_window_width());
         dlib::array<dlib::array<dlib::array2d<float>>> feats;
-        dlib::impl::create_fhog_pyramid<Pyramid>(image, Features{faces->avx2}, feats, PF_CELL, box, box,
-                                                 PF_SMALLEST_LEVEL, PF_SMALLEST_LEVEL,
-                                                 scanner.get_max_pyramid_levels());
+        fhog_pyramid(image, faces->avx2, feats, box, PF_SMALLEST_LEVEL, scanner.get_max_pyramid_levels());
         // Each bank's windows over its threshold, strongest first (dlib's
         // impl::detect_from_fhog_pyramid, with this file's filtering).
         const auto &fe = scanner.get_feature_extractor();
@@ -484,9 +550,9 @@ extern "C" int32_t pf_faces_find(const pf_faces *faces, const uint8_t *grey, int
 }
 
 extern "C" int64_t pf_faces_features(int32_t avx2, const uint8_t *grey, int32_t width, int32_t height, size_t stride,
-                                     float *planes, size_t capacity, int32_t *rows, int32_t *columns, char *message,
+                                     int32_t level, float *planes, size_t capacity, int32_t *rows, int32_t *columns, char *message,
                                      size_t size) {
-    if (!grey || width <= 0 || height <= 0 || stride < size_t(width) || !rows || !columns) {
+    if (!grey || width <= 0 || height <= 0 || stride < size_t(width) || level < 0 || !rows || !columns) {
         say(message, size, "pf_faces_features: invalid arguments");
         return -1;
     }
@@ -497,8 +563,14 @@ extern "C" int64_t pf_faces_features(int32_t avx2, const uint8_t *grey, int32_t 
     try {
         dlib::array2d<unsigned char> image(height, width);
         for (int32_t y = 0; y < height; ++y) std::memcpy(&image[y][0], grey + size_t(y) * stride, size_t(width));
+        dlib::array2d<unsigned char> down;
+        for (int32_t l = 0; l < level; ++l) {
+            if (avx2) pyramid_down_avx2(image, down);
+            else Pyramid()(image, down);
+            dlib::swap(image, down);
+        }
         dlib::array<dlib::array2d<float>> hog;
-        Features{avx2 != 0}(image, hog, PF_CELL, window / PF_CELL, window / PF_CELL);
+        if (image.size() > 0) Features{avx2 != 0}(image, hog, PF_CELL, window / PF_CELL, window / PF_CELL);
         *rows = hog.size() ? int32_t(hog[0].nr()) : 0;
         *columns = hog.size() ? int32_t(hog[0].nc()) : 0;
         const size_t plane = size_t(*rows) * size_t(*columns), count = hog.size() * plane;

@@ -44,13 +44,14 @@ int32_t pf_faces_smallest(void);
    two pyramid levels, every level's features and what making and searching them takes). */
 size_t pf_faces_working_bytes(int32_t width, int32_t height);
 
-/* The 31 fHOG planes the detector computes of one 8-bit grey image (the finest pyramid level),
-   with AVX2 (avx2 != 0: -1 when the CPU has none) or with dlib's own code, as CFacesReference's
-   pf_reference_features gives dlib's (the tests compare them). Writes `rows` x `columns`
+/* The 31 fHOG planes the detector computes of pyramid level `level` of one 8-bit grey image
+   (0: the image itself; each level 2/3 of the one before), with AVX2 (avx2 != 0: -1 when the
+   CPU has none) or with dlib's own code, as CFacesReference's pf_reference_features gives
+   dlib's (the tests compare them). Writes `rows` x `columns`
    floats a plane, plane after plane, when `capacity` floats hold them; returns the floats
    there are (0 for an image too small), or -1 with the reason in `message`. */
 int64_t pf_faces_features(int32_t avx2, const uint8_t *grey, int32_t width, int32_t height, size_t stride,
-                          float *planes, size_t capacity, int32_t *rows, int32_t *columns, char *message, size_t size);
+                          int32_t level, float *planes, size_t capacity, int32_t *rows, int32_t *columns, char *message, size_t size);
 
 /* Finds the upright, roughly frontal faces (turned up to about 45 degrees) in an 8-bit grey
    image of `width` x `height` pixels, rows `stride` bytes apart. Writes at most `capacity`
