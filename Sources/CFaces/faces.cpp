@@ -1,10 +1,12 @@
-// The face detector behind CFaces.h: dlib's HOG frontal face detector, searched by dlib's own
-// code (its fHOG pyramid and separable filters) on a coarser pyramid than the one it was
-// trained with (see `Pyramid`). The filters come from model.c, dlib's model as dlib itself
-// searches with it (scripts/face-model writes it from the installed dlib; FaceModelTests checks
-// it against that dlib and checks that these searches find what dlib's evaluate_detectors
-// finds). Half the search is dlib's separable filtering, 4 floats an instruction in Debian's
-// amd64 build (SSE2); on a CPU with AVX2 `filter_avx2` does the same sums 8 at a time.
+// The face detector behind CFaces.h: dlib's HOG frontal face detector, searched by dlib's
+// code (its image pyramid, fHOG features and separable filters) on a coarser pyramid than the
+// one it was trained with (see `Pyramid`). The filters come from model.c, dlib's model as dlib
+// itself searches with it (scripts/face-model writes it from the installed dlib; FaceModelTests
+// checks it against that dlib and checks that these searches find what dlib's
+// evaluate_detectors finds). dlib's code runs 4 floats an instruction in Debian's amd64 build
+// (SSE2) and gathers its pixels one by one; on a CPU with AVX2 this file's copies of the three
+// (`pyramid_down_avx2`, `fhog_avx2`, `filter_avx2`) compute the same bytes and floats, to the
+// bit, for 0.6 of the CPU (bench/RESULTS.md, "Faces").
 // dlib's get_frontal_face_detector() would decode its compressed model first: 0.65-1 s
 // of CPU per process, 850 million instructions, where filling these filter banks takes
 // microseconds. Every dlib object is owned here; no exception crosses into the caller.
@@ -414,7 +416,7 @@ struct pf_faces {
     std::vector<Bank> banks;
     std::vector<double> thresholds;
     dlib::test_box_overlap overlap{pf_frontal_iou, pf_frontal_covered};
-    bool avx2 = false;  // filter_avx2, else dlib's own (SSE2) filtering
+    bool avx2 = false;  // this file's AVX2 pyramid, fHOG and filtering, else dlib's own (SSE2)
 };
 
 extern "C" int32_t pf_faces_cpu_has_avx2(void) { return cpu_has_avx2() ? 1 : 0; }

@@ -24,8 +24,9 @@ typedef struct pf_faces pf_faces;
 /* A new detector, or NULL with the reason in `message` (at most `size` bytes, terminated). */
 pf_faces *pf_faces_new(char *message, size_t size);
 
-/* The same with the separable filtering chosen: AVX2 (avx2 != 0: NULL when the CPU has none)
-   or dlib's own, SSE2. Both find the same faces with the same confidences, to the bit.
+/* The same with the code chosen: CFaces' AVX2 pyramid, fHOG and filtering (avx2 != 0: NULL
+   when the CPU has none) or dlib's own, SSE2. Both find the same faces with the same
+   confidences, to the bit.
    pf_faces_new takes AVX2 when the CPU has it, unless PHOTOFINISH_SIMD=sse2. */
 pf_faces *pf_faces_new_simd(int32_t avx2, char *message, size_t size);
 
