@@ -157,3 +157,38 @@ extern "C" int32_t pf_reference_write_model(FILE *out, char *message, size_t siz
     }
     return -1;
 }
+
+extern "C" int64_t pf_reference_features(const uint8_t *grey, int32_t width, int32_t height, size_t stride,
+                                         int32_t level, float *planes, size_t capacity, int32_t *rows, int32_t *columns,
+                                         char *message, size_t size) {
+    if (!grey || width <= 0 || height <= 0 || stride < size_t(width) || level < 0 || !rows || !columns) {
+        say(message, size, "pf_reference_features: invalid arguments");
+        return -1;
+    }
+    try {
+        dlib::array2d<unsigned char> image(height, width);
+        for (int32_t y = 0; y < height; ++y) std::memcpy(&image[y][0], grey + size_t(y) * stride, size_t(width));
+        dlib::array2d<unsigned char> down;
+        for (int32_t l = 0; l < level; ++l) {
+            dlib::pyramid_down<3>()(image, down);
+            dlib::swap(image, down);
+        }
+        dlib::array<dlib::array2d<float>> hog;
+        if (image.size() > 0) dlib::extract_fhog_features(image, hog, 8, 10, 10);
+        *rows = hog.size() ? int32_t(hog[0].nr()) : 0;
+        *columns = hog.size() ? int32_t(hog[0].nc()) : 0;
+        const size_t plane = size_t(*rows) * size_t(*columns), count = hog.size() * plane;
+        if (planes && capacity >= count) {
+            for (size_t i = 0; i < hog.size(); ++i)
+                for (long r = 0; r < hog[i].nr(); ++r)
+                    std::memcpy(planes + i * plane + size_t(r) * size_t(*columns), &hog[i][r][0],
+                                size_t(*columns) * sizeof(float));
+        }
+        return int64_t(count);
+    } catch (const std::exception &error) {
+        say(message, size, error.what());
+    } catch (...) {
+        say(message, size, "unknown error in dlib's fHOG");
+    }
+    return -1;
+}

@@ -164,6 +164,34 @@ import Testing
         }
     }
 
+    @Test("a photo as stored is searched as the grey of its upright picture, for every EXIF orientation: made grey before it is turned, the same bytes as turning it first", arguments: [3, 4])
+    func searchImageOfAStoredPhoto(channels: Int) throws {
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        // Stored 1,001 × 757 (odd sizes, not the search's shape), random pixels, alpha too.
+        let stored = Image(width: 1001, height: 757, channels: channels) { rows in
+            for y in 0..<rows.height {
+                for x in 0..<(rows.width * rows.channels) {
+                    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    rows[y][x] = UInt8(truncatingIfNeeded: state >> 56)
+                }
+            }
+        }
+        for exif in 1...8 {
+            let found = stored.withUnsafeRows { FaceDetector.searchImage(stored: $0, orientation: exif) }
+            // The path before: resampled as stored, turned upright, flattened, then made grey.
+            let turned = Layout.swapsAxes(exif)
+            let upright = turned ? (stored.height, stored.width) : (stored.width, stored.height)
+            let size = FaceDetector.searchSize(width: upright.0, height: upright.1)
+            let small = stored.withUnsafeRows {
+                resized($0, width: turned ? size.height : size.width, height: turned ? size.width : size.height,
+                        shrinkFirst: true)
+            }
+            let before = FaceDetector.grey(flattened(Orientation.apply(small, exif: exif), over: [255, 255, 255]).finished())
+            #expect(found.width == size.width && found.height == size.height, "orientation \(exif)")
+            #expect(found.grey == before, "orientation \(exif): \(zip(found.grey, before).filter { $0 != $1 }.count) pixels differ")
+        }
+    }
+
     @Test("the search size: the short side 560 px (enlarged when smaller), a panorama's long side at most 1,120")
     func searchSize() {
         #expect(FaceDetector.searchSize(width: 4032, height: 3024) == (747, 560))

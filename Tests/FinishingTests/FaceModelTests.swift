@@ -85,4 +85,77 @@ import Testing
             #expect(String(cString: message).contains("AVX2"))
         }
     }
+
+    /// The fHOG planes of pyramid level `level` of `grey` as CFaces computes them (AVX2, or
+    /// dlib's code through CFaces) and as dlib's own pyramid_down<3> and extract_fhog_features
+    /// do, as bit patterns.
+    static func features(_ grey: [UInt8], width: Int, height: Int, level: Int32, avx2: Bool)
+        -> (ours: [UInt32], dlib: [UInt32], rows: Int32, columns: Int32) {
+        var message = [CChar](repeating: 0, count: 256)
+        var rows: Int32 = 0, columns: Int32 = 0, theirRows: Int32 = 0, theirColumns: Int32 = 0
+        return grey.withUnsafeBufferPointer { pixels in
+            let count = pf_faces_features(avx2 ? 1 : 0, pixels.baseAddress, Int32(width), Int32(height), width, level, nil, 0,
+                                          &rows, &columns, &message, message.count)
+            var ours = [Float](repeating: .nan, count: Int(max(0, count)))
+            var theirs = ours
+            _ = pf_faces_features(avx2 ? 1 : 0, pixels.baseAddress, Int32(width), Int32(height), width, level, &ours,
+                                  ours.count, &rows, &columns, &message, message.count)
+            let theirCount = pf_reference_features(pixels.baseAddress, Int32(width), Int32(height), width, level, &theirs,
+                                                   theirs.count, &theirRows, &theirColumns, &message, message.count)
+            if theirCount != count || theirRows != rows || theirColumns != columns { return ([1], [], rows, columns) }
+            return (ours.map(\.bitPattern), theirs.map(\.bitPattern), rows, columns)
+        }
+    }
+
+    @Test("CFaces' AVX2 pyramid and fHOG give dlib's features to the bit: real photos at several sizes and widths (8-pixel steps and the columns left over), levels 0-3, noise, a flat image, images too small for a cell")
+    func sameFeaturesAsDlib() throws {
+        guard pf_faces_cpu_has_avx2() != 0 else {
+            print("skipped: this CPU has no AVX2: the AVX2 fHOG cannot run")
+            return
+        }
+        var images: [(name: String, grey: [UInt8], width: Int, height: Int)] = []
+        for name in ["group-table.jpg", "obama2.jpg", "messi5.jpg", "chelsea.png"] {
+            guard let bytes = FaceCropTests.photo(name) else { continue }
+            let search = FaceDetector.searchImage(try decodeRGB(bytes))
+            images.append((name, search.grey, search.width, search.height))
+            // The same photo narrower by 1 to 9 pixels: every count of columns after the last 8.
+            for cut in [1, 3, 7, 9] where search.width > cut + 16 {
+                let width = search.width - cut
+                var grey = [UInt8](repeating: 0, count: width * search.height)
+                for y in 0..<search.height {
+                    for x in 0..<width { grey[y * width + x] = search.grey[y * search.width + x] }
+                }
+                images.append(("\(name) -\(cut) columns", grey, width, search.height))
+            }
+        }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        // Noise of two sizes: 208 x 121 leaves dlib's pyramid a partial block at the right and
+        // at the bottom ((side - 2) % 3 == 2), 203 x 117 none.
+        for (width, height) in [(203, 117), (208, 121)] {
+            let noise = (0..<(width * height)).map { _ -> UInt8 in
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                return UInt8(truncatingIfNeeded: state >> 56)
+            }
+            images.append(("noise \(width) x \(height)", noise, width, height))
+        }
+        images.append(("flat", [UInt8](repeating: 128, count: 96 * 80), 96, 80))
+        images.append(("one cell", [UInt8](repeating: 9, count: 8 * 8), 8, 8))
+        images.append(("a pixel", [200], 1, 1))
+        var planes = 0
+        for image in images {
+            for level: Int32 in 0...3 {
+                for avx2 in [true, false] {
+                    let found = Self.features(image.grey, width: image.width, height: image.height, level: level,
+                                              avx2: avx2)
+                    // Compared here, not in #expect (which would print both arrays).
+                    let same = found.ours == found.dlib
+                    let differ = same ? 0 : zip(found.ours, found.dlib).filter { $0 != $1 }.count
+                    #expect(same,
+                            "\(image.name), level \(level) (\(avx2 ? "AVX2" : "dlib's code")): \(differ) of \(found.dlib.count) floats differ, \(found.ours.count) computed")
+                    if avx2 { planes += found.dlib.count }
+                }
+            }
+        }
+        #expect(planes > 100_000, "only \(planes) floats compared")
+    }
 }

@@ -6,7 +6,7 @@
 //   detectors KIND SHORT REPEATS PHOTO...
 //   KIND: photofinish  dlib's HOG frontal face detector as PhotoFinish runs it (Sources/CFaces;
 //                      AVX2 filtering when the CPU has it)
-//         photofinish-sse2  the same with dlib's own (SSE2) filtering
+//         photofinish-sse2  the same with dlib's own (SSE2) pyramid, fHOG and filtering
 //         dlib         the same detector on the pyramid it was trained with (pyramid_down<6>)
 //         lbp          OpenCV's LBP cascade lbpcascade_frontalface_improved.xml (45 px window)
 //         lbp24        OpenCV's older LBP cascade lbpcascade_frontalface.xml (24 px window)

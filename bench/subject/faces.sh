@@ -6,14 +6,14 @@
 # photos). The faces each photo shows are listed below (x y w h in its pixels), checked by eye.
 #
 #   bench/subject/faces.sh [PHOTOS]      default .build/test-photos
-#   KINDS="photofinish photofinish-sse2 dlib lbp lbp24" SIZES="320 480 560 640 960" REPEATS=20
+#   KINDS="photofinish photofinish-sse2 dlib lbp lbp24" SIZES="320 480 560 640 720 800 960" REPEATS=20
 #
 # Built with clang++ (the compiler swift build uses for CFaces; CXX= to change). Needs libdlib-dev and OpenCV (libopencv-objdetect-dev, opencv-data): scripts/bootstrap --bench.
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.."
 photos=${1:-.build/test-photos}
 KINDS=${KINDS:-photofinish photofinish-sse2 dlib lbp lbp24}
-SIZES=${SIZES:-320 480 560 640 960}
+SIZES=${SIZES:-320 480 560 640 720 800 960}
 REPEATS=${REPEATS:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

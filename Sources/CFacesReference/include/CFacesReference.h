@@ -26,6 +26,15 @@ typedef struct pf_reference_face {
 int32_t pf_reference_find(const uint8_t *grey, int32_t width, int32_t height, size_t stride, double adjust,
                           pf_reference_face *found, int32_t capacity, char *message, size_t size);
 
+/* dlib's own fHOG of pyramid level `level` of an 8-bit grey image (`level` times dlib's
+   pyramid_down<3>, then extract_fhog_features, 8-pixel cells, the detector's 10-cell
+   padding): what CFaces' pf_faces_features must give, float for float.
+   Writes `rows` x `columns` floats a plane, plane after plane, when `capacity` floats hold
+   them; returns the floats there are, or -1 with the reason in `message`. */
+int64_t pf_reference_features(const uint8_t *grey, int32_t width, int32_t height, size_t stride, int32_t level,
+                              float *planes,
+                              size_t capacity, int32_t *rows, int32_t *columns, char *message, size_t size);
+
 /* Writes the C source of CFaces' model table (Sources/CFaces/model.c) from dlib's model:
    scripts/face-model writes the file, FaceModelTests checks it. 0, or -1 with the reason. */
 int32_t pf_reference_write_model(FILE *out, char *message, size_t size);

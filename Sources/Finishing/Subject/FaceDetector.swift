@@ -16,8 +16,9 @@ public final class FaceDetector: Sendable {
 
     /// The short side of the grey image searched. The detector's smallest face
     /// (`smallestFace`, about 70 px) is an eighth of it: the faces of a group of six across a
-    /// landscape photo. A twentieth would take 1,400 px and six times the CPU (bench/RESULTS.md,
-    /// "Faces").
+    /// landscape photo (6.9 ms of CPU for a 12 MP photo under load). 720 px (a tenth, 10.9 ms)
+    /// would still be within the 15 ms goal but moves the proof group's 1:1 crop onto a face's
+    /// hair; a twentieth would take 1,400 px and 6.4 times the CPU (bench/RESULTS.md, "Faces").
     public static let searchShortSide = 560
     /// The search image's long side at most (a panorama is searched smaller, at the same cost).
     public static let searchLongSide = 1120
@@ -44,7 +45,12 @@ public final class FaceDetector: Sendable {
     /// - Throws: `FaceDetectionError` when dlib fails (out of memory).
     public func faces(in image: Image) throws(FaceDetectionError) -> [FocusBox] {
         guard image.width >= 2, image.height >= 2 else { return [] }
-        let search = Self.searchImage(image)
+        return try faces(inSearch: Self.searchImage(image))
+    }
+
+    /// The faces in a grey search image, as fractions of it.
+    private func faces(inSearch search: (grey: [UInt8], width: Int, height: Int)) throws(FaceDetectionError)
+        -> [FocusBox] {
         var found = [pf_face](repeating: pf_face(), count: 64)
         var message = [CChar](repeating: 0, count: 256)
         let count = search.grey.withUnsafeBufferPointer { pixels in
@@ -83,12 +89,21 @@ public final class FaceDetector: Sendable {
     /// - Throws: `FaceDetectionError` when dlib fails.
     public func faces(inStored stored: PixelRows, orientation: Int) throws(FaceDetectionError) -> [FocusBox] {
         guard stored.width >= 2, stored.height >= 2 else { return [] }
+        return try faces(inSearch: Self.searchImage(stored: stored, orientation: orientation))
+    }
+
+    /// The grey image a photo as stored is searched as: resampled to `searchSize` in its
+    /// stored orientation, flattened over white, made grey, and only then turned upright (a
+    /// third of the bytes an RGB turn moves; the same pixels as turning first).
+    static func searchImage(stored: PixelRows, orientation: Int) -> (grey: [UInt8], width: Int, height: Int) {
         let turned = Layout.swapsAxes(orientation)
         let upright = turned ? (width: stored.height, height: stored.width) : (width: stored.width, height: stored.height)
         let size = Self.searchSize(width: upright.width, height: upright.height)
-        let small = resized(stored, width: turned ? size.height : size.width, height: turned ? size.width : size.height,
-                            shrinkFirst: true)
-        return try faces(in: flattened(Orientation.apply(small, exif: orientation), over: [255, 255, 255]).finished())
+        let small = flattened(resized(stored, width: turned ? size.height : size.width,
+                                      height: turned ? size.width : size.height, shrinkFirst: true),
+                              over: [255, 255, 255]).finished()
+        let grey = Orientation.upright(grey: Self.grey(small), width: small.width, height: small.height, exif: orientation)
+        return (grey, size.width, size.height)
     }
 
     /// The size an image of `width` × `height` is searched at: its short side
