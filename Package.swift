@@ -99,7 +99,7 @@ let package = Package(
         .target(name: "Cluster", dependencies: ["CPostgres"]),
         // An HTTP server on sockets it is given (libmicrohttpd): GET /metrics and the console.
         .target(name: "HTTP", dependencies: ["System", "CMicroHTTPD", "CWebShims", "CSystemd"]),
-        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "CSystemd", "CCurl"]),
+        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "Cluster", "CSystemd", "CCurl"]),
         // The web console: logins, pages, uploads into drop/, a batch's files and its ZIP.
         .target(name: "Web", dependencies: ["Service", "HTTP", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CArchive", "CLibcrypt", "CWebShims"]),
         .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "Cluster", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
         .testTarget(name: "SystemTests", dependencies: ["System"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System"]),
-        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5", "Cluster"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "PostgresHarness"]),
         // The tests' own PostgreSQL servers (initdb + pg_ctl into temporary folders), for the
         // cluster's tests and the daemons' end-to-end tests alike.

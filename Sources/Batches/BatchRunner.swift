@@ -19,6 +19,9 @@ public struct BatchLimits: Sendable {
     /// When set, photos are admitted within this memory budget (shared by every batch
     /// running at once).
     public var memoryBudget: MemoryBudget?
+    /// The name report items give the host that finished them (`Report.Item.host`):
+    /// `cluster.host` in a cluster, else the machine's host name.
+    public var host: String
 
     /// The limits `config` sets (`maxPixels`, `maxFileBytes`, `itemTimeout`, `workers`); with
     /// no config, its defaults (`Config.defaults`).
@@ -27,7 +30,15 @@ public struct BatchLimits: Sendable {
         maxFileBytes = config.maxFileBytes
         itemTimeout = config.itemTimeout
         workers = config.workers
+        host = config.cluster?.host ?? Self.machineHost
     }
+
+    /// The machine's host name (`gethostname`), read once.
+    public static let machineHost: String = {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }()
 
     /// `workers` with 0 resolved to the core count.
     public var effectiveWorkers: Int {
@@ -304,6 +315,7 @@ public struct BatchRunner: Sendable {
         let clock = ContinuousClock()
         let start = clock.now - readTime
         var item = Report.Item(index: index + 1, source: source.name, status: .failed)
+        item.host = limits.host
         item.original = source.original
         // What this photo wrote, removed again if it fails: a failed photo leaves no outputs.
         var written: [String] = []

@@ -29,14 +29,18 @@ public final class HotFolderService: Sendable {
     static let claimThreads = 4
     /// The setup in force, as of the last (re)load the loop applied (the web console reads it).
     private let inForce = Mutex<ServiceSetup?>(nil)
+    /// The program's version (what the cluster's other hosts see of this one).
+    private let version: String
 
     /// - Parameters:
     ///   - reload: reads and validates the setup again (SIGHUP).
     ///   - status: where this process's status file goes (`StatusFiles.target(for:)`).
+    ///   - version: the program's version, shown to the cluster's other hosts.
     public init(reload: @escaping @Sendable () throws(JSON5Errors) -> ServiceSetup, log: Logger,
-                status: StatusFiles.Target) {
+                status: StatusFiles.Target, version: String = "?") {
         self.reload = reload
         self.log = log
+        self.version = version
         statusPath = status.path
         board = StatusBoard(target: status)
     }
@@ -61,9 +65,16 @@ public final class HotFolderService: Sendable {
         let limit = OpenFiles.raise(log: log)
         // The setup in force: the first, then each one a reload read (the loop applies it next).
         inForce.withLock { $0 = setup }
+        // In a cluster: this daemon as one of its hosts, from before the first scan to after the
+        // drain (a change of `cluster` itself takes effect at the next start).
+        let cluster = setup.config.cluster.map {
+            ClusterHost(settings: $0, version: version, workers: setup.limits.effectiveWorkers,
+                        inboxes: setup.inboxes.map(\.name), log: log, board: board, metrics: metrics)
+        }
         let reload = { @Sendable [read = self.reload, self] () throws(JSON5Errors) -> ServiceSetup in
             let new = try read()
             self.inForce.withLock { $0 = new }
+            cluster?.setInboxes(new.inboxes.map(\.name))
             return new
         }
         metrics.setInboxes(setup.inboxes.map(\.name))  // a scrape before the first scan sees every hot folder
@@ -75,6 +86,8 @@ public final class HotFolderService: Sendable {
             let now = board.isBusy
             if busy.withLock({ let changed = $0 != now; $0 = now; return changed }) { proofs.setBusy(now) }
         }
+        cluster?.start()
+        defer { cluster?.stop() }
         let pool = WorkPool(threads: Self.claimThreads)
         let mailbox: Mailbox<ServiceLoop.Message>
         let loop: ServiceLoop
@@ -109,6 +122,7 @@ public final class HotFolderService: Sendable {
             pool.stop()
             proofs.stop()
             await workers.finishAll()
+            cluster?.stop()  // after the drain: what the workers held is done; the rest goes back
             publisher.stop(final: loop.stoppedStatus())
             log.notice("stopped")
             return 0

@@ -1,4 +1,5 @@
 import Batches
+import Cluster
 import Finishing
 import Foundation
 import System
@@ -19,6 +20,46 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var inboxes: [Inbox]
     /// The last reload (SIGHUP) failed, and the process runs the configuration it had.
     public var reloadFailed: ReloadFailure?
+    /// This daemon as a host of a cluster (`cluster` in its config); nil: it works alone.
+    public var cluster: ClusterState?
+
+    /// This host of the cluster: its name, whether the cluster's database answers (while it
+    /// does not, the host finishes what it holds and takes no new task), and the cluster as it
+    /// was last read (every host, its workers and the tasks it holds: `ClusterStatus`).
+    public struct ClusterState: Codable, Sendable, Equatable {
+        /// `cluster.host`.
+        public var host: String
+        /// `connecting` (the first attempt is under way), `reachable` or `unreachable`.
+        public var database: String
+        /// Since when the database is in that state (ISO 8601 UTC).
+        public var since: String
+        /// Why it is unreachable, in libpq's words.
+        public var reason: String?
+        /// The server reached (`PostgreSQL 15.8 on …`).
+        public var server: String?
+        /// `cluster.lease`, in seconds.
+        public var lease: Double
+        /// Tasks this host holds now.
+        public var held: Int
+        /// The cluster as last read from the database, and when (ISO 8601 UTC): older than
+        /// `since` while the database is unreachable.
+        public var view: ClusterStatus?
+        public var read: String?
+
+        public static let connecting = "connecting"
+        public static let reachable = "reachable"
+        public static let unreachable = "unreachable"
+
+        public init(host: String, database: String, since: String, lease: Double, held: Int = 0) {
+            self.host = host
+            self.database = database
+            self.since = since
+            self.lease = lease
+            self.held = held
+        }
+
+        public var isReachable: Bool { database == Self.reachable }
+    }
 
     /// A reload that failed: when, and its errors (the first few).
     public struct ReloadFailure: Codable, Sendable, Equatable {
@@ -154,9 +195,11 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         }
     }
 
-    /// "shop: processing 23 of 80; 2 pending · studio: idle" — the `STATUS=` line.
+    /// "shop: processing 23 of 80; 2 pending · studio: idle" — the `STATUS=` line (led by
+    /// "cluster database unreachable · " while it is).
     public var summary: String {
-        inboxes.map { inbox in
+        let lead = cluster.map { $0.database == ClusterState.unreachable ? "cluster database unreachable · " : "" } ?? ""
+        return lead + inboxes.map { inbox in
             var parts: [String] = []
             if let state = inbox.state, state.kind != FolderState.watching {
                 return inbox.name + ": " + state.kind.replacingOccurrences(of: "-", with: " ")
@@ -310,6 +353,7 @@ final class StatusBoard: Sendable {
         var inboxes: [String: ServiceStatus.Inbox] = [:]
         var order: [String] = []
         var reloadFailed: ServiceStatus.ReloadFailure?
+        var cluster: ServiceStatus.ClusterState?
         /// Hot folders changed since the publisher last took them.
         var dirty: Set<String> = []
         /// Everything changed (the order, a reload's outcome): every STATUS.txt again.
@@ -394,11 +438,25 @@ final class StatusBoard: Sendable {
     }
 
     func snapshot(state kind: String) -> ServiceStatus {
-        let (all, names, failed) = state.withLock { ($0.inboxes, $0.order, $0.reloadFailed) }
+        let (all, names, failed, cluster) = state.withLock { ($0.inboxes, $0.order, $0.reloadFailed, $0.cluster) }
         var status = ServiceStatus(pid: getpid(), updated: BatchID.timestamp(Date()), state: kind,
                                    command: target.command, config: target.config, inboxes: names.compactMap { all[$0] })
         status.reloadFailed = failed
+        status.cluster = cluster
         return status
+    }
+
+    /// This host of the cluster as it stands now. Every hot folder's STATUS.txt is looked at
+    /// again only when what it says of the cluster changed (the database's state, the hosts up),
+    /// not at each reading of the cluster.
+    func setCluster(_ cluster: ServiceStatus.ClusterState) {
+        let didChange = state.withLock { s -> Bool in
+            guard s.cluster != cluster else { return false }
+            if StatusText.clusterLines(s.cluster) != StatusText.clusterLines(cluster) { s.allDirty = true }
+            s.cluster = cluster
+            return true
+        }
+        if didChange { changed() }
     }
 
     /// The snapshot and the hot folders changed since the last call (`nil`: all of them).

@@ -1,4 +1,5 @@
 import Batches
+import Cluster
 import Foundation
 import System
 import HotFolders
@@ -17,9 +18,15 @@ public enum StatusText {
     ///   - running: false once the daemon has stopped.
     ///   - updated: when (shown in local time with its offset from UTC).
     ///   - reloadFailed: the last reload failed (the process runs the configuration it had).
+    ///   - cluster: this daemon as a host of a cluster (nil: it works alone).
     public static func render(_ inbox: ServiceStatus.Inbox, running: Bool, updated: Date,
-                              reloadFailed: ServiceStatus.ReloadFailure? = nil) -> String {
+                              reloadFailed: ServiceStatus.ReloadFailure? = nil,
+                              cluster: ServiceStatus.ClusterState? = nil) -> String {
         var lines = ["PhotoFinish - hot folder \"\(inbox.name)\"", "Updated \(HumanTime.words(updated))", ""]
+        if running, let cluster {
+            lines += clusterLines(cluster)
+            lines.append("")
+        }
         if running, let failed = reloadFailed {
             lines.append("The configuration was changed, but the reload at \(HumanTime.words(isoUTC: failed.at)) failed:")
             lines += failed.errors.map { "- " + ascii($0) }
@@ -98,6 +105,24 @@ public enum StatusText {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
+    /// What a hot folder's STATUS.txt says of the cluster: the host's name, how many hosts are
+    /// up, and whether the database answers (while it does not, this host takes no new photo).
+    static func clusterLines(_ cluster: ServiceStatus.ClusterState?) -> [String] {
+        guard let cluster else { return [] }
+        let host = "\"\(ascii(cluster.host))\""
+        switch cluster.database {
+        case ServiceStatus.ClusterState.unreachable:
+            return ["The cluster's database does not answer (since \(HumanTime.words(isoUTC: cluster.since))): \(ascii(cluster.reason ?? "no answer")).",
+                    "This host (\(host)) finishes the photos it holds and takes no new ones until the database answers again."]
+        case ServiceStatus.ClusterState.reachable:
+            let lease = Duration.milliseconds(Int64(cluster.lease * 1000))
+            let up = cluster.view?.hosts.filter { $0.isUp(lease: lease) }.count ?? 1
+            return ["This is host \(host) of a cluster of \(up) host\(up == 1 ? "" : "s") up: photos are finished by whichever host is free."]
+        default:
+            return ["This is host \(host) of a cluster: its database has not answered yet."]
+        }
+    }
+
     /// "To fix it:" and the fixes, one a line (nothing when there are none).
     private static func fixLines(_ state: ServiceStatus.FolderState) -> [String] {
         guard let fix = state.fix, !fix.isEmpty else { return [] }
@@ -148,7 +173,8 @@ public enum StatusText {
             for inbox in status.inboxes where look?.contains(inbox.name) ?? true {
                 waiting.remove(inbox.name)
                 // Only a change of state is a reason to write (not the time line).
-                let state = Written(inbox: inbox, running: running, reloadFailed: status.reloadFailed)
+                let state = Written(inbox: inbox, running: running, reloadFailed: status.reloadFailed,
+                                    cluster: StatusText.clusterLines(status.cluster))
                 let last = written[inbox.root]
                 if let last, last.state == state { failed[inbox.root] = nil; continue }
                 if running, let last, now - last.at < Self.interval {
@@ -163,7 +189,8 @@ public enum StatusText {
                 }
                 let path = inbox.root + "/" + StatusText.fileName
                 if last == nil { Self.removeLeftovers(in: inbox.root) }
-                let text = Array(StatusText.render(inbox, running: running, updated: Date(), reloadFailed: status.reloadFailed).utf8)
+                let text = Array(StatusText.render(inbox, running: running, updated: Date(), reloadFailed: status.reloadFailed,
+                                                   cluster: status.cluster).utf8)
                 do throws(SystemError) {
                     if let stage = staging(inbox) {
                         // .work/ may be gone or unwritable for a moment: the root will do.
@@ -205,6 +232,8 @@ public enum StatusText {
             var inbox: ServiceStatus.Inbox
             var running: Bool
             var reloadFailed: ServiceStatus.ReloadFailure?
+            /// What it said of the cluster (`clusterLines`).
+            var cluster: [String] = []
         }
 
         /// Removes the temporary `STATUS.txt` a crash in the middle of a write left in `root`

@@ -151,16 +151,19 @@ enum Commands {
             ],
             main: { a throws(UsageError) in try UserCommand.main(a) }),
         Command(
-            name: "status", synopsis: "[ROOT] [--config FILE]",
+            name: "status", synopsis: "[ROOT] [--config FILE] [--json]",
             summary: "What the running daemons and watches are doing.",
             details: """
                 Per hot folder: the batch in progress ("processing 23 of 80"), batches waiting,
-                files pending, the last batch's result. Each daemon and watch process writes its
-                own status file; without arguments every one found is shown. Exit 0 when what was
-                asked about is running, 1 when it is not.
+                files pending, the last batch's result. A daemon that is a host of a cluster says
+                whether the cluster's database answers, and lists every host of the cluster with its
+                workers and the tasks it holds. Each daemon and watch process writes its own status
+                file; without arguments every one found is shown. Exit 0 when what was asked about
+                is running, 1 when it is not.
                 """,
             options: [
                 Option("config", "FILE", "only the daemon that runs this config, and only its hot folders"),
+                Option("json", nil, "print the running processes' statuses as JSON"),
             ],
             sync: { a throws(UsageError) in try StatusCommand.main(a) }),
         Command(

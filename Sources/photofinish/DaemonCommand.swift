@@ -26,7 +26,7 @@ enum DaemonCommand {
         }
         if setup.inboxes.isEmpty { log.warning("\(path) names no inboxes: nothing to watch until a reload adds some") }
         let service = HotFolderService(reload: { () throws(JSON5Errors) in try ServiceSetup.load(configPath: path) },
-                                       log: log, status: StatusFiles.target(for: .config(path)))
+                                       log: log, status: StatusFiles.target(for: .config(path)), version: VersionCommand.version)
         let console = WebConsole.serve(service, initial: setup, log: log)  // on the sockets passed as "web", if any
         defer { console?.stop() }
         return await service.run(setup, signals: signals)

@@ -1,4 +1,5 @@
 import Batches
+import Cluster
 import Configuration
 import Foundation
 import Service
@@ -9,7 +10,10 @@ import Service
 /// run are listed; a hot folder that none of them watches any more is shown once, as the last
 /// process that watched it left it (when the folder is still there). Each folder's state is
 /// said when it is not simply watching (refused: why and the fix; low on space; share
-/// unavailable; starting); exits 1 when a folder shown is refused, or nothing runs.
+/// unavailable; starting); a daemon that is a host of a cluster says so, with whether the
+/// cluster's database answers and every host of the cluster, its workers and the tasks it holds
+/// (as that daemon last read them). `--json`: the running processes' statuses as they wrote
+/// them. Exits 1 when a folder shown is refused, or nothing runs.
 enum StatusCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard a.positional.count <= 1 else { throw UsageError("status takes at most one ROOT folder") }
@@ -50,6 +54,14 @@ enum StatusCommand {
             print("photofinish is not running (no status in \(places))")
             return 1
         }
+        if a.flags.contains("json") {
+            var shownStatuses = running
+            for i in shownStatuses.indices { shownStatuses[i].inboxes = shownStatuses[i].inboxes.filter(shown) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: (try? encoder.encode(shownStatuses)) ?? Data("[]".utf8), as: UTF8.self))
+            return running.isEmpty || running.contains { $0.inboxes.contains { shown($0) && $0.state?.isRefused == true } } ? 1 : 0
+        }
         var first = true
         var refused = 0
         func separate() {
@@ -64,6 +76,7 @@ enum StatusCommand {
                 print("  the reload at \(HumanTime.words(isoUTC: failed.at)) failed; it runs the configuration it had:")
                 for error in failed.errors { print("    \(error)") }
             }
+            if let cluster = status.cluster { print(clusterLines(cluster)) }
             for inbox in status.inboxes where shown(inbox) {
                 print(lines(inbox))
                 if inbox.state?.isRefused == true { refused += 1 }
@@ -82,6 +95,31 @@ enum StatusCommand {
             print("\n\(refused) hot folder\(refused == 1 ? " is" : "s are") refused: fix \(refused == 1 ? "it" : "them") as said, then: systemctl reload photofinish")
         }
         return running.isEmpty || refused > 0 ? 1 : 0
+    }
+
+    /// This daemon as a host of its cluster, and the cluster as it last read it.
+    static func clusterLines(_ cluster: ServiceStatus.ClusterState) -> String {
+        let since = HumanTime.words(isoUTC: cluster.since)
+        let held = "holds \(cluster.held) task\(cluster.held == 1 ? "" : "s")"
+        var out: String
+        switch cluster.database {
+        case ServiceStatus.ClusterState.reachable:
+            out = "  cluster host \(cluster.host): the database answers (since \(since)); \(held)"
+        case ServiceStatus.ClusterState.unreachable:
+            out = "  cluster host \(cluster.host): the database does not answer (since \(since)): \(cluster.reason ?? "no answer")\n"
+                + "    this host finishes the tasks it holds and takes no new ones until it answers; \(held)"
+        default:
+            out = "  cluster host \(cluster.host): joining (the database has not answered yet)"
+        }
+        if let view = cluster.view, let read = cluster.read {
+            let lease = Duration.milliseconds(Int64(cluster.lease * 1000))
+            let when = cluster.database == ServiceStatus.ClusterState.unreachable ? "as last read, at" : "as read at"
+            out += "\n  the cluster \(when) \(HumanTime.words(isoUTC: read)):"
+            for line in view.text(lease: lease).split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+                out += "\n    " + line
+            }
+        }
+        return out
     }
 
     static func lines(_ inbox: ServiceStatus.Inbox) -> String {

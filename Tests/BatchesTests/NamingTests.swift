@@ -55,6 +55,7 @@ import Testing
         ok.size = [3024, 4032]
         ok.orientation = 6
         ok.ms = 412
+        ok.host = "studio-2"
         ok.outputs = [.init(file: "IMG_0001.jpg", size: [1536, 2048], bytes: 512_000,
                             applied: .init(decodeScale: "1/1", crop: nil, resizedTo: .init(1536, 2048),
                                            icc: "Display P3 (kept)", removed: ["GPS"]))]
@@ -122,6 +123,7 @@ import Testing
         var bad = Report.Item(index: 3, source: "broken \"quoted\"\n\t\u{1}.jpg", status: .failed)
         bad.error = .init(code: "corrupt-image", message: "JPEG data ends early at byte 40960")
         bad.ms = 3
+        bad.host = "studio-1"
         bad.original = "failed/b/broken.jpg"
         let stopped = Report.Item(index: 4, source: "c.jpg", status: .interrupted)
         var r = Report(batch: "20261129-150405-3f2a", inbox: "shop", template: .init(name: "shop", sha256: "abc"),
@@ -169,6 +171,7 @@ import Testing
       "orientation": 6,
       "status": "ok",
       "ms": 412,
+      "host": "studio-2",
       "outputs": [
         {
           "file": "IMG_0001.jpg",
@@ -254,6 +257,7 @@ import Testing
       "source": "broken \"quoted\"\n\t\u0001.jpg",
       "status": "failed",
       "ms": 3,
+      "host": "studio-1",
       "error": {
         "code": "corrupt-image",
         "message": "JPEG data ends early at byte 40960"

@@ -22,6 +22,13 @@ enum Harness {
         var stderr: String
     }
 
+    /// This machine's host name (what a report item's `host` is outside a cluster).
+    static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        gethostname(&buffer, buffer.count)
+        return String(cString: buffer)
+    }
+
     /// Runs the binary to completion (with a deadline: a hung run fails the test).
     @discardableResult
     static func run(_ args: [String], deadline: Duration = .seconds(300),

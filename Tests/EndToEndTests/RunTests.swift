@@ -170,6 +170,7 @@ import Testing
         #expect(item["orientation"] as? Int == 1)
         #expect(item["status"] as? String == "ok")
         #expect((item["ms"] as? Int ?? -1) >= 0)
+        #expect(item["host"] as? String == Harness.hostName, "the machine's host name: run is no cluster")
         #expect((item["original"] as? String)?.hasSuffix("/in/one.jpg") == true)
         let output = try #require((item["outputs"] as? [[String: Any]])?.first)
         #expect(output["file"] as? String == "one.jpg")

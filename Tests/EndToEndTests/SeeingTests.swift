@@ -59,10 +59,11 @@ struct SeeingTests {
         let finished = try explain(["good.jpg", hot.root])
         #expect(finished.status == 0)
         #expect(finished.stdout.contains("good.jpg was finished at "), "\(finished.stdout)")
-        #expect(finished.stdout.contains("in batch \(id) into out/\(id)/good.jpg"), "\(finished.stdout)")
+        #expect(finished.stdout.contains("in batch \(id) by host \(Harness.hostName) into out/\(id)/good.jpg"), "\(finished.stdout)")
         let failed = try explain(["broken.jpg", hot.root])
         #expect(failed.status == 0)
-        #expect(failed.stdout.contains("broken.jpg failed at ") && failed.stdout.contains("corrupt-image"), "\(failed.stdout)")
+        #expect(failed.stdout.contains("broken.jpg failed at ") && failed.stdout.contains(" on host \(Harness.hostName): corrupt-image"),
+                "\(failed.stdout)")
         // The same bytes under another name are found by content.
         try Harness.write(good, to: hot.dir + "/renamed.jpg")
         let byContent = try explain([hot.dir + "/renamed.jpg", hot.root])

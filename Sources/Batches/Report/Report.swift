@@ -91,6 +91,9 @@ public struct Report: Codable, Sendable {
         public var status: ItemStatus
         /// Milliseconds spent on this photo.
         public var ms: Int?
+        /// The host that finished it (SPEC §9): the cluster's host name in a cluster, else the
+        /// machine's host name; left out for a photo not started (interrupted).
+        public var host: String?
         public var outputs: [Output]?
         /// Crops the skip rule ruled out.
         @OmittedWhenEmpty public var skipped: [Skipped]?

@@ -77,9 +77,13 @@ public enum Explain {
         public var source: String
         /// Matched by content (sha256) under another name.
         public var byContent: Bool
+        /// The host that finished it (the report item's `host`; a report written before there
+        /// were hosts has none).
+        public var host: String?
 
         public init(batch: String, finished: String, status: String, outputs: [String], original: String?,
-                    error: String?, source: String, byContent: Bool = false) {
+                    error: String?, source: String, byContent: Bool = false, host: String? = nil) {
+            self.host = host
             self.batch = batch
             self.finished = finished
             self.status = status
@@ -207,7 +211,8 @@ public enum Explain {
     private static func finished(_ item: Report.Item, report: Report, batch: String, byContent: Bool) -> Finished {
         Finished(batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
                  outputs: (item.outputs ?? []).map { "out/\(batch)/\($0.file)" }, original: item.original,
-                 error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: byContent)
+                 error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: byContent,
+                 host: item.host)
     }
 
     /// The SHA-256 of the file at `path` (to find it in reports under another name), or nil
@@ -278,10 +283,12 @@ public enum Explain {
             switch d.status {
             case "ok":
                 let outputs = d.outputs.isEmpty ? "no outputs" : d.outputs.joined(separator: ", ")
-                lines.append("\(who) was finished at \(d.finished) in batch \(d.batch) into \(outputs)"
+                lines.append("\(who) was finished at \(d.finished) in batch \(d.batch)" + (d.host.map { " by host \($0)" } ?? "")
+                             + " into \(outputs)"
                              + (d.original.map { "; the original is in \($0)" } ?? "; the original was deleted (originals: delete)") + ".")
             case "failed":
-                lines.append("\(who) failed at \(d.finished) in batch \(d.batch): \(d.error ?? "no reason recorded")"
+                lines.append("\(who) failed at \(d.finished) in batch \(d.batch)" + (d.host.map { " on host \($0)" } ?? "")
+                             + ": \(d.error ?? "no reason recorded")"
                              + (d.original.map { "; the file is in \($0)" } ?? "") + ".")
             case "alternate":
                 lines.append("\(name) was filed at \(d.finished) in batch \(d.batch) with \(d.source), the same photo "

@@ -16,6 +16,13 @@ import Synchronization
 /// - `photofinish_batch_duration_seconds{inbox}` and `photofinish_photo_duration_seconds{inbox}`,
 ///   histograms
 ///
+/// In a cluster (`cluster` in the config) every series carries a `host` label first (the
+/// cluster's host name: several hosts' series side by side stay apart), and two more gauges:
+///
+/// - `photofinish_cluster_database_up{host}` (1: the cluster's database answers; 0: it does not,
+///   and this host takes no new task)
+/// - `photofinish_cluster_tasks_held{host}` (the photo tasks this host holds under a lease)
+///
 /// Counters start at zero with the process (Prometheus handles the reset).
 public final class Metrics: Sendable {
     /// Upper bounds of the histogram buckets, in seconds.
@@ -52,6 +59,14 @@ public final class Metrics: Sendable {
         var inboxes: [String: Inbox] = [:]
         var order: [String] = []
         var inFlight = 0
+        var cluster: ClusterGauges?
+    }
+
+    /// This host of a cluster, as the metrics show it.
+    struct ClusterGauges: Equatable {
+        var host: String
+        var databaseUp: Bool
+        var held: Int
     }
 
     private let state = Mutex(State())
@@ -131,10 +146,22 @@ public final class Metrics: Sendable {
         state.withLock { $0.inFlight = count }
     }
 
+    /// This daemon is host `host` of a cluster: every series gets its `host` label, and the
+    /// cluster's gauges are shown.
+    func setCluster(host: String, databaseUp: Bool, held: Int) {
+        let cluster = ClusterGauges(host: host, databaseUp: databaseUp, held: held)
+        let differs = state.withLock { s -> Bool in
+            defer { s.cluster = cluster }
+            return s.cluster != cluster
+        }
+        if differs { changed() }
+    }
+
     /// The Prometheus text: `# HELP` and `# TYPE` lines, then the samples, hot folders in config order.
     public func text() -> String {
-        let (inboxes, order, inFlight) = state.withLock { ($0.inboxes, $0.order, $0.inFlight) }
+        let (inboxes, order, inFlight, cluster) = state.withLock { ($0.inboxes, $0.order, $0.inFlight, $0.cluster) }
         var out = PrometheusText()
+        if let cluster { out.common = [("host", cluster.host)] }
         out.family("photofinish_photos_total", .counter, "Photos finished, by hot folder and result.")
         for name in order {
             let entry = inboxes[name]!
@@ -171,6 +198,12 @@ public final class Metrics: Sendable {
         for name in order {
             out.histogram("photofinish_photo_duration_seconds", ["inbox": name], inboxes[name]!.photoDuration, bounds: Self.photoBuckets)
         }
+        if let cluster {
+            out.family("photofinish_cluster_database_up", .gauge, "1 when the cluster's database answers, 0 while it does not (this host takes no new task).")
+            out.sample("photofinish_cluster_database_up", [:], cluster.databaseUp ? 1 : 0)
+            out.family("photofinish_cluster_tasks_held", .gauge, "Photo tasks this host holds under a lease.")
+            out.sample("photofinish_cluster_tasks_held", [:], Double(cluster.held))
+        }
         return out.text
     }
 }
@@ -181,6 +214,8 @@ struct PrometheusText {
     enum Kind: String { case counter, gauge, histogram }
 
     private(set) var text = ""
+    /// Labels every sample carries first (the cluster's `host`).
+    var common: [(String, String)] = []
 
     mutating func family(_ name: String, _ kind: Kind, _ help: String) {
         text += "# HELP \(name) \(help)\n# TYPE \(name) \(kind.rawValue)\n"
@@ -192,6 +227,7 @@ struct PrometheusText {
     }
 
     mutating func sample(_ name: String, _ labels: [(String, String)], _ value: Double) {
+        let labels = common + labels
         text += name
         if !labels.isEmpty {
             text += "{" + labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"

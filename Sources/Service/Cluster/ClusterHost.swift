@@ -1,0 +1,215 @@
+import Batches
+import Cluster
+import Configuration
+import Foundation
+import HotFolders
+import Synchronization
+import System
+
+/// The daemon as a host of the cluster (`cluster` in its config): its `ClusterMember` started
+/// with the service (the schema migrated, the host registered, its leases renewed on their
+/// own thread) and stopped after the drain (what it still holds given back), and the cluster's
+/// state where people look — the status file and `photofinish status` (this host, whether the
+/// database answers, every host of the cluster with its workers and tasks as last read), each
+/// hot folder's STATUS.txt, the journal (one line when the database goes away, one when it
+/// answers again) and the metrics (`host` on every series, the database's gauge).
+///
+/// Without `cluster` there is none: no libpq connection is made.
+final class ClusterHost: Sendable {
+    let settings: ClusterSettings
+    let member: ClusterMember
+    private let log: Logger
+    private let board: StatusBoard
+    private let metrics: Metrics
+    private let state = Mutex(State())
+    private let wake = NSCondition()
+    private let ended = DispatchSemaphore(value: 0)
+
+    /// How often the cluster is read again for the status while the database answers (and at
+    /// once when it goes away or comes back).
+    static let refresh = Duration.seconds(5)
+
+    private struct State {
+        var database = ServiceStatus.ClusterState.connecting
+        var since = Date()
+        var reason: String?
+        var server: String?
+        var view: ClusterStatus?
+        var read: Date?
+        /// The database went away since it was last read (or never was: read at once).
+        var readNow = true
+        var stopping = false
+        var started = false
+    }
+
+    /// - Parameters:
+    ///   - workers: photos this host finishes at once (shown to the other hosts).
+    ///   - inboxes: the hot folders whose tasks this host takes.
+    init(settings: ClusterSettings, version: String, workers: Int, inboxes: [String], log: Logger,
+         board: StatusBoard, metrics: Metrics) {
+        self.settings = settings
+        let identity = HostIdentity(name: settings.host ?? HostIdentity.machineName(), version: version, workers: workers)
+        let log = log.with(["CLUSTER_HOST": identity.name])
+        self.log = log
+        self.board = board
+        self.metrics = metrics
+        let relay = EventRelay()
+        member = ClusterMember(conninfo: settings.database, identity: identity, inboxes: inboxes, lease: settings.lease,
+                               events: { relay.forward($0) })
+        relay.target.withLock { $0 = self }
+    }
+
+    /// The member's events reach the host once it is made (they come from the link's thread,
+    /// which starts only with `start`).
+    private final class EventRelay: Sendable {
+        let target = Mutex<ClusterHost?>(nil)
+        func forward(_ event: ClusterMember.Event) { target.withLock { $0 }?.handle(event) }
+    }
+
+    var name: String { member.identity.name }
+
+    /// Joins: waits up to `wait` for the database's first answer (the first status then says
+    /// how it went), then carries on either way — while the database does not answer, the
+    /// daemon watches and claims as ever and takes no task.
+    func start(waitingUpTo wait: Duration = .seconds(3)) {
+        log.notice("joining the cluster as host \(name) (lease \(Config.words(settings.lease)))")
+        publish()
+        let health = member.start(waitingUpTo: wait)
+        if case .connecting = health {
+            log.notice("cluster: the database has not answered within \(Config.words(wait)): joining as soon as it does")
+        }
+        state.withLock { $0.started = true }
+        let thread = Thread { [self] in
+            ProcessResources.nameThisThread("pf-cluster")
+            run()
+            ended.signal()
+        }
+        thread.name = "photofinish-cluster"
+        thread.start()
+    }
+
+    /// Leaves: what this host still holds goes back to the other hosts at once (not counted as
+    /// an attempt), the host is marked stopped, the links close.
+    func stop() {
+        let (started, again) = state.withLock { s -> (Bool, Bool) in
+            defer { s.stopping = true }
+            return (s.started, s.stopping)
+        }
+        guard !again else { return }
+        wake.lock(); wake.signal(); wake.unlock()
+        if started { ended.wait() }
+        let held = member.held.count
+        let up = member.health.isUp
+        member.stop()
+        if up {
+            log.notice("left the cluster" + (held > 0 ? ": gave back the \(held) task\(held == 1 ? "" : "s") it held" : ""))
+        } else {
+            log.notice("left the cluster (its database did not answer: what it held is taken by the others once its leases expire)")
+        }
+    }
+
+    /// The hot folders this host takes tasks of (a reload, a share gone away or back).
+    func setInboxes(_ inboxes: [String]) {
+        member.setInboxes(inboxes)
+    }
+
+    // MARK: - The member's events (the link's or the keeper's thread)
+
+    private func handle(_ event: ClusterMember.Event) {
+        switch event {
+        case .connected(let server):
+            let (was, since) = state.withLock { s in
+                defer {
+                    s.database = ServiceStatus.ClusterState.reachable
+                    s.since = Date()
+                    s.reason = nil
+                    s.server = server
+                    s.readNow = true
+                }
+                return (s.database, s.since)
+            }
+            if was == ServiceStatus.ClusterState.unreachable {
+                let gone = Duration.milliseconds(Int64(Date().timeIntervalSince(since) * 1000))
+                log.notice("cluster: the database answers again after \(Config.words(gone)): taking tasks again (\(server))")
+            } else if was == ServiceStatus.ClusterState.connecting {
+                log.notice("cluster: joined as host \(name) (\(server))")
+            }
+        case .unreachable(let reason):
+            let was = state.withLock { s in
+                defer {
+                    if s.database != ServiceStatus.ClusterState.unreachable { s.since = Date() }
+                    s.database = ServiceStatus.ClusterState.unreachable
+                    s.reason = reason
+                    s.readNow = true
+                }
+                return s.database
+            }
+            if was != ServiceStatus.ClusterState.unreachable {
+                log.warning("cluster: the database does not answer: \(reason); this host finishes the tasks it holds and takes no new ones until it answers")
+            }
+        case .migrated(let outcome):
+            if outcome.from != outcome.to {
+                log.notice("cluster: the schema was " + (outcome.from == 0 ? "made" : "migrated from version \(outcome.from)")
+                           + " (version \(outcome.to))")
+            }
+        case .registered(let registration):
+            if registration.released > 0 {
+                log.notice("cluster: \(registration.released) task\(registration.released == 1 ? "" : "s") an earlier start of this host held are ready again")
+            }
+            if registration.looksAlive(lease: settings.lease, identity: member.identity) {
+                log.warning("cluster: another daemon registered as host \(name) less than a lease ago and looks alive: give each daemon a cluster.host of its own, or they take each other's tasks back at every start")
+            }
+        case .lost(let tasks):
+            log.warning("cluster: \(tasks.count) task\(tasks.count == 1 ? "" : "s") this host held were taken over by another host (its lease ran out): "
+                        + tasks.prefix(5).map(\.key.description).joined(separator: ", "))
+        case .refused(let error):
+            log.error("cluster: not joining: \(error)")
+        }
+        wake.lock(); wake.signal(); wake.unlock()
+        publish()
+    }
+
+    // MARK: - Reading the cluster for the status (its own thread)
+
+    private func run() {
+        while true {
+            let (stopping, readNow, read) = state.withLock { ($0.stopping, $0.readNow, $0.read) }
+            if stopping { return }
+            let due = read.map { $0.addingTimeInterval(Double(Self.refresh / .milliseconds(1)) / 1000) } ?? Date()
+            if (readNow || due <= Date()) && member.health.isUp {
+                let view = try? ClusterStatus.read(member.database)
+                state.withLock { s in
+                    if let view {
+                        s.view = view
+                        s.read = Date()
+                        s.readNow = false
+                    } else {
+                        s.read = Date()  // looked, not read: the next look in `refresh`
+                    }
+                }
+                publish()
+                continue
+            }
+            wake.lock()
+            _ = wake.wait(until: member.health.isUp ? max(due, Date()) : Date().addingTimeInterval(Double(Self.refresh / .milliseconds(1)) / 1000))
+            wake.unlock()
+            publish()  // the tasks held change between readings
+        }
+    }
+
+    /// The state as the status, STATUS.txt and the metrics show it.
+    private func publish() {
+        let held = member.held.count
+        let cluster = state.withLock { s in
+            var c = ServiceStatus.ClusterState(host: name, database: s.database, since: BatchID.timestamp(s.since),
+                                               lease: Double(settings.lease / .milliseconds(1)) / 1000, held: held)
+            c.reason = s.reason
+            c.server = s.server
+            c.view = s.view
+            c.read = s.read.map(BatchID.timestamp)
+            return c
+        }
+        board.setCluster(cluster)
+        metrics.setCluster(host: name, databaseUp: cluster.isReachable, held: held)
+    }
+}
