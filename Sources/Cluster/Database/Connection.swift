@@ -40,6 +40,9 @@ final class Connection: @unchecked Sendable {
             close()
             throw ClusterError(.unreachable, words.isEmpty ? "cannot connect" : words)
         }
+        // The server's notices (the migration's "schema … already exists, skipping") are no
+        // news: libpq would print each on stderr, into the daemon's journal.
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
     }
 
     deinit { close() }
