@@ -110,6 +110,81 @@ final class ClusterRig {
 
     var statusText: String { (try? String(contentsOfFile: hot.root + "/STATUS.txt", encoding: .utf8)) ?? "" }
 
+    /// `count` photos named PREFIX000.jpg, PREFIX001.jpg, … dropped as one set: each written
+    /// whole beside `drop/` first, then all renamed in at once (they arrive within a
+    /// moment, well inside the batch's quiet, however loaded the machine).
+    /// - Returns: each name and its bytes.
+    func dropPhotos(_ prefix: String, count: Int, width: Int = 40) throws -> [String: [UInt8]] {
+        var dropped: [String: [UInt8]] = [:]
+        let staging = hot.root + "/incoming"
+        try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
+        for n in 0..<count {
+            let name = String(format: "\(prefix)%03d.jpg", n)
+            dropped[name] = try HotFolderFixture.photo(n, width: width)
+            try Harness.write(dropped[name]!, to: staging + "/" + name)
+        }
+        for name in dropped.keys.sorted() where rename(staging + "/" + name, hot.drop + "/" + name) != 0 {
+            throw POSIXError(.EIO)
+        }
+        return dropped
+    }
+
+    /// Every photo in `dropped` is in a published report and nothing is under way.
+    func allFinished(_ dropped: [String: [UInt8]]) -> Bool {
+        Set(SharesTests.items(hot).compactMap { $0.item["source"] as? String }).isSuperset(of: dropped.keys)
+            && batchesUnderWay.isEmpty && hot.names(in: hot.drop).isEmpty
+    }
+
+    /// The batches in `.work/` under way (their journal begun).
+    var batchesUnderWay: [String] {
+        let work = hot.root + "/.work"
+        return hot.names(in: work).filter { FileManager.default.fileExists(atPath: "\(work)/\($0)/journal") }
+    }
+
+    /// The host (index) whose daemon holds a batch under way, as its lock says (its pid).
+    func holder(of daemons: [DaemonProcess]) -> Int? {
+        for id in batchesUnderWay {
+            let lock = (try? String(contentsOfFile: "\(hot.root)/.work/\(id)/lock", encoding: .utf8)) ?? ""
+            if let n = daemons.firstIndex(where: { lock.contains("pid=\($0.pid)\n") }) { return n }
+        }
+        return nil
+    }
+
+    /// The hosts the report items name.
+    var finishingHosts: Set<String> {
+        Set(SharesTests.items(hot).compactMap { $0.item["host"] as? String })
+    }
+
+    /// Each photo in `dropped` finished exactly once, ok, in one report of all; its original
+    /// filed byte for byte and its outputs intact (as many bytes as the report says, a whole
+    /// JPEG); nothing left in `drop/`, `.work/` or `failed/`.
+    func expectEachOnce(_ dropped: [String: [UInt8]], _ daemons: [DaemonProcess], sourceLocation: SourceLocation = #_sourceLocation) {
+        let items = SharesTests.items(hot)
+        let sources = items.compactMap { $0.item["source"] as? String }
+        #expect(sources.count == dropped.count && Set(sources) == Set(dropped.keys),
+                "finished \(sources.count) of \(dropped.count): twice \(Set(sources.filter { s in sources.filter { $0 == s }.count > 1 }).sorted()), missing \(Set(dropped.keys).subtracting(sources).sorted())\n\(logs(daemons))",
+                sourceLocation: sourceLocation)
+        var broken: [String] = []
+        for (batch, item) in items {
+            let name = item["source"] as? String ?? "?"
+            if item["status"] as? String != "ok" || (try? Harness.read(hot.root + "/originals/\(batch)/\(name)")) != dropped[name] {
+                broken.append("\(name): \(item["status"] ?? "?"), original \((try? Harness.read(hot.root + "/originals/\(batch)/\(name)")) == dropped[name] ? "filed" : "not filed")")
+            }
+            for output in item["outputs"] as? [[String: Any]] ?? [] {
+                let file = output["file"] as? String ?? "?"
+                let bytes = (try? Harness.read(hot.root + "/out/\(batch)/\(file)")) ?? []
+                if bytes.count != output["bytes"] as? Int || !bytes.starts(with: [0xFF, 0xD8]) || bytes.suffix(2) != [0xFF, 0xD9] {
+                    broken.append("\(file): \(bytes.count) bytes, the report says \(output["bytes"] ?? "?")")
+                }
+            }
+        }
+        #expect(broken.isEmpty, "\(broken.prefix(10))", sourceLocation: sourceLocation)
+        #expect(hot.names(in: hot.drop).isEmpty, "left in drop/: \(hot.names(in: hot.drop))", sourceLocation: sourceLocation)
+        let left = hot.names(in: hot.root + "/.work").filter { !$0.hasPrefix(".pf-probe-") && !$0.hasPrefix(".new-") }
+        #expect(left.isEmpty, "left in .work/: \(left)", sourceLocation: sourceLocation)
+        #expect(hot.allFiles(under: hot.root + "/failed").isEmpty, sourceLocation: sourceLocation)
+    }
+
     func logs(_ daemons: [DaemonProcess]) -> String {
         daemons.enumerated().map { "--- \(names[$0.offset]):\n\($0.element.log)" }.joined(separator: "\n")
     }

@@ -1,0 +1,97 @@
+@testable import Cluster
+import Foundation
+import PostgresHarness
+import Testing
+
+/// The workers' way to the task table (TaskFeed): tasks taken ahead, completions sent from a
+/// thread of their own and held while the database does not answer, what was taken ahead
+/// given back at a stop.
+@Suite struct TaskFeedTests {
+    @Test func workersOfTwoHostsFinishEveryTaskOnceThroughTheirFeeds() async throws {
+        guard let server = PostgresServer.sharedOrSkip() else { return }
+        let conninfo = try server.makeDatabase()
+        let members = ["alpha", "beta"].map { MemberTests.member($0, conninfo) }
+        for member in members { #expect(member.start(waitingUpTo: .seconds(30)).isUp) }
+        let feeds = members.map { TaskFeed(member: $0, ahead: 1, poll: .milliseconds(500)) }
+        try members[0].add((1...60).map { NewTask(photo: $0, source: "IMG_\($0).jpg") }, inbox: "shop", batch: "b1")
+        _ = try members[0].close(inbox: "shop", batch: "b1")
+        let outputs = Tally([String]())
+        let taken = Tally([Int]())
+        await withTaskGroup(of: Void.self) { group in
+            for (h, feed) in feeds.enumerated() {
+                for _ in 0..<3 {
+                    group.addTask {
+                        while taken.current.filter({ $0 > 0 }).count < 60, let task = await feed.next() {
+                            taken.update { $0.append(task.key.photo) }
+                            if task.key.photo == 0 {
+                                feed.complete(task, item: nil) { _ in outputs.update { $0.append("\(h)") } }
+                                continue
+                            }
+                            feed.complete(task, item: "{\"index\": \(task.key.photo)}") { outcome in
+                                if case .completed(let o?) = outcome {
+                                    outputs.update { $0.append("held by \(h)") }
+                                    _ = try? members[h].complete(o, item: nil)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            // The workers still waiting once every photo is taken are let go by the stop (from a
+            // thread of its own: it waits, and the concurrency pool may have only two threads).
+            Thread {
+                _ = ClusterFixture.wait(.seconds(60)) { taken.current.filter { $0 > 0 }.count >= 60 && feeds.allSatisfy { $0.pending == 0 } }
+                for feed in feeds { feed.stop() }
+            }.start()
+        }
+        let photos = taken.current.filter { $0 > 0 }
+        #expect(photos.sorted() == Array(1...60), "each photo taken once: \(photos.sorted())")
+        let finished = try members[0].board.finished(inbox: "shop", batch: "b1")
+        #expect(finished.map(\.photo) == Array(1...60))
+        #expect(Set(finished.map(\.host)) == ["alpha", "beta"], "every host finished some")
+        #expect(outputs.current.filter { $0.hasPrefix("held by") }.count == 1, "\(outputs.current)")
+        #expect(try members[0].board.progress(inbox: "shop", batch: "b1")?.state == "published")
+        for member in members { member.stop() }
+    }
+
+    @Test func completionsWaitForTheDatabaseAndWhatWasTakenAheadGoesBackAtAStop() async throws {
+        guard let server = PostgresServer.ownOrSkip() else { return }
+        defer { server.destroy() }
+        let conninfo = try server.makeDatabase()
+        let member = MemberTests.member("alpha", conninfo, lease: .seconds(3))
+        let other = MemberTests.member("beta", conninfo)
+        #expect(member.start(waitingUpTo: .seconds(30)).isUp)
+        #expect(other.start(waitingUpTo: .seconds(30)).isUp)
+        defer { member.stop(); other.stop() }
+        try member.add((1...8).map { NewTask(photo: $0, source: "IMG_\($0).jpg") }, inbox: "shop", batch: "b1")
+        let feed = TaskFeed(member: member, ahead: 2, poll: .milliseconds(200))
+        var held: [PhotoTask] = []
+        for _ in 0..<4 { if let task = await feed.next() { held.append(task) } }
+        #expect(held.count == 4)
+        // Two more taken ahead for the next workers (the feeder's own pace).
+        #expect(ClusterFixture.wait(.seconds(20)) { feed.buffered == 2 })
+
+        // The database goes away: the completions are kept, none lost, none sent twice.
+        try server.stop()
+        #expect(ClusterFixture.wait(.seconds(20)) { !member.health.isUp })
+        let outcomes = Tally([Completion]())
+        for task in held { feed.complete(task, item: "{\"index\": \(task.key.photo)}") { c in outcomes.update { $0.append(c) } } }
+        #expect(feed.pending == 4)
+        try server.start()
+        #expect(ClusterFixture.wait(.seconds(60)) { feed.pending == 0 }, "pending \(feed.pending)")
+        #expect(outcomes.current.count == 4 && outcomes.current.allSatisfy { $0 == .completed(outputs: nil) }, "\(outcomes.current)")
+        #expect(try member.board.finished(inbox: "shop", batch: "b1").map(\.photo).sorted() == held.map(\.key.photo).sorted())
+
+        // Stopped, the two taken ahead are ready for any host at once (no attempt counted).
+        feed.stop()
+        #expect(feed.buffered == 0)
+        let progress = try #require(try member.board.progress(inbox: "shop", batch: "b1"))
+        #expect(progress.done == 4 && progress.ready == 4 && progress.running == 0, "\(progress)")
+        // (The other host's first statement after the outage may meet its old connection: again.)
+        var next: [PhotoTask] = []
+        #expect(ClusterFixture.wait(.seconds(20)) { next += (try? other.take(limit: 10)) ?? []; return next.count >= 4 })
+        #expect(next.count == 4 && next.allSatisfy { $0.earlierAttempts == 0 }, "\(next)")
+        // A feed stopped hands out nothing more.
+        #expect(await feed.next() == nil)
+    }
+}
