@@ -6,7 +6,10 @@
 // is finished: what is measured is what the cluster adds to each one.
 //
 // Usage: bench [CONNINFO] [--photos N] [--hosts H] [--workers W] [--claim C] [--batches B]
-//              [--postmaster PID] [--photo-cpu SECONDS]
+//              [--postmaster PID] [--photo-cpu SECONDS] [--work-ms M] [--feed]
+// --work-ms: each worker spends M ms on a photo (a sleep standing for the finishing), so the
+// wait a worker has for the database between photos shows beside it; --feed: the workers take
+// and complete through TaskFeed (taken ahead, completed from its own thread) instead of in line.
 import Foundation
 
 var arguments = Array(CommandLine.arguments.dropFirst())
@@ -18,6 +21,7 @@ let conninfo = arguments.first { !$0.hasPrefix("--") && Int($0) == nil } ?? "hos
 let photos = option("photos", 200), hostCount = option("hosts", 3), workers = option("workers", 2)
 let claim = option("claim", 1), batches = option("batches", 3), postmaster = Int32(option("postmaster", 0))
 let photoCPU = arguments.firstIndex(of: "--photo-cpu").flatMap { Double(arguments[$0 + 1]) } ?? 0.13
+let workMS = option("work-ms", 0), useFeed = arguments.contains("--feed")
 
 /// user+sys of this process, in seconds.
 func selfCPU() -> Double {
@@ -65,6 +69,11 @@ final class Flag: @unchecked Sendable {
     func store(_ v: Bool) { lock.lock(); value = v; lock.unlock() }
 }
 
+/// A task handed from an async call to a thread.
+final class Box: @unchecked Sendable {
+    var task: PhotoTask?
+}
+
 /// Latencies of one kind of statement.
 final class Timings: @unchecked Sendable {
     private let lock = NSLock()
@@ -76,6 +85,9 @@ final class Timings: @unchecked Sendable {
             lock.lock(); samples[kind, default: []].append(ms); lock.unlock()
         }
         return try body()
+    }
+    func record(_ kind: String, _ d: Duration) {
+        lock.lock(); samples[kind, default: []].append(Double(d / .microseconds(1)) / 1000); lock.unlock()
     }
     func row(_ kind: String) -> (count: Int, mean: Double, p50: Double, p95: Double) {
         lock.lock(); defer { lock.unlock() }
@@ -111,30 +123,65 @@ for b in 0..<batches {
     let published = Flag()
     let group = DispatchGroup()
     var closed: PhotoTask?
-    for member in members {
+    let feeds = useFeed ? members.map { TaskFeed(member: $0, ahead: 1, poll: .milliseconds(500)) } : []
+    for (h, member) in members.enumerated() {
         for _ in 0..<workers {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
+                var waited = ContinuousClock.now  // since the last photo was done (empty takes count)
                 while !published.load() {
-                    guard let task = (try? timings.time("take") { try member.take(limit: 1) })?.first else {
-                        member.waitForWork(upTo: .milliseconds(20))
-                        continue
+                    let task: PhotoTask?
+                    if useFeed {
+                        let box = Box()
+                        let got = DispatchSemaphore(value: 0)
+                        Task { box.task = await feeds[h].next(); got.signal() }
+                        got.wait()
+                        task = box.task
+                        guard let task else { return }
+                        if task.key.photo == 0 {
+                            feeds[h].complete(task, item: nil) { _ in published.store(true) }
+                            continue
+                        }
+                    } else {
+                        task = (try? timings.time("take") { try member.take(limit: 1) })?.first
+                        guard task != nil else {
+                            member.waitForWork(upTo: .milliseconds(20))
+                            continue
+                        }
                     }
-                    let outcome = try? timings.time(task.key.photo == 0 ? "complete outputs" : "complete") {
-                        try member.complete(task, item: task.key.photo == 0 ? nil : item(task.key.photo))
+                    guard let task else { continue }
+                    var wait = ContinuousClock.now - waited
+                    if workMS > 0 { Thread.sleep(forTimeInterval: Double(workMS) / 1000) }
+                    let sent = ContinuousClock.now
+                    if useFeed {
+                        feeds[h].complete(task, item: item(task.key.photo)) { outcome in
+                            if case .completed(let outputs?) = outcome {
+                                _ = try? member.complete(outputs, item: nil)
+                                published.store(true)
+                            }
+                        }
+                    } else {
+                        let outcome = try? timings.time(task.key.photo == 0 ? "complete outputs" : "complete") {
+                            try member.complete(task, item: task.key.photo == 0 ? nil : item(task.key.photo))
+                        }
+                        if task.key.photo == 0 { published.store(true); continue }
+                        if case .completed(let outputs?)? = outcome {
+                            _ = try? timings.time("complete outputs") { try member.complete(outputs, item: nil) }
+                            published.store(true)
+                        }
                     }
-                    if task.key.photo == 0 { published.store(true); continue }
-                    if case .completed(let outputs?)? = outcome {
-                        _ = try? timings.time("complete outputs") { try member.complete(outputs, item: nil) }
-                        published.store(true)
-                    }
+                    wait += ContinuousClock.now - sent
+                    timings.record("worker's wait per photo", wait)
+                    waited = ContinuousClock.now
                 }
             }
         }
     }
     closed = try timings.time("close") { try members[0].close(inbox: "shop", batch: batch) }
     if let closed { _ = try timings.time("complete outputs") { try members[0].complete(closed, item: nil) }; published.store(true) }
+    while !published.load() { Thread.sleep(forTimeInterval: 0.01) }
+    for feed in feeds { feed.stop() }
     group.wait()
 }
 let trips = members.reduce(0) { $0 + $1.database.roundTrips } - trips0
@@ -151,19 +198,24 @@ for _ in 0..<renewals {
 let renewCPU = (selfCPU() - renewCPU0) / Double(renewals), renewServer = (serverCPU() - renewServer0) / Double(renewals)
 for member in members { member.stop() }
 
-print("\(total) photos (\(batches) batches of \(photos)), \(hostCount) hosts × \(workers) workers, claims of \(claim) photo\(claim == 1 ? "" : "s"); PostgreSQL on this machine, Unix socket")
+print("\(total) photos (\(batches) batches of \(photos)), \(hostCount) hosts × \(workers) workers, claims of \(claim) photo\(claim == 1 ? "" : "s")"
+      + (workMS > 0 ? ", \(workMS) ms of work a photo" : "") + (useFeed ? ", through TaskFeed" : ", take and complete in line")
+      + "; PostgreSQL on this machine, Unix socket")
 print("")
 print("| statement | count | mean ms | p50 ms | p95 ms |")
 print("|---|---:|---:|---:|---:|")
-for kind in ["add", "take", "complete", "close", "complete outputs", "renew"] {
+for kind in ["add", "take", "complete", "close", "complete outputs", "renew", "worker's wait per photo"] {
     let r = timings.row(kind)
     print(String(format: "| %@ | %d | %.2f | %.2f | %.2f |", kind, r.count, r.mean, r.p50, r.p95))
 }
 let takes = timings.row("take")
 let perPhotoTrips = Double(trips) / Double(total)
 print("")
-print(String(format: "round trips per photo: %.2f (takes that found nothing: %d of %d)", perPhotoTrips,
-             max(0, takes.count - total - batches), takes.count))
+print(String(format: "round trips per photo: %.2f", perPhotoTrips)
+      + (useFeed ? "" : " (takes that found nothing: \(max(0, takes.count - total - batches)) of \(takes.count))"))
+let waits = timings.row("worker's wait per photo")
+print(String(format: "a worker waits %.2f ms per photo for the database (p95 %.2f ms): %.1f %% of a %.2f s photo's wall",
+             waits.mean, waits.p95, waits.mean / 1000 / photoCPU * 100, photoCPU))
 print(String(format: "per photo: client CPU %.2f ms, server CPU %.2f ms, wall %.2f ms (%d workers at once)",
              cpu / Double(total) * 1000, server / Double(total) * 1000, wall / Double(total) * 1000, hostCount * workers))
 // A photo held for photoCPU seconds is renewed photoCPU / (lease/3) times (lease 30 s: every 10 s).

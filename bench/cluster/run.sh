@@ -3,7 +3,9 @@
 # sources (swiftc -O, linked with libpq), starts a PostgreSQL of its own in a temporary folder
 # (initdb, pg_ctl; Unix socket only; fsync on, as a real server runs), and measures the task
 # board's statements per photo: round trips, client CPU, server CPU, wall; then the same with
-# claims of 40 photos and one host. Prints markdown for bench/RESULTS.md.
+# claims of 40 photos and one host; then the wait a worker has for the database between photos
+# of 130 ms, taking and completing in line and through TaskFeed. Prints markdown for
+# bench/RESULTS.md.
 # Usage: bench/cluster/run.sh [PHOTOS]   (as root the server runs as postgres)
 set -e
 cd "$(dirname "$0")/../.."
@@ -30,3 +32,9 @@ conn="host=$tmp dbname=bench user=photofinish"
 echo
 "$bin/psql" -X -q -h "$tmp" -U photofinish -d bench -c "TRUNCATE photofinish.batches CASCADE" >/dev/null
 "$tmp/bench" "$conn" --photos "$photos" --hosts 1 --workers 2 --claim 40 --postmaster "$postmaster"
+# The wait a worker has for the database between photos of 130 ms: in line, then through TaskFeed.
+for mode in "" --feed; do
+    echo
+    "$bin/psql" -X -q -h "$tmp" -U photofinish -d bench -c "TRUNCATE photofinish.batches CASCADE" >/dev/null
+    "$tmp/bench" "$conn" --photos "$photos" --batches 1 --hosts 3 --workers 2 --claim 1 --work-ms 130 $mode --postmaster "$postmaster"
+done

@@ -40,10 +40,10 @@ public final class TaskFeed: Sendable {
         self.member = member
         self.ahead = ahead
         self.poll = poll
-        for (name, body) in [("photofinish-task-feed", feed), ("photofinish-completions", completeAll)] as [(String, @Sendable () -> Void)] {
+        for name in ["photofinish-task-feed", "photofinish-completions"] {
             ended.enter()
-            let thread = Thread { [ended] in
-                body()
+            let thread = Thread { [self] in
+                if name == "photofinish-task-feed" { feed() } else { completeAll() }
                 ended.leave()
             }
             thread.name = name
