@@ -55,7 +55,8 @@ enum WatchCommand {
               originals kept in:  \(root)/originals/<batch-id>/
             a batch closes \(setup.config.quiet) after the last photo arrives; Ctrl-C stops
             """)
-        let service = HotFolderService(reload: load, log: log, status: StatusFiles.target(for: .root(root)))
+        let service = HotFolderService(reload: load, log: log, status: StatusFiles.target(for: .root(root)),
+                                       version: VersionCommand.version)
         let console = WebConsole.serve(service, initial: setup, log: log)  // on the sockets passed as "web", if any
         defer { console?.stop() }
         return await service.run(setup, signals: signals)

@@ -24,6 +24,8 @@ final class ClusterHost: Sendable {
     private let state = Mutex(State())
     private let wake = NSCondition()
     private let ended = DispatchSemaphore(value: 0)
+    /// Hands the member's events to this host (let go at the stop: member and host hold each other).
+    private let relay: EventRelay
 
     /// How often the cluster is read again for the status while the database answers (and at
     /// once when it goes away or comes back).
@@ -54,6 +56,7 @@ final class ClusterHost: Sendable {
         self.board = board
         self.metrics = metrics
         let relay = EventRelay()
+        self.relay = relay
         member = ClusterMember(conninfo: settings.database, identity: identity, inboxes: inboxes, lease: settings.lease,
                                events: { relay.forward($0) })
         relay.target.withLock { $0 = self }
@@ -101,6 +104,7 @@ final class ClusterHost: Sendable {
         let held = member.held.count
         let up = member.health.isUp
         member.stop()
+        relay.target.withLock { $0 = nil }
         if up {
             log.notice("left the cluster" + (held > 0 ? ": gave back the \(held) task\(held == 1 ? "" : "s") it held" : ""))
         } else {
@@ -190,8 +194,10 @@ final class ClusterHost: Sendable {
                 publish()
                 continue
             }
+            let until = member.health.isUp ? max(due, Date()) : Date().addingTimeInterval(Double(Self.refresh / .milliseconds(1)) / 1000)
             wake.lock()
-            _ = wake.wait(until: member.health.isUp ? max(due, Date()) : Date().addingTimeInterval(Double(Self.refresh / .milliseconds(1)) / 1000))
+            // Looked at under the lock its ringers take: a stop or an event just made is not missed.
+            if !state.withLock({ $0.stopping || ($0.readNow && member.health.isUp) }) { _ = wake.wait(until: until) }
             wake.unlock()
             publish()  // the tasks held change between readings
         }
