@@ -8,8 +8,8 @@ import Testing
 ///
 /// Until the task pipeline backs a batch's photos with the task table, a batch is finished by
 /// the one host that claimed it (as on a share without a cluster): every check that holds today
-/// is a plain expectation, and "every host finished some" is a known issue — once it holds, the
-/// known issue is not met and the test says so.
+/// is a plain expectation, and "every host finished some" is a known issue (intermittent: when
+/// the hosts' claims split the drop into batches of their own, each host finishes its own).
 @Suite(.serialized) struct ClusterBatchTests {
     static let pipeline = "the photos of one batch are not yet tasks every host takes (issue 21: the task pipeline)"
 
@@ -31,7 +31,7 @@ import Testing
         #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
         rig.expectEachOnce(dropped, daemons)
         Self.oneBatch(rig)
-        withKnownIssue(Comment(rawValue: Self.pipeline)) {
+        withKnownIssue(Comment(rawValue: Self.pipeline), isIntermittent: true) {
             #expect(rig.finishingHosts == Set(rig.names), "finished by \(rig.finishingHosts.sorted())")
         }
         for d in daemons { d.signal(SIGTERM) }
@@ -88,7 +88,7 @@ import Testing
             #expect(lines.filter { $0.contains("cluster: the database does not answer") }.count == 1, "\(d.log)")
             #expect(lines.filter { $0.contains("cluster: the database answers again") }.count == 1, "\(d.log)")
         }
-        withKnownIssue(Comment(rawValue: Self.pipeline)) {
+        withKnownIssue(Comment(rawValue: Self.pipeline), isIntermittent: true) {
             #expect(rig.finishingHosts == Set(rig.names), "finished by \(rig.finishingHosts.sorted())")
         }
         for d in daemons { d.signal(SIGTERM) }

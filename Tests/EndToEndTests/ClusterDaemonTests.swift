@@ -44,17 +44,17 @@ import Testing
             #expect(rig.metrics(n)?["photofinish_pending_files", ["host": rig.names[n], "inbox": "shop"]] != nil)
         }
 
-        // A batch is finished once (by one host: the photos are not tasks yet), its items
-        // naming the host that finished them.
-        for i in 0..<4 { try rig.hot.drop(try HotFolderFixture.photo(i), as: "c\(i).jpg") }
+        // The photos are finished once (each batch by the host that claimed it: the photos are
+        // not tasks yet), each item naming the host that finished it.
+        let dropped = try rig.dropPhotos("c", count: 4)
         try alone.drop(try HotFolderFixture.photo(9), as: "alone.jpg")
-        #expect(Poll.until(.seconds(120)) { rig.hot.reports().count == 1 && alone.reports().count == 1 }, "\(rig.logs(daemons))")
-        #expect(rig.hot.reportedSources().sorted() == ["c0.jpg", "c1.jpg", "c2.jpg", "c3.jpg"])
-        let items = rig.hot.reports().values.first?["items"] as? [[String: Any]] ?? []
-        let hosts = Set(items.compactMap { $0["host"] as? String })
-        #expect(hosts.count == 1 && rig.names.contains(hosts.first ?? ""), "\(items)")
-        let explained = try Harness.run(["explain", "c2.jpg", rig.hot.root])
-        #expect(explained.stdout.contains("c2.jpg was finished at ") && explained.stdout.contains(" by host \(hosts.first ?? "?") into "),
+        #expect(Poll.until(.seconds(120)) { rig.allFinished(dropped) && alone.reports().count == 1 }, "\(rig.logs(daemons))")
+        rig.expectEachOnce(dropped, daemons)
+        let items = SharesTests.items(rig.hot).map(\.item)
+        #expect(items.allSatisfy { rig.names.contains($0["host"] as? String ?? "") }, "\(items)")
+        let c2 = items.first { $0["source"] as? String == "c002.jpg" }?["host"] as? String
+        let explained = try Harness.run(["explain", "c002.jpg", rig.hot.root])
+        #expect(explained.stdout.contains("c002.jpg was finished at ") && explained.stdout.contains(" by host \(c2 ?? "?") into "),
                 "\(explained.stdout)")
 
         // The daemon alone: no cluster anywhere, its item names this machine.
@@ -79,6 +79,38 @@ import Testing
         }
         let after = try Harness.run(["cluster", "status", "--database", rig.conninfo])
         for name in rig.names { #expect(after.stdout.contains("  \(name): stopped"), "\(after.stdout)") }
+    }
+
+    @Test func aFolderTheHostCannotUseIsNoLongerOneItTakesTasksOf() throws {
+        guard let server = ClusterRig.server(own: false) else { return }
+        let rig = try ClusterRig(server: server, own: false, hosts: 1)
+        let daemon = try rig.start(0)
+        daemon.waitUntilReady()
+        // The folders the host takes tasks of, as the database knows them (renewed every third of a lease).
+        func inboxes() -> [String]? {
+            guard let r = try? Harness.run(["cluster", "status", "--database", rig.conninfo, "--json"], deadline: .seconds(30)),
+                  let status = try? JSONDecoder().decode(ClusterStatusShape.self, from: Data(r.stdout.utf8)) else { return nil }
+            return status.hosts.first { $0.name == "pf-a" }?.inboxes
+        }
+        #expect(Poll.until(.seconds(30), every: .milliseconds(300)) { inboxes() == ["shop"] }, "\(daemon.log)")
+        // Its root gone (moved away): the folder is refused, and no longer one it takes tasks of.
+        #expect(rename(rig.hot.root, rig.hot.root + "-away") == 0)
+        #expect(Poll.until(.seconds(30), every: .milliseconds(300)) { inboxes() == [] }, "\(daemon.log)")
+        #expect(daemon.log.contains("cluster: takes no tasks of shop while this host cannot use it"), "\(daemon.log)")
+        #expect(rename(rig.hot.root + "-away", rig.hot.root) == 0)
+        #expect(Poll.until(.seconds(30), every: .milliseconds(300)) { inboxes() == ["shop"] }, "\(daemon.log)")
+        #expect(daemon.log.contains("cluster: takes tasks of shop again"), "\(daemon.log)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+
+    /// What the test reads of `cluster status --json`.
+    struct ClusterStatusShape: Decodable {
+        struct Host: Decodable {
+            var name: String
+            var inboxes: [String]
+        }
+        var hosts: [Host]
     }
 
     @Test func theDatabaseStoppedIsSaidEverywhereAndItsReturnToo() throws {

@@ -24,6 +24,9 @@ final class ClusterHost: Sendable {
     private let state = Mutex(State())
     private let wake = NSCondition()
     private let ended = DispatchSemaphore(value: 0)
+    private let configured: Mutex<[String]>
+    /// How often the folders' states are looked at (a share gone away, a folder refused).
+    static let folderLook = Duration.seconds(2)
     /// Hands the member's events to this host (let go at the stop: member and host hold each other).
     private let relay: EventRelay
 
@@ -50,6 +53,7 @@ final class ClusterHost: Sendable {
     init(settings: ClusterSettings, version: String, workers: Int, inboxes: [String], log: Logger,
          board: StatusBoard, metrics: Metrics) {
         self.settings = settings
+        configured = Mutex(inboxes)
         let identity = HostIdentity(name: settings.host ?? HostIdentity.machineName(), version: version, workers: workers)
         let log = log.with(["CLUSTER_HOST": identity.name])
         self.log = log
@@ -112,9 +116,37 @@ final class ClusterHost: Sendable {
         }
     }
 
-    /// The hot folders this host takes tasks of (a reload, a share gone away or back).
+    /// The hot folders of the config in force (a reload changes them): the host takes tasks of
+    /// those among them whose share answers and that it watches (`takeable`).
     func setInboxes(_ inboxes: [String]) {
-        member.setInboxes(inboxes)
+        configured.withLock { $0 = inboxes }
+        followFolders()
+    }
+
+    /// Of `configured`, the folders this host can take tasks of now: not refused, not on a
+    /// share that does not answer (a host whose share goes away gives its tasks of it back).
+    private func takeable() -> [String] {
+        configured.withLock { $0 }.filter { name in
+            let kind = board.inbox(name)?.state?.kind
+            return kind != ServiceStatus.FolderState.shareUnavailable && kind != ServiceStatus.FolderState.refused
+                && kind != ServiceStatus.FolderState.stopped
+        }
+    }
+
+    /// Takes tasks of the folders it can use now (what it held of the others goes back at once).
+    private func followFolders() {
+        let now = takeable(), before = member.inboxes
+        guard now != before else { return }
+        let dropped = before.filter { !now.contains($0) }, back = now.filter { !before.contains($0) }
+        let given = member.held.filter { dropped.contains($0.key.inbox) }.count
+        member.setInboxes(now)
+        if !dropped.isEmpty, state.withLock({ $0.started }) {
+            log.notice("cluster: takes no tasks of \(dropped.joined(separator: ", ")) while this host cannot use "
+                       + (dropped.count == 1 ? "it" : "them") + (given > 0 ? "; gave back the \(given) it held" : ""))
+        }
+        if !back.isEmpty, state.withLock({ $0.started }) {
+            log.notice("cluster: takes tasks of \(back.joined(separator: ", ")) again")
+        }
     }
 
     // MARK: - The member's events (the link's or the keeper's thread)
@@ -194,7 +226,9 @@ final class ClusterHost: Sendable {
                 publish()
                 continue
             }
-            let until = member.health.isUp ? max(due, Date()) : Date().addingTimeInterval(Double(Self.refresh / .milliseconds(1)) / 1000)
+            followFolders()
+            let look = Date().addingTimeInterval(Double(Self.folderLook / .milliseconds(1)) / 1000)
+            let until = member.health.isUp ? min(look, max(due, Date())) : look
             wake.lock()
             // Looked at under the lock its ringers take: a stop or an event just made is not missed.
             if !state.withLock({ $0.stopping || ($0.readNow && member.health.isUp) }) { _ = wake.wait(until: until) }
