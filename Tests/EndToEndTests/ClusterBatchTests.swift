@@ -49,8 +49,10 @@ import Testing
         guard let dead else { return }
         daemons[dead].signal(SIGKILL)
         daemons[dead].wait()
+        let killed = ContinuousClock.now
         // Another host finishes the batch: each photo once in the report, outputs intact.
         #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
+        print("a dead host's batch of 300 was finished \(ContinuousClock.now - killed) after the kill (the share lock's lease, then the batch)")
         Self.oneBatch(rig)
         rig.expectEachOnce(dropped, daemons)
         #expect(!rig.finishingHosts.contains(rig.names[dead]) || rig.finishingHosts.count > 1,
