@@ -129,10 +129,11 @@ final class ClusterRig {
         return dropped
     }
 
-    /// Every photo in `dropped` is in a published report and nothing is under way.
+    /// Every photo in `dropped` is in a published report and nothing is under way (no batch
+    /// folder left in `.work/`: a published one is removed just after its report appears).
     func allFinished(_ dropped: [String: [UInt8]]) -> Bool {
         Set(SharesTests.items(hot).compactMap { $0.item["source"] as? String }).isSuperset(of: dropped.keys)
-            && batchesUnderWay.isEmpty && hot.names(in: hot.drop).isEmpty
+            && hot.names(in: hot.root + "/.work").allSatisfy { $0.hasPrefix(".") } && hot.names(in: hot.drop).isEmpty
     }
 
     /// The batches in `.work/` under way (their journal begun).

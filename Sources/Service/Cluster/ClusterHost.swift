@@ -40,7 +40,9 @@ final class ClusterHost: Sendable {
         var reason: String?
         var server: String?
         var view: ClusterStatus?
+        /// When `view` was read, and when it was last looked for (a look can fail).
         var read: Date?
+        var looked: Date?
         /// The database went away since it was last read (or never was: read at once).
         var readNow = true
         var stopping = false
@@ -209,19 +211,19 @@ final class ClusterHost: Sendable {
 
     private func run() {
         while true {
-            let (stopping, readNow, read) = state.withLock { ($0.stopping, $0.readNow, $0.read) }
+            let (stopping, readNow, looked) = state.withLock { ($0.stopping, $0.readNow, $0.looked) }
             if stopping { return }
-            let due = read.map { $0.addingTimeInterval(Double(Self.refresh / .milliseconds(1)) / 1000) } ?? Date()
+            let due = looked.map { $0.addingTimeInterval(Double(Self.refresh / .milliseconds(1)) / 1000) } ?? Date()
             if (readNow || due <= Date()) && member.health.isUp {
                 let view = try? ClusterStatus.read(member.database)
                 state.withLock { s in
                     if let view {
                         s.view = view
                         s.read = Date()
-                        s.readNow = false
-                    } else {
-                        s.read = Date()  // looked, not read: the next look in `refresh`
                     }
+                    // Read, or looked and not read (a statement refused): the next look in `refresh`.
+                    s.looked = Date()
+                    s.readNow = false
                 }
                 publish()
                 continue
