@@ -93,8 +93,13 @@ public final class HotFolderService: Sendable {
         let loop: ServiceLoop
         do throws(SystemError) {
             mailbox = try Mailbox()
+            // In a cluster the open batches' photos are tasks of the cluster's table.
+            let tasks = cluster.map { host -> (queue: any PhotoTaskQueue, workers: Int) in
+                (ClusterTaskQueue(host: host, roots: Dictionary(setup.inboxes.map { ($0.name, $0.layout.root) }) { a, _ in a }, log: log),
+                 setup.limits.effectiveWorkers)
+            }
             let workers = FolderWorkers(board: board, metrics: metrics, stop: stop, log: log,
-                                        batchSlots: setup.limits.effectiveWorkers + 2,
+                                        batchSlots: setup.limits.effectiveWorkers + 2, tasks: tasks,
                                         onEvent: { event in
                                             switch event {
                                             case .started(let inbox): mailbox.post(.started(inbox: inbox))

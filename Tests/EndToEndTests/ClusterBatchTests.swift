@@ -3,16 +3,10 @@ import PostgresHarness
 import Testing
 
 /// Issue 21's done-when, on three daemons as three hosts of one cluster (ClusterRig: a real
-/// PostgreSQL, a namespace each where the machine allows): 300 photos dropped as one batch are
-/// finished exactly once; kill -9 of a host mid-batch; PostgreSQL stopped for 20 s mid-batch.
-///
-/// Until the task pipeline backs a batch's photos with the task table, a batch is finished by
-/// the one host that claimed it (as on a share without a cluster): every check that holds today
-/// is a plain expectation, and "every host finished some" is a known issue (intermittent: when
-/// the hosts' claims split the drop into batches of their own, each host finishes its own).
+/// PostgreSQL, a namespace each where the machine allows): 300 photos dropped at once are
+/// finished exactly once, every batch by every host (its photos are tasks of the task table);
+/// kill -9 of the host holding a batch mid-batch; PostgreSQL stopped for 20 s mid-batch.
 @Suite(.serialized) struct ClusterBatchTests {
-    static let pipeline = "the photos of one batch are not yet tasks every host takes (issue 21: the task pipeline)"
-
     /// The drop became one batch — or, when two hosts' quiet ran out together, the claims they
     /// began at once split it (each file moved by exactly one of them: a race of claims on the
     /// share, as without a cluster; each photo is still finished once).
@@ -31,9 +25,9 @@ import Testing
         #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
         rig.expectEachOnce(dropped, daemons)
         Self.oneBatch(rig)
-        withKnownIssue(Comment(rawValue: Self.pipeline), isIntermittent: true) {
-            #expect(rig.finishingHosts == Set(rig.names), "finished by \(rig.finishingHosts.sorted())")
-        }
+        // The photos are tasks every host's free workers take: every host finished some.
+        let byBatch = rig.hot.reports().mapValues { Set(($0["items"] as? [[String: Any]] ?? []).compactMap { $0["host"] as? String }).sorted() }
+        #expect(rig.finishingHosts == Set(rig.names), "finished by \(byBatch)")
         for d in daemons { d.signal(SIGTERM) }
         for d in daemons { #expect(d.wait() == 0) }
     }
@@ -90,9 +84,7 @@ import Testing
             #expect(lines.filter { $0.contains("cluster: the database does not answer") }.count == 1, "\(d.log)")
             #expect(lines.filter { $0.contains("cluster: the database answers again") }.count == 1, "\(d.log)")
         }
-        withKnownIssue(Comment(rawValue: Self.pipeline), isIntermittent: true) {
-            #expect(rig.finishingHosts == Set(rig.names), "finished by \(rig.finishingHosts.sorted())")
-        }
+        #expect(rig.finishingHosts == Set(rig.names), "finished by \(rig.finishingHosts.sorted())")
         for d in daemons { d.signal(SIGTERM) }
         for d in daemons { #expect(d.wait() == 0) }
     }

@@ -24,10 +24,40 @@ final class EarlyWorkers: Sendable {
     private let stop: StopRequest
     private let log: Logger
 
+    /// In a cluster: opens a batch another host claimed, from the share (its runner, journal
+    /// mode, inbox), for a task of it this host took.
+    private let opener: (@Sendable (OpenPhotoTask) -> Open?)?
+
     init(queue: any PhotoTaskQueue = MemoryTaskQueue(), stop: StopRequest, log: Logger) {
         self.queue = queue
         self.stop = stop
         self.log = log
+        opener = nil
+    }
+
+    /// Workers of the cluster's tasks: `workers` loops from the start (tasks come from every
+    /// host's claims), each batch opened from the share as its first task comes (`runner`:
+    /// this host's runner for a batch's template and inbox, nil when it cannot be made).
+    init(queue: any PhotoTaskQueue, stop: StopRequest, log: Logger, workers: Int,
+         runner: @escaping @Sendable (_ manifest: Manifest) -> BatchRunner?) {
+        self.queue = queue
+        self.stop = stop
+        self.log = log
+        let adopted = Mutex<[String: Open]>([:])
+        opener = { task in
+            if let known = adopted.withLock({ $0[task.folder] }) { return known }
+            guard let manifest = try? Manifest.read(fromFolder: task.folder), let made = runner(manifest),
+                  made.finishesEarly else { return nil }
+            let batch = Open(runner: made, appending: Mover(.renameNoReplace).appending, inbox: manifest.inbox)
+            adopted.withLock { all in
+                if all.count >= 16 { all.removeAll() }  // the batches of a while: made again if need be
+                all[task.folder] = batch
+            }
+            return batch
+        }
+        loops.withLock { loops in
+            while loops.count < workers { loops.append(Task { [self] in await work() }) }
+        }
     }
 
     /// The batch opened: its photos are finished with `runner` (its limits: the worker slots and
@@ -81,7 +111,7 @@ final class EarlyWorkers: Sendable {
 
     private func work() async {
         while let task = await queue.take() {
-            guard !stop.isRequested, let batch = open.withLock({ $0[task.folder] }) else {
+            guard !stop.isRequested, let batch = open.withLock({ $0[task.folder] }) ?? opener?(task) else {
                 queue.giveBack(task)
                 continue
             }

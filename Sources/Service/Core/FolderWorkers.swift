@@ -48,7 +48,10 @@ final class FolderWorkers: Sendable {
     /// Called when a batch was finished (the metrics file is due).
     private let onFinished: @Sendable () -> Void
 
+    /// - Parameter tasks: a cluster's task queue (its tasks come from every host's claims:
+    ///   `workers` loops take them from the start); nil: in memory, this host's claims only.
     init(board: StatusBoard, metrics: Metrics, stop: StopRequest, log: Logger, batchSlots: Int,
+         tasks: (queue: any PhotoTaskQueue, workers: Int)? = nil,
          onEvent: @escaping @Sendable (Event) -> Void, onFinished: @escaping @Sendable () -> Void) {
         self.board = board
         self.metrics = metrics
@@ -56,9 +59,24 @@ final class FolderWorkers: Sendable {
         self.log = log
         hookRunner = BatchHookRunner(log: log, userAgent: "photofinish")
         slots = WorkerSlots(batchSlots)
-        early = EarlyWorkers(stop: stop, log: log)
+        let me = WeakWorkers()
+        if let tasks {
+            early = EarlyWorkers(queue: tasks.queue, stop: stop, log: log, workers: tasks.workers) { manifest in
+                // A batch another host claimed, finished here under this host's limits.
+                guard let limits = me.value?.limits.withLock({ $0 }), let template = try? manifest.template.template() else { return nil }
+                return BatchRunner(template: template, limits: limits, inbox: manifest.inbox)
+            }
+        } else {
+            early = EarlyWorkers(stop: stop, log: log)
+        }
         self.onEvent = onEvent
         self.onFinished = onFinished
+        me.value = self
+    }
+
+    /// The workers, for the closures they give away (weak: they hold those closures).
+    private final class WeakWorkers: @unchecked Sendable {
+        weak var value: FolderWorkers?
     }
 
     /// Queues `batch` for its hot folder's worker (made now if it has none).

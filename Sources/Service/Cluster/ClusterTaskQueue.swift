@@ -1,0 +1,140 @@
+import Batches
+import Cluster
+import Foundation
+import HotFolders
+import Synchronization
+import System
+
+/// The open batches' photo tasks in the cluster's task table (issue 21): what a claim adds
+/// becomes rows every host's free workers take (`TaskFeed`: taken ahead, completions off the
+/// worker's path), so the photos of one batch are finished by every host with a worker free.
+///
+/// - A claim's photos are added after the claim made them durable (one statement). When the
+///   database does not answer then, the batch stays this host's alone: its run finishes the
+///   photos no task finished (said once in the journal).
+/// - A task of a batch this host did not claim is finished all the same: EarlyWorkers opens the
+///   batch from the share (its manifest and template), its outputs go to `.work/<id>/early/<n>/`
+///   on the share and its item into the batch's `tasks` journal there, as on the claiming host.
+/// - Closing a batch (on the claiming host) leaves its tasks to any host; `drained` returns once
+///   every one of them is done (or the database no longer knows the batch), and the batch's run
+///   takes what they made, as on one host.
+/// - The batch's own outputs task (photo 0), held by the host that completed its last photo, is
+///   completed at once: the claiming host makes the whole-set outputs and publishes, under its
+///   lock on the share, exactly as without a cluster.
+final class ClusterTaskQueue: PhotoTaskQueue {
+    private let host: ClusterHost
+    private let feed: TaskFeed
+    /// Each hot folder's root on this host (its tasks' folders are `<root>/.work/<batch>`).
+    private let roots: Mutex<[String: String]>
+    private let state = Mutex(State())
+    private let log: Logger
+
+    private struct State {
+        /// The tasks handed out, by id (their tokens).
+        var taken: [PhotoTaskID: PhotoTask] = [:]
+        /// Batches the database does not have (their first add failed): finished here alone.
+        var local: Set<String> = []
+        var stopped = false
+    }
+
+    init(host: ClusterHost, roots: [String: String], log: Logger) {
+        self.host = host
+        self.log = log
+        self.roots = Mutex(roots)
+        feed = TaskFeed(member: host.member, ahead: 1)
+    }
+
+    func setRoots(_ roots: [String: String]) { self.roots.withLock { $0 = roots } }
+
+    func add(_ tasks: [OpenPhotoTask]) throws(SystemError) {
+        var byBatch: [PhotoTaskID.BatchKey: [OpenPhotoTask]] = [:]
+        for task in tasks { byBatch[task.id.batchKey, default: []].append(task) }
+        for (key, tasks) in byBatch {
+            guard !state.withLock({ $0.local.contains(key.folder) }) else { continue }
+            do throws(ClusterError) {
+                // The name's bytes in `detail` (as a manifest stores them), its words in `source`.
+                try host.member.add(tasks.map { task in
+                    NewTask(photo: task.id.photo, source: task.source.escaped,
+                            detail: (try? JSONEncoder().encode(task.source)).map { String(decoding: $0, as: UTF8.self) })
+                }, inbox: key.inbox, batch: key.batch)
+            } catch {
+                state.withLock { _ = $0.local.insert(key.folder) }
+                log.warning("cluster: cannot add the photos of batch \(key.batch) as tasks: \(error); this host finishes the batch alone",
+                            ["INBOX": key.inbox, "BATCH": key.batch])
+            }
+        }
+    }
+
+    func take() async -> OpenPhotoTask? {
+        while let task = await feed.next() {
+            if task.key.photo == 0 {
+                // Held by this host for completing the batch's last photo: its claimant makes them.
+                feed.complete(task, item: nil)
+                continue
+            }
+            guard let root = roots.withLock({ $0[task.key.inbox] }) else {
+                feed.giveBack(task)
+                continue
+            }
+            guard let name = task.detail.flatMap({ try? JSONDecoder().decode(FileName.self, from: Data($0.utf8)) })
+                    ?? FileName(task.source) else {
+                feed.giveBack(task)
+                continue
+            }
+            let id = PhotoTaskID(inbox: task.key.inbox, batch: task.key.batch, photo: task.key.photo)
+            state.withLock { $0.taken[id] = task }
+            return OpenPhotoTask(id: id, source: name, folder: root + "/.work/" + task.key.batch)
+        }
+        return nil
+    }
+
+    func complete(_ task: OpenPhotoTask, item: EarlyItem) {
+        guard let held = state.withLock({ $0.taken.removeValue(forKey: task.id) }) else { return }
+        let json = (try? JSONEncoder().encode(item)).map { String(decoding: $0, as: UTF8.self) }
+        feed.complete(held, item: json) { [feed] outcome in
+            if case .completed(let outputs?) = outcome { feed.complete(outputs, item: nil) }
+        }
+    }
+
+    func giveBack(_ task: OpenPhotoTask) {
+        guard let held = state.withLock({ $0.taken.removeValue(forKey: task.id) }) else { return }
+        feed.giveBack(held)
+    }
+
+    func close(inbox: String, batch: String) {
+        guard !state.withLock({ $0.local.contains(PhotoTaskID.BatchKey(inbox: inbox, batch: batch).folder) }) else { return }
+        let member = host.member
+        // Off the loop's thread: one statement (drained waits for the tasks, not for this).
+        DispatchQueue.global().async { _ = try? member.close(inbox: inbox, batch: batch) }
+    }
+
+    func drained(inbox: String, batch: String) async {
+        let key = PhotoTaskID.BatchKey(inbox: inbox, batch: batch)
+        while !state.withLock({ $0.stopped || $0.local.contains(key.folder) }) {
+            if host.member.health.isUp {
+                do throws(ClusterError) {
+                    // Not in the database (never added): the batch's run finishes it here.
+                    guard let progress = try host.member.board.progress(inbox: inbox, batch: batch) else { return }
+                    if progress.photos == progress.done { return }
+                } catch {}
+            }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    func stop() {
+        state.withLock { $0.stopped = true }
+        let feed = feed
+        DispatchQueue.global().async { feed.stop() }
+    }
+}
+
+extension PhotoTaskID {
+    struct BatchKey: Hashable {
+        var inbox: String
+        var batch: String
+        var folder: String { inbox + "/" + batch }
+    }
+
+    var batchKey: BatchKey { BatchKey(inbox: inbox, batch: batch) }
+}
