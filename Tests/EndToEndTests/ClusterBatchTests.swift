@@ -59,6 +59,29 @@ import Testing
         for d in daemons { #expect(d.wait() == 0) }
     }
 
+    @Test func killNineOfAHostThatDidNotClaimTheBatchLosesNothing() throws {
+        guard let server = ClusterRig.server(own: false) else { return }
+        let rig = try ClusterRig(server: server, own: false, quiet: "2s")
+        let daemons = try (0..<3).map { try rig.start($0) }
+        for d in daemons { d.waitUntilReady() }
+        let dropped = try rig.dropPhotos("N", count: 300, width: 600)
+        // A host that holds tasks of a batch it did not claim: its leases run out (3 s) and the
+        // other hosts finish what it held.
+        var holder: Int?
+        #expect(Poll.until(.seconds(120)) { holder = rig.holder(of: daemons); return holder != nil }, "\(rig.logs(daemons))")
+        guard let holder else { return }
+        let dead = (holder + 1) % 3
+        #expect(Poll.until(.seconds(60)) { (rig.clusterState(dead)?["held"] as? Int ?? 0) > 0 }, "\(rig.logs(daemons))")
+        daemons[dead].signal(SIGKILL)
+        daemons[dead].wait()
+        #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
+        rig.expectEachOnce(dropped, daemons)
+        let alive = Set(rig.names.enumerated().filter { $0.offset != dead }.map(\.element))
+        #expect(rig.finishingHosts.isSuperset(of: alive), "finished by \(rig.finishingHosts.sorted())")
+        for (n, d) in daemons.enumerated() where n != dead { d.signal(SIGTERM) }
+        for (n, d) in daemons.enumerated() where n != dead { #expect(d.wait() == 0) }
+    }
+
     @Test func postgresStoppedForTwentySecondsMidBatchLosesNothing() throws {
         guard let server = ClusterRig.server(own: true) else { return }
         let rig = try ClusterRig(server: server, own: true, quiet: "2s")
