@@ -82,16 +82,17 @@ let package = Package(
         .target(name: "CResample", cSettings: [.unsafeFlags(["-O3"])]),
 
         // Swift modules, lowest first.
+        // The Linux calls on files (one owner per descriptor, one EINTR retry, one SystemError):
+        // byte-string names, atomic files, the claim primitive, inotify, statfs. Every module
+        // that touches a file does it through System (no FileManager elsewhere).
+        .target(name: "System", dependencies: ["CShims"]),
         .target(name: "Pixels", dependencies: ["CLCMS", "CResample"], swiftSettings: hotLoops),
         .target(name: "Codecs", dependencies: ["Pixels", "CCodecs", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLibRaw", "CLCMS"]),
         .target(name: "Typesetting", dependencies: ["Pixels", "CFreeType", "CHarfBuzz", "CFontconfig"],
                 swiftSettings: hotLoops),
-        .target(name: "JSON5"),
-        .target(name: "Configuration", dependencies: ["JSON5"]),
-        .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces"]),
-        // The Linux calls on files (one owner per descriptor, one EINTR retry, one SystemError):
-        // byte-string names, atomic files, the claim primitive, inotify, statfs.
-        .target(name: "System", dependencies: ["CShims"]),
+        .target(name: "JSON5", dependencies: ["System"]),
+        .target(name: "Configuration", dependencies: ["JSON5", "System"]),
+        .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces", "System"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "Configuration", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
         // A cluster of hosts coordinated by PostgreSQL (issue 21): the link to the database (one
@@ -106,8 +107,8 @@ let package = Package(
         // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
         // seed and every crash file found; the executable is libFuzzer's when built with
         // --sanitize=fuzzer -DFUZZING, a replay tool otherwise.
-        .target(name: "FuzzTargets", dependencies: ["Codecs", "Configuration", "Finishing", "JSON5", "Pixels"]),
-        .executableTarget(name: "photofinish-fuzz", dependencies: ["FuzzTargets"]),
+        .target(name: "FuzzTargets", dependencies: ["Codecs", "Configuration", "Finishing", "JSON5", "Pixels", "System"]),
+        .executableTarget(name: "photofinish-fuzz", dependencies: ["FuzzTargets", "System"]),
 
         .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
         .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels"]),

@@ -147,7 +147,7 @@ public enum Explain {
             break
         }
         facts.drop = dropState(name, in: layout)
-        let work = ((try? FileManager.default.contentsOfDirectory(atPath: layout.work)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        let work = Files.textNames(in: layout.work).filter { !$0.hasPrefix(".") }.sorted()
         for batch in work.reversed() {
             let folder = layout.workFolder(batch)
             if let manifest = try? Manifest.read(fromFolder: folder) {
@@ -171,7 +171,7 @@ public enum Explain {
     /// newest batch first; only those of `batches` when given.
     static func finished(name: FileName?, sha256: String?, layout: HotFolderLayout, batches only: Set<String>? = nil) -> [Finished] {
         var found: [Finished] = []
-        let batches = ((try? FileManager.default.contentsOfDirectory(atPath: layout.out)) ?? [])
+        let batches = Files.textNames(in: layout.out)
             .filter { only?.contains($0) ?? true }.sorted().reversed()
         for batch in batches {
             guard let report = try? ReportText.load(layout.out + "/" + batch + "/report.json") else { continue }
