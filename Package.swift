@@ -110,23 +110,26 @@ let package = Package(
         .target(name: "FuzzTargets", dependencies: ["Codecs", "Configuration", "Finishing", "JSON5", "Pixels", "System"]),
         .executableTarget(name: "photofinish-fuzz", dependencies: ["FuzzTargets", "System"]),
 
-        .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
-        .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"], exclude: ["Fixtures"]),
-        .testTarget(name: "JSON5Tests", dependencies: ["JSON5"]),
-        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5"]),
-        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference"]),
-        .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
-        .testTarget(name: "SystemTests", dependencies: ["System"]),
-        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System"]),
-        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "PostgresHarness"]),
+        .testTarget(name: "PixelsTests", dependencies: ["Pixels", "TestSupport"]),
+        .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels", "TestSupport"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "JSON5Tests", dependencies: ["JSON5", "TestSupport"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5", "TestSupport"]),
+        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference", "TestSupport"]),
+        .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels", "TestSupport"]),
+        .testTarget(name: "SystemTests", dependencies: ["System", "TestSupport"]),
+        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System", "TestSupport"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "PostgresHarness", "TestSupport"]),
+        // What every test target shares: decoding a written image whole, polling with a
+        // deadline, a locked value, temporary folders.
+        .target(name: "TestSupport", dependencies: ["Codecs", "Pixels"], path: "Tests/TestSupport"),
         // The tests' own PostgreSQL servers (initdb + pg_ctl into temporary folders), for the
         // cluster's tests and the daemons' end-to-end tests alike.
         .target(name: "PostgresHarness", path: "Tests/PostgresHarness"),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "PostgresHarness"]),
-        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
-        .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Configuration", "JSON5", "System"]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "PostgresHarness", "TestSupport"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
+        .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Configuration", "JSON5", "System", "TestSupport"]),
     ],
     cxxLanguageStandard: .cxx17
 )

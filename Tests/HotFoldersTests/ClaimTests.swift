@@ -9,7 +9,7 @@ import Testing
 /// Claims and recovery on real temporary folders (no daemon, no photos decoded).
 struct ClaimTests {
     func hotFolder() throws -> HotFolderLayout {
-        let root = NSTemporaryDirectory() + "pf-claim-\(UInt32.random(in: 0...UInt32.max))"
+        let root = TemporaryFolder.path("claim")
         let layout = HotFolderLayout(root: root)
         try layout.create()
         return layout

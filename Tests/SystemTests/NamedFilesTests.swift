@@ -7,7 +7,7 @@ import Testing
 /// the service's own files and the command line read and write through `System`.
 struct NamedFilesTests {
     func folder() throws -> FilePath {
-        let path = FilePath(NSTemporaryDirectory() + "pf-named-\(UInt32.random(in: 0...UInt32.max))")
+        let path = FilePath(TemporaryFolder.path("named"))
         try Files.makeDirectory(path)
         return path
     }
