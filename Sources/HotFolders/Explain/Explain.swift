@@ -220,13 +220,7 @@ public enum Explain {
     /// Why a file in drop/ is never taken, in a few words (STATUS.txt, `status`); nil when it
     /// is taken.
     static func neverTaken(_ name: FileName, _ st: FileStatus) -> String? {
-        switch dropState(name, st) {
-        case .waiting: nil
-        case .ignoredName: "its name is ignored (hidden, a partial download or a temporary file); rename it to have it finished"
-        case .notRegular(kind: "a folder"): "it is a folder, and folders in drop/ are not descended into; move its files into drop/ itself"
-        case .notRegular(let kind): "it is \(kind), not a regular file"
-        case .hardLinked(let links): "it has \(links) hard links (another name could still change it); copy it in instead"
-        }
+        Takeable.refusal(name, st).map(Takeable.words)
     }
 
     /// The facts in words, one line each.
@@ -319,16 +313,11 @@ public enum Explain {
 
     /// What a file in drop/ is, from its name and `fstatat`.
     static func dropState(_ name: FileName, _ st: FileStatus) -> DropState {
-        if IgnoreRules.ignores(name.readable) { return .ignoredName }
-        switch st.kind {
-        case .regular:
-            if st.links > 1 { return .hardLinked(links: st.links) }
-            return .waiting(bytes: Int(st.size), age: max(0, Date().timeIntervalSince1970 - st.modified))
-        case .directory: return .notRegular(kind: "a folder")
-        case .symbolicLink: return .notRegular(kind: "a symbolic link")
-        case .fifo: return .notRegular(kind: "a FIFO")
-        case .socket: return .notRegular(kind: "a socket")
-        case .device: return .notRegular(kind: "a device")
+        switch Takeable.refusal(name, st) {
+        case nil: .waiting(bytes: Int(st.size), age: max(0, Date().timeIntervalSince1970 - st.modified))
+        case .ignoredName: .ignoredName
+        case .notRegular(let kind): .notRegular(kind: kind)
+        case .hardLinked(let links): .hardLinked(links: links)
         }
     }
 }
