@@ -247,4 +247,34 @@ import Testing
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: batch).filter { $0.hasPrefix(".") }
         #expect(leftovers.isEmpty, "temporary names left behind: \(leftovers)")
     }
+
+    /// Ctrl-C asks for a stop (said on stderr); a second Ctrl-C ends the process at once.
+    @Test func aSecondInterruptQuitsAtOnce() throws {
+        let (dir, template) = try setUp()
+        let photo = try Harness.jpeg(upright: Harness.marked(width: 2400, height: 1800))
+        for i in 1...40 { try Harness.write(photo, to: dir + "/in/p\(i).jpg") }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Harness.binary)
+        p.arguments = ["run", "--template", template, "--workers", "1", "--out", dir + "/out", dir + "/in"]
+        let stderr = Pipe()
+        let said = Locked(Data())
+        stderr.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            said.update { $0 += data }
+        }
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = stderr
+        try p.run()
+        #expect(Poll.until(.seconds(120)) {
+            (try? FileManager.default.contentsOfDirectory(atPath: dir + "/out").first.map {
+                try FileManager.default.contentsOfDirectory(atPath: dir + "/out/" + $0).contains { $0.hasSuffix(".jpg") }
+            }) == true
+        })
+        kill(p.processIdentifier, SIGINT)
+        #expect(Poll.until(.seconds(60)) { String(decoding: said.value, as: UTF8.self).contains("stopping:") })
+        kill(p.processIdentifier, SIGINT)
+        p.waitUntilExit()
+        stderr.fileHandleForReading.readabilityHandler = nil
+        #expect(p.terminationStatus == 130, "\(String(decoding: said.value, as: UTF8.self))")
+    }
 }
