@@ -202,7 +202,9 @@ import Testing
         #expect(try Harness.run(["frobnicate"]).status == 2)
     }
 
-    @Test func interruptFinishesInFlightAndWritesTheReport() throws {
+    /// `run` started on 40 photos with one worker (far longer than a signal takes), its
+    /// standard error into `stderr`.
+    func startRunOnFortyPhotos(stderr: Any = FileHandle.nullDevice) throws -> (Process, dir: String) {
         let (dir, template) = try setUp()
         let photo = try Harness.jpeg(upright: Harness.marked(width: 2400, height: 1800))
         for i in 1...40 { try Harness.write(photo, to: dir + "/in/p\(i).jpg") }
@@ -210,8 +212,13 @@ import Testing
         p.executableURL = URL(fileURLWithPath: Harness.binary)
         p.arguments = ["run", "--template", template, "--workers", "1", "--out", dir + "/out", dir + "/in"]
         p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
+        p.standardError = stderr
         try p.run()
+        return (p, dir)
+    }
+
+    @Test func interruptFinishesInFlightAndWritesTheReport() throws {
+        let (p, dir) = try startRunOnFortyPhotos()
         // Wait until the first output exists, then interrupt.
         let deadline = ContinuousClock.now + .seconds(120)
         var started = false
@@ -250,21 +257,13 @@ import Testing
 
     /// Ctrl-C asks for a stop (said on stderr); a second Ctrl-C ends the process at once.
     @Test func aSecondInterruptQuitsAtOnce() throws {
-        let (dir, template) = try setUp()
-        let photo = try Harness.jpeg(upright: Harness.marked(width: 2400, height: 1800))
-        for i in 1...40 { try Harness.write(photo, to: dir + "/in/p\(i).jpg") }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Harness.binary)
-        p.arguments = ["run", "--template", template, "--workers", "1", "--out", dir + "/out", dir + "/in"]
         let stderr = Pipe()
         let said = Locked(Data())
         stderr.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             said.update { $0 += data }
         }
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = stderr
-        try p.run()
+        let (p, dir) = try startRunOnFortyPhotos(stderr: stderr)
         #expect(Poll.until(.seconds(120)) {
             (try? FileManager.default.contentsOfDirectory(atPath: dir + "/out").first.map {
                 try FileManager.default.contentsOfDirectory(atPath: dir + "/out/" + $0).contains { $0.hasSuffix(".jpg") }
