@@ -51,26 +51,14 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     /// The manifest in `folder`, or `nil` when there is none (a claim that never completed).
-    /// - Throws: `SystemError` when it exists but cannot be read, `BatchDataError` when what it
-    ///   holds is no manifest.
-    public static func read(fromFolder folder: String) throws -> Manifest? {
+    /// - Throws: `SystemError` when it exists but cannot be read or decoded.
+    public static func read(fromFolder folder: String) throws(SystemError) -> Manifest? {
         let path = folder + "/" + fileName
         guard let bytes = try Files.read(path) else { return nil }
-        do {
-            return try JSONDecoder().decode(Manifest.self, from: Data(bytes))
-        } catch {
-            throw BatchDataError("decode", path, reason: "not a manifest (\(Self.decodingReason(error)))")
+        guard let manifest = try? JSONDecoder().decode(Manifest.self, from: Data(bytes)) else {
+            throw SystemError("decode", path, errno: EINVAL)
         }
-    }
-
-    /// A decoding error in a few words: the key or the place it concerns.
-    static func decodingReason(_ error: any Error) -> String {
-        switch error {
-        case DecodingError.keyNotFound(let key, _): "no \(key.stringValue)"
-        case DecodingError.typeMismatch(_, let c), DecodingError.valueNotFound(_, let c), DecodingError.dataCorrupted(let c):
-            c.codingPath.isEmpty ? "not JSON" : "bad \(c.codingPath.map(\.stringValue).joined(separator: "."))"
-        default: "not JSON"
-        }
+        return manifest
     }
 }
 

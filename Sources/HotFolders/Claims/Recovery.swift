@@ -42,7 +42,7 @@ public enum Recovery {
                 guard let folder = try? work.folder(name), let lock = BatchLock.tryAcquire(folder, leaseTimeout: leaseTimeout)
                 else { continue }  // a live owner, here or on another machine
                 let path = layout.workFolder(id)
-                do {
+                do throws(SystemError) {
                     let givenBack = BatchWork.GivenBack.takeUp(path)
                     if let manifest = try Manifest.read(fromFolder: path) {
                         result.resumable.append(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover))
