@@ -82,16 +82,17 @@ let package = Package(
         .target(name: "CResample", cSettings: [.unsafeFlags(["-O3"])]),
 
         // Swift modules, lowest first.
+        // The Linux calls on files (one owner per descriptor, one EINTR retry, one SystemError):
+        // byte-string names, atomic files, the claim primitive, inotify, statfs. Every module
+        // that touches a file does it through System (no FileManager elsewhere).
+        .target(name: "System", dependencies: ["CShims"]),
         .target(name: "Pixels", dependencies: ["CLCMS", "CResample"], swiftSettings: hotLoops),
         .target(name: "Codecs", dependencies: ["Pixels", "CCodecs", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLibRaw", "CLCMS"]),
         .target(name: "Typesetting", dependencies: ["Pixels", "CFreeType", "CHarfBuzz", "CFontconfig"],
                 swiftSettings: hotLoops),
-        .target(name: "JSON5"),
-        .target(name: "Configuration", dependencies: ["JSON5"]),
-        .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces"]),
-        // The Linux calls on files (one owner per descriptor, one EINTR retry, one SystemError):
-        // byte-string names, atomic files, the claim primitive, inotify, statfs.
-        .target(name: "System", dependencies: ["CShims"]),
+        .target(name: "JSON5", dependencies: ["System"]),
+        .target(name: "Configuration", dependencies: ["JSON5", "System"]),
+        .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces", "System"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "Configuration", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
         // A cluster of hosts coordinated by PostgreSQL (issue 21): the link to the database (one
@@ -106,26 +107,29 @@ let package = Package(
         // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
         // seed and every crash file found; the executable is libFuzzer's when built with
         // --sanitize=fuzzer -DFUZZING, a replay tool otherwise.
-        .target(name: "FuzzTargets", dependencies: ["Codecs", "Configuration", "Finishing", "JSON5", "Pixels"]),
-        .executableTarget(name: "photofinish-fuzz", dependencies: ["FuzzTargets"]),
+        .target(name: "FuzzTargets", dependencies: ["Codecs", "Configuration", "Finishing", "JSON5", "Pixels", "System"]),
+        .executableTarget(name: "photofinish-fuzz", dependencies: ["FuzzTargets", "System"]),
 
-        .testTarget(name: "PixelsTests", dependencies: ["Pixels"]),
-        .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels"]),
-        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels"], exclude: ["Fixtures"]),
-        .testTarget(name: "JSON5Tests", dependencies: ["JSON5"]),
-        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5"]),
-        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference"]),
-        .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels"]),
-        .testTarget(name: "SystemTests", dependencies: ["System"]),
-        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System"]),
-        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5", "Cluster"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "PostgresHarness"]),
+        .testTarget(name: "PixelsTests", dependencies: ["Pixels", "TestSupport"]),
+        .testTarget(name: "TypesettingTests", dependencies: ["Typesetting", "Pixels", "TestSupport"]),
+        .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "JSON5Tests", dependencies: ["JSON5", "TestSupport"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5", "TestSupport"]),
+        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference", "TestSupport"]),
+        .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels", "TestSupport"]),
+        .testTarget(name: "SystemTests", dependencies: ["System", "TestSupport"]),
+        .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System", "TestSupport"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5", "Cluster", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "PostgresHarness", "TestSupport"]),
+        // What every test target shares: decoding a written image whole, polling with a
+        // deadline, a locked value, temporary folders.
+        .target(name: "TestSupport", dependencies: ["Codecs", "Pixels"], path: "Tests/TestSupport"),
         // The tests' own PostgreSQL servers (initdb + pg_ctl into temporary folders), for the
         // cluster's tests and the daemons' end-to-end tests alike.
         .target(name: "PostgresHarness", path: "Tests/PostgresHarness"),
-        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "PostgresHarness"]),
-        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"]),
-        .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Configuration", "JSON5", "System"]),
+        .testTarget(name: "ClusterTests", dependencies: ["Cluster", "PostgresHarness", "TestSupport"]),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
+        .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Configuration", "JSON5", "System", "TestSupport"]),
     ],
     cxxLanguageStandard: .cxx17
 )

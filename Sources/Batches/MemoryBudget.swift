@@ -2,6 +2,7 @@ import Codecs
 import Finishing
 import Foundation
 import Synchronization
+import System
 
 /// The `memoryBudget` of SPEC §6: photos are admitted while what those in flight hold at
 /// most (`cost(ofPhoto:)`: from the header and the recipe, plus the file itself) stays
@@ -102,10 +103,10 @@ public final class MemoryBudget: Sendable {
     public static func automaticForThisProcess() -> Int {
         let ram = Int(sysconf(Int32(_SC_PHYS_PAGES))) * Int(sysconf(Int32(_SC_PAGESIZE)))
         var memoryMax: String?
-        if let cgroup = try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8),
+        if let cgroup = try? Files.text(of: "/proc/self/cgroup"),
            let line = cgroup.split(separator: "\n").first(where: { $0.hasPrefix("0::") }) {
             let path = "/sys/fs/cgroup" + line.dropFirst(3) + "/memory.max"
-            memoryMax = try? String(contentsOfFile: path, encoding: .utf8)
+            memoryMax = try? Files.text(of: path)
         }
         return automatic(memoryMax: memoryMax, ram: ram)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import JSON5
+import System
 
 /// The daemon's configuration (SPEC §6), validated: every duration, size and path checked,
 /// defaults filled in.
@@ -145,7 +146,7 @@ public struct Config: Sendable, Equatable {
                 WebConfigRules.checkFiles(&config, configPath: path, &document)
                 for (index, inbox) in config.inboxes.enumerated() {
                     let templatePath = config.templatePath(named: inbox.template)
-                    if !FileManager.default.fileExists(atPath: templatePath) {
+                    if !Files.existsFollowingLinks(templatePath) {
                         document.fail([.key("inboxes"), .index(index), .key("template")],
                                       "no template '\(inbox.template)': \(templatePath) does not exist")
                     }
@@ -158,8 +159,8 @@ public struct Config: Sendable, Equatable {
                         programs.append(([.key("inboxes"), .index(index), .key("onBatch"), .key("exec"), .index(0)], program))
                     }
                 }
-                for (path, program) in programs where access(program, X_OK) != 0 {
-                    document.fail(path, FileManager.default.fileExists(atPath: program)
+                for (path, program) in programs where !Files.isExecutable(program) {
+                    document.fail(path, Files.existsFollowingLinks(program)
                                   ? "\(program) is not executable (chmod +x, or name its interpreter first)"
                                   : "\(program) does not exist")
                 }

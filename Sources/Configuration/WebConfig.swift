@@ -1,5 +1,6 @@
 import Foundation
 import JSON5
+import System
 
 // The web console's keys (issue 20), kept apart from the rest of the config's rules:
 //   users: "/etc/photofinish/users.json5",        the logins (written by `photofinish user`)
@@ -54,9 +55,9 @@ enum WebConfigRules {
         }
         for (key, path) in [("tlsCertificate", config.web.tlsCertificate), ("tlsKey", config.web.tlsKey)] {
             guard let path else { continue }
-            if !FileManager.default.fileExists(atPath: path) {
+            if !Files.existsFollowingLinks(path) {
                 doc.fail([.key("web"), .key(key)], "\(path) does not exist")
-            } else if !FileManager.default.isReadableFile(atPath: path) {
+            } else if !Files.isReadable(path) {
                 doc.fail([.key("web"), .key(key)], "\(path) cannot be read by this user (the daemon's user must read it)")
             }
         }

@@ -1,6 +1,7 @@
 import Codecs
 import Foundation
 import Pixels
+import System
 
 /// The seed corpus: small files of every kind the targets read, made with the product's own
 /// encoders as the tests make their fixtures (EXIF with orientation and GPS, ICC profiles,
@@ -100,9 +101,9 @@ public enum FuzzSeeds {
         var count = 0
         for (target, files) in try all() {
             let directory = folder + "/" + target.rawValue
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            try Files.makeDirectories(directory, permissions: 0o777)
             for (name, bytes) in files {
-                try Data(bytes).write(to: URL(fileURLWithPath: directory + "/" + name))
+                try Files.write(bytes, to: directory + "/" + name)
                 count += 1
             }
         }

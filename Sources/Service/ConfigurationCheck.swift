@@ -2,6 +2,7 @@ import Configuration
 import Finishing
 import Foundation
 import JSON5
+import System
 import Typesetting
 
 /// What `photofinish check` validates: a config, the template of each of its inboxes, and
@@ -78,7 +79,7 @@ public enum ConfigurationCheck {
         var verdicts: [String: String?] = [:]
         for path in paths {
             guard let template = try? TemplateLoader.load(path: path),
-                  let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+                  let text = try? Files.text(of: path) else { continue }
             let locator = JSON5Locator(text: text)
             for (index, recipe) in template.recipes.enumerated() {
                 // Tiled text is set in the text mark's font (or the default one).
@@ -109,10 +110,10 @@ public enum ConfigurationCheck {
     }
 }
 
-/// Absolute paths as the command line gives them.
-enum WatchPaths {
-    static func absolute(_ path: String) -> String {
-        path.hasPrefix("/") ? (path as NSString).standardizingPath
-            : ((FileManager.default.currentDirectoryPath as NSString).appendingPathComponent(path) as NSString).standardizingPath
+/// Absolute paths as the command line gives them: made absolute from the current folder,
+/// then standardized (`..` and symlinks resolved).
+public enum WatchPaths {
+    public static func absolute(_ path: String) -> String {
+        (Files.absolute(path) as NSString).standardizingPath
     }
 }

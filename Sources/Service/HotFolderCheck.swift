@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import System
 
 /// Whether the service can use a hot folder, checked as the service user: its root exists
 /// (or can be made), the service may write it and its folders, and it lies where the unit
@@ -114,7 +115,7 @@ public enum HotFolderCheck {
         /// unit as root, is not).
         static func isInsideUnit(_ unit: ServiceUnit?, environment: [String: String]) -> Bool {
             guard let id = environment["INVOCATION_ID"], !id.isEmpty else { return false }
-            let cgroup = (try? String(contentsOfFile: "/proc/self/cgroup", encoding: .utf8)) ?? ""
+            let cgroup = (try? Files.text(of: "/proc/self/cgroup")) ?? ""
             if cgroup.contains("/" + ServiceUnit.name) { return true }
             return unit.map { $0.user == userName(geteuid()) } ?? false
         }

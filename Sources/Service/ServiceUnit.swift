@@ -36,7 +36,7 @@ public struct ServiceUnit: Sendable, Equatable {
 
     /// The unit as installed on this machine, or nil when there is none.
     public static func installed(environment: [String: String] = ProcessInfo.processInfo.environment) -> ServiceUnit? {
-        if environment["SYSTEMD_UNIT_PATH"] == nil, FileManager.default.fileExists(atPath: "/run/systemd/system"),
+        if environment["SYSTEMD_UNIT_PATH"] == nil, Files.existsFollowingLinks("/run/systemd/system"),
            let shown = fromSystemctl() {
             return shown
         }
@@ -55,19 +55,19 @@ public struct ServiceUnit: Sendable, Equatable {
     /// found, then every drop-in by file name (one in a more important folder hides one of the
     /// same name in a less important folder).
     static func fromFiles(folders: [String]) -> ServiceUnit? {
-        guard let main = folders.map({ $0 + "/" + name }).first(where: { FileManager.default.fileExists(atPath: $0) }),
-              let text = try? String(contentsOfFile: main, encoding: .utf8) else { return nil }
+        guard let main = folders.map({ $0 + "/" + name }).first(where: { Files.existsFollowingLinks($0) }),
+              let text = try? Files.text(of: main) else { return nil }
         var dropIns: [String: String] = [:]
         for folder in folders.reversed() {
             let dir = folder + "/" + name + ".d"
-            for file in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where file.hasSuffix(".conf") {
+            for file in Files.textNames(in: dir) where file.hasSuffix(".conf") {
                 dropIns[file] = dir + "/" + file
             }
         }
         var texts = [text]
         var read = [main]
         for file in dropIns.keys.sorted() {
-            guard let path = dropIns[file], let more = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            guard let path = dropIns[file], let more = try? Files.text(of: path) else { continue }
             texts.append(more)
             read.append(path)
         }
@@ -81,7 +81,7 @@ public struct ServiceUnit: Sendable, Equatable {
         let keys = ["LoadState", "User", "Group", "ExecStart", "ReadWritePaths", "StateDirectory", "CacheDirectory",
                     "RuntimeDirectory", "LogsDirectory", "ProtectSystem", "ProtectHome", "PrivateTmp"]
         let places: [String] = ["/usr/bin/systemctl", "/bin/systemctl"]
-        guard let systemctl = places.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return nil }
+        guard let systemctl = places.first(where: { Files.isExecutable($0) }) else { return nil }
         let result = ChildProcess.run([systemctl, "show", name] + keys.flatMap { ["-p", $0] },
                                       environment: ["PATH": "/usr/bin:/bin", "LANG": "C"], timeout: .seconds(10))
         guard case .exited(0) = result.ending else { return nil }
@@ -202,7 +202,7 @@ public struct ServiceUnit: Sendable, Equatable {
     static func resolved(_ path: String) -> String {
         var existing = (path as NSString).standardizingPath
         var rest: [String] = []
-        while !existing.isEmpty, existing != "/", !FileManager.default.fileExists(atPath: existing) {
+        while !existing.isEmpty, existing != "/", !Files.existsFollowingLinks(existing) {
             rest.insert((existing as NSString).lastPathComponent, at: 0)
             existing = (existing as NSString).deletingLastPathComponent
         }

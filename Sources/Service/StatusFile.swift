@@ -226,7 +226,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     }
 
     public static func read(from path: String) throws -> ServiceStatus {
-        try JSONDecoder().decode(ServiceStatus.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
+        guard let bytes = try Files.contents(of: path) else { throw SystemError("open", path, errno: ENOENT) }
+        return try JSONDecoder().decode(ServiceStatus.self, from: Data(bytes))
     }
 }
 
@@ -301,7 +302,7 @@ public enum StatusFiles {
         -> [(path: String, status: ServiceStatus)] {
         var found: [(path: String, status: ServiceStatus)] = []
         for dir in directories(environment: environment) {
-            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+            let names = Files.textNames(in: dir)
             for name in names.sorted() where name.hasSuffix(".json") && !name.hasPrefix(".") {
                 // A file another process is replacing, or not a status: not one to show.
                 if let status = try? ServiceStatus.read(from: dir + "/" + name) { found.append((dir + "/" + name, status)) }

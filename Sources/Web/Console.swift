@@ -76,11 +76,14 @@ public final class WebConsole: Sendable {
         http.nice = 10
         http.busy = { [source] in source.snapshot().isFinishing }
         if let tls = settings.tls {
-            do {
-                http.tls = (key: try String(contentsOfFile: tls.key, encoding: .utf8),
-                            certificate: try String(contentsOfFile: tls.certificate, encoding: .utf8))
+            do throws(SystemError) {
+                func text(_ path: String) throws(SystemError) -> String {
+                    guard let text = try Files.text(of: path) else { throw SystemError("read", path, errno: ENOENT) }
+                    return text
+                }
+                http.tls = (key: try text(tls.key), certificate: try text(tls.certificate))
             } catch {
-                log.error("web: cannot read the TLS key or certificate (\(tls.key), \(tls.certificate)): \(error.localizedDescription); the console is not served")
+                log.error("web: cannot read the TLS key or certificate (\(tls.key), \(tls.certificate)): \(error.reason); the console is not served")
                 for socket in sockets { close(socket) }
                 return false
             }

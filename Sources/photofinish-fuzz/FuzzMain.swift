@@ -1,5 +1,6 @@
 import FuzzTargets
 import Foundation
+import System
 
 // Built with `--sanitize=fuzzer,address -Xswiftc -DFUZZING` (scripts/fuzz), libFuzzer owns
 // `main` and calls the two entry points below; the target is named by PF_FUZZ_TARGET.
@@ -54,9 +55,9 @@ enum ReplayTool {
         }
         var count = 0
         for path in arguments.dropFirst() {
-            for file in files(at: path) {
-                guard let data = FileManager.default.contents(atPath: file) else { fail("cannot read \(file)") }
-                target.run([UInt8](data))
+            for file in files(at: FilePath(path)) {
+                guard let bytes = try? Files.contents(of: file) else { fail("cannot read \(file)") }
+                target.run(bytes)
                 count += 1
             }
         }
@@ -64,14 +65,13 @@ enum ReplayTool {
     }
 
     /// The file itself, or the regular files in a folder (not descended), sorted.
-    static func files(at path: String) -> [String] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { fail("no such file: \(path)") }
-        guard isDirectory.boolValue else { return [path] }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
-        return names.sorted().map { path + "/" + $0 }.filter {
-            var folder: ObjCBool = false
-            return FileManager.default.fileExists(atPath: $0, isDirectory: &folder) && !folder.boolValue
+    static func files(at path: FilePath) -> [FilePath] {
+        guard let status = try? Files.statusFollowingLinks(path) else { fail("no such file: \(path)") }
+        guard status.isDirectory else { return [path] }
+        let names = (try? Files.names(in: path)) ?? []
+        return names.sorted().map { path.appending($0) }.filter {
+            guard let status = try? Files.statusFollowingLinks($0) else { return false }
+            return !status.isDirectory
         }
     }
 

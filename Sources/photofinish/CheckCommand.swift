@@ -1,5 +1,6 @@
 import Foundation
 import Service
+import System
 
 /// `photofinish check [--config FILE] [--strict] [TEMPLATE…]`: validates, naming file, line
 /// and key; then says what the service will meet that the files do not show: each hot folder
@@ -11,7 +12,7 @@ enum CheckCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         var config = a.options["config"]
         if config == nil, a.positional.isEmpty {
-            guard FileManager.default.fileExists(atPath: Commands.defaultConfig) else {
+            guard Files.existsFollowingLinks(Commands.defaultConfig) else {
                 throw UsageError("""
                     what should be checked? Name templates (photofinish check shop.json5, or a name in \
                     /etc/photofinish/templates) or a config (photofinish check --config FILE); the default \

@@ -23,7 +23,7 @@ enum ExplainCommand {
         } else if let inferred = root(of: file), a.options["config"] == nil {
             roots = [inferred]
         }
-        let configPath = a.options["config"] ?? (roots.isEmpty && FileManager.default.fileExists(atPath: Commands.defaultConfig) ? Commands.defaultConfig : nil)
+        let configPath = a.options["config"] ?? (roots.isEmpty && Files.existsFollowingLinks(Commands.defaultConfig) ? Commands.defaultConfig : nil)
         if let configPath {
             do {
                 config = try Config.load(path: configPath)

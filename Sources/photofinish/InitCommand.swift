@@ -13,7 +13,7 @@ enum InitCommand {
         let root = WatchCommand.absolute(a.positional[0])
         let configPath = WatchCommand.absolute(a.options["config"] ?? Commands.defaultConfig)
         var config: Config?
-        if a.options["config"] != nil || FileManager.default.fileExists(atPath: configPath) {
+        if a.options["config"] != nil || Files.existsFollowingLinks(configPath) {
             do {
                 config = try Config.load(path: configPath)
             } catch {
@@ -121,7 +121,7 @@ enum InitCommand {
 
     /// The template names in `folder` (`<name>.json5`), sorted.
     private static func templates(in folder: String) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        let names = Files.textNames(in: folder)
         return names.filter { $0.hasSuffix(".json5") && !$0.hasPrefix(".") }.map { String($0.dropLast(6)) }.sorted()
     }
 

@@ -61,7 +61,7 @@ enum RedoCommand {
         }
         Terminal.note("redoing batch \(id) as \(batch.id) with \(choice.which) (\(batch.manifest.items.count) \(batch.manifest.items.count == 1 ? "file" : "files"))")
         let stop = StopRequest()
-        let signals = StopSignals(stop: stop)
+        let signals = StopSignals.requesting(stop)
         defer { withExtendedLifetime(signals) {} }
         let progress = ProgressLine()
         let outcome: BatchWork.Outcome

@@ -4,6 +4,7 @@ import Configuration
 import Dispatch
 import Finishing
 import Foundation
+import Service
 import System
 
 /// `photofinish run --template F [--out DIR] [--workers N] [--config FILE] FILE|DIR…`:
@@ -79,7 +80,7 @@ enum RunCommand {
             return 2
         }
         let stop = StopRequest()
-        let signals = StopSignals(stop: stop)
+        let signals = StopSignals.requesting(stop)
         defer { withExtendedLifetime(signals) {} }
         let progress = ProgressLine()
         // The report names each source by the path given (escaped where it is not UTF-8); outputs
@@ -121,28 +122,18 @@ enum RunCommand {
     }
 }
 
-/// SIGINT and SIGTERM become a stop request, handled in the normal flow (a dispatch source),
-/// never inside a signal handler. A second SIGINT ends the process at once.
-final class StopSignals {
-    private let sources: [any DispatchSourceSignal]
-
-    init(stop: StopRequest) {
-        var made: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                if stop.isRequested && sig == SIGINT { exit(130) }
+extension StopSignals {
+    /// SIGINT and SIGTERM become `stop`'s request (Service's `StopSignals`); nil, said once,
+    /// when no descriptor is left for them (the batch runs, Ctrl-C then ends it at once).
+    static func requesting(_ stop: StopRequest) -> StopSignals? {
+        do {
+            return try StopSignals {
                 stop.request()
                 Terminal.note("\nstopping: finishing the photos in flight, then writing the report (Ctrl-C again to quit now)")
             }
-            source.resume()
-            made.append(source)
+        } catch {
+            Terminal.note("note: \(error): Ctrl-C ends the batch at once, without its report")
+            return nil
         }
-        sources = made
-    }
-
-    deinit {
-        for s in sources { s.cancel() }
     }
 }

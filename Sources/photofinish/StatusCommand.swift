@@ -3,6 +3,7 @@ import Cluster
 import Configuration
 import Foundation
 import Service
+import System
 
 /// `photofinish status [ROOT] [--config FILE]`: per hot folder what is pending and processing,
 /// and the last batch's result, from the status files of the running daemons and watches
@@ -49,7 +50,7 @@ enum StatusCommand {
         }
         let running = found.filter(\.isRunning).sorted { $0.updated > $1.updated }
         let gone = StatusFiles.lastStates(of: found.filter { !$0.isRunning }, watchedBy: running)
-            .filter { shown($0.inbox) && (root != nil || FileManager.default.fileExists(atPath: $0.inbox.root)) }
+            .filter { shown($0.inbox) && (root != nil || Files.existsFollowingLinks($0.inbox.root)) }
         guard !running.isEmpty || !gone.isEmpty else {
             print("photofinish is not running (no status in \(places))")
             return 1

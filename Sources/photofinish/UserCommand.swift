@@ -22,7 +22,7 @@ enum UserCommand {
         }
         let usersPath = config.users
         var users = Users()
-        if FileManager.default.fileExists(atPath: usersPath) {
+        if Files.existsFollowingLinks(usersPath) {
             do {
                 users = try Users.load(path: usersPath)
             } catch {

@@ -63,7 +63,6 @@ enum WatchCommand {
     }
 
     static func absolute(_ path: String) -> String {
-        let p = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        return (p as NSString).standardizingPath
+        WatchPaths.absolute(path)
     }
 }

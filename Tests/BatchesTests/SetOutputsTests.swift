@@ -33,7 +33,7 @@ import Testing
 
     /// Writes the fixtures (and any extra files) and returns the sources in order.
     static func folder(extra: [(String, [UInt8])] = []) throws -> (String, [BatchRunner.Source]) {
-        let dir = NSTemporaryDirectory() + "pf-set-\(UInt32.random(in: 0...UInt32.max))"
+        let dir = TemporaryFolder.path("set")
         try FileManager.default.createDirectory(atPath: dir + "/out", withIntermediateDirectories: true)
         var files: [(String, [UInt8])] = []
         for (i, f) in fixtures.enumerated() { files.append(("photo\(i + 1).jpg", try bands(f))) }
@@ -74,7 +74,7 @@ import Testing
         #expect(card.items == [1, 2, 3, 4])
         let layout = ColorCard.layout(count: 4)
         #expect(card.size == [layout.width, layout.height])
-        let image = try Self.decode(folder + "/" + card.file)
+        let image = try decodeRGB(file: folder + "/" + card.file)
         #expect(image.width == layout.width && image.height == layout.height)
         for (rect, item) in zip(layout.swatches, report.items) {
             let p = image.pixel(rect.x + rect.width / 2, rect.y + rect.height / 2)
@@ -103,7 +103,7 @@ import Testing
         #expect(parts.map(\.file) == ["20261129-150405-3f2a-story-1-of-2.jpg", "20261129-150405-3f2a-story-2-of-2.jpg"])
         #expect(parts.map(\.items) == [[1, 2], [3, 4]])
         #expect(parts.map(\.size) == [[100, 154], [100, 154]])
-        let first = try Self.decode(folder + "/" + parts[0].file)
+        let first = try decodeRGB(file: folder + "/" + parts[0].file)
         #expect(first.width == 100 && first.height == 154)
         // Photo 2's red band sits on its rectangle (rows 79…153; red at 60–90 % of its height).
         let red = first.pixel(50, 79 + 75 * 3 / 4)
@@ -147,17 +147,6 @@ import Testing
         #expect(done.warnings?.first?.contains("photo 4 (photo4.jpg) could not be read again") == true, "\(done.warnings ?? [])")
     }
 
-    static func decode(_ path: String) throws -> Image {
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let decoder = try openDecoder(bytes: bytes, limits: DecodeLimits())
-        var y = 0
-        return try Image(width: decoder.info.width, height: decoder.info.height, channels: 3) { rows in
-            try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
-                rows[y].update(from: row, count: rows.rowBytes)
-                y += 1
-            }
-        }
-    }
 }
 
 /// The whole-set outputs drawn with the real marks and text (issue 3's renderer).
@@ -175,7 +164,7 @@ import Testing
         let runner = BatchRunner(template: t, limits: limits)
         let report = await runner.run(batch: "20261129-150405-3f2a", sources: sources, folder: folder)
         // The colour card: each band under a swatch holds dark ink (its hex code).
-        let card = try SetOutputsTests.decode(folder + "/20261129-150405-3f2a-color-card.png")
+        let card = try decodeRGB(file: folder + "/20261129-150405-3f2a-color-card.png")
         for band in ColorCard.layout(count: 4).labels {
             var dark = 0
             for y in band.y..<(band.y + band.height) {
@@ -187,7 +176,7 @@ import Testing
         let parts = report.outputs.filter { $0.file.contains("-story-") }
         #expect(!parts.isEmpty)
         for part in parts {
-            let image = try SetOutputsTests.decode(folder + "/" + part.file)
+            let image = try decodeRGB(file: folder + "/" + part.file)
             var magenta = 0
             for y in (image.height * 2 / 3)..<image.height {
                 for x in (image.width / 2)..<image.width {

@@ -129,8 +129,7 @@ import Foundation
 /// process (libheif's own `heif-enc`, when installed) on a PNG our encoder wrote.
 @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/heif-enc")))
 func avifSettingsDoNotAbortInAChildProcess() throws {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pf-avif-\(UInt32.random(in: 0...UInt32.max))")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+    let dir = URL(fileURLWithPath: try TemporaryFolder.make("avif"))
     defer { try? FileManager.default.removeItem(at: dir) }
     let png = try encodeImage(smoothImage(width: 96, height: 64, channels: 3), options: EncodeOptions(format: .png))
     let input = dir.appendingPathComponent("in.png"), output = dir.appendingPathComponent("out.avif")

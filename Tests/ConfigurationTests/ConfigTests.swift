@@ -122,7 +122,7 @@ let exampleConfigPath = URL(fileURLWithPath: #filePath)
     }
 
     @Test func loadResolvesTemplatesDirAndChecksTemplatesExist() throws {
-        let folder = NSTemporaryDirectory() + "pf-config-tests-" + UUID().uuidString
+        let folder = TemporaryFolder.path("config-tests")
         try FileManager.default.createDirectory(atPath: folder + "/templates", withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }  // best effort: a temp folder
         let configPath = folder + "/photofinish.json5"

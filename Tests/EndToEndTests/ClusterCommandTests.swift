@@ -29,7 +29,7 @@ import Testing
                                    inboxes: ["shop"])
         defer { member.stop() }
         #expect(member.start(waitingUpTo: .seconds(30)).isUp)
-        #expect(ClusterFixtureWait.until(.seconds(20)) { (try? Schema.history(member.database).count) == Schema.version })
+        #expect(Poll.until(.seconds(20)) { (try? Schema.history(member.database).count) == Schema.version })
         try member.add([NewTask(photo: 1, source: "IMG_0001.jpg"), NewTask(photo: 2, source: "IMG_0002.jpg")],
                        inbox: "shop", batch: "20261201-120000-ab12")
         #expect(try member.take(limit: 1).count == 1)
@@ -69,16 +69,5 @@ import Testing
         #expect(typo.stderr.contains("cluster.database: invalid connection option \"dbnme\""), "\(typo.stderr)")
         let verb = try Harness.run(["cluster", "stats"])
         #expect(verb.status == 2 && verb.stderr.contains("unknown cluster verb 'stats' (known: status)"), "\(verb.stderr)")
-    }
-}
-
-enum ClusterFixtureWait {
-    static func until(_ deadline: Duration, _ condition: () -> Bool) -> Bool {
-        let end = ContinuousClock.now + deadline
-        while ContinuousClock.now < end {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
     }
 }

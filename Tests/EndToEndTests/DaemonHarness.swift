@@ -40,8 +40,8 @@ final class NotifyListener: @unchecked Sendable {
                 if n > 0 {
                     let text = String(decoding: buffer[0..<n], as: UTF8.self)
                     let at = ContinuousClock.now
-                    messages.set(messages.get() + [text])
-                    stamped.set(stamped.get() + text.split(separator: "\n").map { (at, String($0)) })
+                    messages.update { $0 += [text] }
+                    stamped.update { $0 += text.split(separator: "\n").map { (at, String($0)) } }
                 }
             }
         }
@@ -54,13 +54,13 @@ final class NotifyListener: @unchecked Sendable {
     }
 
     /// Every datagram received so far, in order.
-    var received: [String] { messages.get() }
+    var received: [String] { messages.value }
 
     /// Every `KEY=VALUE` line received so far, in order.
     var lines: [String] { received.flatMap { $0.split(separator: "\n").map(String.init) } }
 
     /// Every line with the moment it was received.
-    var timedLines: [(at: ContinuousClock.Instant, line: String)] { stamped.get() }
+    var timedLines: [(at: ContinuousClock.Instant, line: String)] { stamped.value }
 
     func close() {
         thread.cancel()
@@ -145,18 +145,6 @@ final class DaemonProcess {
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 }
 
-enum Poll {
-    /// Checks `condition` every `every` (20 ms) until it holds or `deadline` passes.
-    @discardableResult
-    static func until(_ deadline: Duration, every: Duration = .milliseconds(20), _ condition: () -> Bool) -> Bool {
-        let end = ContinuousClock.now + deadline
-        while ContinuousClock.now < end {
-            if condition() { return true }
-            usleep(UInt32(every / .microseconds(1)))
-        }
-        return condition()
-    }
-}
 
 /// A hot folder for a test: root, config with short durations, a small template.
 struct HotFolderFixture {

@@ -35,7 +35,7 @@ enum Fixtures {
 
     /// SHA-256 by the system's sha256sum, independent of our own implementation.
     static func sha256Hex(_ bytes: [UInt8]) -> String {
-        let path = NSTemporaryDirectory() + "pf-sha-\(UInt32.random(in: 0...UInt32.max))"
+        let path = TemporaryFolder.path("sha")
         FileManager.default.createFile(atPath: path, contents: Data(bytes))
         defer { try? FileManager.default.removeItem(atPath: path) }
         let p = Process()

@@ -69,16 +69,14 @@ enum Harness {
         }
         p.waitUntilExit()
         group.wait()
-        return Result(status: p.terminationStatus, stdout: String(decoding: outData.get(), as: UTF8.self),
-                      stderr: String(decoding: errData.get(), as: UTF8.self))
+        return Result(status: p.terminationStatus, stdout: String(decoding: outData.value, as: UTF8.self),
+                      stderr: String(decoding: errData.value, as: UTF8.self))
     }
 
     /// A fresh temporary folder.
     static func tempDir(_ name: String = #function) throws -> String {
         let clean = name.filter { $0.isLetter || $0.isNumber }
-        let path = NSTemporaryDirectory() + "pf-e2e-\(clean)-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+        return try TemporaryFolder.make("e2e-\(clean)")
     }
 
     static func write(_ text: String, to path: String) throws {
@@ -108,16 +106,7 @@ enum Harness {
 
     /// Decodes a whole image (upright as stored: outputs carry orientation 1).
     static func decode(_ path: String) throws -> (Image, SourceInfo) {
-        let decoder = try openDecoder(bytes: try read(path), limits: DecodeLimits())
-        let info = decoder.info
-        var y = 0
-        let image = try Image(width: info.width, height: info.height, channels: 3) { rows in
-            try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
-                rows[y].update(from: row, count: rows.rowBytes)
-                y += 1
-            }
-        }
-        return (image, info)
+        try decodeWhole(try read(path))
     }
 
     /// A test picture, upright: grey-blue, with a red block in the top-left corner and a
@@ -154,11 +143,3 @@ enum Harness {
     static func isGreen(_ p: [UInt8]) -> Bool { p[1] > 150 && p[0] < 90 && p[2] < 100 }
 }
 
-/// A value shared between a test and a background reader.
-final class Locked<T>: @unchecked Sendable {
-    private var value: T
-    private let lock = NSLock()
-    init(_ v: T) { value = v }
-    func get() -> T { lock.lock(); defer { lock.unlock() }; return value }
-    func set(_ v: T) { lock.lock(); value = v; lock.unlock() }
-}

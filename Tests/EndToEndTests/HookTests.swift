@@ -105,7 +105,7 @@ final class TestHTTPServer: @unchecked Sendable {
             while true {
                 let client = accept(fd, nil, nil)
                 guard client >= 0 else { return }  // closed
-                if let request = Self.read(client) { recorded.set(recorded.get() + [request]) }
+                if let request = Self.read(client) { recorded.update { $0 += [request] } }
                 let reason = status == 200 ? "OK" : "Service Unavailable"
                 let answer = "HTTP/1.1 \(status) \(reason)\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
                 _ = answer.withCString { send(client, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
@@ -115,7 +115,7 @@ final class TestHTTPServer: @unchecked Sendable {
         thread.start()
     }
 
-    var requests: [Request] { recorded.get() }
+    var requests: [Request] { recorded.value }
 
     func close() {
         shutdown(fd, Int32(SHUT_RDWR))

@@ -248,4 +248,39 @@ import Testing
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: batch).filter { $0.hasPrefix(".") }
         #expect(leftovers.isEmpty, "temporary names left behind: \(leftovers)")
     }
+
+    /// Ctrl-C asks for a stop, which waits for the file in flight; when that never ends (here a
+    /// FIFO nobody writes, as a hung share would hold a read), a second Ctrl-C ends the process
+    /// at once.
+    @Test func aSecondInterruptQuitsAtOnce() throws {
+        let (dir, template) = try setUp()
+        try Harness.write(try Harness.jpeg(upright: Harness.marked(width: 600, height: 450)), to: dir + "/in/a.jpg")
+        #expect(mkfifo(dir + "/in/stuck.jpg", 0o644) == 0)
+        let stderr = Pipe()
+        let said = Locked(Data())
+        stderr.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            said.update { $0 += data }
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Harness.binary)
+        p.arguments = ["run", "--template", template, "--workers", "1", "--out", dir + "/out", dir + "/in/a.jpg", dir + "/in/stuck.jpg"]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = stderr
+        try p.run()
+        // The batch runs (its signals are caught from before it starts) once a thread of the
+        // process waits in the FIFO's open for a writer.
+        let tasks = "/proc/\(p.processIdentifier)/task"
+        #expect(Poll.until(.seconds(120)) {
+            ((try? FileManager.default.contentsOfDirectory(atPath: tasks)) ?? []).contains {
+                (try? String(contentsOfFile: tasks + "/" + $0 + "/wchan", encoding: .utf8)) == "wait_for_partner"
+            }
+        })
+        kill(p.processIdentifier, SIGINT)
+        #expect(Poll.until(.seconds(60)) { String(decoding: said.value, as: UTF8.self).contains("stopping:") })
+        kill(p.processIdentifier, SIGINT)
+        p.waitUntilExit()
+        stderr.fileHandleForReading.readabilityHandler = nil
+        #expect(p.terminationReason == .exit && p.terminationStatus == 130, "\(String(decoding: said.value, as: UTF8.self))")
+    }
 }

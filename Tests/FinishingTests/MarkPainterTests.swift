@@ -234,7 +234,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
 
     @Test("the logo is decoded once per batch: deleting its file after the finisher is built changes nothing")
     func logoDecodedOnce() throws {
-        let folder = NSTemporaryDirectory() + "pf-marks-\(UInt32.random(in: 0...UInt32.max))"
+        let folder = TemporaryFolder.path("marks")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let logoBytes = try encodeImage(Self.softDisc(size: 200, colour: [250, 20, 20]), options: EncodeOptions(format: .png))
@@ -274,7 +274,7 @@ let displayP3 = [UInt8](Data(base64Encoded: "AAACRGxjbXMEQAAAbW50clJHQiBYWVogB+o
 
     @Test("a logo that is not a PNG fails every photo with a message naming the file")
     func badLogo() throws {
-        let folder = NSTemporaryDirectory() + "pf-marks-\(UInt32.random(in: 0...UInt32.max))"
+        let folder = TemporaryFolder.path("marks")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         try Data("not an image".utf8).write(to: URL(fileURLWithPath: folder + "/logo.png"))

@@ -255,11 +255,3 @@ import Testing
     }
 }
 
-/// A value a `@Sendable` closure may change in a test.
-final class Locked<T>: @unchecked Sendable {
-    private var stored: T
-    private let lock = NSLock()
-    init(_ v: T) { stored = v }
-    var value: T { lock.lock(); defer { lock.unlock() }; return stored }
-    func update(_ f: (inout T) -> Void) { lock.lock(); f(&stored); lock.unlock() }
-}

@@ -9,8 +9,7 @@ final class TemplateTestFolder {
     let path: String
 
     init() throws {
-        path = NSTemporaryDirectory() + "photofinish-template-tests-" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        path = try TemporaryFolder.make("template-tests")
     }
 
     deinit {

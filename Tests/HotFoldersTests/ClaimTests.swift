@@ -9,7 +9,7 @@ import Testing
 /// Claims and recovery on real temporary folders (no daemon, no photos decoded).
 struct ClaimTests {
     func hotFolder() throws -> HotFolderLayout {
-        let root = NSTemporaryDirectory() + "pf-claim-\(UInt32.random(in: 0...UInt32.max))"
+        let root = TemporaryFolder.path("claim")
         let layout = HotFolderLayout(root: root)
         try layout.create()
         return layout
@@ -30,6 +30,21 @@ struct ClaimTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: layout.drop).isEmpty)
         #expect(try Manifest.read(fromFolder: batch.folder) == batch.manifest)
         #expect(BatchID.isValid(batch.id))
+    }
+
+    @Test func theClaimTakesOnlyWhatTheTakeableRuleTakes() throws {
+        let layout = try hotFolder()
+        try write("a", layout.drop + "/a.jpg")
+        try write("partial", layout.drop + "/b.jpg.part")
+        try write("linked", layout.drop + "/c.jpg")
+        try FileManager.default.linkItem(atPath: layout.drop + "/c.jpg", toPath: layout.root + "/c-elsewhere.jpg")
+        let batch = try #require(try Claim.claim(["a.jpg", "b.jpg.part", "c.jpg"], layout: layout, inbox: "shop",
+                                                 template: .builtIn, order: .name).batch)
+        #expect(batch.manifest.items.map(\.name) == ["a.jpg"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.drop).sorted() == ["b.jpg.part", "c.jpg"])
+        let st = try #require(try Files.status(FilePath(layout.drop).appending("c.jpg")))
+        #expect(Takeable.refusal("c.jpg", st) == .hardLinked(links: 2))
+        #expect(Takeable.refusal("b.jpg.part", st) == .ignoredName)
     }
 
     @Test func aFileClaimedByAnotherDaemonIsSkippedAndNothingLeftBehind() throws {

@@ -13,7 +13,7 @@ import Testing
 /// On real temporary folders, with real (small) photos.
 @Suite(.serialized) struct DurabilityTests {
     func hotFolder() throws -> HotFolderLayout {
-        let layout = HotFolderLayout(root: NSTemporaryDirectory() + "pf-durable-\(UInt32.random(in: 0...UInt32.max))")
+        let layout = HotFolderLayout(root: TemporaryFolder.path("durable"))
         try layout.create()
         return layout
     }
@@ -260,7 +260,7 @@ import Testing
 /// This machine's name as the lock file writes it (taken from a lock this test makes).
 enum BatchLockProbe {
     static func host() -> String {
-        let dir = NSTemporaryDirectory() + "pf-lockprobe-\(UInt32.random(in: 0...UInt32.max))"
+        let dir = TemporaryFolder.path("lockprobe")
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         guard let lock = BatchLock.tryAcquire(dir) else { return "?" }
         let text = (try? String(contentsOfFile: dir + "/lock", encoding: .utf8)) ?? ""
@@ -270,14 +270,3 @@ enum BatchLockProbe {
     }
 }
 
-/// Checks `condition` every 20 ms until it holds or `deadline` passes.
-enum Poll {
-    static func until(_ deadline: Duration, _ condition: () -> Bool) -> Bool {
-        let end = ContinuousClock.now + deadline
-        while ContinuousClock.now < end {
-            if condition() { return true }
-            usleep(20_000)
-        }
-        return condition()
-    }
-}

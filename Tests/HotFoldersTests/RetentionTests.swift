@@ -18,7 +18,7 @@ struct RetentionTests {
     let day: TimeInterval = 86_400
 
     func hotFolder() throws -> HotFolderLayout {
-        let layout = HotFolderLayout(root: NSTemporaryDirectory() + "pf-retention-\(UInt32.random(in: 0...UInt32.max))")
+        let layout = HotFolderLayout(root: TemporaryFolder.path("retention"))
         try layout.create()
         return layout
     }

@@ -29,7 +29,7 @@ import Testing
 
 /// A temporary folder for one test, removed afterwards.
 final class CheckTestFolder {
-    let path = NSTemporaryDirectory() + "pf-check-tests-" + UUID().uuidString
+    let path = TemporaryFolder.path("check-tests")
 
     deinit {
         try? FileManager.default.removeItem(atPath: path)  // best effort: it is only a temp folder

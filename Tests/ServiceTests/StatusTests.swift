@@ -19,7 +19,7 @@ struct StatusTests {
     }
 
     @Test func eachProcessHasItsOwnStatusFileInTheRuntimeDirectory() throws {
-        let dir = NSTemporaryDirectory() + "pf-status-\(UInt32.random(in: 0...UInt32.max))"
+        let dir = TemporaryFolder.path("status")
         defer { try? FileManager.default.removeItem(atPath: dir) }  // best effort: a temp folder
         let env = ["RUNTIME_DIRECTORY": dir, "XDG_RUNTIME_DIR": "/run/user/1000"]
         #expect(StatusFiles.directory(environment: env) == dir)
@@ -118,7 +118,7 @@ struct StatusTextTests {
     }
 
     @Test func aStatusTextWriteThatFailsIsTriedAgainEverySecondUntilItWorks() throws {
-        let root = NSTemporaryDirectory() + "pf-statustext-\(UInt32.random(in: 0...UInt32.max))"
+        let root = TemporaryFolder.path("statustext")
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         func chattr(_ flag: String) -> Bool {
             let p = Process()

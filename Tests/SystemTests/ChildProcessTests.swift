@@ -14,7 +14,7 @@ struct ChildProcessTests {
     }
 
     @Test func aProgramThatRunsTooLongIsStoppedWithItsChildren() throws {
-        let marker = NSTemporaryDirectory() + "pf-hook-child-\(UInt32.random(in: 0...UInt32.max))"
+        let marker = TemporaryFolder.path("hook-child")
         defer { unlink(marker) }
         // The child writes its pid, then both sleep far past the time limit.
         let result = ChildProcess.run(["/bin/sh", "-c", "sleep 300 & echo $! > \(marker); wait"], environment: ["PATH": "/usr/bin:/bin"],

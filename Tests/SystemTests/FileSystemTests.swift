@@ -6,7 +6,7 @@ import Testing
 /// methods, atomic writes, the file system's type.
 struct FileSystemTests {
     func folder() throws -> (FilePath, Directory) {
-        let path = FilePath(NSTemporaryDirectory() + "pf-system-\(UInt32.random(in: 0...UInt32.max))")
+        let path = FilePath(TemporaryFolder.path("system"))
         try Files.makeDirectory(path)
         return (path, try Directory(path))
     }

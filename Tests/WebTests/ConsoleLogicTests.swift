@@ -131,7 +131,7 @@ struct UsersTests {
     }
 
     @Test func writtenWithMode0640AndReadBack() throws {
-        let dir = NSTemporaryDirectory() + "pf-users-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let dir = TemporaryFolder.path("users-\(getpid())")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/etc/users.json5"
         let users = Users(users: [.init(name: "anna", hash: try PasswordHash.make("secret-pass"), inboxes: ["shop"])])

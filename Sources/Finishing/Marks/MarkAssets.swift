@@ -1,6 +1,7 @@
 import Codecs
 import Foundation
 import Pixels
+import System
 import Synchronization
 import Typesetting
 
@@ -69,10 +70,11 @@ public final class MarkAssets: Sendable {
     /// Reads a logo PNG whole, as RGBA.
     static func decodeLogo(path: String) throws(PhotoError) -> Image {
         let bytes: [UInt8]
-        do {
-            bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        do throws(SystemError) {
+            guard let read = try Files.contents(of: path) else { throw SystemError("open", path, errno: ENOENT) }
+            bytes = read
         } catch {
-            throw PhotoError(.ioError, "logo file \(path): cannot be read (\(error.localizedDescription))")
+            throw PhotoError(.ioError, "logo file \(path): cannot be read (\(error.reason))")
         }
         do throws(PhotoError) {
             let decoder = try openDecoder(bytes: bytes, limits: DecodeLimits())

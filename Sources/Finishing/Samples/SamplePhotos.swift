@@ -1,6 +1,7 @@
 import Codecs
 import Foundation
 import Pixels
+import System
 
 /// Made-up photos in the shapes a real batch has, for `photofinish demo` (files to drop) and
 /// `photofinish proof` (a template tried on every shape). Each is a gradient with soft discs
@@ -91,14 +92,14 @@ public enum SamplePhotos {
     /// what a real card holds — the first photo's RAW (a DNG) and its XMP sidecar, and a text
     /// file — which the batch files as the photo's `alternates` and as `ignored`.
     public static func write(into folder: String) throws -> [String] {
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Files.makeDirectories(folder, permissions: 0o777)
         var files: [(String, [UInt8])] = []
         for (i, s) in demoSet.enumerated() { files.append((s.name, try encoded(s, seed: i + 1))) }
         files += try cardExtras()
         var paths: [String] = []
         for (name, bytes) in files {
             let path = folder + "/" + name
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            try Files.write(bytes, to: path)
             paths.append(path)
         }
         return paths

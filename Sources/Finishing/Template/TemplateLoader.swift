@@ -1,6 +1,7 @@
 import Codecs
 import Foundation
 import JSON5
+import System
 
 /// Reads template files (SPEC §3) and validates every key.
 ///
@@ -13,14 +14,29 @@ public enum TemplateLoader {
     /// - Throws: `JSON5Errors` with every problem found, or one naming the unreadable file.
     public static func load(path: String) throws(JSON5Errors) -> Template {
         let bytes = try JSON5File.read(path)
-        let url = URL(fileURLWithPath: path)
-        let directory = url.deletingLastPathComponent().path
-        let name = url.deletingPathExtension().lastPathComponent
-        var template = try parse(text: String(decoding: bytes, as: UTF8.self), file: path, name: name,
-                                 directory: directory)
+        let file = Files.absolute(path)
+        var template = try parse(text: String(decoding: bytes, as: UTF8.self), file: path, name: stem(of: file),
+                                 directory: folder(of: file))
         template.sha256 = SHA256.hex(of: bytes)
-        template.file = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        template.file = file
         return template
+    }
+
+    /// The folder of an absolute path, as `URL.deletingLastPathComponent` gives it
+    /// (`/etc/photofinish/templates` for `…/templates/shop.json5`, `/` for `/shop.json5`).
+    static func folder(of path: String) -> String {
+        var parts = path.split(separator: "/")
+        guard !parts.isEmpty else { return "/" }
+        parts.removeLast()
+        return "/" + parts.joined(separator: "/")
+    }
+
+    /// A file's name without its extension, as `URL.deletingPathExtension` gives it
+    /// (`shop` for `shop.json5`, `a.b` for `a.b.json5`, `.json5` for `.json5`).
+    static func stem(of path: String) -> String {
+        let name = path.split(separator: "/").last.map(String.init) ?? ""
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
     }
 
     /// Validates template text that is already in memory. `sha256` is computed from the
@@ -448,18 +464,17 @@ private struct TemplateRules {
     /// first bytes, not its name).
     static func logoProblem(file: String, directory: String) -> String? {
         let resolved = file.hasPrefix("/") ? file : (directory as NSString).appendingPathComponent(file)
-        guard let handle = FileHandle(forReadingAtPath: resolved) else {
-            return FileManager.default.fileExists(atPath: resolved)
+        guard let file = try? FileDescriptor.open(resolved, .read) else {
+            return Files.existsFollowingLinks(resolved)
                 ? "\(resolved): cannot be read (check its permissions)"
                 : "\(resolved): not found (paths are relative to the template's folder)"
         }
-        defer { try? handle.close() }  // read-only handle: closing cannot lose data
         let magic: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         let head: [UInt8]
         do {
-            head = [UInt8](try handle.read(upToCount: 8) ?? Data())
+            head = try file.readAll(limit: 8)
         } catch {
-            return "\(resolved): cannot be read: \(error.localizedDescription)"
+            return "\(resolved): cannot be read: \(error.reason)"
         }
         guard head == magic else { return "\(resolved): is not a PNG file (a logo must be a PNG, ideally with alpha)" }
         return nil

@@ -159,7 +159,7 @@ public enum Claim {
         var claimed: [FileName] = []
         for name in names {
             do throws(SystemError) {
-                guard let st = try drop.status(of: name), st.isRegular, st.links == 1 else { continue }
+                guard let st = try drop.status(of: name), Takeable.accepts(name, st) else { continue }
                 guard try mover.take(name, from: drop, into: src) else { continue }
             } catch {
                 refused.append((name, error))
@@ -167,7 +167,7 @@ public enum Claim {
             }
             // Check the descriptor of what we actually moved: a name swapped for a symlink
             // or hard-linked between the check and the move goes straight back.
-            if let moved = try? src.status(of: name), moved.isRegular, moved.links == 1 {
+            if let moved = try? src.status(of: name), Takeable.accepts(name, moved) {
                 claimed.append(name)
             } else {
                 _ = try? mover.move(name, from: src, to: drop)

@@ -1,5 +1,6 @@
 import Finishing
 import JSON5
+import System
 
 /// The template a batch was claimed with, kept in its manifest so a batch resumed after a
 /// crash (or a reload that changed the template) is finished the way it started: one batch,
@@ -23,12 +24,16 @@ public struct TemplateSnapshot: Codable, Sendable, Equatable {
     /// - Throws: `JSON5Errors` naming file, line and key.
     public static func load(path: String) throws(JSON5Errors) -> (TemplateSnapshot, Template) {
         let template = try TemplateLoader.load(path: path)
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw JSON5Errors(errors: [JSON5Error(file: path, line: nil, keyPath: "", message: "cannot read: \(error.localizedDescription)")])
+        func failure(_ reason: String) -> JSON5Errors {
+            JSON5Errors(errors: [JSON5Error(file: path, line: nil, keyPath: "", message: "cannot read: \(reason)")])
         }
+        let read: String?
+        do {
+            read = try Files.text(of: path)
+        } catch {
+            throw failure(error.reason)
+        }
+        guard let text = read else { throw failure("it is gone, or its bytes are not UTF-8 text") }
         let snapshot = TemplateSnapshot(name: template.name, sha256: template.sha256, directory: template.directory, text: text,
                                         file: template.file)
         return (snapshot, template)

@@ -151,7 +151,7 @@ public enum Explain {
             break
         }
         facts.drop = dropState(name, in: layout)
-        let work = ((try? FileManager.default.contentsOfDirectory(atPath: layout.work)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+        let work = Files.textNames(in: layout.work).filter { !$0.hasPrefix(".") }.sorted()
         for batch in work.reversed() {
             let folder = layout.workFolder(batch)
             if let manifest = try? Manifest.read(fromFolder: folder) {
@@ -175,7 +175,7 @@ public enum Explain {
     /// newest batch first; only those of `batches` when given.
     static func finished(name: FileName?, sha256: String?, layout: HotFolderLayout, batches only: Set<String>? = nil) -> [Finished] {
         var found: [Finished] = []
-        let batches = ((try? FileManager.default.contentsOfDirectory(atPath: layout.out)) ?? [])
+        let batches = Files.textNames(in: layout.out)
             .filter { only?.contains($0) ?? true }.sorted().reversed()
         for batch in batches {
             guard let report = try? ReportText.load(layout.out + "/" + batch + "/report.json") else { continue }
@@ -225,13 +225,7 @@ public enum Explain {
     /// Why a file in drop/ is never taken, in a few words (STATUS.txt, `status`); nil when it
     /// is taken.
     static func neverTaken(_ name: FileName, _ st: FileStatus) -> String? {
-        switch dropState(name, st) {
-        case .waiting: nil
-        case .ignoredName: "its name is ignored (hidden, a partial download or a temporary file); rename it to have it finished"
-        case .notRegular(kind: "a folder"): "it is a folder, and folders in drop/ are not descended into; move its files into drop/ itself"
-        case .notRegular(let kind): "it is \(kind), not a regular file"
-        case .hardLinked(let links): "it has \(links) hard links (another name could still change it); copy it in instead"
-        }
+        Takeable.refusal(name, st).map(Takeable.words)
     }
 
     /// The facts in words, one line each.
@@ -326,16 +320,11 @@ public enum Explain {
 
     /// What a file in drop/ is, from its name and `fstatat`.
     static func dropState(_ name: FileName, _ st: FileStatus) -> DropState {
-        if IgnoreRules.ignores(name.readable) { return .ignoredName }
-        switch st.kind {
-        case .regular:
-            if st.links > 1 { return .hardLinked(links: st.links) }
-            return .waiting(bytes: Int(st.size), age: max(0, Date().timeIntervalSince1970 - st.modified))
-        case .directory: return .notRegular(kind: "a folder")
-        case .symbolicLink: return .notRegular(kind: "a symbolic link")
-        case .fifo: return .notRegular(kind: "a FIFO")
-        case .socket: return .notRegular(kind: "a socket")
-        case .device: return .notRegular(kind: "a device")
+        switch Takeable.refusal(name, st) {
+        case nil: .waiting(bytes: Int(st.size), age: max(0, Date().timeIntervalSince1970 - st.modified))
+        case .ignoredName: .ignoredName
+        case .notRegular(let kind): .notRegular(kind: kind)
+        case .hardLinked(let links): .hardLinked(links: links)
         }
     }
 }

@@ -434,8 +434,8 @@ public final class DropWatch {
         generation += 1
         let status = try? drop.status(of: name)
         // On a share, the size and time that decide settling are asked of the server.
-        guard let st = status, !IgnoreRules.ignores(name.readable), st.isRegular, st.links == 1,
-              let fresh = system.isShared ? currentStatus(of: name, in: drop) : st, fresh.isRegular else {
+        guard let st = status, Takeable.accepts(name, st),
+              let fresh = system.isShared ? currentStatus(of: name, in: drop) : st, Takeable.accepts(name, fresh) else {
             batcher.vanished(name)
             refused[name] = nil
             ignored[name] = status.flatMap { Explain.neverTaken(name, $0) }

@@ -59,7 +59,7 @@ final class BatchHookRunner: Sendable {
     /// True when this process sees no network but the loopback (the unit's `PrivateNetwork=yes`):
     /// a webhook cannot reach anything then.
     static var networkIsPrivate: Bool {
-        let interfaces = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/class/net")) ?? []
+        let interfaces = Files.textNames(in: "/sys/class/net")
         return !interfaces.isEmpty && interfaces.allSatisfy { $0 == "lo" }
     }
 
