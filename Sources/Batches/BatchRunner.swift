@@ -339,7 +339,9 @@ public struct BatchRunner: Sendable {
             var outputs: [Report.Output] = []
             for output in photo.outputs {
                 do {
-                    try AtomicFile.write(output.bytes, to: folder + "/" + output.name)
+                    // The bytes synced, not the folder: the batch syncs its folders once, before
+                    // publishing; a journaled photo whose output a power cut took is done again.
+                    try AtomicFile.write(output.bytes, to: folder + "/" + output.name, .contents)
                     written.append(output.name)
                 } catch {
                     throw PhotoError(.ioError, error.description)

@@ -6,15 +6,30 @@ public enum AtomicFile {
     /// The prefix of temporary names; nothing else in an output folder starts with it.
     public static let temporaryPrefix = ".pf-tmp-"
 
+    /// What a write makes durable before it returns.
+    public enum Durability: Sendable, Equatable {
+        /// The file and its name: both survive a power cut once `write` returns (an fsync of
+        /// the file and one of its folder).
+        case durable
+        /// The file's bytes, not its name (an fsync of the file only): after a power cut the
+        /// name holds the whole file or is not there. For many files written into a folder
+        /// nobody else reads yet (a batch's work folder): the caller syncs the folder once
+        /// (`Directory.sync`) before anything that must survive says the files are there —
+        /// or checks, after a crash, that they are.
+        case contents
+    }
+
     /// Writes `bytes` to `path` atomically (replacing a file already there).
     ///
     /// The temporary file is closed before it is renamed: SMB refuses to rename a file that is
     /// still open (smbnetfs: `EBUSY`). Where `rename` cannot replace the name (`EEXIST`,
     /// `EBUSY`, `EACCES`, `EPERM` with a file there), the old file is removed and the rename
     /// tried again: a reader may then find no file for an instant, never half of one.
+    /// - Parameter durability: what is durable when it returns (default: the file and its name).
     /// - Throws: `SystemError` naming the path and the system's reason; nothing is left
     ///   behind (the temporary file is removed).
-    public static func write(_ bytes: some Collection<UInt8>, to path: some FilePathRepresentable) throws(SystemError) {
+    public static func write(_ bytes: some Collection<UInt8>, to path: some FilePathRepresentable,
+                             _ durability: Durability = .durable) throws(SystemError) {
         let path = path.filePath
         guard let name = path.lastComponent else { throw SystemError("write", path.description, errno: EISDIR) }
         let folder = try Directory(path.parent)
@@ -29,7 +44,7 @@ public enum AtomicFile {
             try? folder.remove(temp)
             throw error
         }
-        try folder.sync()
+        if durability == .durable { try folder.sync() }
     }
 
     /// `temp` renamed over `name`, or, where the file system cannot replace a name, `name`

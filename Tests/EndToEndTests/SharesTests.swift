@@ -252,6 +252,12 @@ import Testing
             #expect(item["status"] as? String == "ok", "\(item)")
             seen.insert(name)
             #expect((try? Harness.read(hot.root + "/originals/\(batch)/\(name)")) == dropped[name], "\(name) after the cut")
+            // Its outputs are there whole (their folder is fsynced once, before publishing).
+            for output in item["outputs"] as? [[String: Any]] ?? [] {
+                let file = hot.root + "/out/\(batch)/" + (output["file"] as? String ?? "?")
+                let size = (try? FileManager.default.attributesOfItem(atPath: file))?[.size] as? Int
+                #expect(size != nil && size == output["bytes"] as? Int, "\(file) after the cut")
+            }
         }
         #expect(seen == Set(dropped.keys))
         #expect(hot.allFiles(under: hot.root + "/failed").isEmpty)

@@ -98,6 +98,45 @@ import Testing
         #expect(outputs(layout, batch.id) == ["2.jpg", "3.jpg"])
     }
 
+    @Test func aJournaledPhotoWhoseFilesAPowerCutTookIsDoneAgain() async throws {
+        let layout = try hotFolder()
+        _ = try drop(["a.jpg", "b.jpg", "c.jpg"], into: layout)
+        let batch = try claim(["a.jpg", "b.jpg", "c.jpg"], layout)
+        // A first run stopped once two photos were journaled as finished (one worker: the stop
+        // asked after the first reaches the run as the second is journaled).
+        var limits = BatchLimits()
+        limits.workers = 1
+        let stop = StopRequest()
+        let first = try await BatchWork.finish(batch, limits: limits, stop: stop, log: .silent) { done, _ in
+            if done == 1 { stop.request() }
+        }
+        guard case .interrupted = first else { Issue.record("not interrupted: \(first)"); return }
+        let staged = batch.folder + "/out"
+        let journal = try ProgressJournal.read(folder: batch.folder)
+        let a = try #require(journal.finished[1]), b = try #require(journal.finished[2])
+        // The power cut: their names were not synced (their bytes were); a's output is gone,
+        // b's thumbnail too.
+        let output = try #require(a.outputs?.first?.file), thumbnail = try #require(b.thumbnail)
+        try Files.remove(staged + "/" + output)
+        try Files.remove(staged + "/" + thumbnail)
+        let lines = Lines()
+        let (report, left) = try await finish(batch, log: lines.logger)
+        let items = try #require(report?.items)
+        #expect(left.isEmpty)
+        #expect(items.map(\.status) == [.ok, .ok, .ok])
+        for item in items {
+            for out in item.outputs ?? [] {
+                #expect(try Files.status(layout.out + "/\(batch.id)/" + out.file)?.size == Int64(out.bytes), "\(out.file)")
+            }
+            #expect(Files.exists(layout.out + "/\(batch.id)/" + (item.thumbnail ?? "none")), "\(item.source)")
+        }
+        #expect(lines.all.contains { $0.contains("photo 1's outputs are not all there") }, "\(lines.all)")
+        #expect(lines.all.contains { $0.contains("photo 2's outputs are not all there") }, "\(lines.all)")
+        // Not counted as a crash of the finisher: never "done again, alone".
+        #expect(!lines.all.contains { $0.contains("alone") }, "\(lines.all)")
+        #expect(outputs(layout, batch.id) == ["a.jpg", "b.jpg", "c.jpg"])
+    }
+
     @Test func theJournalMarksEachPhotoStartedBeforeItsWork() async throws {
         let layout = try hotFolder()
         _ = try drop(["x.jpg", "y.jpg"], into: layout)

@@ -98,6 +98,20 @@ struct FileSystemTests {
         try Files.removeTree(path)
     }
 
+    @Test func anAtomicWriteOfItsContentsOnlyReplacesWholeAndLeavesNoTemporaryFile() throws {
+        let (path, dir) = try folder()
+        let target = path.appending("a.jpg")
+        try AtomicFile.write(Array("first".utf8), to: target, .contents)
+        try AtomicFile.write(Array("second, longer".utf8), to: target, .contents)
+        #expect(try Files.read(target) == Array("second, longer".utf8))
+        #expect(try dir.names() == ["a.jpg"])
+        let error = #expect(throws: SystemError.self) {
+            try AtomicFile.write(Array("x".utf8), to: path.appending("missing/a.jpg"), .contents)
+        }
+        #expect(error?.code == ENOENT)
+        try Files.removeTree(path)
+    }
+
     @Test func fileSystemTypesAreNamedAndNetworkOnesAreShared() {
         #expect(FileSystemType(magic: 0x6969).name == "nfs" && FileSystemType(magic: 0x6969).isShared)
         #expect(FileSystemType(magic: 0xFE53_4D42).name == "smb2" && FileSystemType(magic: 0xFE53_4D42).isShared)

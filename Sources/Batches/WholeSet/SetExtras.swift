@@ -14,6 +14,8 @@ enum SetExtras {
 
     /// Writes `thumbs/<stem>.jpg` and fills the item's `thumbnail` and `color`. A thumbnail
     /// that cannot be written becomes a warning on the item: the photo itself is finished.
+    /// Its bytes are synced, not its folder (`AtomicFile.Durability.contents`): the batch
+    /// syncs `thumbs/` once, before publishing.
     static func record(_ preview: Image, stem: String, folder: String, color: Bool,
                        into item: inout Report.Item) {
         if color { item.color = DominantColor.of(preview).hex }
@@ -21,7 +23,7 @@ enum SetExtras {
         do {
             try Files.makeDirectories(folder + "/" + thumbnailFolder)
             let bytes = try encodeImage(preview, options: EncodeOptions(format: .jpeg, quality: thumbnailQuality))
-            try AtomicFile.write(bytes, to: folder + "/" + name)
+            try AtomicFile.write(bytes, to: folder + "/" + name, .contents)
             item.thumbnail = name
         } catch {
             item.warnings = (item.warnings ?? []) + ["no thumbnail for report.html: \(error)"]

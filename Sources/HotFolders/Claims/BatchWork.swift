@@ -144,6 +144,7 @@ public enum BatchWork {
         // What an earlier run of this batch did, and what stopped it; then the photos finished
         // while it was open, taken where the batch's order gives them the same stem.
         var journal = try ProgressJournal.read(folder: folder)
+        forgetLost(&journal, staged: staged, log: log, fields: fields)
         let runner = BatchRunner(template: template, limits: limits, inbox: batch.manifest.inbox)
         try adoptEarly(batch, contents: contents, runner: runner, staged: staged, journal: &journal, log: log)
         var done = journal.finished
@@ -206,6 +207,9 @@ public enum BatchWork {
 
         // 2. File the sources (by their names in the manifest: the report shows them escaped).
         _ = fileSources(&report, batch: batch, contents: contents, template: template, log: log)
+        // The moves made durable once for all (not one folder sync a source), before the
+        // report says where the sources are.
+        for kind in [layout.originals, layout.failed] { try Files.syncDirectory(kind + "/" + id) }
         try removeUnreferencedFiles(in: staged, report: report)
         // 3. The report (its page, then report.json), last.
         do {
@@ -213,7 +217,10 @@ public enum BatchWork {
         } catch {
             throw SystemError("write the report in", staged, errno: error.code)
         }
-        // 4. Publish the batch folder at once.
+        // 4. Publish the batch folder at once, every name in it durable first: the photos'
+        // outputs and thumbnails were written with their bytes synced, not their folders
+        // (`AtomicFile.Durability.contents`): one sync of each folder for the whole batch.
+        try syncFolders(in: try Directory(staged))
         try Files.makeDirectory(layout.out, permissions: 0o755)
         let out = try Directory(layout.out)
         try batch.mover.renameFolder("out", in: try Directory(folder), to: out, as: FileName(id)!)
@@ -221,6 +228,27 @@ public enum BatchWork {
         try Files.syncDirectory(folder)
         // 5. Delete what the template says to delete, then the work folder.
         return .finished(report, left: try cleanUp(batch, contents: contents, template: template, report: report, log: log))
+    }
+
+    /// Drops from `journal` the finished photos whose outputs or thumbnail are not all in
+    /// `staged` with their bytes: names a power cut took, written with their bytes synced but
+    /// not their folder (`AtomicFile.Durability.contents`: the folders are synced once, before
+    /// publishing), or files removed by hand. Those photos are done again; the start the
+    /// journal has of them does not count as one that stopped the finisher.
+    static func forgetLost(_ journal: inout ProgressJournal.Progress, staged: String, log: Logger, fields: LogFields) {
+        func has(_ file: String, bytes: Int?) -> Bool {
+            guard let status = try? Files.status(staged + "/" + file), status.isRegular else { return false }
+            return bytes.map { Int64($0) == status.size } ?? true
+        }
+        for (index, item) in journal.finished.sorted(by: { $0.key < $1.key }) where item.status == .ok {
+            let whole = (item.outputs ?? []).allSatisfy { has($0.file, bytes: $0.bytes) }
+                && (item.thumbnail.map { has($0, bytes: nil) } ?? true)
+            guard !whole else { continue }
+            journal.finished[index] = nil
+            if let starts = journal.starts[index], starts > 0 { journal.starts[index] = starts - 1 }
+            log.warning("photo \(index)'s outputs are not all there (a power cut, or removed by hand): it is done again",
+                        fields.with("FILE", item.source))
+        }
     }
 
     /// What one run of a batch learns about its share: whether it failed under the batch (an
@@ -364,7 +392,7 @@ public enum BatchWork {
             let fileFields = fields.with("FILE", name.escaped)
             var kind = item.status == .ok ? "originals" : "failed"
             do throws(SystemError) {
-                guard try file(name, from: src, into: kind, batch: batch) else {
+                guard try file(name, from: src, into: kind, batch: batch, sync: false) else {
                     log.warning("source \(name.escaped) is missing from the batch (removed by hand?)", fileFields)
                     homes[i] = kind
                     continue
@@ -381,7 +409,7 @@ public enum BatchWork {
                     changed = true
                     log.error("\(error): the photo is failed", fileFields)
                     kind = "failed"
-                    if (try? file(name, from: src, into: kind, batch: batch)) == true {
+                    if (try? file(name, from: src, into: kind, batch: batch, sync: false)) == true {
                         report.items[i].original = "failed/\(id)/\(name.escaped)"
                         homes[i] = kind
                         continue
@@ -427,7 +455,7 @@ public enum BatchWork {
     private static func fileBeside(_ name: FileName, into kind: String, from src: Directory, batch: ClaimedBatch,
                                    log: Logger, report: inout Report) -> Bool {
         do throws(SystemError) {
-            _ = try file(name, from: src, into: kind, batch: batch)
+            _ = try file(name, from: src, into: kind, batch: batch, sync: false)
             return false
         } catch {
             let id = batch.id
@@ -440,16 +468,18 @@ public enum BatchWork {
         }
     }
 
-    /// Moves one source into `<root>/<kind>/<id>/` (made if missing) and syncs that folder.
+    /// Moves one source into `<root>/<kind>/<id>/` (made if missing) and syncs that folder
+    /// (with `sync` false, the caller syncs it once for all its sources, before the report).
     /// - Returns: false when the source is neither in `src/` nor filed there already.
-    static func file(_ name: FileName, from src: Directory, into kind: String, batch: ClaimedBatch) throws(SystemError) -> Bool {
+    static func file(_ name: FileName, from src: Directory, into kind: String, batch: ClaimedBatch,
+                     sync: Bool = true) throws(SystemError) -> Bool {
         let root = batch.layout.root + "/" + kind, target = root + "/" + batch.id
         try Files.makeDirectory(root, permissions: 0o755)
         try Files.makeDirectory(target, permissions: 0o755)
         let destination = try Directory(target)
         let moved = try batch.mover.take(name, from: src, into: destination)
         if !moved, try destination.status(of: name) == nil { return false }
-        try destination.sync()
+        if sync { try destination.sync() }
         return true
     }
 
@@ -484,6 +514,14 @@ public enum BatchWork {
         try BatchLock.removeFolder(folder, lock: batch.lock)
         try Files.syncDirectory(batch.layout.work)
         return []
+    }
+
+    /// `fsync` of every folder under `folder` (`thumbs/`), then of `folder` itself.
+    static func syncFolders(in folder: Directory) throws(SystemError) {
+        for name in try folder.names() where try folder.status(of: name)?.isDirectory == true {
+            try syncFolders(in: try folder.folder(name))
+        }
+        try folder.sync()
     }
 
     /// Removes `.pf-tmp-*` files a crash left behind in `folder` and its subfolders
