@@ -192,12 +192,12 @@ import Testing
         }
     }
 
-    @Test("the search size: the short side 560 px (enlarged when smaller), a panorama's long side at most 1,120")
+    @Test("the search size: the short side 720 px (enlarged when smaller), a panorama's long side at most 1,440")
     func searchSize() {
-        #expect(FaceDetector.searchSize(width: 4032, height: 3024) == (747, 560))
-        #expect(FaceDetector.searchSize(width: 3024, height: 4032) == (560, 747))
-        #expect(FaceDetector.searchSize(width: 240, height: 180) == (747, 560))
-        #expect(FaceDetector.searchSize(width: 9000, height: 3000) == (1120, 373))
+        #expect(FaceDetector.searchSize(width: 4032, height: 3024) == (960, 720))
+        #expect(FaceDetector.searchSize(width: 3024, height: 4032) == (720, 960))
+        #expect(FaceDetector.searchSize(width: 240, height: 180) == (960, 720))
+        #expect(FaceDetector.searchSize(width: 9000, height: 3000) == (1440, 480))
     }
 
     @Test("a real face is found where it is, as fractions of the photo")

@@ -324,6 +324,35 @@ import Testing
         #expect(abs(s - 0.05) < 1e-9, "start \(s)")
     }
 
+    @Test func aCrowdTooWideForItsMarginsShavesTheMarginsEvenlyAndCutsNoBox() {
+        // The proof's group along its width: five boxes 0.12 wide, 0.2 apart, grown 0.024 each
+        // side; a 1:1 window of a 4:3 photo (0.75) holds four boxes (0.24…0.96) but not their
+        // margins (0.216…0.984). No box is cut, and the two outer margins are shaved alike
+        // (0.009 each, at 0.225, or the same four from the left at 0.025) rather than one
+        // twice as deep (0.018, at 0.216 or 0.234).
+        let crowd = (0..<5).map { Self.face(0.04 + 0.2 * Double($0), 0.16 + 0.2 * Double($0), grown: 0.024) }
+        let s = CropPlacement.start(window: 0.75, faces: crowd, subject: nil)
+        for f in crowd {
+            let inside = max(0, min(f.box.upperBound, s + 0.75) - max(f.box.lowerBound, s))
+            #expect(inside < 1e-9 || inside >= f.box.upperBound - f.box.lowerBound - 1e-9, "start \(s) cuts the box \(f.box)")
+        }
+        #expect(abs(s - 0.225) < 1e-9 || abs(s - 0.025) < 1e-9, "start \(s)")
+    }
+
+    @Test func anEdgeThroughMarginsComesBeforeOneThroughABox() {
+        // Boxes 0.1 wide, 0.2 apart, grown 0.04 each side; a window of 0.56. An edge between two
+        // faces' margins puts the other through a box; one edge in a margin (0.21…0.25) puts the
+        // other in a margin too (0.77…0.81): those are taken, the two shaved alike, a quarter of
+        // each margin (at 0.22; 0.02 and 0.42 shave as little but are further off the centre).
+        let crowd = (0..<5).map { Self.face(0.05 + 0.2 * Double($0), 0.15 + 0.2 * Double($0), grown: 0.04) }
+        let s = CropPlacement.start(window: 0.56, faces: crowd, subject: nil)
+        for f in crowd {
+            let inside = max(0, min(f.box.upperBound, s + 0.56) - max(f.box.lowerBound, s))
+            #expect(inside < 1e-9 || inside >= f.box.upperBound - f.box.lowerBound - 1e-9, "start \(s) cuts the box \(f.box)")
+        }
+        #expect(abs(s - 0.22) < 1e-9, "start \(s)")
+    }
+
     @Test func aFaceLargerThanTheWindowWithItsHairIsKeptByItsBoxAndAHugeOneAsMuchAsCan() {
         // Grown 0.1…0.7 does not fit 0.45; its box 0.25…0.6 does: kept whole, not left out.
         let big = CropPlacement.Face(grown: 0.1...0.7, box: 0.25...0.6, size: 0.1)

@@ -36,6 +36,13 @@ public enum CropPlacement {
     /// The crop window's start along its sliding axis when the photo has faces (see the type).
     /// A face whose grown span is longer than the window is kept by its own box; one whose box
     /// is longer still cannot be kept whole, and the window keeps as much of it as it can.
+    ///
+    /// When no start keeps every face whole or out, an edge through a face's margin (its hair
+    /// or chin growth, the box itself whole or out) is taken before one through a face's box:
+    /// first the fewest boxes cut, then the least of them cut away (see `score`); then the
+    /// shallowest deepest margin cut (as a share of that side's margin, so a crowd's margins
+    /// are shaved evenly rather than one face's to its box), then the fewest margins cut; then
+    /// the most faces whole, the subject, the centre.
     /// - Parameters:
     ///   - window: the window's length along the axis, as a fraction (0 < window ≤ 1).
     ///   - faces: the faces; spans beyond 0…1 are cut to it, others left out.
@@ -44,59 +51,129 @@ public enum CropPlacement {
     public static func start(window: Double, faces: [Face], subject: ClosedRange<Double>?) -> Double {
         let last = max(0, 1 - window)
         let tolerance = 1e-9
-        var atoms: [(lower: Double, upper: Double, size: Double)] = [], large: [ClosedRange<Double>] = []
+        var atoms: [Atom] = [], large: [ClosedRange<Double>] = []
         for face in faces {
             guard let grown = onPhoto(face.grown), let box = onPhoto(face.box) else { continue }
             let size = face.size.isFinite ? max(0, face.size) : 0
             if grown.upperBound - grown.lowerBound <= window + tolerance {
-                atoms.append((grown.lowerBound, grown.upperBound, size))
+                // The box within its grown span (a file's region and its growth always are).
+                let lower = min(max(box.lowerBound, grown.lowerBound), grown.upperBound)
+                atoms.append(Atom(grown: grown, box: lower...min(max(box.upperBound, lower), grown.upperBound), size: size))
             } else if box.upperBound - box.lowerBound <= window + tolerance {
-                atoms.append((box.lowerBound, box.upperBound, size))
+                atoms.append(Atom(grown: box, box: box, size: size))
             } else {
                 large.append(box)
             }
         }
         let kept = subject.flatMap(onPhoto)
         // The score changes only where a window edge meets a face's or the subject's edge, and
-        // the centre is best where nothing else decides: those starts are all there is to try.
+        // the centre is best where nothing else decides: those starts are all there is to try;
+        // and the deepest margin cut is least where an edge's cut into one face's margin equals
+        // the other edge's into another's.
         var starts = [0, last, last / 2]
-        for atom in atoms { starts += [atom.lower, atom.upper - window, atom.lower - window, atom.upper] }
+        for atom in atoms {
+            starts += [atom.grown.lowerBound, atom.grown.upperBound - window, atom.grown.lowerBound - window, atom.grown.upperBound,
+                       atom.box.lowerBound, atom.box.upperBound - window, atom.box.lowerBound - window, atom.box.upperBound]
+        }
+        // An edge's depth into a left margin grows as the window moves right, into a right
+        // margin it shrinks: where one edge's (at offset 0 or `window` from the start) meets
+        // the other's.
+        for x in atoms where x.box.lowerBound - x.grown.lowerBound > tolerance {
+            let l = x.box.lowerBound - x.grown.lowerBound
+            for y in atoms where y.grown.upperBound - y.box.upperBound > tolerance {
+                let r = y.grown.upperBound - y.box.upperBound
+                for o1 in [0, window] {
+                    for o2 in [0, window] { starts.append(((x.grown.lowerBound - o1) * r + (y.grown.upperBound - o2) * l) / (l + r)) }
+                }
+            }
+        }
         for span in large + (kept.map { [$0] } ?? []) { starts += [span.lowerBound, span.upperBound - window] }
-        typealias Score = (cut: Int, cutAway: Double, whole: Int, large: Double, subject: Double, centre: Double)
         func keeps(_ span: ClosedRange<Double>, _ start: Double) -> Double {
             max(0, min(span.upperBound, start + window) - max(span.lowerBound, start))
         }
         func score(_ start: Double) -> Score {
-            var cut = 0, cutAway = 0.0, whole = 0
+            var score = Score()
+            let end = start + window
             for atom in atoms {
-                let length = atom.upper - atom.lower
-                let inside = keeps(atom.lower...atom.upper, start)
-                if inside >= length - tolerance {
-                    whole += 1
+                let length = atom.box.upperBound - atom.box.lowerBound
+                let inside = keeps(atom.box, start)
+                if inside > tolerance && inside < length - tolerance {
+                    // What a cut through a box costs: the smaller part of the face, in its size's
+                    // terms (a small face, or a slice at its edge, costs least).
+                    score.boxes += 1
+                    score.boxCutAway += atom.size * min(inside, length - inside) / max(length, tolerance)
+                    continue
+                }
+                // The box is whole or out: how deep an edge goes into a margin, from its rim
+                // (0) to the box (1): into the margin of a face kept, or over that of one left out.
+                let left = atom.box.lowerBound - atom.grown.lowerBound, right = atom.grown.upperBound - atom.box.upperBound
+                var depth = 0.0
+                if left > tolerance {
+                    if start > atom.grown.lowerBound + tolerance && start < atom.box.lowerBound + tolerance {
+                        depth = max(depth, (start - atom.grown.lowerBound) / left)
+                    }
+                    if end > atom.grown.lowerBound + tolerance && end < atom.box.lowerBound + tolerance {
+                        depth = max(depth, (end - atom.grown.lowerBound) / left)
+                    }
+                }
+                if right > tolerance {
+                    if end < atom.grown.upperBound - tolerance && end > atom.box.upperBound - tolerance {
+                        depth = max(depth, (atom.grown.upperBound - end) / right)
+                    }
+                    if start < atom.grown.upperBound - tolerance && start > atom.box.upperBound - tolerance {
+                        depth = max(depth, (atom.grown.upperBound - start) / right)
+                    }
+                }
+                if depth > tolerance {
+                    score.margins += 1
+                    score.deepestMargin = max(score.deepestMargin, min(1, depth))
                 } else if inside > tolerance {
-                    // What a cut costs: the smaller part of the face, in its size's terms (a small
-                    // face, or a slice at its edge, costs least).
-                    cut += 1
-                    cutAway += atom.size * min(inside, length - inside) / max(length, tolerance)
+                    score.whole += 1
                 }
             }
-            return (cut, cutAway, whole, large.reduce(0) { $0 + keeps($1, start) },
-                    kept.map { keeps($0, start) } ?? 0, abs(start + window / 2 - 0.5))
-        }
-        func better(_ a: Score, than b: Score) -> Bool {
-            if a.cut != b.cut { return a.cut < b.cut }
-            if abs(a.cutAway - b.cutAway) > tolerance { return a.cutAway < b.cutAway }
-            if a.whole != b.whole { return a.whole > b.whole }
-            if abs(a.large - b.large) > tolerance { return a.large > b.large }
-            if abs(a.subject - b.subject) > tolerance { return a.subject > b.subject }
-            return a.centre < b.centre - tolerance
+            score.large = large.reduce(0) { $0 + keeps($1, start) }
+            score.subject = kept.map { keeps($0, start) } ?? 0
+            score.centre = abs(start + window / 2 - 0.5)
+            return score
         }
         var best = last / 2, bestScore = score(last / 2)
         for start in starts.map({ $0.isFinite ? min(last, max(0, $0)) : last / 2 }).sorted() {
             let s = score(start)
-            if better(s, than: bestScore) { best = start; bestScore = s }
+            if s.isBetter(than: bestScore, tolerance: tolerance) { best = start; bestScore = s }
         }
         return best
+    }
+
+    /// A face as `start(window:faces:subject:)` keeps it: on the photo, its box within its
+    /// grown span (the box alone when the grown span is longer than the window).
+    struct Atom {
+        var grown: ClosedRange<Double>
+        var box: ClosedRange<Double>
+        var size: Double
+    }
+
+    /// What one start of the window costs, in the order it counts.
+    struct Score {
+        /// Faces whose own box an edge passes through, and the least part of each (size-weighted).
+        var boxes = 0, boxCutAway = 0.0
+        /// Faces whose box is whole or out but whose margin an edge passes through, and the
+        /// deepest such cut (a share of that margin: 0 at its rim, 1 at the box).
+        var margins = 0, deepestMargin = 0.0
+        /// Faces kept whole with their margins.
+        var whole = 0
+        /// What it keeps of faces larger than the window, of the subject; its distance from the centre.
+        var large = 0.0, subject = 0.0, centre = 0.0
+
+        func isBetter(than other: Score, tolerance: Double) -> Bool {
+            if boxes != other.boxes { return boxes < other.boxes }
+            if abs(boxCutAway - other.boxCutAway) > tolerance { return boxCutAway < other.boxCutAway }
+            if abs(deepestMargin - other.deepestMargin) > tolerance { return deepestMargin < other.deepestMargin }
+            if margins != other.margins { return margins < other.margins }
+            if whole != other.whole { return whole > other.whole }
+            if abs(large - other.large) > tolerance { return large > other.large }
+            if abs(subject - other.subject) > tolerance { return subject > other.subject }
+            return centre < other.centre - tolerance
+        }
     }
 
     /// A span cut to the photo (0…1), or nil when it is wholly outside or no numbers.

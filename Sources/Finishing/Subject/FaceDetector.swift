@@ -15,13 +15,13 @@ public final class FaceDetector: Sendable {
     private nonisolated(unsafe) let detector: OpaquePointer
 
     /// The short side of the grey image searched. The detector's smallest face
-    /// (`smallestFace`, about 70 px) is an eighth of it: the faces of a group of six across a
-    /// landscape photo (6.9 ms of CPU for a 12 MP photo under load). 720 px (a tenth, 10.9 ms)
-    /// would still be within the 15 ms goal but moves the proof group's 1:1 crop onto a face's
-    /// hair; a twentieth would take 1,400 px and 6.4 times the CPU (bench/RESULTS.md, "Faces").
-    public static let searchShortSide = 560
-    /// The search image's long side at most (a panorama is searched smaller, at the same cost).
-    public static let searchLongSide = 1120
+    /// (`smallestFace`, about 70 px) is a tenth of it (10.9 ms of CPU for a 12 MP photo under
+    /// load, within the 15 ms goal; 560 px found an eighth, 12 of the 12 test faces here where
+    /// 560 found 11); a twentieth would take 1,400 px and 4 times the CPU (bench/RESULTS.md, "Faces").
+    public static let searchShortSide = 720
+    /// The search image's long side at most, twice the short side (a panorama is searched
+    /// smaller, at a 2:1 photo's cost).
+    public static let searchLongSide = 1440
 
     /// The smallest face box found, in pixels of the searched image.
     public static var smallestFace: Int { Int(pf_faces_smallest()) }
