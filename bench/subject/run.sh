@@ -16,7 +16,7 @@
 # milliseconds per photo spent in the analysis (AttentionMap, SubjectFinder, CropPlacement, and
 # libm's cbrtf, which only the attention map calls here) and in the face detector (dlib's
 # code, CFaces' own, FaceDetector); and the issue's figure itself: one search of
-# each 12 MP photo at the size photofinish searches (FaceDetector.searchShortSide, SHORT=560),
+# each 12 MP photo at the size photofinish searches (FaceDetector.searchShortSide, SHORT=720),
 # this thread's CPU, the median of 20 searches, the median over the photos
 # (bench/subject/detectors.cpp, built as faces.sh builds it; SEARCH=0 leaves it out).
 set -e
@@ -67,7 +67,7 @@ if [ "${SEARCH:-1}" != 0 ]; then
   ${CXX:-clang++} -O2 -std=c++17 -I Sources/CFaces/include -I /usr/include/opencv4 -x c++ Sources/CFaces/model.c -x none \
     bench/subject/detectors.cpp Sources/CFaces/faces.cpp -o "$tmp/detectors" -lopencv_objdetect -lopencv_imgproc \
     -lopencv_imgcodecs -lopencv_core -l:libdlib.a -llapack -lblas -lpthread
-  search=$("$tmp/detectors" photofinish "${SHORT:-560}" 20 $files | awk '!/^#/ { sub(" ms:.*", ""); print $NF }' \
+  search=$("$tmp/detectors" photofinish "${SHORT:-720}" 20 $files | awk '!/^#/ { sub(" ms:.*", ""); print $NF }' \
     | sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
 fi
 echo "photos: $count x 12 MP JPEG ($CORPUS/jpeg12), one worker, CPU (user+sys) per photo"
@@ -82,7 +82,7 @@ awk -v s="$share" -v f="$faces" -v t="$subject" -v w="$web" 'BEGIN {
   printf "| subject analysis alone (perf: %.2f %% of the subject run) | %.1f = %.1f %% of the web photo |\n", s, ms, ms / w * 100
   ms = f / 100 * t
   printf "| face detector searches (perf: %.2f %% of the subject run) | %.1f = %.1f %% of the web photo |\n", f, ms, ms / w * 100 }'
-awk -v s="$search" -v w="$web" -v c="$center" -v k="${SHORT:-560}" 'BEGIN {
+awk -v s="$search" -v w="$web" -v c="$center" -v k="${SHORT:-720}" 'BEGIN {
   if (s != "n/a") printf "| face detector, one search of a 12 MP photo at %d px (median of 20, this thread) | %.1f = %.1f %% of the web photo, %.1f %% of the web photo and the centred pack |\n", k, s, s / w * 100, s / (w + c) * 100 }'
 awk -v b="$build" -v t="$subject" -v n="$count" 'BEGIN {
   printf "| face detector made, once per process (perf: %.2f %%) | %.0f ms in all |\n", b, b / 100 * t * n }'

@@ -4,9 +4,9 @@
 /// With faces, faces are atoms: a crop edge never passes through a face (its box grown for
 /// hair and chin) when any placement avoids it; among the placements that cut no face, the
 /// one keeping the most faces whole, then the most of the attention subject, then the one
-/// nearest the photo's centre. When every placement cuts a face (a crowd), the one cutting
-/// the fewest, then the least face (a small one, or a slice at its edge: its hair, not its
-/// eyes).
+/// nearest the photo's centre. When every placement cuts a face (a crowd), one cutting only
+/// margins (hair, chin) before one cutting a face's own box: the fewest boxes, then the least
+/// of them (a small face, or a slice at its edge), then the margins shaved least deep.
 ///
 /// Without faces: around the whole subject (with its parts to keep) when it fits, else the
 /// subject's own box, else around as many of the parts to keep whole as fit, else on the
