@@ -292,6 +292,14 @@ import Testing
         .init(grown: (lower - grown)...(upper + grown), box: lower...upper, size: (upper - lower) * (upper - lower))
     }
 
+    /// No box of `faces` is cut by the window of `window` at `start` (each whole or out).
+    static func expectNoBoxCut(_ faces: [CropPlacement.Face], window: Double, start s: Double) {
+        for f in faces {
+            let inside = max(0, min(f.box.upperBound, s + window) - max(f.box.lowerBound, s))
+            #expect(inside < 1e-9 || inside >= f.box.upperBound - f.box.lowerBound - 1e-9, "start \(s) cuts the box \(f.box)")
+        }
+    }
+
     @Test func noEdgeThroughAFaceWhenOneCanBeAvoided() {
         // Faces at 0.1…0.2, 0.45…0.55, 0.8…0.9; a window of 0.5 keeps two whole and cuts none.
         let faces = [Self.face(0.1, 0.2), Self.face(0.45, 0.55), Self.face(0.8, 0.9)]
@@ -332,10 +340,7 @@ import Testing
         // twice as deep (0.018, at 0.216 or 0.234).
         let crowd = (0..<5).map { Self.face(0.04 + 0.2 * Double($0), 0.16 + 0.2 * Double($0), grown: 0.024) }
         let s = CropPlacement.start(window: 0.75, faces: crowd, subject: nil)
-        for f in crowd {
-            let inside = max(0, min(f.box.upperBound, s + 0.75) - max(f.box.lowerBound, s))
-            #expect(inside < 1e-9 || inside >= f.box.upperBound - f.box.lowerBound - 1e-9, "start \(s) cuts the box \(f.box)")
-        }
+        Self.expectNoBoxCut(crowd, window: 0.75, start: s)
         #expect(abs(s - 0.225) < 1e-9 || abs(s - 0.025) < 1e-9, "start \(s)")
     }
 
@@ -347,10 +352,7 @@ import Testing
         // 0.15…0.65 (the window holds a rim of the first face's hair) or 0.35…0.85.
         let crowd = (0..<5).map { Self.face(0.06 + 0.2 * Double($0), 0.14 + 0.2 * Double($0), grown: 0.05) }
         let s = CropPlacement.start(window: 0.5, faces: crowd, subject: nil)
-        for f in crowd {
-            let inside = max(0, min(f.box.upperBound, s + 0.5) - max(f.box.lowerBound, s))
-            #expect(inside < 1e-9 || inside >= f.box.upperBound - f.box.lowerBound - 1e-9, "start \(s) cuts the box \(f.box)")
-        }
+        Self.expectNoBoxCut(crowd, window: 0.5, start: s)
         #expect(abs(s - 0.15) < 1e-9 || abs(s - 0.35) < 1e-9, "start \(s)")
     }
 
