@@ -15,9 +15,9 @@ public final class FaceDetector: Sendable {
     private nonisolated(unsafe) let detector: OpaquePointer
 
     /// The short side of the grey image searched. The detector's smallest face
-    /// (`smallestFace`, about 70 px) is a tenth of it (10.9 ms of CPU for a 12 MP photo under
-    /// load, within the 15 ms goal; 560 px found an eighth, 12 of the 12 test faces here where
-    /// 560 found 11); a twentieth would take 1,400 px and 4 times the CPU (bench/RESULTS.md, "Faces").
+    /// (`smallestFace`, about 70 px) is a tenth of it: 12 of the 12 test faces, where 560 px
+    /// (an eighth) found 11, for 11–13 ms of CPU per 12 MP photo under load, within the 15 ms
+    /// goal; a twentieth would take 1,400 px and 4 times the CPU (bench/RESULTS.md, "Faces").
     public static let searchShortSide = 720
     /// The search image's long side at most, twice the short side (a panorama is searched
     /// smaller, at a 2:1 photo's cost).
