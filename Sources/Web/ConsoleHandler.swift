@@ -260,6 +260,15 @@ final class ConsoleHandler: HTTPHandler {
                 page(200, Pages.uploaded(viewer, inbox: folder.name, upload), request)
             }
             return .receiveForm(upload)
+        } catch where error.code == ENOENT {
+            // Its drop/ or .work/ not made yet: the daemon is still taking the folder up (the
+            // console answers from its socket before that), or someone removed them.
+            log.notice("web: \(viewer.user) uploaded into \(folder.name) before its folders exist (\(error)): asked to try again",
+                       ["INBOX": folder.name, "USER": viewer.user])
+            var response = page(503, Pages.error(viewer, title: "Uploads are not possible yet",
+                                                 message: "The hot folder \(folder.name) is not ready yet (PhotoFinish is starting, or its drop/ folder is being made again). Try again in a few seconds."), request)
+            response.headers.append(("Retry-After", "5"))
+            return .response(response)
         } catch {
             log.error("web: cannot take uploads into \(folder.name): \(error)", ["INBOX": folder.name])
             return .response(page(503, Pages.error(viewer, title: "Uploads are not possible now",

@@ -244,6 +244,9 @@ struct ConsoleTests {
         let anna = ConsoleClient(port: hot.port)
         #expect(try anna.login("anna", "anna's password").status == 303, "\(daemon.log)")
         let token = try anna.csrf(on: "/inbox/shop/")
+        // The console answers from its socket before the folders are taken up (under load the
+        // shop's drop/ may not exist yet: 503 with Retry-After); the uploads below are after.
+        daemon.waitUntilReady()
         let photos = try (1...3).map { try HotFolderFixture.photo($0) }
         let r = try anna.upload("shop", [("../../x.jpg", photos[0]), ("<script>alert(1)</script>.jpg", photos[1]), ("x.jpg", photos[2])],
                                 csrf: token, json: false)

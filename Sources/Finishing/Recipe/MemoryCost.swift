@@ -15,7 +15,7 @@ extension PhotoFinisher {
     ///   YCbCr planes instead: 1.5 bytes a pixel for 4:2:0, 2 for 4:2:2.
     /// - A subject crop placed after the decode holds the whole photo at its scale, and,
     ///   while the face detector searches it, the detector's working memory
-    ///   (`FaceDetector.workingBytes`, a few MB: the search is at most 1,440 × 720).
+    ///   (`FaceDetector.workingBytes`, a few MB: the search is at most 1,120 × 720).
     /// - The preview and the file's bytes are small or counted by the caller.
     public func memoryCost(of decoder: any PhotoDecoder) -> Int {
         let info = decoder.info

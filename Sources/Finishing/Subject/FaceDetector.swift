@@ -19,9 +19,11 @@ public final class FaceDetector: Sendable {
     /// (an eighth) found 11, for 11–13 ms of CPU per 12 MP photo under load, within the 15 ms
     /// goal; a twentieth would take 1,400 px and 4 times the CPU (bench/RESULTS.md, "Faces").
     public static let searchShortSide = 720
-    /// The search image's long side at most, twice the short side (a panorama is searched
-    /// smaller, at a 2:1 photo's cost).
-    public static let searchLongSide = 1440
+    /// The search image's long side at most: a 4:3 or 3:2 photo is searched at 720 (960 or
+    /// 1,080 long), a wider one smaller (16:9 at 1,120 × 630, a panorama at 1,120 long), so a
+    /// wide photo costs no more than a 3:2 one (at 1,440 a 16:9 photo would be searched at
+    /// 1,280 × 720, a third more pixels than a 4:3 one: about 17 ms, over the 15 ms goal).
+    public static let searchLongSide = 1120
 
     /// The smallest face box found, in pixels of the searched image.
     public static var smallestFace: Int { Int(pf_faces_smallest()) }
