@@ -65,7 +65,7 @@ enum RedoCommand {
         defer { withExtendedLifetime(signals) {} }
         let progress = ProgressLine()
         let outcome: BatchWork.Outcome
-        do throws(SystemError) {
+        do throws(BatchError) {
             outcome = try await BatchWork.finish(batch, limits: choice.limits, stop: stop, log: log) { done, total in
                 progress.update(done: done, total: total)
             }

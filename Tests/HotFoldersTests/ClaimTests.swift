@@ -86,6 +86,68 @@ struct ClaimTests {
         #expect(third.resumable.map(\.id) == [id])
     }
 
+    /// A manifest that is there but does not decode is the batch's data, not a system call's
+    /// failure: the error names the file and what is wrong, and recovery leaves the batch where
+    /// it is (as it always did), saying why.
+    @Test func aManifestThatDoesNotDecodeIsADataErrorNamingTheFile() throws {
+        let layout = try hotFolder()
+        try write("a", layout.drop + "/a.jpg")
+        let folder: String
+        do {
+            let batch = try #require(try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
+                                                     order: .name).batch)
+            folder = batch.folder
+        }
+        let path = folder + "/" + Manifest.fileName
+        try write(#"{ "version": 1, "batch": 3 }"#, path)
+        do {
+            _ = try Manifest.read(fromFolder: folder)
+            Issue.record("a manifest that does not decode was read")
+        } catch {
+            guard case .data(let data) = error else { Issue.record("not a data error: \(error)"); return }
+            #expect(data.problem == .manifest)
+            #expect(data.file == path)
+            #expect(data.reason.hasPrefix("batch: "), "\(data.reason)")
+            #expect(error.description.hasPrefix("cannot decode \(path): batch: "), "\(error)")
+        }
+        // Cut short (not JSON at all): the same, in the decoder's words.
+        try write(#"{ "version": 1, "bat"#, path)
+        #expect {
+            _ = try Manifest.read(fromFolder: folder)
+        } throws: { error in
+            guard case .data(let data) = error as? BatchError else { return false }
+            return data.problem == .manifest && data.file == path && !data.reason.isEmpty
+        }
+        let lines = Mutex<[String]>([])
+        let log = Logger { _, message, _ in lines.withLock { $0.append(message) } }
+        let found = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: log)
+        #expect(found.resumable.isEmpty && found.returned.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: folder + "/src/a.jpg"))
+        #expect(lines.withLock { $0 }.contains { $0.hasPrefix("cannot recover batch ") && $0.contains(path) }, "\(lines.withLock { $0 })")
+    }
+
+    /// The template stored with a batch that no longer validates is the batch's data too: the
+    /// batch is not finished, the error names its manifest and the template's own error.
+    @Test func aStoredTemplateThatNoLongerValidatesIsADataError() async throws {
+        let layout = try hotFolder()
+        try write("a", layout.drop + "/a.jpg")
+        var batch = try #require(try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
+                                                 order: .name).batch)
+        batch.manifest.template.text = "{ version: 1, resize: { longSide: -3 } }"
+        batch.manifest.template.file = nil
+        do {
+            _ = try await BatchWork.finish(batch, limits: BatchLimits(), stop: StopRequest(), log: .silent)
+            Issue.record("a batch with a template that does not validate was finished")
+        } catch {
+            guard case .data(let data) = error else { Issue.record("not a data error: \(error)"); return }
+            #expect(data.problem == .template)
+            #expect(data.file == batch.folder + "/" + Manifest.fileName)
+            #expect(data.reason.contains("longSide"), "\(data.reason)")
+        }
+        #expect(FileManager.default.fileExists(atPath: batch.folder + "/src/a.jpg"))
+        #expect(!FileManager.default.fileExists(atPath: layout.out + "/" + batch.id))
+    }
+
     /// A batch whose folder is being removed (it finished) while recovery runs over and over
     /// (every rescan; on a share every lease look) is never "rolled back": recovery cannot take
     /// its lock in the instant between letting it go and removing it, and a folder found with

@@ -80,18 +80,20 @@ public enum BatchWork {
     ///   - stop: once requested, no new photo starts.
     ///   - log: where warnings go.
     ///   - progress: (done, total) after each photo.
-    /// - Throws: `SystemError` when a step of the batch itself cannot be done (disk full while
-    ///   writing the report, permissions on `out/`): the batch stays in `.work/` and is retried
-    ///   by recovery. One photo's trouble never throws: it fails that photo.
+    /// - Throws: `BatchError` when a step of the batch itself cannot be done: `.system` (disk
+    ///   full while writing the report, permissions on `out/`), `.data` (the template stored
+    ///   with the batch no longer validates, its manifest or published report does not decode).
+    ///   The batch stays in `.work/` and is retried by recovery. One photo's trouble never
+    ///   throws: it fails that photo.
     public static func finish(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, log: Logger,
                               progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in })
-        async throws(SystemError) -> Outcome {
+        async throws(BatchError) -> Outcome {
         // A share (or a dead one: statfs fails) counts I/O and connection errors as its own.
         let shared = (try? Files.fileSystem(batch.folder))?.isShared ?? true
-        do {
-            try GivenBack.settle(batch.folder, how: batch.mover.appending)
+        do throws(BatchError) {
+            try BatchError.wrap { () throws(SystemError) in try GivenBack.settle(batch.folder, how: batch.mover.appending) }
             return try await steps(batch, limits: limits, stop: stop, shared: shared, log: log, progress: progress)
-        } catch where ShareHealth.isShareFailure(error, shared: shared) {
+        } catch .system(let error) where ShareHealth.isShareFailure(error, shared: shared) {
             GivenBack.record(batch.folder, [])
             batch.lock.release()
             return .givenBack(error)
@@ -99,25 +101,23 @@ public enum BatchWork {
     }
 
     static func steps(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, shared: Bool, log: Logger,
-                      progress: @escaping @Sendable (Int, Int) -> Void) async throws(SystemError) -> Outcome {
+                      progress: @escaping @Sendable (Int, Int) -> Void) async throws(BatchError) -> Outcome {
         var batch = batch
         let layout = batch.layout, id = batch.id, folder = batch.folder
         let staged = folder + "/out", published = layout.out + "/" + id
-        let fields: LogFields = ["INBOX": batch.manifest.inbox, "BATCH": id]
         let template: Template
         do {
             template = try batch.manifest.template.template()
         } catch {
             // The template stored at the claim no longer validates (its logo file was removed):
             // keep the batch, say why, and retry at the next recovery.
-            throw SystemError("use the template stored with the batch (\(error.description); restore what it names and the batch resumes)",
-                              folder, errno: EINVAL)
+            throw .data(BatchDataError(.template, file: folder + "/" + Manifest.fileName, reason: error.description))
         }
         // An open batch (its photos claimed as they settled) closes now: the manifest as on
         // disk (the last add), its items in the template's order.
         if batch.manifest.open == true {
             if let onDisk = try Manifest.read(fromFolder: folder) { batch.manifest = onDisk }
-            batch = try Claim.close(batch, order: template.order)
+            batch = try BatchError.wrap { () throws(SystemError) in try Claim.close(batch, order: template.order) }
         }
         // After a crash in step 2 some sources are already filed: the whole-set outputs read
         // them there (the photos needing a finish are all still in src/).
@@ -136,8 +136,25 @@ public enum BatchWork {
         let contents = BatchContents.read(sources)
         if !Files.exists(staged) && Files.exists(published) {
             let report = try publishedReport(published)
-            return .filing(left: try cleanUp(batch, contents: contents, template: template, report: report, log: log))
+            return .filing(left: try BatchError.wrap { [batch] () throws(SystemError) in
+                try cleanUp(batch, contents: contents, template: template, report: report, log: log)
+            })
         }
+        do throws(SystemError) {
+            return try await run(batch, template: template, sources: sources, contents: contents, limits: limits,
+                                 stop: stop, shared: shared, log: log, progress: progress)
+        } catch {
+            throw .system(error)
+        }
+    }
+
+    /// Steps 1 to 5 of a batch not published yet (`steps` has read its template and closed it).
+    static func run(_ batch: ClaimedBatch, template: Template, sources: [BatchRunner.Source], contents: BatchContents,
+                    limits: BatchLimits, stop: StopRequest, shared: Bool, log: Logger,
+                    progress: @escaping @Sendable (Int, Int) -> Void) async throws(SystemError) -> Outcome {
+        let layout = batch.layout, id = batch.id, folder = batch.folder
+        let staged = folder + "/out"
+        let fields: LogFields = ["INBOX": batch.manifest.inbox, "BATCH": id]
         try Files.makeDirectory(staged, permissions: 0o755)
         try removeTemporaryFiles(in: try Directory(staged))
 
@@ -559,11 +576,18 @@ public enum BatchWork {
         try sweep(try Directory(folder), prefix: "")
     }
 
-    static func publishedReport(_ folder: String) throws(SystemError) -> Report {
-        guard let bytes = try Files.read(folder + "/report.json"), let report = try? ReportReader.decode(bytes) else {
-            throw SystemError("read the report in", folder, errno: EINVAL)
+    /// The report of the batch published in `folder`.
+    /// - Throws: `.system` when it cannot be read, `.data` when it is missing or does not decode.
+    static func publishedReport(_ folder: String) throws(BatchError) -> Report {
+        let file = folder + "/" + ReportReader.fileName.escaped
+        guard let bytes = try BatchError.wrap({ () throws(SystemError) in try Files.read(file) }) else {
+            throw .data(BatchDataError(.report, file: file, reason: "it is missing (the batch folder is there without it)"))
         }
-        return report
+        do {
+            return try ReportReader.decode(bytes)
+        } catch {
+            throw .data(BatchDataError(.report, file: file, reason: error.description))
+        }
     }
 
     static func date(_ iso: String) -> Date? {

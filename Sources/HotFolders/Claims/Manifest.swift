@@ -51,14 +51,16 @@ public struct Manifest: Codable, Sendable, Equatable {
     }
 
     /// The manifest in `folder`, or `nil` when there is none (a claim that never completed).
-    /// - Throws: `SystemError` when it exists but cannot be read or decoded.
-    public static func read(fromFolder folder: String) throws(SystemError) -> Manifest? {
+    /// - Throws: `.system` when it exists but cannot be read; `.data` (`BatchDataError.Problem.manifest`)
+    ///   when it does not decode.
+    public static func read(fromFolder folder: String) throws(BatchError) -> Manifest? {
         let path = folder + "/" + fileName
-        guard let bytes = try Files.read(path) else { return nil }
-        guard let manifest = try? JSONDecoder().decode(Manifest.self, from: Data(bytes)) else {
-            throw SystemError("decode", path, errno: EINVAL)
+        guard let bytes = try BatchError.wrap({ () throws(SystemError) in try Files.read(path) }) else { return nil }
+        do {
+            return try JSONDecoder().decode(Manifest.self, from: Data(bytes))
+        } catch {
+            throw .data(BatchDataError(.manifest, file: path, reason: BatchDataError.reason(decoding: error)))
         }
-        return manifest
     }
 }
 

@@ -42,7 +42,7 @@ public enum Recovery {
                 guard let folder = try? work.folder(name), let lock = BatchLock.tryAcquire(folder, leaseTimeout: leaseTimeout)
                 else { continue }  // a live owner, here or on another machine
                 let path = layout.workFolder(id)
-                do throws(SystemError) {
+                do throws(BatchError) {
                     let givenBack = BatchWork.GivenBack.takeUp(path)
                     if let manifest = try Manifest.read(fromFolder: path) {
                         result.resumable.append(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover))
@@ -62,9 +62,11 @@ public enum Recovery {
                         // No manifest: a claim cut short, whose files go back to drop/ — or a
                         // folder its owner was removing when this recovery took the lock in the
                         // instant between (nothing in it: removed without a word).
-                        let returned = try returnSources(from: folder, to: layout, mover: mover, topLevel: true)
+                        let returned = try BatchError.wrap { () throws(SystemError) in
+                            try returnSources(from: folder, to: layout, mover: mover, topLevel: true)
+                        }
                         result.returned += returned
-                        try BatchLock.removeFolder(path, lock: lock)
+                        try BatchError.wrap { () throws(SystemError) in try BatchLock.removeFolder(path, lock: lock) }
                         result.removed.append(name)
                         if !returned.isEmpty {
                             log.notice("rolled back batch \(id): it was claimed but never started; its \(returned.count) file\(returned.count == 1 ? " is" : "s are") back in drop/",

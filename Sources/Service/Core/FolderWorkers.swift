@@ -149,7 +149,7 @@ final class FolderWorkers: Sendable {
         // Its photos finished while it was open: none is in flight any more.
         early.close(batch)
         await early.drained(batch)
-        do throws(SystemError) {
+        do throws(BatchError) {
             let progress = Mutex(0)
             let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log) { [board] done, total in
                 progress.withLock { $0 = done }
