@@ -71,9 +71,13 @@ public final class HotFolderService: Sendable {
             ClusterHost(settings: $0, version: version, workers: setup.limits.effectiveWorkers,
                         inboxes: setup.inboxes.map(\.name), log: log, board: board, metrics: metrics)
         }
+        // In a cluster the open batches' photos are tasks of the cluster's table.
+        let clusterTasks = cluster.map { ClusterTaskQueue(host: $0, roots: ClusterTaskQueue.roots(of: setup.inboxes), log: log) }
         let reload = { @Sendable [read = self.reload, self] () throws(JSON5Errors) -> ServiceSetup in
             let new = try read()
             self.inForce.withLock { $0 = new }
+            // The folders a reload adds, removes or moves: their tasks found (or given back) from now.
+            clusterTasks?.setRoots(ClusterTaskQueue.roots(of: new.inboxes))
             cluster?.setInboxes(new.inboxes.map(\.name))
             return new
         }
@@ -93,11 +97,7 @@ public final class HotFolderService: Sendable {
         let loop: ServiceLoop
         do throws(SystemError) {
             mailbox = try Mailbox()
-            // In a cluster the open batches' photos are tasks of the cluster's table.
-            let tasks = cluster.map { host -> (queue: any PhotoTaskQueue, workers: Int) in
-                (ClusterTaskQueue(host: host, roots: Dictionary(setup.inboxes.map { ($0.name, $0.layout.root) }) { a, _ in a }, log: log),
-                 setup.limits.effectiveWorkers)
-            }
+            let tasks = clusterTasks.map { queue -> (queue: any PhotoTaskQueue, workers: Int) in (queue, setup.limits.effectiveWorkers) }
             let workers = FolderWorkers(board: board, metrics: metrics, stop: stop, log: log,
                                         batchSlots: setup.limits.effectiveWorkers + 2, tasks: tasks,
                                         onEvent: { event in
@@ -127,7 +127,10 @@ public final class HotFolderService: Sendable {
             pool.stop()
             proofs.stop()
             await workers.finishAll()
-            cluster?.stop()  // after the drain: what the workers held is done; the rest goes back
+            // The photos the workers completed recorded first (up to a lease, at most 10 s, for a
+            // database that does not answer), then the member leaves: what it still holds goes back.
+            clusterTasks?.finish(flush: min(setup.config.cluster?.lease ?? .seconds(10), .seconds(10)))
+            cluster?.stop()
             publisher.stop(final: loop.stoppedStatus())
             log.notice("stopped")
             return 0

@@ -95,4 +95,52 @@ import Testing
         // A feed stopped hands out nothing more.
         #expect(await feed.next() == nil)
     }
+
+    @Test func completionsGivenAfterTheTakingStoppedAreRecordedBeforeTheMemberLeaves() async throws {
+        guard let server = PostgresServer.sharedOrSkip() else { return }
+        let conninfo = try server.makeDatabase()
+        let member = MemberTests.member("alpha", conninfo)
+        let other = MemberTests.member("beta", conninfo)
+        #expect(member.start(waitingUpTo: .seconds(30)).isUp)
+        #expect(other.start(waitingUpTo: .seconds(30)).isUp)
+        defer { other.stop() }
+        try member.add((1...6).map { NewTask(photo: $0, source: "IMG_\($0).jpg") }, inbox: "shop", batch: "b1")
+        let feed = TaskFeed(member: member, ahead: 1, poll: .milliseconds(200))
+        var held: [PhotoTask] = []
+        for _ in 0..<4 { if let task = await feed.next() { held.append(task) } }
+        #expect(held.count == 4)
+        // A daemon's stop: its workers get no more tasks, those finishing a photo complete it after.
+        feed.stopTaking()
+        #expect(await feed.next() == nil)
+        for task in held { feed.complete(task, item: "{\"index\": \(task.key.photo)}") }
+        #expect(feed.stop(flush: .seconds(30)) == 0, "every completion sent before the member leaves")
+        member.stop()
+        // Recorded as done, not given back by the member's stop: another host takes only the rest.
+        let progress = try #require(try other.board.progress(inbox: "shop", batch: "b1"))
+        #expect(progress.done == 4 && progress.running == 0, "\(progress)")
+        #expect(try other.board.finished(inbox: "shop", batch: "b1").map(\.photo).sorted() == held.map(\.key.photo).sorted())
+        var next: [PhotoTask] = []
+        #expect(ClusterFixture.wait(.seconds(20)) { next += (try? other.take(limit: 10)) ?? []; return next.count >= 2 })
+        #expect(Set(next.map(\.key.photo)) == Set(1...6).subtracting(held.map(\.key.photo)), "\(next)")
+    }
+
+    @Test func aStopWhileTheDatabaseDoesNotAnswerWaitsForItOnlyUpToTheFlush() async throws {
+        guard let server = PostgresServer.ownOrSkip() else { return }
+        defer { server.destroy() }
+        let conninfo = try server.makeDatabase()
+        let member = MemberTests.member("alpha", conninfo)
+        #expect(member.start(waitingUpTo: .seconds(30)).isUp)
+        defer { member.stop() }
+        try member.add((1...3).map { NewTask(photo: $0, source: "IMG_\($0).jpg") }, inbox: "shop", batch: "b1")
+        let feed = TaskFeed(member: member, ahead: 0, poll: .milliseconds(200))
+        var held: [PhotoTask] = []
+        for _ in 0..<3 { if let task = await feed.next() { held.append(task) } }
+        feed.stopTaking()
+        try server.stop()
+        #expect(ClusterFixture.wait(.seconds(20)) { !member.health.isUp })
+        for task in held { feed.complete(task, item: nil) }
+        // The stop returns (the flush's bound), saying what it could not send.
+        #expect(feed.stop(flush: .milliseconds(500)) == 3)
+        try server.start()
+    }
 }

@@ -58,14 +58,25 @@ final class ClusterRig {
             print("note: \(name): the hosts share this machine's namespaces (\(getuid() == 0 ? "no unshare/nsenter" : "not root")); each has its own cluster.host")
             hosts = nil
         }
-        for (n, host) in names.enumerated() {
-            try Harness.write("""
-                { templatesDir: "\(hot.dir)/templates", inboxes: [ { name: "shop", root: "\(hot.root)", template: "small" } ],
-                  settle: "\(settle)", quiet: "\(quiet)", maxWait: "20s", maxBatch: \(maxBatch),
-                  rescanInterval: "2s", staleAfter: "24h", workers: \(workers), metricsFile: "\(metricsPath(n))",
-                  cluster: { database: "\(conninfo)", host: "\(host)", lease: "\(lease)" }, \(extra) }
-                """, to: config(n))
+        let conninfo = conninfo, dir = dir
+        configText = { n, inboxes in
+            """
+            { templatesDir: "\(dir)/templates", inboxes: [ \(inboxes) ],
+              settle: "\(settle)", quiet: "\(quiet)", maxWait: "20s", maxBatch: \(maxBatch),
+              rescanInterval: "2s", staleAfter: "24h", workers: \(workers), metricsFile: "\(dir)/metrics-\(n).prom",
+              cluster: { database: "\(conninfo)", host: "\(names[n])", lease: "\(lease)" }, \(extra) }
+            """
         }
+        try writeConfigs()
+    }
+
+    /// Host `n`'s config, given its `inboxes` (the JSON5 of the array's elements).
+    private let configText: (Int, String) -> String
+
+    /// Writes every host's config: the hot folder `shop` and `more` (name and fixture).
+    func writeConfigs(more: [(name: String, hot: HotFolderFixture)] = []) throws {
+        let inboxes = ([("shop", hot)] + more).map { "{ name: \"\($0.0)\", root: \"\($0.1.root)\", template: \"small\" }" }
+        for n in names.indices { try Harness.write(configText(n, inboxes.joined(separator: ", ")), to: config(n)) }
     }
 
     deinit { if ownServer { server.destroy() } }
@@ -114,7 +125,8 @@ final class ClusterRig {
     /// whole beside `drop/` first, then all renamed in at once (they arrive within a
     /// moment, well inside the batch's quiet, however loaded the machine).
     /// - Returns: each name and its bytes.
-    func dropPhotos(_ prefix: String, count: Int, width: Int = 40) throws -> [String: [UInt8]] {
+    func dropPhotos(_ prefix: String, count: Int, width: Int = 40, into other: HotFolderFixture? = nil) throws -> [String: [UInt8]] {
+        let hot = other ?? hot
         var dropped: [String: [UInt8]] = [:]
         let staging = hot.root + "/incoming"
         try FileManager.default.createDirectory(atPath: staging, withIntermediateDirectories: true)
@@ -131,8 +143,9 @@ final class ClusterRig {
 
     /// Every photo in `dropped` is in a published report and nothing is under way (no batch
     /// folder left in `.work/`: a published one is removed just after its report appears).
-    func allFinished(_ dropped: [String: [UInt8]]) -> Bool {
-        Set(SharesTests.items(hot).compactMap { $0.item["source"] as? String }).isSuperset(of: dropped.keys)
+    func allFinished(_ dropped: [String: [UInt8]], in other: HotFolderFixture? = nil) -> Bool {
+        let hot = other ?? hot
+        return Set(SharesTests.items(hot).compactMap { $0.item["source"] as? String }).isSuperset(of: dropped.keys)
             && hot.names(in: hot.root + "/.work").allSatisfy { $0.hasPrefix(".") } && hot.names(in: hot.drop).isEmpty
     }
 
@@ -152,14 +165,19 @@ final class ClusterRig {
     }
 
     /// The hosts the report items name.
-    var finishingHosts: Set<String> {
+    var finishingHosts: Set<String> { finishingHosts(of: hot) }
+
+    /// The hosts the report items of hot folder `hot` name.
+    func finishingHosts(of hot: HotFolderFixture) -> Set<String> {
         Set(SharesTests.items(hot).compactMap { $0.item["host"] as? String })
     }
 
     /// Each photo in `dropped` finished exactly once, ok, in one report of all; its original
     /// filed byte for byte and its outputs intact (as many bytes as the report says, a whole
     /// JPEG); nothing left in `drop/`, `.work/` or `failed/`.
-    func expectEachOnce(_ dropped: [String: [UInt8]], _ daemons: [DaemonProcess], sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectEachOnce(_ dropped: [String: [UInt8]], _ daemons: [DaemonProcess], in other: HotFolderFixture? = nil,
+                        sourceLocation: SourceLocation = #_sourceLocation) {
+        let hot = other ?? hot
         let items = SharesTests.items(hot)
         let sources = items.compactMap { $0.item["source"] as? String }
         #expect(sources.count == dropped.count && Set(sources) == Set(dropped.keys),

@@ -11,6 +11,8 @@ import Synchronization
 ///
 /// A completion lost with a crash is one whose answer was lost: the task runs again after its
 /// lease and writes the same outputs. While the database does not answer, nothing new is taken.
+/// A stop is two steps: `stopTaking` (the workers get nil; those still finishing a photo
+/// complete it after), then `stop` once they are done, before the member leaves.
 public final class TaskFeed: Sendable {
     public let member: ClusterMember
     /// Tasks taken beyond the workers waiting.
@@ -27,7 +29,10 @@ public final class TaskFeed: Sendable {
         var takers: [CheckedContinuation<PhotoTask?, Never>] = []
         var completions: [Pending] = []
         var sending = false
+        /// No task handed out or taken any more (`stopTaking`).
         var stopped = false
+        /// The stop's flush: the completer ends once none is left or this instant has passed.
+        var finishBy: ContinuousClock.Instant?
     }
 
     private struct Pending: Sendable {
@@ -85,26 +90,34 @@ public final class TaskFeed: Sendable {
         _ = try? member.giveBack([task])
     }
 
-    /// Stops: no task is handed out (the workers waiting get nil), the ones taken ahead go
-    /// back at once, the completions given are sent (waiting up to `flush` for the database),
-    /// then the threads end.
-    public func stop(flush: Duration = .seconds(10)) {
-        let takers = state.withLock { s -> [CheckedContinuation<PhotoTask?, Never>] in
+    /// Takes no more: the workers waiting get nil, no task is handed out or taken, the ones
+    /// taken ahead go back at once. The completions given — and those given after, by workers
+    /// finishing the photos they had — are still sent, until `stop`. Again: nothing more.
+    public func stopTaking() {
+        let (takers, left) = state.withLock { s -> ([CheckedContinuation<PhotoTask?, Never>], [PhotoTask]) in
             s.stopped = true
-            defer { s.takers = [] }
-            return s.takers
+            defer { s.takers = []; s.buffered = [] }
+            return (s.takers, s.buffered)
         }
         for taker in takers { taker.resume(returning: nil) }
         feederBell.ring()
-        let end = ContinuousClock.now + flush
-        while pending > 0 && ContinuousClock.now < end { completerBell.ring(); Thread.sleep(forTimeInterval: 0.02) }
+        if !left.isEmpty { _ = try? member.giveBack(left) }
+    }
+
+    /// Stops (`stopTaking` first, if not yet): the completions given are sent — waiting up to
+    /// `flush` for a database that does not answer — then the threads end. Call it before the
+    /// member stops: a completion not sent leaves its task held, given back by the member's stop
+    /// and finished again by another host. Returns how many were left unsent (0: all recorded).
+    @discardableResult
+    public func stop(flush: Duration = .seconds(10)) -> Int {
+        stopTaking()
+        state.withLock { s in
+            let by = ContinuousClock.now + flush
+            s.finishBy = min(s.finishBy ?? by, by)
+        }
         completerBell.ring()
         ended.wait()
-        let left = state.withLock { s -> [PhotoTask] in
-            defer { s.buffered = [] }
-            return s.buffered
-        }
-        if !left.isEmpty { _ = try? member.giveBack(left) }
+        return state.withLock { $0.completions.count }
     }
 
     // MARK: - The threads
@@ -148,13 +161,14 @@ public final class TaskFeed: Sendable {
     private func completeAll() {
         var delay = Duration.milliseconds(50)
         while true {
-            let next = state.withLock { s -> Pending? in
-                guard !s.completions.isEmpty else { return nil }
+            let (next, end) = state.withLock { s -> (Pending?, Bool) in
+                if let by = s.finishBy, s.completions.isEmpty || ContinuousClock.now >= by { return (nil, true) }
+                guard !s.completions.isEmpty else { return (nil, false) }
                 s.sending = true
-                return s.completions.removeFirst()
+                return (s.completions.removeFirst(), false)
             }
+            if end { return }
             guard let next else {
-                if state.withLock({ $0.stopped }) { return }
                 completerBell.wait(.seconds(1))
                 continue
             }
@@ -164,16 +178,17 @@ public final class TaskFeed: Sendable {
                 delay = .milliseconds(50)
                 next.then(outcome)
             } catch where error.kind == .unreachable || error.kind == .closed {
-                // Kept, first in line, until the database answers again (or the stop's flush ends).
-                let stopped = state.withLock { s -> Bool in
+                // Kept, first in line, until the database answers again (or the stop's flush ends:
+                // tried again until then; a member already stopped cannot send it at all).
+                let finishBy = state.withLock { s -> ContinuousClock.Instant? in
                     s.completions.insert(next, at: 0)
                     s.sending = false
-                    return s.stopped
+                    return s.finishBy
                 }
-                if stopped && error.kind == .closed { return }
-                completerBell.wait(delay)
+                if finishBy != nil && error.kind == .closed { return }
+                let wait = finishBy.map { min(delay, max(.zero, $0 - ContinuousClock.now)) } ?? delay
+                completerBell.wait(wait)
                 delay = min(delay * 2, .seconds(2))
-                if stopped { return }
             } catch {
                 // A statement the database refused: the task is not this host's to complete.
                 state.withLock { $0.sending = false }

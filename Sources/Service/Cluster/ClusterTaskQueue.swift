@@ -1,5 +1,6 @@
 import Batches
 import Cluster
+import Configuration
 import Foundation
 import HotFolders
 import Synchronization
@@ -44,7 +45,14 @@ final class ClusterTaskQueue: PhotoTaskQueue {
         feed = TaskFeed(member: host.member, ahead: 1)
     }
 
+    /// The hot folders' roots of the config in force (a reload adds, removes or moves folders:
+    /// a task of a folder it does not know is given back).
     func setRoots(_ roots: [String: String]) { self.roots.withLock { $0 = roots } }
+
+    /// Each hot folder's root, by name, as `setRoots` takes them.
+    static func roots(of inboxes: [ServiceSetup.Inbox]) -> [String: String] {
+        Dictionary(inboxes.map { ($0.name, $0.layout.root) }) { a, _ in a }
+    }
 
     func add(_ tasks: [OpenPhotoTask]) throws(SystemError) {
         var byBatch: [PhotoTaskID.BatchKey: [OpenPhotoTask]] = [:]
@@ -122,10 +130,23 @@ final class ClusterTaskQueue: PhotoTaskQueue {
         }
     }
 
+    /// No task is handed out any more (the workers waiting get nil; off the caller's thread: the
+    /// tasks taken ahead go back in one statement). Those finishing a photo still complete it:
+    /// `finish` sends what they completed.
     func stop() {
         state.withLock { $0.stopped = true }
         let feed = feed
-        DispatchQueue.global().async { feed.stop() }
+        DispatchQueue.global().async { feed.stopTaking() }
+    }
+
+    /// After the workers are done, before the member leaves: the completions still queued are
+    /// sent — waiting up to `flush` for a database that does not answer — else the member's stop
+    /// would give their tasks back and another host finish those photos again.
+    func finish(flush: Duration) {
+        let left = feed.stop(flush: flush)
+        if left > 0 {
+            log.warning("cluster: \(left) photo\(left == 1 ? "" : "s") finished here not recorded as done (the database did not answer within \(Config.words(flush))): another host finishes \(left == 1 ? "it" : "them") again once this host's leases run out")
+        }
     }
 }
 
