@@ -156,12 +156,16 @@ final class ClusterRig {
     }
 
     /// The host (index) whose daemon holds a batch under way, as its lock says (its pid).
-    func holder(of daemons: [DaemonProcess]) -> Int? {
+    func holder(of daemons: [DaemonProcess]) -> Int? { holders(of: daemons).min() }
+
+    /// The daemons holding the locks of the batches under way (those that claimed them).
+    func holders(of daemons: [DaemonProcess]) -> Set<Int> {
+        var found: Set<Int> = []
         for id in batchesUnderWay {
             let lock = (try? String(contentsOfFile: "\(hot.root)/.work/\(id)/lock", encoding: .utf8)) ?? ""
-            if let n = daemons.firstIndex(where: { lock.contains("pid=\($0.pid)\n") }) { return n }
+            if let n = daemons.firstIndex(where: { lock.contains("pid=\($0.pid)\n") }) { found.insert(n) }
         }
-        return nil
+        return found
     }
 
     /// The hosts the report items name.
