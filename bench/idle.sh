@@ -53,6 +53,18 @@ switches() { # context switches of the process's threads so far: all, then ours 
 proofs() { find "$1" -mindepth 3 -maxdepth 3 -path '*/proof/*.png' 2>/dev/null | wc -l; }
 since() { echo "$EPOCHREALTIME - $1" | bc; }
 
+alive() { kill -0 "$PID" 2>/dev/null || { echo "the daemon stopped; its log:" >&2; cat "$dir/daemon.log" >&2; exit 1; }; }
+# Starts the daemon on $dir's config (its log made first, so the wait never reads a missing
+# file) and waits for its ready line: sets PID, ready (wall seconds) and readycpu.
+start_until_ready() {
+  : > "$dir/daemon.log"
+  local start=$EPOCHREALTIME
+  RUNTIME_DIRECTORY=$dir/run "$PF" daemon --config "$dir/photofinish.json5" >> "$dir/daemon.log" 2>&1 &
+  PID=$!
+  until grep -q 'ready: watching' "$dir/daemon.log"; do alive; sleep 0.05; done
+  ready=$(since "$start"); readycpu=$(cpu "$PID")
+}
+
 RESTARTS=()
 echo "| hot folders | to ready | ready CPU | proofs done after ready | start-up CPU | proofs rendered | idle CPU per minute | wake-ups in ${WAKE} s (ours) | peak RSS |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
@@ -65,12 +77,8 @@ EOF
     for ((i = 0; i < n; i++)); do echo "  { name: \"f$i\", root: \"$dir/hot/f$i\", template: \"shop\" },"; done
     echo '], staleAfter: "24h" }'; } > "$dir/photofinish.json5"
   "$PF" check --config "$dir/photofinish.json5" >/dev/null
-  start=$EPOCHREALTIME
-  RUNTIME_DIRECTORY=$dir/run "$PF" daemon --config "$dir/photofinish.json5" > "$dir/daemon.log" 2>&1 &
-  PID=$!
-  alive() { kill -0 "$PID" 2>/dev/null || { echo "the daemon stopped; its log:" >&2; cat "$dir/daemon.log" >&2; exit 1; }; }
-  until grep -q 'ready: watching' "$dir/daemon.log"; do alive; sleep 0.05; done
-  ready=$(since "$start"); readycpu=$(cpu "$PID"); at=$EPOCHREALTIME
+  start_until_ready
+  at=$EPOCHREALTIME
   made=0
   until [[ $made -ge $n ]]; do
     alive; sleep 0.2; made=$(proofs "$dir/hot")
@@ -93,12 +101,7 @@ EOF
     "$n" "$ready" "$readycpu" "$proofwall" "$proofnote" "$startup" "$rendered" "$perminute" "$((s1 - s0))" "$((o1 - o0))" "$rss"
   # The same folders started again (a restart, an upgrade, a reboot: what most start-ups are):
   # every folder and proof is there already.
-  : > "$dir/daemon.log"
-  start=$EPOCHREALTIME
-  RUNTIME_DIRECTORY=$dir/run "$PF" daemon --config "$dir/photofinish.json5" > "$dir/daemon.log" 2>&1 &
-  PID=$!
-  until grep -q 'ready: watching' "$dir/daemon.log"; do alive; sleep 0.05; done
-  ready=$(since "$start"); readycpu=$(cpu "$PID")
+  start_until_ready
   sleep 5; after=$(cpu "$PID"); made=$(proofs "$dir/hot")
   rendered=$(grep -c 'rendering the proof' "$dir/daemon.log" || true)
   kill -TERM "$PID"; wait "$PID" || true; PID=

@@ -72,16 +72,6 @@ struct ClusterFixture {
         (first..<(first + count)).map { NewTask(photo: $0, source: String(format: "IMG_%04d.jpg", $0)) }
     }
 
-    /// Waits until `condition` holds, up to `deadline` (false then).
-    static func wait(_ deadline: Duration, every step: Duration = .milliseconds(20), _ condition: () throws -> Bool) rethrows -> Bool {
-        let end = ContinuousClock.now + deadline
-        while ContinuousClock.now < end {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: Double(step / .milliseconds(1)) / 1000)
-        }
-        return try condition()
-    }
-
     /// Runs `body(i)` for i in 0..<count on threads of their own, all started together.
     static func together(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
         let group = DispatchGroup()

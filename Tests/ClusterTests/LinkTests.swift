@@ -53,25 +53,25 @@ import Testing
         let database = Database(settings) { event in events.update { $0.append(event) } }
         defer { database.close() }
         #expect(database.start(waitingUpTo: .seconds(30)).isUp)
-        #expect(ClusterFixture.wait(.seconds(10)) { events.current.contains(.listening) })
+        #expect(Poll.until(.seconds(10)) { events.current.contains(.listening) })
         _ = try database.execute("SELECT pg_notify('pf_test', 'one')")
-        #expect(ClusterFixture.wait(.seconds(10)) { events.current.contains(.notification(channel: "pf_test", payload: "one")) })
+        #expect(Poll.until(.seconds(10)) { events.current.contains(.notification(channel: "pf_test", payload: "one")) })
 
         try server.stop()
         // Seen without a statement of ours (the listener's connection closed).
-        #expect(ClusterFixture.wait(.seconds(10)) { !database.health.isUp }, "\(database.health)")
+        #expect(Poll.until(.seconds(10)) { !database.health.isUp }, "\(database.health)")
         #expect(throws: ClusterError.self) { try database.execute("SELECT 1") }
         let downs = events.current.filter { if case .down = $0 { true } else { false } }.count
         #expect(downs == 1, "one event for the outage, not one per attempt: \(events.current)")
 
         try server.start()
-        #expect(ClusterFixture.wait(.seconds(20)) { database.health.isUp }, "\(database.health)")
+        #expect(Poll.until(.seconds(20)) { database.health.isUp }, "\(database.health)")
         #expect(try database.execute("SELECT 41 + 1 AS n")[0].int("n") == 42)
         let listening = events.current.filter { $0 == .listening }.count
-        #expect(ClusterFixture.wait(.seconds(10)) { events.current.filter { $0 == .listening }.count >= 2 },
+        #expect(Poll.until(.seconds(10)) { events.current.filter { $0 == .listening }.count >= 2 },
                 "listening again: \(listening)")
         _ = try database.execute("SELECT pg_notify('pf_test', 'two')")
-        #expect(ClusterFixture.wait(.seconds(10)) { events.current.contains(.notification(channel: "pf_test", payload: "two")) })
+        #expect(Poll.until(.seconds(10)) { events.current.contains(.notification(channel: "pf_test", payload: "two")) })
     }
 
     @Test func aConnectionKilledUnderneathIsReplacedAndTheStatementFailsAsUnreachable() throws {
@@ -84,7 +84,7 @@ import Testing
         } catch {
             #expect(error.kind == .unreachable, "\(error)")
         }
-        #expect(ClusterFixture.wait(.seconds(10)) { (try? f.database.execute("SELECT 1")) != nil })
+        #expect(Poll.until(.seconds(10)) { (try? f.database.execute("SELECT 1")) != nil })
         let newPid = try f.database.execute("SELECT pg_backend_pid() AS pid")[0].int("pid")
         #expect(newPid != pid)
     }

@@ -38,7 +38,7 @@ import Testing
         ClusterFixture.together(7) { worker in
             guard worker < 6 else {
                 // The 7th thread plays the administrator: PostgreSQL stops once a third is done.
-                _ = ClusterFixture.wait(.seconds(120)) { completed.current.count >= 100 }
+                _ = Poll.until(.seconds(120)) { completed.current.count >= 100 }
                 try? server.stop()
                 Thread.sleep(forTimeInterval: 4.5)  // the outage: longer than a lease
                 try? server.start()
@@ -64,7 +64,7 @@ import Testing
                     Thread.sleep(forTimeInterval: work.isBatchOutputs ? 0.05 : 0.01)  // the photo's work
                     if work.isBatchOutputs {
                         // Publishing is for one host only: not while the lease is uncertain.
-                        _ = ClusterFixture.wait(.seconds(60)) { member.isCertain(work) }
+                        _ = Poll.until(.seconds(60)) { member.isCertain(work) }
                         outputsMade.update { $0.append(member.identity.name) }
                     }
                     // Finished: the result is held until the database takes it.
@@ -125,7 +125,7 @@ import Testing
         // An expired lease is not taken within one lease of the server's own start (its holders
         // renew first after an outage): beta looks again until it gets it.
         var taken: PhotoTask?
-        #expect(try ClusterFixture.wait(.seconds(10), every: .milliseconds(100)) {
+        #expect(try Poll.until(.seconds(10), every: .milliseconds(100)) {
             taken = try b.take(limit: 1).first
             return taken != nil
         })
@@ -133,7 +133,7 @@ import Testing
         #expect(retaken.key == task.key && retaken.earlierAttempts == 1)
         // alpha's next renewal learns it.
         a.keeper.ringNow()
-        #expect(ClusterFixture.wait(.seconds(10)) { events.current.contains(.lost([task])) }, "\(events.current)")
+        #expect(Poll.until(.seconds(10)) { events.current.contains(.lost([task])) }, "\(events.current)")
         #expect(a.held.isEmpty)
         #expect(!a.isCertain(task))
         #expect(try a.complete(task, item: "{}") == .stale)
@@ -152,7 +152,7 @@ import Testing
         let pid = try #require(try a.database.execute("SELECT pg_backend_pid() AS pid")[0].int("pid"))
         try f.server.psql("SELECT pg_terminate_backend(\(pid))")
         #expect(throws: ClusterError.self) { try a.database.execute("SELECT 1") }
-        #expect(ClusterFixture.wait(.seconds(10)) { a.health.isUp })
+        #expect(Poll.until(.seconds(10)) { a.health.isUp })
         // The unknown one is ready again (not counted); the known one still held.
         let other = Self.member("beta", f.conninfo)
         defer { other.stop() }
@@ -178,7 +178,7 @@ import Testing
         let waiter = Thread { woken.update { $0 = a.waitForWork(upTo: .seconds(20)) } }
         waiter.start()
         try b.add([NewTask(photo: 1, source: "a.jpg")], inbox: "studio", batch: "s1")
-        #expect(ClusterFixture.wait(.seconds(20)) { woken.current })
+        #expect(Poll.until(.seconds(20)) { woken.current })
         try b.add([NewTask(photo: 1, source: "b.jpg")], inbox: "shop", batch: "p1")
         let held = try a.take(limit: 5)
         #expect(held.count == 2)

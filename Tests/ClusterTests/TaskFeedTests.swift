@@ -41,7 +41,7 @@ import Testing
             // thread of its own: it waits, and the concurrency pool may have only two threads).
             // A generous deadline: in the full suite on two loaded cores 60 s saw 32 of 60 taken.
             Thread {
-                _ = ClusterFixture.wait(.seconds(300)) { taken.current.filter { $0 > 0 }.count >= 60 && feeds.allSatisfy { $0.pending == 0 } }
+                _ = Poll.until(.seconds(300)) { taken.current.filter { $0 > 0 }.count >= 60 && feeds.allSatisfy { $0.pending == 0 } }
                 for feed in feeds { feed.stop() }
             }.start()
         }
@@ -70,16 +70,16 @@ import Testing
         for _ in 0..<4 { if let task = await feed.next() { held.append(task) } }
         #expect(held.count == 4)
         // Two more taken ahead for the next workers (the feeder's own pace).
-        #expect(ClusterFixture.wait(.seconds(20)) { feed.buffered == 2 })
+        #expect(Poll.until(.seconds(20)) { feed.buffered == 2 })
 
         // The database goes away: the completions are kept, none lost, none sent twice.
         try server.stop()
-        #expect(ClusterFixture.wait(.seconds(20)) { !member.health.isUp })
+        #expect(Poll.until(.seconds(20)) { !member.health.isUp })
         let outcomes = Tally([Completion]())
         for task in held { feed.complete(task, item: "{\"index\": \(task.key.photo)}") { c in outcomes.update { $0.append(c) } } }
         #expect(feed.pending == 4)
         try server.start()
-        #expect(ClusterFixture.wait(.seconds(60)) { feed.pending == 0 }, "pending \(feed.pending)")
+        #expect(Poll.until(.seconds(60)) { feed.pending == 0 }, "pending \(feed.pending)")
         #expect(outcomes.current.count == 4 && outcomes.current.allSatisfy { $0 == .completed(outputs: nil) }, "\(outcomes.current)")
         #expect(try member.board.finished(inbox: "shop", batch: "b1").map(\.photo).sorted() == held.map(\.key.photo).sorted())
 
@@ -90,7 +90,7 @@ import Testing
         #expect(progress.done == 4 && progress.ready == 4 && progress.running == 0, "\(progress)")
         // (The other host's first statement after the outage may meet its old connection: again.)
         var next: [PhotoTask] = []
-        #expect(ClusterFixture.wait(.seconds(20)) { next += (try? other.take(limit: 10)) ?? []; return next.count >= 4 })
+        #expect(Poll.until(.seconds(20)) { next += (try? other.take(limit: 10)) ?? []; return next.count >= 4 })
         #expect(next.count == 4 && next.allSatisfy { $0.earlierAttempts == 0 }, "\(next)")
         // A feed stopped hands out nothing more.
         #expect(await feed.next() == nil)
@@ -120,7 +120,7 @@ import Testing
         #expect(progress.done == 4 && progress.running == 0, "\(progress)")
         #expect(try other.board.finished(inbox: "shop", batch: "b1").map(\.photo).sorted() == held.map(\.key.photo).sorted())
         var next: [PhotoTask] = []
-        #expect(ClusterFixture.wait(.seconds(20)) { next += (try? other.take(limit: 10)) ?? []; return next.count >= 2 })
+        #expect(Poll.until(.seconds(20)) { next += (try? other.take(limit: 10)) ?? []; return next.count >= 2 })
         #expect(Set(next.map(\.key.photo)) == Set(1...6).subtracting(held.map(\.key.photo)), "\(next)")
     }
 
@@ -137,7 +137,7 @@ import Testing
         for _ in 0..<3 { if let task = await feed.next() { held.append(task) } }
         feed.stopTaking()
         try server.stop()
-        #expect(ClusterFixture.wait(.seconds(20)) { !member.health.isUp })
+        #expect(Poll.until(.seconds(20)) { !member.health.isUp })
         for task in held { feed.complete(task, item: nil) }
         // The stop returns (the flush's bound), saying what it could not send.
         #expect(feed.stop(flush: .milliseconds(500)) == 3)

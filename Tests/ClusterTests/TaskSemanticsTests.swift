@@ -77,7 +77,7 @@ import Testing
         #expect(try b.take(from: ["shop"], limit: 5).isEmpty)
         // alpha stops renewing (a dead host): beta takes it once the lease has expired.
         var second: PhotoTask?
-        let took = try ClusterFixture.wait(.seconds(10), every: .milliseconds(100)) {
+        let took = try Poll.until(.seconds(10), every: .milliseconds(100)) {
             second = try b.take(from: ["shop"], limit: 5).first
             return second != nil
         }
@@ -116,13 +116,13 @@ import Testing
         #expect(t2.earlierAttempts == 0)
         // Expired twice: the third taker learns it stopped two finishers.
         var t3: PhotoTask?
-        _ = try ClusterFixture.wait(.seconds(10), every: .milliseconds(100)) {
+        _ = try Poll.until(.seconds(10), every: .milliseconds(100)) {
             t3 = try a.take(from: ["shop"], limit: 1).first
             return t3 != nil
         }
         #expect(t3?.earlierAttempts == 1)
         var t4: PhotoTask?
-        _ = try ClusterFixture.wait(.seconds(10), every: .milliseconds(100)) {
+        _ = try Poll.until(.seconds(10), every: .milliseconds(100)) {
             t4 = try a.take(from: ["shop"], limit: 1).first
             return t4 != nil
         }

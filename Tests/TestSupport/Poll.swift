@@ -1,16 +1,16 @@
 import Foundation
 
-/// Waiting on a condition with a deadline, never a fixed sleep (HELPER-RULES, STYLE).
+/// Waiting on a condition with a deadline, never a fixed sleep.
 public enum Poll {
     /// Checks `condition` every `every` (20 ms) until it holds or `deadline` passes; true when
-    /// it held.
+    /// it held. A condition that throws ends the wait with its error.
     @discardableResult
-    public static func until(_ deadline: Duration, every: Duration = .milliseconds(20), _ condition: () -> Bool) -> Bool {
+    public static func until(_ deadline: Duration, every: Duration = .milliseconds(20), _ condition: () throws -> Bool) rethrows -> Bool {
         let end = ContinuousClock.now + deadline
         while ContinuousClock.now < end {
-            if condition() { return true }
+            if try condition() { return true }
             usleep(UInt32(every / .microseconds(1)))
         }
-        return condition()
+        return try condition()
     }
 }
