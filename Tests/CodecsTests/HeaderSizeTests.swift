@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 @testable import Codecs
 import Pixels
 
@@ -205,6 +206,21 @@ import Pixels
         #expect(wrong?.code == .corruptImage)
         #expect(wrong?.message == "HEIF grid says its canvas is 4000×3000, its image extent (ispe) says 48×32")
         #expect(HeaderSizeTests.outcome(try Self.heicWithGrid(width: 48, height: 32).bytes) == nil)
+    }
+
+    @Test("a grid made of itself (the fuzzer's file: an alpha grid whose input is itself; libheif 1.15 recursed on new threads and aborted) is corrupt-image")
+    func gridMadeOfItself() throws {
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/regressions/heif/alpha-grid-made-of-itself.heic")
+        let bytes = [UInt8](try Data(contentsOf: file))
+        #expect(HEIFBoxes(bytes).nestedDerivation)
+        let error = HeaderSizeTests.outcome(bytes)
+        #expect(error?.code == .corruptImage)
+        #expect(error?.message == "HEIF file has a grid or overlay made of other grids or overlays, or of itself: "
+                + "not a photo a camera writes, and libheif cannot decode it safely")
+        // A grid of coded tiles, as libheif and phones write it, is not nested.
+        let (grid, _) = try Self.heicWithGrid(width: 48, height: 32)
+        #expect(!HEIFBoxes(grid).nestedDerivation)
     }
 
     @Test("box walking never reads past the data", arguments: [0, 1, 7, 8, 9, 16, 40, 100, 400])

@@ -20,6 +20,14 @@ struct HEIFBoxes {
     var primaryExtent: (width: Int, height: Int)?
     /// Set when the file ends before the data its items need (a copy cut short).
     var cut: Cut?
+    /// A derived image of the file (`grid`, `iovl`) one of whose inputs is itself derived, or
+    /// the item itself: a grid of grids, or a loop. libheif 1.15 decodes a grid's inputs by
+    /// recursion, each level on threads of its own, without looking for a loop: a 1 KB file
+    /// whose alpha image is a grid made of itself made it start threads until the system
+    /// refused one, and the uncaught `std::system_error` aborted the process (found by fuzzing:
+    /// Fuzz/regressions/heif/; `heif-convert` aborts the same way). Phones and cameras write
+    /// grids of coded tiles only.
+    var nestedDerivation = false
 
     /// A file that ends before its items' data does.
     struct Cut {
@@ -47,6 +55,15 @@ struct HEIFBoxes {
         if primaryType == "grid" || primaryType == "iovl", let iloc = child("iloc"),
            let data = file.itemData(of: primary, iloc: iloc, idat: child("idat")) {
             derivedCanvas = primaryType == "grid" ? BoxReader.gridCanvas(data) : BoxReader.overlayCanvas(data)
+        }
+        if let iref = child("iref") {
+            // Any derived item of the file, not only the primary: libheif decodes the primary's
+            // auxiliary images (its alpha) too, and the fuzzer's loop was one of those.
+            let iinf = child("iinf")
+            func derived(_ item: Int) -> Bool { ["grid", "iovl"].contains(iinf.flatMap { file.itemType(of: item, iinf: $0) }) }
+            nestedDerivation = file.derivations(iref: iref).contains { derivation in
+                derivation.inputs.contains { $0 == derivation.item || derived($0) }
+            }
         }
         if let iloc = child("iloc") {
             let tiles = primaryType == "grid" ? child("iref").map { file.derivedFrom(primary, iref: $0) } ?? [] : []
@@ -258,19 +275,25 @@ struct BoxReader {
 
     /// The items a `dimg` reference of `item` names (a grid's tiles, in order), from `iref`.
     func derivedFrom(_ item: Int, iref: Range<Int>) -> [Int] {
+        derivations(iref: iref).first { $0.item == item }?.inputs ?? []
+    }
+
+    /// Every `dimg` reference in `iref`: a derived item and the items it is made of, in order.
+    func derivations(iref: Range<Int>) -> [(item: Int, inputs: [Int])] {
         guard let version = u8(iref.lowerBound) else { return [] }
         let idSize = version == 0 ? 2 : 4
+        var all: [(item: Int, inputs: [Int])] = []
         for reference in boxes(in: (iref.lowerBound + 4)..<iref.upperBound) where reference.type == "dimg" {
             let c = reference.content.lowerBound
-            guard let from = uint(c, size: idSize), from == item, let count = u16(c + idSize) else { continue }
+            guard let from = uint(c, size: idSize), let count = u16(c + idSize) else { continue }
             var ids: [Int] = []
             for i in 0..<count {
                 guard let id = uint(c + idSize + 2 + i * idSize, size: idSize) else { break }
                 ids.append(id)
             }
-            return ids
+            all.append((from, ids))
         }
-        return []
+        return all
     }
 
     /// How far the top-level boxes declare the file to reach: past its end when the last box

@@ -122,11 +122,15 @@ public final class HEIFDecoder: PhotoDecoder {
     }
 
     /// A grid or overlay decodes to the canvas its own data declares, while the size checked
-    /// above is the primary image's `ispe`: the two must agree, up to a quarter turn
-    /// (HEIFBoxes says why).
+    /// above is the primary image's `ispe`: the two must agree, up to a quarter turn, and its
+    /// inputs must be coded images (HEIFBoxes says why).
     /// - Throws: `PhotoError` `too-large` (canvas over the limits), `corrupt-image` (canvas and
-    ///   `ispe` disagree).
+    ///   `ispe` disagree, or a derived image made of derived images).
     static func checkCanvas(_ boxes: HEIFBoxes, limits: DecodeLimits) throws(PhotoError) {
+        if boxes.nestedDerivation {
+            throw PhotoError(.corruptImage, "HEIF file has a grid or overlay made of other grids or overlays, or of itself: "
+                             + "not a photo a camera writes, and libheif cannot decode it safely")
+        }
         guard let canvas = boxes.derivedCanvas else { return }
         let kind = boxes.primaryType ?? "derived image"
         try checkSize(width: canvas.width, height: canvas.height, format: "HEIF \(kind)", what: "HEIF \(kind)", limits: limits)
