@@ -280,7 +280,8 @@ struct BoxReader {
 
     /// Every `dimg` reference in `iref`: a derived item and the items it is made of, in order.
     func derivations(iref: Range<Int>) -> [(item: Int, inputs: [Int])] {
-        guard let version = u8(iref.lowerBound) else { return [] }
+        // A full box: version and flags (4 bytes) before the references.
+        guard iref.count >= 4, let version = u8(iref.lowerBound) else { return [] }
         let idSize = version == 0 ? 2 : 4
         var all: [(item: Int, inputs: [Int])] = []
         for reference in boxes(in: (iref.lowerBound + 4)..<iref.upperBound) where reference.type == "dimg" {
