@@ -65,6 +65,15 @@ struct XMPTests {
         #expect(XMPPacket(Array(text.utf8)) == nil)
     }
 
+    @Test("a packet exempi would write so that it does not parse again (a namespace URI holding a quote) is nil")
+    func namespaceWithAQuote() {
+        let good = "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+            + "<rdf:Description rdf:about='' xmlns:a='http://example.com/ab/' a:k='v'/></rdf:RDF></x:xmpmeta>"
+        #expect(XMPPacket(Array(good.utf8))?.string("http://example.com/ab/", "k") == "v")
+        let quoted = good.replacingOccurrences(of: "http://example.com/ab/", with: "http://example.com/a\"b/")
+        #expect(XMPPacket(Array(quoted.utf8)) == nil)
+    }
+
     @Test("MWG regions: read, turned upright when measured on stored pixels, moved into a crop")
     func regions() throws {
         let xmp = try #require(XMPPacket(Self.packet))

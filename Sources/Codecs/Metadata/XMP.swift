@@ -59,16 +59,26 @@ public final class XMPPacket {
     }
 
     /// Parses a serialized packet (with or without its `<?xpacket?>` wrapper); nil when it is
-    /// not XMP the toolkit can read. A packet must be UTF-8 (as every format that carries one
-    /// here stores it): exempi reads stray bytes in some places and then writes a packet it
-    /// cannot read back (found by the metadata fuzz target).
+    /// not XMP the toolkit can read, or not XMP it can write so that it reads again (what the
+    /// outputs carry must parse). Exempi reads some packets it then writes wrong (found by the
+    /// metadata fuzz target): stray bytes that are not UTF-8 (refused before parsing: every
+    /// format that carries a packet here stores UTF-8), and a namespace URI holding `"`, which
+    /// it writes unescaped inside a double-quoted `xmlns` (`xmlns:x="http://a"b/"`), so it is
+    /// serialized once here and parsed again.
     public convenience init?(_ bytes: [UInt8]) {
-        guard Self.library, !bytes.isEmpty, String(validating: bytes, as: UTF8.self) != nil else { return nil }
-        let parsed = bytes.withUnsafeBufferPointer { buffer in
+        guard Self.library, !bytes.isEmpty, String(validating: bytes, as: UTF8.self) != nil,
+              let parsed = Self.parse(bytes) else { return nil }
+        self.init(owning: parsed)
+        guard let again = Self.parse(serialized()) else { return nil }
+        xmp_free(again)
+    }
+
+    /// Exempi's packet for `bytes`, owned by the caller; nil when it cannot read them.
+    private static func parse(_ bytes: [UInt8]) -> XmpPtr? {
+        guard !bytes.isEmpty else { return nil }
+        return bytes.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) { xmp_new($0.baseAddress, $0.count) }
         }
-        guard let parsed else { return nil }
-        self.init(owning: parsed)
     }
 
     deinit { xmp_free(xmp) }
