@@ -7,13 +7,10 @@ import Testing
 /// finished exactly once, every batch by every host (its photos are tasks of the task table);
 /// kill -9 of the host holding a batch mid-batch; PostgreSQL stopped for 20 s mid-batch.
 @Suite(.serialized) struct ClusterBatchTests {
-    /// The drop became one batch — or, when two hosts' quiet ran out together, the claims they
-    /// began at once split it (each file moved by exactly one of them: a race of claims on the
-    /// share, as without a cluster; each photo is still finished once).
+    /// The drop became one batch: only the folder's claimer (its role in the database) claims
+    /// from it, however many hosts' quiet runs out at the same moment.
     static func oneBatch(_ rig: ClusterRig, sourceLocation: SourceLocation = #_sourceLocation) {
-        withKnownIssue("hosts whose quiet runs out together claim one drop as several batches", isIntermittent: true) {
-            #expect(rig.hot.reports().count == 1, "batches: \(rig.hot.reports().keys.sorted())", sourceLocation: sourceLocation)
-        }
+        #expect(rig.hot.reports().count == 1, "batches: \(rig.hot.reports().keys.sorted())", sourceLocation: sourceLocation)
     }
 
     @Test func threeHundredPhotosAsOneBatchAreFinishedExactlyOnce() throws {
@@ -102,9 +99,7 @@ import Testing
         let dropped = try rig.dropPhotos("R", count: 60, width: 600, into: studio)
         #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped, in: studio) }, "\(rig.logs(daemons))")
         rig.expectEachOnce(dropped, daemons, in: studio)
-        withKnownIssue("hosts whose quiet runs out together claim one drop as several batches", isIntermittent: true) {
-            #expect(studio.reports().count == 1, "batches: \(studio.reports().keys.sorted())")
-        }
+        #expect(studio.reports().count == 1, "batches: \(studio.reports().keys.sorted())")
         #expect(rig.finishingHosts(of: studio) == Set(rig.names), "finished by \(rig.finishingHosts(of: studio).sorted())")
         for d in daemons { d.signal(SIGTERM) }
         for d in daemons { #expect(d.wait() == 0) }

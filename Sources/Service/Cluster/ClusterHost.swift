@@ -18,6 +18,8 @@ import System
 final class ClusterHost: Sendable {
     let settings: ClusterSettings
     let member: ClusterMember
+    /// Each hot folder's claimer role: only its holder claims from the folder (one batch per drop).
+    let roles: ClaimerRoles
     private let log: Logger
     private let board: StatusBoard
     private let metrics: Metrics
@@ -65,7 +67,28 @@ final class ClusterHost: Sendable {
         self.relay = relay
         member = ClusterMember(conninfo: settings.database, identity: identity, inboxes: inboxes, lease: settings.lease,
                                events: { relay.forward($0) })
+        roles = ClaimerRoles(.init(conninfo: settings.database, host: identity.name, grace: settings.lease))
         relay.target.withLock { $0 = self }
+        roles.want(Set(inboxes))
+    }
+
+    /// Whether this host may claim from `folder` now (open a batch there, or claim into one):
+    /// it holds the folder's claimer role — or the database does not answer (see `ClaimerRoles`).
+    func mayClaim(_ folder: String) -> Bool { roles.mayClaim(folder) }
+
+    /// Called when a role is taken or lost (the loop looks at its folders again).
+    func onRolesChanged(_ body: @escaping @Sendable () -> Void) {
+        roles.onChange { [weak self] in
+            self?.publish()
+            body()
+        }
+    }
+
+    /// Lets every claimer role go (a stop: the others claim the new photos while this host drains).
+    /// Off the caller's thread: one statement, or a connect that may wait for a database gone.
+    func releaseRoles() {
+        let roles = roles
+        DispatchQueue.global().async { roles.stop() }
     }
 
     /// The member's events reach the host once it is made (they come from the link's thread,
@@ -84,6 +107,7 @@ final class ClusterHost: Sendable {
         log.notice("joining the cluster as host \(name) (lease \(Config.words(settings.lease)))")
         publish()
         let health = member.start(waitingUpTo: wait)
+        roles.start(waitingUpTo: wait)
         if case .connecting = health {
             log.notice("cluster: the database has not answered within \(Config.words(wait)): joining as soon as it does")
         }
@@ -109,6 +133,7 @@ final class ClusterHost: Sendable {
         if started { ended.wait() }
         let held = member.held.count
         let up = member.health.isUp
+        roles.stop()
         member.stop()
         relay.target.withLock { $0 = nil }
         if up {
@@ -138,6 +163,7 @@ final class ClusterHost: Sendable {
     /// Takes tasks of the folders it can use now (what it held of the others goes back at once).
     private func followFolders() {
         let now = takeable(), before = member.inboxes
+        if !state.withLock({ $0.stopping }) { roles.want(Set(now)) }
         guard now != before else { return }
         let dropped = before.filter { !now.contains($0) }, back = now.filter { !before.contains($0) }
         let given = member.held.filter { dropped.contains($0.key.inbox) }.count
@@ -252,6 +278,10 @@ final class ClusterHost: Sendable {
             return c
         }
         board.setCluster(cluster)
+        for name in configured.withLock({ $0 }) {
+            let claimer = roles.holder(of: name)
+            board.update(name) { if $0.claimer != claimer { $0.claimer = claimer } }
+        }
         metrics.setCluster(host: name, databaseUp: cluster.isReachable, held: held)
     }
 }

@@ -38,6 +38,9 @@ final class ClusterTaskQueue: PhotoTaskQueue {
         var stopped = false
     }
 
+    /// How long a worker waits after giving back a task it cannot finish here.
+    static let unknownBackoff = Duration.seconds(1)
+
     init(host: ClusterHost, roots: [String: String], log: Logger) {
         self.host = host
         self.log = log
@@ -81,12 +84,16 @@ final class ClusterTaskQueue: PhotoTaskQueue {
                 continue
             }
             guard let root = roots.withLock({ $0[task.key.inbox] }) else {
+                // A folder this host does not know (yet: a reload under way): given back, and
+                // not taken again at once (the feed would hand it straight back: a busy loop).
                 feed.giveBack(task)
+                try? await Task.sleep(for: Self.unknownBackoff)
                 continue
             }
             guard let name = task.detail.flatMap({ try? JSONDecoder().decode(FileName.self, from: Data($0.utf8)) })
                     ?? FileName(task.source) else {
                 feed.giveBack(task)
+                try? await Task.sleep(for: Self.unknownBackoff)
                 continue
             }
             let id = PhotoTaskID(inbox: task.key.inbox, batch: task.key.batch, photo: task.key.photo)
