@@ -18,6 +18,12 @@ import Testing
         let rig = try ClusterRig(server: server, own: false, quiet: "2s")
         let daemons = try (0..<3).map { try rig.start($0) }
         for d in daemons { d.waitUntilReady() }
+        // Every host's status names the one host that claims from the folder (its claimer role).
+        func claimers() -> [String?] {
+            (0..<3).map { n in ((rig.statusFile(n)?["inboxes"] as? [[String: Any]])?.first)?["claimer"] as? String }
+        }
+        #expect(Poll.until(.seconds(30)) { let c = claimers(); return c[0] != nil && Set(c).count == 1 }, "claimers: \(claimers())")
+        #expect(claimers().allSatisfy { $0.map(rig.names.contains) ?? false }, "claimers: \(claimers())")
         let dropped = try rig.dropPhotos("P", count: 300)
         #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
         rig.expectEachOnce(dropped, daemons)
