@@ -10,7 +10,8 @@ import Synchronization
 /// - The key: `(namespace, FNV-1a of the folder's name)`: every host computes it alike from
 ///   the hot folder's name, the name its tasks carry in the task table.
 /// - A host killed (`kill -9`, a crash) loses its roles the moment its socket closes: another
-///   host takes them at its next try (every `interval`, and at once when rung).
+///   host takes them at its next try (every `interval`, and at once when it has settled
+///   photos to claim: `tryNow`).
 /// - The role is wanted for the folders a host watches and can use (`want`); one it no
 ///   longer wants (a reload removed the folder, its share went away) and every one at `stop`
 ///   is released at once.
@@ -25,8 +26,9 @@ public final class ClaimerRoles: Sendable {
         /// How long a host that did not hold a role waits, the database unreachable, before
         /// claiming anyway (the cluster's lease).
         public var grace: Duration
-        /// How often the roles not held are tried (and the holders read for the status).
-        public var interval: Duration = .seconds(1)
+        /// How often the roles not held are tried and the holders read for the status (and at
+        /// once when `tryNow` rings, or the connection's socket says something: its end).
+        public var interval: Duration = .seconds(5)
         public var timeout: Duration = .seconds(10)
 
         public init(conninfo: String, host: String, grace: Duration) {
@@ -199,7 +201,10 @@ public final class ClaimerRoles: Sendable {
                 first = false
                 firstTry.ring()
             }
-            _ = bell.wait(settings.interval)
+            // A holder's connection says nothing until it ends (the server stopped, the network):
+            // its socket is waited on too, so the loss is seen at once, not at the next look.
+            let ready = Bell.poll([bell.descriptor, connection?.socket ?? -1], timeout: settings.interval)
+            if ready[0] { bell.clear() }
         }
     }
 
@@ -221,6 +226,7 @@ public final class ClaimerRoles: Sendable {
             SELECT l.objid::text AS key, a.application_name AS name
               FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
              WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2 AND l.classid = ($1::int4)::oid
+               AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
             """, [String(Self.namespace)], timeout: settings.timeout)
         var byKey: [String: String] = [:]
         for row in rows.rows {

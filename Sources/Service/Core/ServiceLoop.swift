@@ -60,6 +60,8 @@ final class ServiceLoop: @unchecked Sendable {
     /// roles let go when the daemon stops (the other hosts claim while it drains).
     struct ClaimGate: Sendable {
         var mayClaim: @Sendable (String) -> Bool
+        /// Photos wait to be claimed and this host may not: the roles are tried now.
+        var ask: @Sendable () -> Void
         var release: @Sendable () -> Void
     }
 
@@ -340,6 +342,9 @@ final class ServiceLoop: @unchecked Sendable {
     func turn(_ name: String, now: Duration) {
         guard let folder = folders[name] else { return }
         if let watch = folder.watch {
+            // Settled photos another host's role keeps from this one: is the role free now (its
+            // holder gone)? The answer comes as `.roles`.
+            if let gate = claimGate, folder.open == nil, watch.counts.pending > 0, !gate.mayClaim(name) { gate.ask() }
             if let claimable = watch.turn(now: now, canClaim: canClaim(folder), inotify: watcher.inotify) {
                 startClaim(folder, claimable.names, closes: claimable.closes)
             }
