@@ -468,7 +468,10 @@ final class ServiceLoop: @unchecked Sendable {
     /// What the status says once stopped: each folder `stopped`.
     func stoppedStatus() -> ServiceStatus {
         for name in folders.keys {
-            board.update(name) { $0.state = .init(kind: ServiceStatus.FolderState.stopped, since: BatchID.timestamp(Date())) }
+            board.update(name) {
+                $0.state = .init(kind: ServiceStatus.FolderState.stopped, since: BatchID.timestamp(Date()))
+                $0.claimer = nil  // its roles were let go
+            }
         }
         return board.snapshot(state: "stopped")
     }
