@@ -49,6 +49,20 @@ final class ClusterHost: Sendable {
         var readNow = true
         var stopping = false
         var started = false
+        /// The tasks held as last published.
+        var shownHeld = 0
+    }
+
+    /// How often the status is written again while the host holds tasks (what it holds changes
+    /// photo by photo); idle, every `folderLook`.
+    static let busyLook = Duration.milliseconds(500)
+
+    /// A task was taken or let go: when the host starts or stops holding any, the status says
+    /// so now (then every `busyLook` while it holds some).
+    func tasksChanged() {
+        let held = member.held.count
+        guard state.withLock({ ($0.shownHeld == 0) != (held == 0) }) else { return }
+        wake.lock(); wake.signal(); wake.unlock()
     }
 
     /// - Parameters:
@@ -255,7 +269,8 @@ final class ClusterHost: Sendable {
                 continue
             }
             followFolders()
-            let look = Date().addingTimeInterval(Double(Self.folderLook / .milliseconds(1)) / 1000)
+            let every = member.held.isEmpty ? Self.folderLook : Self.busyLook
+            let look = Date().addingTimeInterval(Double(every / .milliseconds(1)) / 1000)
             let until = member.health.isUp ? min(look, max(due, Date())) : look
             wake.lock()
             // Looked at under the lock its ringers take: a stop or an event just made is not missed.
@@ -269,6 +284,7 @@ final class ClusterHost: Sendable {
     private func publish() {
         let held = member.held.count
         let cluster = state.withLock { s in
+            s.shownHeld = held
             var c = ServiceStatus.ClusterState(host: name, database: s.database, since: BatchID.timestamp(s.since),
                                                lease: Double(settings.lease / .milliseconds(1)) / 1000, held: held)
             c.reason = s.reason

@@ -98,6 +98,7 @@ final class ClusterTaskQueue: PhotoTaskQueue {
             }
             let id = PhotoTaskID(inbox: task.key.inbox, batch: task.key.batch, photo: task.key.photo)
             state.withLock { $0.taken[id] = task }
+            host.tasksChanged()
             return OpenPhotoTask(id: id, source: name, folder: root + "/.work/" + task.key.batch)
         }
         return nil
@@ -106,8 +107,9 @@ final class ClusterTaskQueue: PhotoTaskQueue {
     func complete(_ task: OpenPhotoTask, item: EarlyItem) {
         guard let held = state.withLock({ $0.taken.removeValue(forKey: task.id) }) else { return }
         let json = (try? JSONEncoder().encode(item)).map { String(decoding: $0, as: UTF8.self) }
-        feed.complete(held, item: json) { [feed] outcome in
+        feed.complete(held, item: json) { [feed, host] outcome in
             if case .completed(let outputs?) = outcome { feed.complete(outputs, item: nil) }
+            host.tasksChanged()
         }
     }
 
