@@ -109,7 +109,12 @@ public final class HotFolderService: Sendable {
             self.workers.withLock { $0 = workers }
             loop = try ServiceLoop(setup: setup, reload: reload, log: log, board: board, metrics: metrics, proofs: proofs,
                                    workers: workers, publisher: publisher, pool: pool, mailbox: mailbox, signals: signals,
-                                   stop: stop, openFileLimit: limit)
+                                   stop: stop, openFileLimit: limit,
+                                   claimGate: cluster.map { host in
+                                       ServiceLoop.ClaimGate(mayClaim: { host.mayClaim($0) }, ask: { host.roles.tryNow() },
+                                                         release: { host.releaseRoles() })
+                                   })
+            cluster?.onRolesChanged { mailbox.post(.roles) }
             let endpoint = MetricsEndpoint(sockets: MetricsEndpoint.socketsFromSystemd(), log: log) { [self] in metricsText() }
             endpoint?.start()
             defer { endpoint?.stop() }

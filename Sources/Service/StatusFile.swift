@@ -126,6 +126,9 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         /// Batches held by a host that stopped renewing their lease, each with when it is taken
         /// over (one sentence each).
         public var takeovers: [String]?
+        /// In a cluster: the host that claims from this folder now (it holds the folder's
+        /// claimer role); nil when none does or the database does not answer.
+        public var claimer: String?
 
         public init(name: String, root: String) {
             self.name = name

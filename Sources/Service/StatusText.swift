@@ -76,6 +76,9 @@ public enum StatusText {
         } else if inbox.polling {
             lines.append("Note: drop/ is checked by polling (no inotify), so arrivals are seen a little later.")
         }
+        if running, let claimer = inbox.claimer {
+            lines.append(ascii("New photos are claimed by host \"\(claimer)\" (one host of the cluster claims at a time)."))
+        }
         for takeover in inbox.takeovers ?? [] { lines.append(ascii(takeover)) }
         let attention = (inbox.refused ?? []) + (inbox.unfiled ?? [:]).sorted { $0.key < $1.key }.flatMap(\.value)
         if !attention.isEmpty {

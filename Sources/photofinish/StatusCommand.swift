@@ -131,6 +131,7 @@ enum StatusCommand {
             // A refused folder is not watched: its counts say nothing.
             if state.isRefused { return String(out.dropLast()) }
         }
+        if let claimer = inbox.claimer { out += "  claimed by host \(claimer)\n" }
         for line in inbox.takeovers ?? [] { out += "  \(line)\n" }
         if let p = inbox.processing {
             out += "  processing \(p.done) of \(p.total) (batch \(p.batch))\n"

@@ -144,4 +144,44 @@ import Testing
         daemon.signal(SIGTERM)
         #expect(daemon.wait() == 0)
     }
+
+    /// The folder's claimer role: one host claims, says so in every host's status; stopped
+    /// (SIGTERM) it lets the role go at the start of its drain and another host claims the
+    /// photos dropped next; killed (-9), its role is taken as soon as photos wait.
+    @Test func oneHostClaimsAndAnotherTakesTheRoleWhenItStopsOrDies() throws {
+        guard let server = ClusterRig.server(own: false) else { return }
+        let rig = try ClusterRig(server: server, own: false, quiet: "1s")
+        let daemons = try (0..<3).map { try rig.start($0) }
+        for d in daemons { d.waitUntilReady() }
+        func claimer(_ n: Int) -> String? {
+            ((rig.statusFile(n)?["inboxes"] as? [[String: Any]])?.first)?["claimer"] as? String
+        }
+        func agreed(among hosts: [Int]) -> String? {
+            let seen = Set(hosts.map(claimer))
+            return seen.count == 1 ? seen.first! : nil
+        }
+        #expect(Poll.until(.seconds(30)) { agreed(among: [0, 1, 2]) != nil }, "\((0..<3).map(claimer))")
+        let first = try #require(agreed(among: [0, 1, 2]).flatMap { rig.names.firstIndex(of: $0) })
+        let text = try rig.status(first)
+        #expect(text.stdout.contains("claimed by host \(rig.names[first])"), "\(text.stdout)")
+        daemons[first].signal(SIGTERM)
+        #expect(daemons[first].wait() == 0)
+        let others = (0..<3).filter { $0 != first }
+        #expect(Poll.until(.seconds(30)) { agreed(among: others).map { $0 != rig.names[first] } ?? false },
+                "\(others.map(claimer))")
+        let dropped = try rig.dropPhotos("S", count: 10, width: 400)
+        #expect(Poll.until(.seconds(120)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
+        rig.expectEachOnce(dropped, daemons)
+        // The new claimer killed: the last host takes the role for the next photos.
+        let second = try #require(agreed(among: others).flatMap { rig.names.firstIndex(of: $0) })
+        daemons[second].signal(SIGKILL)
+        daemons[second].wait()
+        let last = others.first { $0 != second }!
+        let more = try rig.dropPhotos("T", count: 10, width: 400)
+        #expect(Poll.until(.seconds(120)) { rig.allFinished(more) }, "\(rig.logs(daemons))")
+        #expect(Poll.until(.seconds(30)) { claimer(last) == rig.names[last] }, "\(claimer(last) ?? "none")")
+        #expect(rig.hot.reports().keys.count == 2, "batches: \(rig.hot.reports().keys.sorted())")
+        daemons[last].signal(SIGTERM)
+        #expect(daemons[last].wait() == 0)
+    }
 }

@@ -31,6 +31,12 @@ struct ClusterStatusTextTests {
         #expect(down.unicodeScalars.allSatisfy { $0.isASCII })
         #expect(StatusText.render(shop, running: true, updated: updated, cluster: Self.host("connecting"))
             .contains("This is host \"studio-2\" of a cluster: its database has not answered yet."))
+        // Which host claims from the folder (its claimer role), while running.
+        var claimed = shop
+        claimed.claimer = "studio-1"
+        #expect(StatusText.render(claimed, running: true, updated: updated, cluster: Self.host("reachable", up: 3))
+            .contains("New photos are claimed by host \"studio-1\" (one host of the cluster claims at a time).\r\n"))
+        #expect(!StatusText.render(claimed, running: false, updated: updated).contains("claimed by host"))
         // Alone, or stopped: nothing of a cluster.
         #expect(!StatusText.render(shop, running: true, updated: updated).contains("cluster"))
         #expect(!StatusText.render(shop, running: false, updated: updated, cluster: Self.host("reachable")).contains("cluster"))

@@ -18,6 +18,8 @@ import System
 final class ClusterHost: Sendable {
     let settings: ClusterSettings
     let member: ClusterMember
+    /// Each hot folder's claimer role: only its holder claims from the folder (one batch per drop).
+    let roles: ClaimerRoles
     private let log: Logger
     private let board: StatusBoard
     private let metrics: Metrics
@@ -47,6 +49,20 @@ final class ClusterHost: Sendable {
         var readNow = true
         var stopping = false
         var started = false
+        /// The tasks held as last published.
+        var shownHeld = 0
+    }
+
+    /// How often the status is written again while the host holds tasks (what it holds changes
+    /// photo by photo); idle, every `folderLook`.
+    static let busyLook = Duration.milliseconds(500)
+
+    /// A task was taken or let go: when the host starts or stops holding any, the status says
+    /// so now (then every `busyLook` while it holds some).
+    func tasksChanged() {
+        let held = member.held.count
+        guard state.withLock({ ($0.shownHeld == 0) != (held == 0) }) else { return }
+        wake.lock(); wake.signal(); wake.unlock()
     }
 
     /// - Parameters:
@@ -65,7 +81,28 @@ final class ClusterHost: Sendable {
         self.relay = relay
         member = ClusterMember(conninfo: settings.database, identity: identity, inboxes: inboxes, lease: settings.lease,
                                events: { relay.forward($0) })
+        roles = ClaimerRoles(.init(conninfo: settings.database, host: identity.name, grace: settings.lease))
         relay.target.withLock { $0 = self }
+        roles.want(Set(inboxes))
+    }
+
+    /// Whether this host may claim from `folder` now (open a batch there, or claim into one):
+    /// it holds the folder's claimer role — or the database does not answer (see `ClaimerRoles`).
+    func mayClaim(_ folder: String) -> Bool { roles.mayClaim(folder) }
+
+    /// Called when a role is taken or lost (the loop looks at its folders again).
+    func onRolesChanged(_ body: @escaping @Sendable () -> Void) {
+        roles.onChange { [weak self] in
+            self?.publish()
+            body()
+        }
+    }
+
+    /// Lets every claimer role go (a stop: the others claim the new photos while this host drains).
+    /// Off the caller's thread: one statement, or a connect that may wait for a database gone.
+    func releaseRoles() {
+        let roles = roles
+        DispatchQueue.global().async { roles.stop() }
     }
 
     /// The member's events reach the host once it is made (they come from the link's thread,
@@ -84,6 +121,7 @@ final class ClusterHost: Sendable {
         log.notice("joining the cluster as host \(name) (lease \(Config.words(settings.lease)))")
         publish()
         let health = member.start(waitingUpTo: wait)
+        roles.start(waitingUpTo: wait)
         if case .connecting = health {
             log.notice("cluster: the database has not answered within \(Config.words(wait)): joining as soon as it does")
         }
@@ -109,6 +147,7 @@ final class ClusterHost: Sendable {
         if started { ended.wait() }
         let held = member.held.count
         let up = member.health.isUp
+        roles.stop()
         member.stop()
         relay.target.withLock { $0 = nil }
         if up {
@@ -138,6 +177,7 @@ final class ClusterHost: Sendable {
     /// Takes tasks of the folders it can use now (what it held of the others goes back at once).
     private func followFolders() {
         let now = takeable(), before = member.inboxes
+        if !state.withLock({ $0.stopping }) { roles.want(Set(now)) }
         guard now != before else { return }
         let dropped = before.filter { !now.contains($0) }, back = now.filter { !before.contains($0) }
         let given = member.held.filter { dropped.contains($0.key.inbox) }.count
@@ -229,7 +269,8 @@ final class ClusterHost: Sendable {
                 continue
             }
             followFolders()
-            let look = Date().addingTimeInterval(Double(Self.folderLook / .milliseconds(1)) / 1000)
+            let every = member.held.isEmpty ? Self.folderLook : Self.busyLook
+            let look = Date().addingTimeInterval(Double(every / .milliseconds(1)) / 1000)
             let until = member.health.isUp ? min(look, max(due, Date())) : look
             wake.lock()
             // Looked at under the lock its ringers take: a stop or an event just made is not missed.
@@ -243,6 +284,7 @@ final class ClusterHost: Sendable {
     private func publish() {
         let held = member.held.count
         let cluster = state.withLock { s in
+            s.shownHeld = held
             var c = ServiceStatus.ClusterState(host: name, database: s.database, since: BatchID.timestamp(s.since),
                                                lease: Double(settings.lease / .milliseconds(1)) / 1000, held: held)
             c.reason = s.reason
@@ -252,6 +294,10 @@ final class ClusterHost: Sendable {
             return c
         }
         board.setCluster(cluster)
+        for name in configured.withLock({ $0 }) {
+            let claimer = roles.holder(of: name)
+            board.update(name) { if $0.claimer != claimer { $0.claimer = claimer } }
+        }
         metrics.setCluster(host: name, databaseUp: cluster.isReachable, held: held)
     }
 }

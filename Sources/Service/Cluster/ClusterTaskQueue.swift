@@ -38,6 +38,9 @@ final class ClusterTaskQueue: PhotoTaskQueue {
         var stopped = false
     }
 
+    /// How long a worker waits after giving back a task it cannot finish here.
+    static let unknownBackoff = Duration.seconds(1)
+
     init(host: ClusterHost, roots: [String: String], log: Logger) {
         self.host = host
         self.log = log
@@ -81,16 +84,21 @@ final class ClusterTaskQueue: PhotoTaskQueue {
                 continue
             }
             guard let root = roots.withLock({ $0[task.key.inbox] }) else {
+                // A folder this host does not know (yet: a reload under way): given back, and
+                // not taken again at once (the feed would hand it straight back: a busy loop).
                 feed.giveBack(task)
+                try? await Task.sleep(for: Self.unknownBackoff)
                 continue
             }
             guard let name = task.detail.flatMap({ try? JSONDecoder().decode(FileName.self, from: Data($0.utf8)) })
                     ?? FileName(task.source) else {
                 feed.giveBack(task)
+                try? await Task.sleep(for: Self.unknownBackoff)
                 continue
             }
             let id = PhotoTaskID(inbox: task.key.inbox, batch: task.key.batch, photo: task.key.photo)
             state.withLock { $0.taken[id] = task }
+            host.tasksChanged()
             return OpenPhotoTask(id: id, source: name, folder: root + "/.work/" + task.key.batch)
         }
         return nil
@@ -99,8 +107,9 @@ final class ClusterTaskQueue: PhotoTaskQueue {
     func complete(_ task: OpenPhotoTask, item: EarlyItem) {
         guard let held = state.withLock({ $0.taken.removeValue(forKey: task.id) }) else { return }
         let json = (try? JSONEncoder().encode(item)).map { String(decoding: $0, as: UTF8.self) }
-        feed.complete(held, item: json) { [feed] outcome in
+        feed.complete(held, item: json) { [feed, host] outcome in
             if case .completed(let outputs?) = outcome { feed.complete(outputs, item: nil) }
+            host.tasksChanged()
         }
     }
 

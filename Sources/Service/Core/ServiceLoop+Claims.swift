@@ -13,6 +13,9 @@ extension ServiceLoop {
     /// more lock (else it is looked at again when a batch starts).
     func canClaim(_ folder: Folder) -> Bool {
         guard !stopping, !folder.claiming, folder.claimedAhead < Self.claimAhead, folder.lowSpace == nil else { return false }
+        // In a cluster only the folder's claimer opens a batch there (one batch per drop); a
+        // batch it opened still fills and closes should the role be lost meanwhile.
+        if folder.open == nil, let gate = claimGate, !gate.mayClaim(folder.inbox.name) { return false }
         // One more lock must fit in the open-file limit (see `OpenFiles`).
         if let limit = openFileLimit, locksWaiting + claimsInFlight >= work.lockRoom(limit: limit, folders: roomUsed) {
             waitingForLocks.insert(folder.inbox.name)

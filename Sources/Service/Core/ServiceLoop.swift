@@ -52,6 +52,17 @@ final class ServiceLoop: @unchecked Sendable {
         /// `due` when one ran out or a batch lies unheld (recovery takes it now), `waiting` the
         /// sentences for the batches whose host stopped renewing.
         case leases(inbox: String, due: Bool, waiting: [String])
+        /// In a cluster: a folder's claimer role was taken or lost (`ClaimGate`).
+        case roles
+    }
+
+    /// In a cluster: who may claim from a folder (its claimer role, `ClaimerRoles`), and the
+    /// roles let go when the daemon stops (the other hosts claim while it drains).
+    struct ClaimGate: Sendable {
+        var mayClaim: @Sendable (String) -> Bool
+        /// Photos wait to be claimed and this host may not: the roles are tried now.
+        var ask: @Sendable () -> Void
+        var release: @Sendable () -> Void
     }
 
     enum ClaimResult: Sendable {
@@ -132,6 +143,7 @@ final class ServiceLoop: @unchecked Sendable {
     let freeSpace: @Sendable (ServiceSetup.Inbox) -> SpaceCheck
     let probes = TakeUp.Probes()
     let openFileLimit: UInt64?
+    let claimGate: ClaimGate?
 
     var setup: ServiceSetup
     var folders: [String: Folder] = [:]
@@ -153,7 +165,7 @@ final class ServiceLoop: @unchecked Sendable {
     init(setup: ServiceSetup, reload: @escaping @Sendable () throws(JSON5Errors) -> ServiceSetup,
          log: Logger, board: StatusBoard, metrics: Metrics, proofs: ProofKeeper, workers: FolderWorkers,
          publisher: StatusPublisher, pool: WorkPool, mailbox: Mailbox<Message>, signals: SignalEvents,
-         stop: StopRequest, openFileLimit: UInt64?,
+         stop: StopRequest, openFileLimit: UInt64?, claimGate: ClaimGate? = nil,
          freeSpace: @escaping @Sendable (ServiceSetup.Inbox) -> SpaceCheck = ServiceLoop.spaceCheck) throws(SystemError) {
         self.setup = setup
         self.reload = reload
@@ -168,6 +180,7 @@ final class ServiceLoop: @unchecked Sendable {
         self.signals = signals
         self.stop = stop
         self.openFileLimit = openFileLimit
+        self.claimGate = claimGate
         self.freeSpace = freeSpace
         timer = try DeadlineTimer()
         watcher = DropWatcher(log: log)
@@ -263,6 +276,7 @@ final class ServiceLoop: @unchecked Sendable {
         Notify.stopping()
         log.notice("stopping: finishing the photos in flight; unfinished batches resume at the next start")
         stop.request()
+        claimGate?.release()
         // The open batches close: left in .work/ (shown as waiting there) for the next start.
         for folder in folders.values where !folder.claiming { closeOpen(folder) }
     }
@@ -304,6 +318,11 @@ final class ServiceLoop: @unchecked Sendable {
             folder.leaseLooking = false
             board.update(name) { $0.takeovers = waiting.isEmpty ? nil : waiting }
             if due, folder.watch?.health.isAvailable == true, !stopping { startRecovery(folder) }
+        case .roles:
+            for folder in folders.values {
+                schedule(folder)
+                show(folder)
+            }
         case .swept(let name, let deferred):
             guard let folder = folders[name], folder.watch != nil, !folder.inbox.keep.isForever else { return }
             folder.nextSweep = now + (deferred ? Self.deferredSweep : Self.sweepInterval)
@@ -323,6 +342,9 @@ final class ServiceLoop: @unchecked Sendable {
     func turn(_ name: String, now: Duration) {
         guard let folder = folders[name] else { return }
         if let watch = folder.watch {
+            // Settled photos another host's role keeps from this one: is the role free now (its
+            // holder gone)? The answer comes as `.roles`.
+            if let gate = claimGate, folder.open == nil, watch.counts.pending > 0, !gate.mayClaim(name) { gate.ask() }
             if let claimable = watch.turn(now: now, canClaim: canClaim(folder), inotify: watcher.inotify) {
                 startClaim(folder, claimable.names, closes: claimable.closes)
             }
@@ -446,7 +468,10 @@ final class ServiceLoop: @unchecked Sendable {
     /// What the status says once stopped: each folder `stopped`.
     func stoppedStatus() -> ServiceStatus {
         for name in folders.keys {
-            board.update(name) { $0.state = .init(kind: ServiceStatus.FolderState.stopped, since: BatchID.timestamp(Date())) }
+            board.update(name) {
+                $0.state = .init(kind: ServiceStatus.FolderState.stopped, since: BatchID.timestamp(Date()))
+                $0.claimer = nil  // its roles were let go
+            }
         }
         return board.snapshot(state: "stopped")
     }
