@@ -60,11 +60,15 @@ public final class BatchLock: Sendable {
               let st = try? file.freshStatus(), st.links > 0 else { return nil }
         let key = folder.path.description
         var takenFrom: String?
-        if let owner = try? file.readAll(), let holder = Owner(Array(owner)), !holder.isThisKernel,
-           holder.host != Owner.current.host {
+        // The holder as the file says, or (where this open reads nothing: `rclone mount` without
+        // its file cache, the lock opened again to take it) as the last look at it found it.
+        let said = (try? file.readAll()).flatMap { Owner(Array($0)) }
+        let foreignHost = said.map { !$0.isThisKernel && $0.host != Owner.current.host ? $0.host : nil }
+            ?? Observed.host(key)
+        if let host = foreignHost {
             // Held from another machine: free once its lease stops being renewed.
-            guard Observed.unchanged(key, st, for: leaseTimeout, host: holder.host) else { return nil }
-            takenFrom = String(holder.host.prefix { $0 != "/" })
+            guard Observed.unchanged(key, st, for: leaseTimeout, host: host) else { return nil }
+            takenFrom = String(host.prefix { $0 != "/" })
         }
         Observed.forget(key)
         guard (try? writeOwner(file, in: folder)) != nil else { return nil }
@@ -358,6 +362,9 @@ public final class BatchLock: Sendable {
                 return now - last.since >= timeout
             }
         }
+
+        /// The host a look found holding `key`, if one did.
+        static func host(_ key: String) -> String? { seen.withLock { $0[key]?.host } }
 
         static func forget(_ key: String) {
             _ = seen.withLock { $0.removeValue(forKey: key) }
