@@ -168,6 +168,20 @@ final class ClusterRig {
         return found
     }
 
+    /// The claimer of the hot folder as each host's status names it (nil where one names none).
+    func claimers() -> [String?] {
+        names.indices.map { n in ((statusFile(n)?["inboxes"] as? [[String: Any]])?.first)?["claimer"] as? String }
+    }
+
+    /// The hosts holding a running task now, as the task table says (a host's status file says
+    /// what it holds at most every half second: a batch of small photos can end in between).
+    func hostsRunningTasks() -> Set<String> {
+        let database = conninfo.split(separator: " ").first { $0.hasPrefix("dbname=") }.map { String($0.dropFirst(7)) }
+        let rows = (try? server.psql("SELECT DISTINCT host FROM photofinish.tasks WHERE state = 'running'",
+                                     database: database ?? "postgres")) ?? ""
+        return Set(rows.split(separator: "\n").map(String.init))
+    }
+
     /// The hosts the report items name.
     var finishingHosts: Set<String> { finishingHosts(of: hot) }
 
