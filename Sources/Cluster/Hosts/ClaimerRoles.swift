@@ -58,6 +58,7 @@ public final class ClaimerRoles: Sendable {
     private let bell = Bell()
     private let ended = Bell()
     private let changed = Mutex<(@Sendable () -> Void)?>(nil)
+    private let lastAsk = Mutex<ContinuousClock.Instant?>(nil)
 
     private struct State {
         var wanted: Set<String> = []
@@ -115,8 +116,20 @@ public final class ClaimerRoles: Sendable {
         if changed { bell.ring() }
     }
 
-    /// Tries the roles not held now (a host about to claim that does not hold its folder's).
-    public func tryNow() { bell.ring() }
+    /// Tries the roles not held now (a host about to claim that does not hold its folder's), at
+    /// most every `askEvery`: a host that may not claim asks at each of its folder's turns, one
+    /// per settling file during a burst, and each try is a round trip to the database.
+    public func tryNow(now: ContinuousClock.Instant = .now) {
+        let ring = lastAsk.withLock { last -> Bool in
+            if let last, now - last < Self.askEvery { return false }
+            last = now
+            return true
+        }
+        if ring { bell.ring() }
+    }
+
+    /// The least time between two tries asked for by `tryNow`.
+    static let askEvery = Duration.milliseconds(250)
 
     /// Whether this host holds `folder`'s role.
     public func holds(_ folder: String) -> Bool { state.withLock { $0.held.contains(folder) } }
