@@ -111,7 +111,7 @@ public final class HotFolderService: Sendable {
                                    workers: workers, publisher: publisher, pool: pool, mailbox: mailbox, signals: signals,
                                    stop: stop, openFileLimit: limit,
                                    claimGate: cluster.map { host in
-                                       ServiceLoop.ClaimGate(mayClaim: { host.mayClaim($0) }, ask: { host.roles.tryNow() },
+                                       ServiceLoop.ClaimGate(mayClaim: { host.roles.mayClaim($0) }, ask: { host.roles.tryNow() },
                                                          release: { host.releaseRoles() })
                                    })
             cluster?.onRolesChanged { mailbox.post(.roles) }

@@ -86,10 +86,6 @@ final class ClusterHost: Sendable {
         roles.want(Set(inboxes))
     }
 
-    /// Whether this host may claim from `folder` now (open a batch there, or claim into one):
-    /// it holds the folder's claimer role — or the database does not answer (see `ClaimerRoles`).
-    func mayClaim(_ folder: String) -> Bool { roles.mayClaim(folder) }
-
     /// Called when a role is taken or lost (the loop looks at its folders again).
     func onRolesChanged(_ body: @escaping @Sendable () -> Void) {
         roles.onChange { [weak self] in

@@ -83,14 +83,11 @@ final class ClusterTaskQueue: PhotoTaskQueue {
                 feed.complete(task, item: nil)
                 continue
             }
-            guard let root = roots.withLock({ $0[task.key.inbox] }) else {
-                // A folder this host does not know (yet: a reload under way): given back, and
-                // not taken again at once (the feed would hand it straight back: a busy loop).
-                feed.giveBack(task)
-                try? await Task.sleep(for: Self.unknownBackoff)
-                continue
-            }
-            guard let name = task.detail.flatMap({ try? JSONDecoder().decode(FileName.self, from: Data($0.utf8)) })
+            // A folder this host does not know (yet: a reload under way), or a name it cannot
+            // read: given back, and not taken again at once (the feed would hand it straight
+            // back: a busy loop).
+            guard let root = roots.withLock({ $0[task.key.inbox] }),
+                  let name = task.detail.flatMap({ try? JSONDecoder().decode(FileName.self, from: Data($0.utf8)) })
                     ?? FileName(task.source) else {
                 feed.giveBack(task)
                 try? await Task.sleep(for: Self.unknownBackoff)
