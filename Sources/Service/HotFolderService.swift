@@ -112,9 +112,14 @@ public final class HotFolderService: Sendable {
                                    stop: stop, openFileLimit: limit,
                                    claimGate: cluster.map { host in
                                        ServiceLoop.ClaimGate(mayClaim: { host.roles.mayClaim($0) }, ask: { host.roles.tryNow() },
-                                                         release: { host.releaseRoles() })
+                                                             release: { host.releaseRoles() },
+                                                             hold: { host.roles.hold($0, lock: BatchLock.ownerText) },
+                                                             letGo: { host.roles.letGo($0) }, isHeld: { host.roles.isHeld($0) },
+                                                             mayWrite: { host.roles.mayWrite($0) },
+                                                             adoptionEnded: { host.roles.adoptionEnded($0, adopted: $1) })
                                    })
             cluster?.onRolesChanged { mailbox.post(.roles) }
+            cluster?.roles.onHolding { mailbox.post(.holding($0)) }
             let endpoint = MetricsEndpoint(sockets: MetricsEndpoint.socketsFromSystemd(), log: log) { [self] in metricsText() }
             endpoint?.start()
             defer { endpoint?.stop() }

@@ -59,6 +59,38 @@ import Testing
         for d in daemons { #expect(d.wait() == 0) }
     }
 
+    @Test func killNineOfTheClaimerMidDropTheNextClaimerAdoptsItsOpenBatch() throws {
+        guard let server = ClusterRig.server(own: false) else { return }
+        // A quiet long enough that the batch is still open when the second half comes.
+        let rig = try ClusterRig(server: server, own: false, quiet: "4s", maxBatch: 1000)
+        var daemons = try (0..<3).map { try rig.start($0) }
+        for d in daemons { d.waitUntilReady() }
+        #expect(Poll.until(.seconds(30)) { let c = rig.claimers(); return c[0] != nil && Set(c).count == 1 }, "claimers: \(rig.claimers())")
+        guard let name = rig.claimers()[0], let dead = rig.names.firstIndex(of: name) else { return }
+        let first = try rig.dropPhotos("F", count: 150, width: 600)
+        // The claimer has its open batch (photos claimed into it as they settle): killed then.
+        var batch: String?
+        #expect(Poll.until(.seconds(120)) { batch = rig.openBatch(heldBy: daemons[dead]); return batch != nil }, "\(rig.logs(daemons))")
+        guard let batch else { return }
+        daemons[dead].signal(SIGKILL)
+        daemons[dead].wait()
+        let killed = ContinuousClock.now
+        // More photos after the death: the next claimer adopts the dead one's open batch (the
+        // database says its session is gone) and they join it; it closes by its quiet.
+        let second = try rig.dropPhotos("S", count: 150, width: 600)
+        let dropped = first.merging(second) { a, _ in a }
+        #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
+        print("kill -9 of the claimer with its batch open → the batch of \(dropped.count) published \(ContinuousClock.now - killed) after the kill")
+        Self.oneBatch(rig)
+        #expect(rig.hot.reports().keys.contains(batch), "batches: \(rig.hot.reports().keys.sorted()), the dead claimer's: \(batch)")
+        rig.expectEachOnce(dropped, daemons)
+        let alive = daemons.indices.filter { $0 != dead }
+        #expect(alive.contains { daemons[$0].log.contains("adopted open batch \(batch)") }, "\(rig.logs(daemons))")
+        for n in alive { daemons[n].signal(SIGTERM) }
+        for n in alive { #expect(daemons[n].wait() == 0) }
+        daemons.removeAll()
+    }
+
     @Test func killNineOfAHostThatDidNotClaimTheBatchLosesNothing() throws {
         guard let server = ClusterRig.server(own: false) else { return }
         let rig = try ClusterRig(server: server, own: false, quiet: "2s", maxBatch: 1000)

@@ -8,7 +8,28 @@
 extension Schema {
     static let migrations: [Migration] = [
         Migration(version: 1, summary: "hosts, batches and photo tasks with leases", sql: version1),
+        Migration(version: 2, summary: "the holders of open batches on the share", sql: version2),
     ]
+
+    /// Which claimer session holds each open batch on the share (`ClaimerRoles`): when that
+    /// session is gone from the server the folder's next claimer adopts the batch at once,
+    /// instead of waiting out the share lock's lease.
+    private static let version2 = #"""
+    CREATE TABLE photofinish.batch_holders (
+        inbox   text NOT NULL,
+        batch   text NOT NULL,
+        host    text NOT NULL,
+        -- The holder's claimer session: its backend's pid and application_name (both visible
+        -- in pg_stat_activity to every role). Gone from there: the holder's process is gone.
+        pid     integer NOT NULL,
+        app     text NOT NULL,
+        -- The batch's lock file on the share as the holder wrote it (its host, boot and pid):
+        -- adopted only while the share still says so.
+        lock    text NOT NULL,
+        since   timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (inbox, batch)
+    );
+    """#
 
     private static let version1 = #"""
     CREATE TABLE photofinish.hosts (

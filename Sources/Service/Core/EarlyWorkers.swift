@@ -98,6 +98,12 @@ final class EarlyWorkers: Sendable {
         _ = open.withLock { $0.removeValue(forKey: batch.folder) }
     }
 
+    /// The batch is no longer this host's (adopted by another host of the cluster): its photos
+    /// are taken as any other host's, nothing of it is closed from here.
+    func forget(_ batch: ClaimedBatch) {
+        _ = open.withLock { $0.removeValue(forKey: batch.folder) }
+    }
+
     /// Returns once none of the closed batch's photos is in flight.
     func drained(_ batch: ClaimedBatch) async {
         await queue.drained(inbox: batch.manifest.inbox, batch: batch.id)
