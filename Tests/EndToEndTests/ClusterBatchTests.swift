@@ -22,9 +22,19 @@ import Testing
         #expect(Poll.until(.seconds(30)) { let c = rig.claimers(); return c[0] != nil && Set(c).count == 1 }, "claimers: \(rig.claimers())")
         #expect(rig.claimers().allSatisfy { $0.map(rig.names.contains) ?? false }, "claimers: \(rig.claimers())")
         let dropped = try rig.dropPhotos("P", count: 300)
-        #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
+        // The tasks' starts and ends are the database's: no host appends to a `tasks` journal on the share.
+        var journals: Set<String> = []
+        #expect(Poll.until(.seconds(300)) {
+            journals.formUnion(rig.hot.names(in: rig.hot.root + "/.work").filter {
+                FileManager.default.fileExists(atPath: rig.hot.root + "/.work/\($0)/tasks")
+            })
+            return rig.allFinished(dropped)
+        }, "\(rig.logs(daemons))")
+        #expect(journals.isEmpty, "tasks journals on the share: \(journals.sorted())")
         rig.expectEachOnce(dropped, daemons)
         Self.oneBatch(rig)
+        // What the hosts finished while it was open was taken by its run from the database.
+        #expect(daemons.contains { $0.log.contains("photos were finished while the batch was open") }, "\(rig.logs(daemons))")
         // The photos are tasks every host's free workers take: every host finished some.
         let byBatch = rig.hot.reports().mapValues { Set(($0["items"] as? [[String: Any]] ?? []).compactMap { $0["host"] as? String }).sorted() }
         #expect(rig.finishingHosts == Set(rig.names), "finished by \(byBatch)")
@@ -89,6 +99,25 @@ import Testing
         for n in alive { daemons[n].signal(SIGTERM) }
         for n in alive { #expect(daemons[n].wait() == 0) }
         daemons.removeAll()
+    }
+
+    @Test func aFileNoHostCanFinishAsATaskDoesNotHoldItsBatch() throws {
+        guard let server = ClusterRig.server(own: false) else { return }
+        let rig = try ClusterRig(server: server, own: false, hosts: 2, quiet: "2s")
+        let daemons = try (0..<2).map { try rig.start($0) }
+        for d in daemons { d.waitUntilReady() }
+        // A text file beside the photos: a task of the batch like every claimed file, which no
+        // host finishes early (no photo of its own) — refused by each, then left to the run.
+        let dropped = try rig.dropPhotos("T", count: 30, width: 600)
+        try Harness.write(Array("shot list\n".utf8), to: rig.hot.root + "/incoming/notes.txt")
+        #expect(rename(rig.hot.root + "/incoming/notes.txt", rig.hot.drop + "/notes.txt") == 0)
+        #expect(Poll.until(.seconds(120)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
+        Self.oneBatch(rig)
+        let photos = SharesTests.items(rig.hot).compactMap { $0.item["source"] as? String }.filter { $0.hasPrefix("T") }
+        #expect(photos.count == dropped.count && Set(photos) == Set(dropped.keys), "\(photos.sorted())")
+        #expect(daemons.contains { $0.log.contains("was not finished by any host after") }, "\(rig.logs(daemons))")
+        for d in daemons { d.signal(SIGTERM) }
+        for d in daemons { #expect(d.wait() == 0) }
     }
 
     @Test func killNineOfAHostThatDidNotClaimTheBatchLosesNothing() throws {

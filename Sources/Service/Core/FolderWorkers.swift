@@ -149,9 +149,11 @@ final class FolderWorkers: Sendable {
         // Its photos finished while it was open: none is in flight any more.
         early.close(batch)
         await early.drained(batch)
+        // In a cluster what its tasks did is in the database (not journaled on the share).
+        let recorded = await early.records(batch)
         do throws(BatchError) {
             let progress = Mutex(0)
-            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log) { [board] done, total in
+            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log, early: recorded) { [board] done, total in
                 progress.withLock { $0 = done }
                 board.update(inbox) { $0.processing = .init(batch: batch.id, done: done, total: total) }
             }
