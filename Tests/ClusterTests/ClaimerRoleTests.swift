@@ -68,6 +68,33 @@ import Testing
         #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == nil })
     }
 
+    @Test func aDeadHoldersClosedBatchIsToldToTheNextClaimerNotAdopted() throws {
+        guard let fixture = ClusterFixture.make() else { return }
+        let alpha = Self.roles("alpha", fixture.conninfo), beta = Self.roles("beta", fixture.conninfo)
+        defer { [alpha, beta].forEach { $0.stop() } }
+        let events = Mutex<[ClaimerRoles.Holding]>([])
+        beta.onHolding { event in events.withLock { $0.append(event) } }
+        alpha.want(["shop"])
+        alpha.start(waitingUpTo: .seconds(10))
+        #expect(Poll.until(.seconds(10)) { alpha.holds("shop") })
+        beta.want(["shop"])
+        beta.start(waitingUpTo: .seconds(10))
+        let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-5c4d")
+        alpha.hold(key, lock: alpha.settings.lock)
+        alpha.closed(key)
+        let open = { (try? fixture.database.execute("SELECT open FROM photofinish.batch_holders WHERE batch = $1", [key.batch]))?.rows.first?.bool("open") }
+        #expect(Poll.until(.seconds(10)) { open() == false })
+        alpha.stop()
+        // Its run was under way: told at once, for the lease rule (no adoption, claims go on).
+        #expect(Poll.until(.seconds(10)) { !events.withLock { $0 }.isEmpty })
+        #expect(events.withLock { $0 } == [.deadHolder(key, from: "alpha", lock: alpha.settings.lock)])
+        #expect(beta.mayClaim("shop"))
+        #expect(Self.recorded(fixture, key) == "alpha")
+        beta.drop(key, lock: alpha.settings.lock)
+        #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == nil })
+        #expect(events.withLock { $0 }.count == 1)
+    }
+
     @Test func aHolderWhoseSessionEndsStopsWritingAndTakesItsBatchBackInTime() throws {
         guard let fixture = ClusterFixture.make() else { return }
         let alpha = Self.roles("alpha", fixture.conninfo), beta = Self.roles("beta", fixture.conninfo)

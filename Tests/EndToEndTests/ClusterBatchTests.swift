@@ -56,8 +56,11 @@ import Testing
         let killed = ContinuousClock.now
         // Another host finishes the batch: each photo once in the report, outputs intact.
         #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
-        print("a dead host's batch of 300 was finished \(ContinuousClock.now - killed) after the kill (the share lock's lease, then the batch)")
+        print("a dead host's batch of 300 was finished \(ContinuousClock.now - killed) after the kill (its lease unrenewed for 20 s, its database session gone; then the batch)")
         Self.oneBatch(rig)
+        // Taken over on the database's word that its holder's session is gone, not after the full lease.
+        #expect(daemons.indices.contains { $0 != dead && daemons[$0].log.contains("its database session ended and its lease went unrenewed") },
+                "\(rig.logs(daemons))")
         rig.expectEachOnce(dropped, daemons)
         #expect(!rig.finishingHosts.contains(rig.names[dead]) || rig.finishingHosts.count > 1,
                 "the batch was finished by the dead host alone: \(rig.finishingHosts)")

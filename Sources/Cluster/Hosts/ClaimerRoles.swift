@@ -91,7 +91,16 @@ public final class ClaimerRoles: Sendable {
         /// A batch this host held was adopted by `by` while this host's session was gone: it is
         /// not written any more (left to its new holder).
         case lost(BatchKey, by: String?)
+        /// A batch closed on the share (its run under way) whose holder `host`'s session is gone:
+        /// taken over by its lease once that has gone unrenewed for `deadLease` (not 60 s), if
+        /// its lock still says `lock`; `drop` its record then.
+        case deadHolder(BatchKey, from: String, lock: String)
     }
+
+    /// How long the lock of a closed batch whose holder's session is gone must go unrenewed on
+    /// the share (two renewals missed) before it is taken over: the holder alive and cut off
+    /// from the database still renews it every 10 s.
+    public static let deadLease = Duration.seconds(20)
 
     /// How long after its last confirmed round trip a holder still starts a write into its batch.
     public static let permit = Duration.seconds(2)
@@ -108,6 +117,9 @@ public final class ClaimerRoles: Sendable {
         var tried = false
         /// Recorded on the session now open.
         var recorded = false
+        /// Closed on the share (its run under way): recorded so, once `closedSent`.
+        var closed = false
+        var closedSent = false
     }
 
     private struct Orphan {
@@ -140,6 +152,10 @@ public final class ClaimerRoles: Sendable {
         var orphans: [BatchKey: Orphan] = [:]
         /// When the last round trip that succeeded on the open session was sent.
         var confirmed: ContinuousClock.Instant?
+        /// Closed batches of holders gone, told to the daemon (once each).
+        var reportedDead: Set<BatchKey> = []
+        /// Other holders' records to remove (their batches taken over by the lease), with their lock.
+        var drops: [BatchKey: String] = [:]
     }
 
     public init(_ settings: Settings) {
@@ -172,6 +188,22 @@ public final class ClaimerRoles: Sendable {
             guard let held = s.batches.removeValue(forKey: key) else { return }
             if held.tried { s.letGo[key] = held.lock }
         }
+        bell.ring()
+    }
+
+    /// The batch `key` this host holds was closed on the share: its run is under way (its record
+    /// stays until `letGo`, so the folder's claimer takes it over soon should this host die).
+    public func closed(_ key: BatchKey) {
+        state.withLock { s in
+            s.batches[key]?.closed = true
+            s.batches[key]?.closedSent = false
+        }
+        bell.ring()
+    }
+
+    /// Removes another holder's record of `key` (its batch was taken over on the share).
+    public func drop(_ key: BatchKey, lock: String) {
+        state.withLock { $0.drops[key] = lock }
         bell.ring()
     }
 
@@ -392,31 +424,50 @@ public final class ClaimerRoles: Sendable {
     private func holdings(_ c: Connection, roles: Set<String>) throws(ClusterError) -> [Holding] {
         var found: [Holding] = []
         do throws(ClusterError) {
-            let (letGo, toRecord) = state.withLock { s -> ([BatchKey: String], [(BatchKey, String)]) in
-                let pending = s.batches.filter { !$0.value.recorded }.map { ($0.key, $0.value.lock) }
-                for (key, _) in pending { s.batches[key]?.tried = true }
-                return (s.letGo, pending)
+            let (letGo, toRecord, toClose, drops) = state.withLock { s in
+                let pending = s.batches.filter { !$0.value.recorded }.map { ($0.key, $0.value.lock, $0.value.closed) }
+                for (key, _, _) in pending { s.batches[key]?.tried = true }
+                let closing = s.batches.filter { $0.value.recorded && $0.value.closed && !$0.value.closedSent }.map { ($0.key, $0.value.lock) }
+                return (s.letGo, pending, closing, s.drops)
             }
             for (key, lock) in letGo {
                 _ = try c.execute("DELETE FROM photofinish.batch_holders WHERE inbox = $1 AND batch = $2 AND host = $3 AND lock = $4",
                                   [key.inbox, key.batch, settings.host, lock], timeout: settings.timeout)
                 state.withLock { s in if s.letGo[key] == lock { s.letGo[key] = nil } }
             }
-            for (key, lock) in toRecord {
+            for (key, lock) in drops {
+                _ = try c.execute("DELETE FROM photofinish.batch_holders WHERE inbox = $1 AND batch = $2 AND lock = $3",
+                                  [key.inbox, key.batch, lock], timeout: settings.timeout)
+                state.withLock { s in
+                    if s.drops[key] == lock { s.drops[key] = nil }
+                    s.reportedDead.remove(key)
+                }
+            }
+            for (key, lock) in toClose {
+                _ = try c.execute("UPDATE photofinish.batch_holders SET open = false WHERE inbox = $1 AND batch = $2 AND host = $3 AND lock = $4",
+                                  [key.inbox, key.batch, settings.host, lock], timeout: settings.timeout)
+                state.withLock { s in if s.batches[key]?.lock == lock { s.batches[key]?.closedSent = true } }
+            }
+            for (key, lock, closed) in toRecord {
                 let rows = try c.execute("""
-                    INSERT INTO photofinish.batch_holders (inbox, batch, host, pid, app, lock)
-                    VALUES ($1, $2, $3, pg_backend_pid(), current_setting('application_name'), $4)
-                    ON CONFLICT (inbox, batch) DO UPDATE SET pid = excluded.pid, app = excluded.app
+                    INSERT INTO photofinish.batch_holders (inbox, batch, host, pid, app, lock, open)
+                    VALUES ($1, $2, $3, pg_backend_pid(), current_setting('application_name'), $4, $5)
+                    ON CONFLICT (inbox, batch) DO UPDATE SET pid = excluded.pid, app = excluded.app, open = excluded.open
                      WHERE photofinish.batch_holders.host = excluded.host AND photofinish.batch_holders.lock = excluded.lock
                     RETURNING host
-                    """, [key.inbox, key.batch, settings.host, lock], timeout: settings.timeout)
+                    """, [key.inbox, key.batch, settings.host, lock, closed ? "f" : "t"], timeout: settings.timeout)
                 if rows.isEmpty {
                     let by = try c.execute("SELECT host FROM photofinish.batch_holders WHERE inbox = $1 AND batch = $2",
                                            [key.inbox, key.batch], timeout: settings.timeout).rows.first?["host"]
                     state.withLock { _ = $0.batches.removeValue(forKey: key) }
                     found.append(.lost(key, by: by))
                 } else {
-                    state.withLock { s in if s.batches[key]?.lock == lock { s.batches[key]?.recorded = true } }
+                    state.withLock { s in
+                        if s.batches[key]?.lock == lock {
+                            s.batches[key]?.recorded = true
+                            if closed { s.batches[key]?.closedSent = true }
+                        }
+                    }
                 }
             }
             guard !roles.isEmpty else {
@@ -424,17 +475,29 @@ public final class ClaimerRoles: Sendable {
                 return found
             }
             let rows = try c.execute("""
-                SELECT h.inbox, h.batch, h.host, h.pid, h.lock FROM photofinish.batch_holders h
+                SELECT h.inbox, h.batch, h.host, h.pid, h.lock, h.open FROM photofinish.batch_holders h
                  WHERE h.inbox = ANY ($1::text[])
                    AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = h.pid AND a.application_name = h.app)
                 """, [PostgresText.array(roles.sorted())], timeout: settings.timeout)
             let now = ContinuousClock.now
             var dead: [BatchKey: Orphan] = [:]
+            var deadClosed: [BatchKey: Orphan] = [:]
             for row in rows.rows {
                 guard let inbox = row["inbox"], let batch = row["batch"], let host = row["host"], let pid = row.int("pid"),
                       let lock = row["lock"] else { continue }
-                dead[BatchKey(inbox: inbox, batch: batch)] = Orphan(host: host, pid: pid, lock: lock, deadSince: now)
+                let orphan = Orphan(host: host, pid: pid, lock: lock, deadSince: now)
+                if row.bool("open") == false {
+                    deadClosed[BatchKey(inbox: inbox, batch: batch)] = orphan
+                } else {
+                    dead[BatchKey(inbox: inbox, batch: batch)] = orphan
+                }
             }
+            let tell = state.withLock { s -> [(BatchKey, Orphan)] in
+                let new = deadClosed.filter { s.batches[$0.key] == nil && !s.reportedDead.contains($0.key) && s.drops[$0.key] == nil }
+                s.reportedDead = s.reportedDead.intersection(deadClosed.keys).union(new.keys)
+                return new.map { ($0.key, $0.value) }
+            }
+            for (key, orphan) in tell { found.append(.deadHolder(key, from: orphan.host, lock: orphan.lock)) }
             let due = state.withLock { s -> [(BatchKey, Orphan)] in
                 var next: [BatchKey: Orphan] = s.orphans.filter { $0.value.handedOver }
                 for (key, orphan) in dead where s.batches[key] == nil && next[key] == nil {

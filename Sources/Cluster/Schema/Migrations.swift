@@ -26,6 +26,9 @@ extension Schema {
         -- The batch's lock file on the share as the holder wrote it (its host, boot and pid):
         -- adopted only while the share still says so.
         lock    text NOT NULL,
+        -- Still filling; false once closed on the share (its run under way): such a batch of a
+        -- holder gone is taken over by its lease, shortened (`ClaimerRoles.Holding.deadHolder`).
+        open    boolean NOT NULL DEFAULT true,
         since   timestamptz NOT NULL DEFAULT now(),
         PRIMARY KEY (inbox, batch)
     );

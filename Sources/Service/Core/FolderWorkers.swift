@@ -20,6 +20,8 @@ final class FolderWorkers: Sendable {
         case started(inbox: String)
         /// A batch was given back: the share failed under it (left in .work/, no photo failed).
         case givenBack(inbox: String, SystemError)
+        /// A batch's run ended (published, failed, or given back).
+        case ended(inbox: String, batch: String)
     }
 
     private struct Queued: Sendable {
@@ -107,6 +109,7 @@ final class FolderWorkers: Sendable {
                     await process(batch, inbox: inbox, limits: limits.withLock { $0 })
                     slots.release()
                     held.withLock { _ = $0[inbox]?.removeValue(forKey: batch.id) }
+                    onEvent(.ended(inbox: inbox, batch: batch.id))
                 }
             }
             let made = Queued(continuation: continuation, task: task)

@@ -212,6 +212,11 @@ extension ServiceLoop {
                 }
                 mailbox.post(.adopted(key, from: from, result))
             }
+        case .deadHolder(let key, let from, let lock):
+            guard let folder = folders[key.inbox], folder.deadHeld[key.batch] == nil else { return }
+            folder.deadHeld[key.batch] = DeadHeld(from: from, lock: lock)
+            folder.nextDeadLook = min(folder.nextDeadLook ?? now, now)
+            schedule(folder)
         case .lost(let key, let by):
             guard let folder = folders[key.inbox], let open = folder.open, open.key == key else { return }
             folder.open = nil
@@ -224,6 +229,64 @@ extension ServiceLoop {
             schedule(folder)
             show(folder)
         }
+    }
+
+    /// How often the locks of dead holders' closed batches are looked at.
+    static let deadLookEvery = Duration.seconds(2)
+
+    /// Looks again (past the client's caches) at the lock of each closed batch of a dead holder
+    /// not being looked at: one unrenewed for `ClaimerRoles.deadLease` — the holder alive and cut
+    /// off from the database still renews it every 10 s — is taken over if it still says the
+    /// dead holder's words, and queued to be finished (as recovery does after the full lease).
+    func lookAtDeadHeld(_ folder: Folder) {
+        guard let system = folder.system, folder.watch?.health.isAvailable == true else { return }
+        let layout = folder.inbox.layout, name = folder.inbox.name
+        for (batch, dead) in folder.deadHeld where !dead.looking {
+            folder.deadHeld[batch]?.looking = true
+            claimsInFlight += 1
+            let key = ClaimerRoles.BatchKey(inbox: name, batch: batch)
+            pool.run(name) { [mailbox] in
+                let path = layout.workFolder(batch)
+                let result: Result<ClaimedBatch?, AdoptionRefused>
+                if !Files.exists(path) {
+                    result = .failure(AdoptionRefused(why: "it is gone"))
+                } else if let lease = BatchLock.lookAgain(path, leaseTimeout: ClaimerRoles.deadLease), lease.expires > .now {
+                    result = .success(nil)
+                } else if let lock = BatchLock.takeOver(path, from: dead.lock) {
+                    if let manifest = try? Manifest.read(fromFolder: path) {
+                        result = .success(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: system.mover))
+                    } else {
+                        lock.release()
+                        result = .failure(AdoptionRefused(why: "its manifest cannot be read"))
+                    }
+                } else {
+                    result = .failure(AdoptionRefused(why: "its lock on the share is another's now"))
+                }
+                mailbox.post(.deadLook(key, from: dead.from, result))
+            }
+        }
+    }
+
+    func deadLooked(_ key: ClaimerRoles.BatchKey, from: String, _ result: Result<ClaimedBatch?, AdoptionRefused>, now: Duration) {
+        claimsInFlight -= 1
+        guard let folder = folders[key.inbox] else { return }
+        let fields: LogFields = ["INBOX": key.inbox, "BATCH": key.batch]
+        switch result {
+        case .success(nil):
+            folder.deadHeld[key.batch]?.looking = false
+        case .success(let batch?):
+            let lock = folder.deadHeld.removeValue(forKey: key.batch)?.lock
+            if let lock { claimGate?.drop(key, lock) }
+            log.notice("taking over batch \(key.batch) (\(batch.manifest.items.count) photos) from \(from): its database session ended and its lease went unrenewed for \(Self.words(ClaimerRoles.deadLease))",
+                       fields)
+            enqueue(batch, folder)
+        case .failure(let refused):
+            let lock = folder.deadHeld.removeValue(forKey: key.batch)?.lock
+            if let lock { claimGate?.drop(key, lock) }
+            log.info("batch \(key.batch) of \(from) is not taken over early: \(refused.why)", fields)
+        }
+        schedule(folder)
+        show(folder)
     }
 
     /// The adoption's look at the share ended: the batch is this folder's open batch now (the

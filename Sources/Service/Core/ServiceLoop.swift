@@ -63,6 +63,19 @@ final class ServiceLoop: @unchecked Sendable {
         /// An open batch held in the database was closed on the share (nil: it could not be: the
         /// run closes it).
         case closedOnShare(inbox: String, ClaimedBatch, closed: ClaimedBatch?)
+        /// A batch's run ended (its record in the cluster goes).
+        case batchEnded(inbox: String, batch: String)
+        /// The look at a dead holder's closed batch: taken over (its lock unrenewed for
+        /// `ClaimerRoles.deadLease`), not yet (`nil`), or not to be (why).
+        case deadLook(ClaimerRoles.BatchKey, from: String, Result<ClaimedBatch?, AdoptionRefused>)
+    }
+
+    /// A closed batch whose holder's database session is gone: taken over once its lock on the
+    /// share has gone unrenewed for `ClaimerRoles.deadLease`.
+    struct DeadHeld {
+        var from: String
+        var lock: String
+        var looking = false
     }
 
     struct AdoptedBatch: Sendable {
@@ -86,6 +99,10 @@ final class ServiceLoop: @unchecked Sendable {
         /// be written now (`mayWrite`: else another host may adopt it).
         var hold: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
         var letGo: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
+        /// The batch was closed on the share (its run is queued; its record stays until it ends).
+        var closed: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
+        /// Another holder's record goes (its batch taken over), given its lock.
+        var drop: @Sendable (ClaimerRoles.BatchKey, String) -> Void = { _, _ in }
         var isHeld: @Sendable (ClaimerRoles.BatchKey) -> Bool = { _ in false }
         var mayWrite: @Sendable (ClaimerRoles.BatchKey) -> Bool = { _ in true }
         /// The answer to `Holding.adopt`.
@@ -128,6 +145,9 @@ final class ServiceLoop: @unchecked Sendable {
         /// the database not confirmed lately): tried again at `closeCheck`.
         var closeDue = false
         var closeCheck: Duration?
+        /// In a cluster: closed batches of holders gone, by id, and when they are next looked at.
+        var deadHeld: [String: DeadHeld] = [:]
+        var nextDeadLook: Duration?
         /// Batches claimed (or recovered) that its worker has not started yet.
         var claimedAhead = 0
         var lowSpace: String?
@@ -362,10 +382,14 @@ final class ServiceLoop: @unchecked Sendable {
             claimsInFlight -= 1
             guard let folder = folders[name] else { return }
             folder.claiming = false
-            if closed != nil { claimGate?.letGo(batch.key) }
+            if closed != nil { claimGate?.closed(batch.key) }
             enqueue(closed ?? batch, folder)
             schedule(folder)
             show(folder)
+        case .batchEnded(let name, let batch):
+            claimGate?.letGo(ClaimerRoles.BatchKey(inbox: name, batch: batch))
+        case .deadLook(let key, let from, let result):
+            deadLooked(key, from: from, result, now: now)
         case .swept(let name, let deferred):
             guard let folder = folders[name], folder.watch != nil, !folder.inbox.keep.isForever else { return }
             folder.nextSweep = now + (deferred ? Self.deferredSweep : Self.sweepInterval)
@@ -402,6 +426,10 @@ final class ServiceLoop: @unchecked Sendable {
                 folder.nextRecovery = now + setup.config.rescanInterval
                 startRecovery(folder)
             }
+            if let due = folder.nextDeadLook, now >= due {
+                folder.nextDeadLook = folder.deadHeld.isEmpty ? nil : now + Self.deadLookEvery
+                if !stopping { lookAtDeadHeld(folder) }
+            }
             if folder.closeDue, let due = folder.closeCheck, now >= due {
                 folder.closeCheck = nil
                 closeOpen(folder)
@@ -435,6 +463,7 @@ final class ServiceLoop: @unchecked Sendable {
             consider(folder.nextSweep)
             consider(folder.nextLeaseLook)
             consider(folder.closeCheck)
+            consider(folder.nextDeadLook)
         }
         consider(folder.nextRetry)
         deadlines.set(folder.inbox.name, at: next)
