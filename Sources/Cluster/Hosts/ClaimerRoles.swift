@@ -470,7 +470,8 @@ public final class ClaimerRoles: Sendable {
                     }
                 }
             }
-            guard !roles.isEmpty else {
+            // Nobody to tell yet (the daemon not listening): nothing is adopted, nor looked for.
+            guard !roles.isEmpty, holding.withLock({ $0 != nil }) else {
                 state.withLock { s in s.orphans = s.orphans.filter { $0.value.handedOver } }
                 return found
             }
