@@ -115,6 +115,7 @@ public final class HotFolderService: Sendable {
                                        ServiceLoop.ClaimGate(mayClaim: { host.roles.mayClaim($0) }, ask: { host.roles.tryNow() },
                                                              release: { host.releaseRoles() },
                                                              hold: { host.roles.hold($0, lock: BatchLock.ownerText) },
+                                                             holdNow: { host.roles.holdNow($0, lock: BatchLock.ownerText) },
                                                              letGo: { host.roles.letGo($0) }, closed: { host.roles.closed($0) },
                                                              drop: { host.roles.drop($0, lock: $1) }, isHeld: { host.roles.isHeld($0) },
                                                              mayWrite: { host.roles.mayWrite($0) },

@@ -193,6 +193,14 @@ final class ClusterRig {
         return Set(rows.split(separator: "\n").map(String.init))
     }
 
+    /// The host the database records as holding `batch` open (`batch_holders`), if any.
+    func recordedHolder(of batch: String) -> String? {
+        let database = conninfo.split(separator: " ").first { $0.hasPrefix("dbname=") }.map { String($0.dropFirst(7)) }
+        let rows = (try? server.psql("SELECT host FROM photofinish.batch_holders WHERE batch = '\(batch)'",
+                                     database: database ?? "postgres")) ?? ""
+        return rows.split(separator: "\n").first.map(String.init)
+    }
+
     /// The hosts the report items name.
     var finishingHosts: Set<String> { finishingHosts(of: hot) }
 

@@ -182,6 +182,26 @@ public final class ClaimerRoles: Sendable {
         bell.ring()
     }
 
+    /// `hold`, then waits up to `wait` for the record (while the database answers): a batch
+    /// just opened is recorded before its first photos are handed on, so a claimer killed a
+    /// moment after opening it leaves the database's word, not only the share's lease.
+    /// - Returns: whether it is recorded.
+    @discardableResult
+    public func holdNow(_ key: BatchKey, lock: String, waitingUpTo wait: Duration = .seconds(1)) -> Bool {
+        hold(key, lock: lock)
+        let until = Date().addingTimeInterval(Double(wait / .milliseconds(1)) / 1000)
+        recordedSignal.lock()
+        defer { recordedSignal.unlock() }
+        while true {
+            let (recorded, connected) = state.withLock { ($0.batches[key]?.recorded ?? false, $0.connected) }
+            if recorded { return true }
+            guard connected, recordedSignal.wait(until: until) else { return false }
+        }
+    }
+
+    /// Signalled by the roles' thread after each turn of recording.
+    private let recordedSignal = NSCondition()
+
     /// The batch is no longer open here (closed on the share, or let go): its record goes.
     public func letGo(_ key: BatchKey) {
         state.withLock { s in
@@ -390,6 +410,9 @@ public final class ClaimerRoles: Sendable {
                     return news
                 }
             }
+            recordedSignal.lock()
+            recordedSignal.broadcast()
+            recordedSignal.unlock()
             if note { changed.withLock { $0 }?() }
             if !found.isEmpty, let tell = holding.withLock({ $0 }) { for event in found { tell(event) } }
             if first {

@@ -71,6 +71,9 @@ extension ServiceLoop {
                     let runner = outcome.batch.flatMap { batch in
                         (try? batch.manifest.template.template()).map { BatchRunner(template: $0, limits: limits, inbox: name) }
                     }
+                    // In a cluster: recorded with this host's claimer session before anything
+                    // else (a kill now leaves the database's word for the next claimer).
+                    if let batch = outcome.batch, runner != nil { gate?.holdNow(batch.key) }
                     result = .added(outcome, added: outcome.batch?.manifest.items ?? [], first: 1, runner: runner)
                 }
             } catch {

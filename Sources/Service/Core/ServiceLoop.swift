@@ -98,6 +98,8 @@ final class ServiceLoop: @unchecked Sendable {
         /// `hold` one just opened, `letGo` one closed on the share, `isHeld`, and whether it may
         /// be written now (`mayWrite`: else another host may adopt it).
         var hold: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
+        /// `hold`, waiting (briefly) for the record: a batch just opened, before its photos go on.
+        var holdNow: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
         var letGo: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
         /// The batch was closed on the share (its run is queued; its record stays until it ends).
         var closed: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
