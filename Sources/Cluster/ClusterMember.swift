@@ -169,6 +169,24 @@ public final class ClusterMember: Sendable {
         }
     }
 
+    /// A photo task this host cannot finish: given back counted, or — started too often — done
+    /// and left to its batch's run (`TaskBoard.refuse`). The completion when it is done; when
+    /// that was the batch's last photo, its outputs are held by this host now.
+    @discardableResult
+    public func refuse(_ task: PhotoTask, reason: String) throws(ClusterError) -> Completion? {
+        let completion = try holding { board throws(ClusterError) in
+            let completion = try board.refuse(task, reason: reason)
+            if case .completed(let outputs?) = completion { return ([outputs], completion) }
+            return ([], completion)
+        }
+        keeper.release([task.token])
+        return completion
+    }
+
+    /// Stops renewing `task`'s lease (what could not be given back or refused): it is taken
+    /// again once the lease runs out.
+    public func letLapse(_ task: PhotoTask) { keeper.release([task.token]) }
+
     /// Gives tasks back (ready for any host now, not counted as attempts).
     @discardableResult
     public func giveBack(_ tasks: [PhotoTask]) throws(ClusterError) -> Int {

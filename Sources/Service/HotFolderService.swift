@@ -104,6 +104,7 @@ public final class HotFolderService: Sendable {
                                             switch event {
                                             case .started(let inbox): mailbox.post(.started(inbox: inbox))
                                             case .givenBack(let inbox, let error): mailbox.post(.givenBack(inbox: inbox, error))
+                                            case .ended(let inbox, let batch): mailbox.post(.batchEnded(inbox: inbox, batch: batch))
                                             }
                                         }, onFinished: { publisher.poke() })
             self.workers.withLock { $0 = workers }
@@ -112,9 +113,16 @@ public final class HotFolderService: Sendable {
                                    stop: stop, openFileLimit: limit,
                                    claimGate: cluster.map { host in
                                        ServiceLoop.ClaimGate(mayClaim: { host.roles.mayClaim($0) }, ask: { host.roles.tryNow() },
-                                                         release: { host.releaseRoles() })
+                                                             release: { host.releaseRoles() },
+                                                             hold: { host.roles.hold($0, lock: BatchLock.ownerText) },
+                                                             holdNow: { host.roles.holdNow($0, lock: BatchLock.ownerText) },
+                                                             letGo: { host.roles.letGo($0) }, closed: { host.roles.closed($0) },
+                                                             drop: { host.roles.drop($0, lock: $1) }, isHeld: { host.roles.isHeld($0) },
+                                                             mayWrite: { host.roles.mayWrite($0) },
+                                                             adoptionEnded: { host.roles.adoptionEnded($0, adopted: $1) })
                                    })
             cluster?.onRolesChanged { mailbox.post(.roles) }
+            cluster?.roles.onHolding { mailbox.post(.holding($0)) }
             let endpoint = MetricsEndpoint(sockets: MetricsEndpoint.socketsFromSystemd(), log: log) { [self] in metricsText() }
             endpoint?.start()
             defer { endpoint?.stop() }

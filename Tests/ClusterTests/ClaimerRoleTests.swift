@@ -1,6 +1,7 @@
 @testable import Cluster
 import Foundation
 import PostgresHarness
+import Synchronization
 import Testing
 
 /// A hot folder's claimer role (`ClaimerRoles`): one host at a time, taken over at once when
@@ -10,7 +11,114 @@ import Testing
         var settings = ClaimerRoles.Settings(conninfo: conninfo, host: host, grace: grace)
         settings.interval = .milliseconds(100)
         settings.timeout = .seconds(5)
+        settings.lock = "host=\(host)/machine\nboot=b\npid=1\n"
         return ClaimerRoles(settings)
+    }
+
+    /// The holder of `key` as the database records it.
+    static func recorded(_ fixture: ClusterFixture, _ key: ClaimerRoles.BatchKey) -> String? {
+        (try? fixture.database.execute("SELECT host FROM photofinish.batch_holders WHERE inbox = $1 AND batch = $2",
+                                       [key.inbox, key.batch]))?.rows.first?["host"]
+    }
+
+    @Test func aDeadClaimersOpenBatchIsAdoptedByTheNextClaimerAndNothingNewIsClaimedUntilThen() throws {
+        guard let fixture = ClusterFixture.make() else { return }
+        let alpha = Self.roles("alpha", fixture.conninfo), beta = Self.roles("beta", fixture.conninfo)
+        defer { [alpha, beta].forEach { $0.stop() } }
+        let events = Mutex<[ClaimerRoles.Holding]>([])
+        beta.onHolding { event in events.withLock { $0.append(event) } }
+        alpha.want(["shop"])
+        alpha.start(waitingUpTo: .seconds(10))
+        #expect(Poll.until(.seconds(10)) { alpha.holds("shop") })
+        beta.want(["shop"])
+        beta.start(waitingUpTo: .seconds(10))
+        let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-3f2a")
+        // Written freely until its record is tried; then while its session is confirmed.
+        #expect(alpha.mayWrite(key))
+        alpha.hold(key, lock: alpha.settings.lock)
+        #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == "alpha" })
+        #expect(Poll.until(.seconds(5)) { alpha.mayWrite(key) })
+        #expect(events.withLock { $0 }.isEmpty, "alive: nothing to adopt")
+        // Its session ends (a kill -9 closes the socket as this does): the next claimer takes the
+        // role, claims nothing new while the batch waits, and adopts it `adoptAfter` later.
+        alpha.stop()
+        let ended = ContinuousClock.now
+        #expect(Poll.until(.seconds(10)) { beta.holds("shop") })
+        #expect(!beta.mayClaim("shop"), "a dead claimer's open batch waits to be adopted: nothing new is opened")
+        #expect(Poll.until(.seconds(20)) { !events.withLock { $0 }.isEmpty })
+        #expect(ContinuousClock.now - ended >= ClaimerRoles.adoptAfter)
+        #expect(events.withLock { $0 } == [.adopt(key, from: "alpha", lock: alpha.settings.lock)])
+        #expect(Self.recorded(fixture, key) == "beta")
+        beta.adoptionEnded(key, adopted: true)
+        #expect(beta.mayClaim("shop") && beta.isHeld(key))
+        #expect(Poll.until(.seconds(5)) { beta.mayWrite(key) })
+        // The old holder back with the same lock (its session was gone, its process alive):
+        // it finds the batch adopted and lets it go; it never writes into it.
+        let back = Self.roles("alpha", fixture.conninfo)
+        defer { back.stop() }
+        let lost = Mutex<[ClaimerRoles.Holding]>([])
+        back.onHolding { event in lost.withLock { $0.append(event) } }
+        back.hold(key, lock: back.settings.lock)
+        back.start(waitingUpTo: .seconds(10))
+        #expect(Poll.until(.seconds(10)) { !lost.withLock { $0 }.isEmpty })
+        #expect(lost.withLock { $0 } == [.lost(key, by: "beta")])
+        #expect(!back.isHeld(key) && Self.recorded(fixture, key) == "beta")
+        // Closed on the share: its record goes.
+        beta.letGo(key)
+        #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == nil })
+    }
+
+    @Test func aDeadHoldersClosedBatchIsToldToTheNextClaimerNotAdopted() throws {
+        guard let fixture = ClusterFixture.make() else { return }
+        let alpha = Self.roles("alpha", fixture.conninfo), beta = Self.roles("beta", fixture.conninfo)
+        defer { [alpha, beta].forEach { $0.stop() } }
+        let events = Mutex<[ClaimerRoles.Holding]>([])
+        beta.onHolding { event in events.withLock { $0.append(event) } }
+        alpha.want(["shop"])
+        alpha.start(waitingUpTo: .seconds(10))
+        #expect(Poll.until(.seconds(10)) { alpha.holds("shop") })
+        beta.want(["shop"])
+        beta.start(waitingUpTo: .seconds(10))
+        let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-5c4d")
+        alpha.hold(key, lock: alpha.settings.lock)
+        alpha.closed(key)
+        let open = { (try? fixture.database.execute("SELECT open FROM photofinish.batch_holders WHERE batch = $1", [key.batch]))?.rows.first?.bool("open") }
+        #expect(Poll.until(.seconds(10)) { open() == false })
+        alpha.stop()
+        // Its run was under way: told at once, for the lease rule (no adoption, claims go on).
+        #expect(Poll.until(.seconds(10)) { !events.withLock { $0 }.isEmpty })
+        #expect(events.withLock { $0 } == [.deadHolder(key, from: "alpha", lock: alpha.settings.lock)])
+        #expect(beta.mayClaim("shop"))
+        #expect(Self.recorded(fixture, key) == "alpha")
+        beta.drop(key, lock: alpha.settings.lock)
+        #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == nil })
+        #expect(events.withLock { $0 }.count == 1)
+    }
+
+    @Test func aHolderWhoseSessionEndsStopsWritingAndTakesItsBatchBackInTime() throws {
+        guard let fixture = ClusterFixture.make() else { return }
+        let alpha = Self.roles("alpha", fixture.conninfo), beta = Self.roles("beta", fixture.conninfo)
+        defer { [alpha, beta].forEach { $0.stop() } }
+        let events = Mutex<[ClaimerRoles.Holding]>([])
+        beta.onHolding { event in events.withLock { $0.append(event) } }
+        alpha.want(["shop"])
+        alpha.start(waitingUpTo: .seconds(10))
+        #expect(Poll.until(.seconds(10)) { alpha.holds("shop") })
+        let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-4b3c")
+        alpha.hold(key, lock: alpha.settings.lock)
+        #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == "alpha" && alpha.mayWrite(key) })
+        beta.want(["shop"])
+        beta.start(waitingUpTo: .seconds(10))
+        // The server ends the holder's session while the holder lives (an administrator, a
+        // network cut the server noticed first): no write starts until it is recorded again.
+        _ = try fixture.database.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'photofinish-claimer alpha'")
+        #expect(Poll.until(.seconds(5)) { !alpha.mayWrite(key) })
+        // Back within `adoptAfter` (its next try): recorded on its new session, nobody adopts.
+        #expect(Poll.until(.seconds(10)) { alpha.mayWrite(key) })
+        let back = ContinuousClock.now
+        Poll.until(ClaimerRoles.adoptAfter + .seconds(2)) { ContinuousClock.now - back > ClaimerRoles.adoptAfter + .seconds(1) }
+        #expect(events.withLock { $0 }.isEmpty, "\(events.withLock { $0 })")
+        #expect(Self.recorded(fixture, key) == "alpha")
     }
 
     @Test func keysAreTheSameOnEveryHostAndDifferByFolder() {

@@ -67,6 +67,65 @@ import Testing
         }
     }
 
+    @Test func aTaskNoHostCanFinishIsLeftToItsBatchsRunAfterTheAttemptsLimit() throws {
+        guard let f = ClusterFixture.make() else { return }
+        let a = try f.board("alpha"), b = try f.board("beta")
+        try a.add(f.tasks(2), inbox: "shop", batch: "b1")
+        #expect(try a.close(inbox: "shop", batch: "b1", takeOutputs: false) == nil)
+        // Photo 2 is finished; photo 1 cannot be by anyone (its name unreadable everywhere).
+        let one = try #require(try b.take(from: ["shop"], limit: 1).first)
+        let two = try #require(try a.take(from: ["shop"], limit: 1).first)
+        #expect(one.key.photo == 1 && two.key.photo == 2)
+        #expect(try a.complete(two, item: "{}", takeOutputs: false) == .completed(outputs: nil))
+        // The first refusal gives it back, counted (towards the limit, not as a start that
+        // stopped the finisher); another host takes it.
+        #expect(try b.refuse(one, reason: "its name cannot be read on host beta") == nil)
+        let again = try #require(try a.take(from: ["shop"], limit: 1).first)
+        #expect(again.key.photo == 1 && again.earlierAttempts == 0)
+        // Refused again (the limit: 2 starts): done, left to the batch's run, the reason kept; and,
+        // the batch's last photo, its outputs released to the caller as a completion does.
+        guard case .completed(let outputs?) = try a.refuse(again, reason: "its name cannot be read on host alpha") else {
+            Issue.record("not done after \(PhotoTask.attemptsLimit) starts")
+            return
+        }
+        #expect(outputs.isBatchOutputs)
+        let progress = try #require(try a.progress(inbox: "shop", batch: "b1"))
+        #expect(progress.done == 2 && progress.photos == 2)
+        let finished = try a.finished(inbox: "shop", batch: "b1")
+        #expect(finished.first { $0.photo == 1 }?.item?.contains("its name cannot be read on host alpha") == true)
+        let refused = try f.database.execute("SELECT refused FROM photofinish.tasks WHERE batch = 'b1' AND photo = 1")
+        #expect(refused.rows.first?["refused"] == "its name cannot be read on host alpha")
+        // A stale token refuses nothing.
+        #expect(try b.refuse(again, reason: "late") == .stale)
+        #expect(try a.take(from: ["shop"], limit: 5).isEmpty)
+    }
+
+    @Test func aBatchsTaskRecordsSayWhatWasFinishedAndHowOftenTheFinisherStopped() throws {
+        guard let f = ClusterFixture.make() else { return }
+        let a = try f.board("alpha", lease: .seconds(1)), b = try f.board("beta", lease: .seconds(1))
+        #expect(try a.records(inbox: "shop", batch: "b2") == nil, "a batch the database does not know")
+        try a.add(f.tasks(2), inbox: "shop", batch: "b2")
+        // Photo 1 completed; photo 2 refused once, then its holder dies (a lease lost) and the
+        // next taker sees one earlier start that stopped the finisher, not two.
+        let one = try #require(try a.take(from: ["shop"], limit: 1).first)
+        #expect(try a.complete(one, item: #"{"stem": "IMG_0001"}"#, takeOutputs: false) == .completed(outputs: nil))
+        let two = try #require(try a.take(from: ["shop"], limit: 1).first)
+        #expect(two.key.photo == 2)
+        #expect(try a.refuse(two, reason: "not here") == nil)
+        let again = try #require(try b.take(from: ["shop"], limit: 1).first)
+        #expect(again.key.photo == 2 && again.earlierAttempts == 0, "a refusal is no crash")
+        var third: PhotoTask?
+        #expect(try Poll.until(.seconds(10), every: .milliseconds(100)) {
+            third = try a.take(from: ["shop"], limit: 5).first { $0.key.photo == 2 }
+            return third != nil
+        })
+        #expect(third?.earlierAttempts == 1)
+        let records = try #require(try a.records(inbox: "shop", batch: "b2"))
+        #expect(records.map(\.photo) == [1, 2])
+        #expect(records[0].state == "done" && records[0].item?.contains("IMG_0001") == true && records[0].crashes == 0)
+        #expect(records[1].state == "running" && records[1].crashes == 1, "\(records[1])")
+    }
+
     @Test func anExpiredLeaseLetsAnotherHostTakeTheTaskAndTheStaleTokenWritesNothing() throws {
         guard let f = ClusterFixture.make() else { return }
         let a = try f.board("alpha", lease: .seconds(1)), b = try f.board("beta", lease: .seconds(1))

@@ -22,9 +22,19 @@ import Testing
         #expect(Poll.until(.seconds(30)) { let c = rig.claimers(); return c[0] != nil && Set(c).count == 1 }, "claimers: \(rig.claimers())")
         #expect(rig.claimers().allSatisfy { $0.map(rig.names.contains) ?? false }, "claimers: \(rig.claimers())")
         let dropped = try rig.dropPhotos("P", count: 300)
-        #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
+        // The tasks' starts and ends are the database's: no host appends to a `tasks` journal on the share.
+        var journals: Set<String> = []
+        #expect(Poll.until(.seconds(300)) {
+            journals.formUnion(rig.hot.names(in: rig.hot.root + "/.work").filter {
+                FileManager.default.fileExists(atPath: rig.hot.root + "/.work/\($0)/tasks")
+            })
+            return rig.allFinished(dropped)
+        }, "\(rig.logs(daemons))")
+        #expect(journals.isEmpty, "tasks journals on the share: \(journals.sorted())")
         rig.expectEachOnce(dropped, daemons)
         Self.oneBatch(rig)
+        // What the hosts finished while it was open was taken by its run from the database.
+        #expect(daemons.contains { $0.log.contains("photos were finished while the batch was open") }, "\(rig.logs(daemons))")
         // The photos are tasks every host's free workers take: every host finished some.
         let byBatch = rig.hot.reports().mapValues { Set(($0["items"] as? [[String: Any]] ?? []).compactMap { $0["host"] as? String }).sorted() }
         #expect(rig.finishingHosts == Set(rig.names), "finished by \(byBatch)")
@@ -46,8 +56,11 @@ import Testing
         let killed = ContinuousClock.now
         // Another host finishes the batch: each photo once in the report, outputs intact.
         #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
-        print("a dead host's batch of 300 was finished \(ContinuousClock.now - killed) after the kill (the share lock's lease, then the batch)")
+        print("a dead host's batch of 300 was finished \(ContinuousClock.now - killed) after the kill (its lease unrenewed for 20 s, its database session gone; then the batch)")
         Self.oneBatch(rig)
+        // Taken over on the database's word that its holder's session is gone, not after the full lease.
+        #expect(daemons.indices.contains { $0 != dead && daemons[$0].log.contains("its database session ended and its lease went unrenewed") },
+                "\(rig.logs(daemons))")
         rig.expectEachOnce(dropped, daemons)
         #expect(!rig.finishingHosts.contains(rig.names[dead]) || rig.finishingHosts.count > 1,
                 "the batch was finished by the dead host alone: \(rig.finishingHosts)")
@@ -55,6 +68,62 @@ import Testing
         daemons[dead] = try rig.start(dead)
         daemons[dead].waitUntilReady()
         #expect(Poll.until(.seconds(30)) { daemons[dead].log.contains("cluster: joined as host \(rig.names[dead])") }, "\(daemons[dead].log)")
+        for d in daemons { d.signal(SIGTERM) }
+        for d in daemons { #expect(d.wait() == 0) }
+    }
+
+    @Test func killNineOfTheClaimerMidDropTheNextClaimerAdoptsItsOpenBatch() throws {
+        guard let server = ClusterRig.server(own: false) else { return }
+        // A quiet long enough that the batch is still open when the second half comes.
+        let rig = try ClusterRig(server: server, own: false, quiet: "4s", maxBatch: 1000)
+        var daemons = try (0..<3).map { try rig.start($0) }
+        for d in daemons { d.waitUntilReady() }
+        #expect(Poll.until(.seconds(30)) { let c = rig.claimers(); return c[0] != nil && Set(c).count == 1 }, "claimers: \(rig.claimers())")
+        guard let name = rig.claimers()[0], let dead = rig.names.firstIndex(of: name) else { return }
+        let first = try rig.dropPhotos("F", count: 150, width: 600)
+        // The claimer has its open batch (photos claimed into it as they settle): killed then.
+        // (Recorded with its claimer session too: one killed in the moment between opening a
+        // batch and recording it leaves only the share's lease, the fallback.)
+        var batch: String?
+        #expect(Poll.until(.seconds(120)) {
+            batch = rig.openBatch(heldBy: daemons[dead])
+            return batch.map { rig.recordedHolder(of: $0) == name } ?? false
+        }, "\(rig.logs(daemons))")
+        guard let batch else { return }
+        daemons[dead].signal(SIGKILL)
+        daemons[dead].wait()
+        let killed = ContinuousClock.now
+        // More photos after the death: the next claimer adopts the dead one's open batch (the
+        // database says its session is gone) and they join it; it closes by its quiet.
+        let second = try rig.dropPhotos("S", count: 150, width: 600)
+        let dropped = first.merging(second) { a, _ in a }
+        #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
+        print("kill -9 of the claimer with its batch open → the batch of \(dropped.count) published \(ContinuousClock.now - killed) after the kill")
+        Self.oneBatch(rig)
+        #expect(rig.hot.reports().keys.contains(batch), "batches: \(rig.hot.reports().keys.sorted()), the dead claimer's: \(batch)")
+        rig.expectEachOnce(dropped, daemons)
+        let alive = daemons.indices.filter { $0 != dead }
+        #expect(alive.contains { daemons[$0].log.contains("adopted open batch \(batch)") }, "\(rig.logs(daemons))")
+        for n in alive { daemons[n].signal(SIGTERM) }
+        for n in alive { #expect(daemons[n].wait() == 0) }
+        daemons.removeAll()
+    }
+
+    @Test func aFileNoHostCanFinishAsATaskDoesNotHoldItsBatch() throws {
+        guard let server = ClusterRig.server(own: false) else { return }
+        let rig = try ClusterRig(server: server, own: false, hosts: 2, quiet: "2s")
+        let daemons = try (0..<2).map { try rig.start($0) }
+        for d in daemons { d.waitUntilReady() }
+        // A text file beside the photos: a task of the batch like every claimed file, which no
+        // host finishes early (no photo of its own) — refused by each, then left to the run.
+        let dropped = try rig.dropPhotos("T", count: 30, width: 600)
+        try Harness.write(Array("shot list\n".utf8), to: rig.hot.root + "/incoming/notes.txt")
+        #expect(rename(rig.hot.root + "/incoming/notes.txt", rig.hot.drop + "/notes.txt") == 0)
+        #expect(Poll.until(.seconds(120)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
+        Self.oneBatch(rig)
+        let photos = SharesTests.items(rig.hot).compactMap { $0.item["source"] as? String }.filter { $0.hasPrefix("T") }
+        #expect(photos.count == dropped.count && Set(photos) == Set(dropped.keys), "\(photos.sorted())")
+        #expect(daemons.contains { $0.log.contains("was not finished by any host after") }, "\(rig.logs(daemons))")
         for d in daemons { d.signal(SIGTERM) }
         for d in daemons { #expect(d.wait() == 0) }
     }

@@ -168,6 +168,17 @@ final class ClusterRig {
         return found
     }
 
+    /// The open batch (its manifest says so) whose lock `daemon` holds, if there is one.
+    func openBatch(heldBy daemon: DaemonProcess) -> String? {
+        let work = hot.root + "/.work"
+        return hot.names(in: work).first { id in
+            let lock = (try? String(contentsOfFile: "\(work)/\(id)/lock", encoding: .utf8)) ?? ""
+            guard lock.contains("pid=\(daemon.pid)\n"), let data = FileManager.default.contents(atPath: "\(work)/\(id)/manifest.json"),
+                  let manifest = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
+            return manifest["open"] as? Bool == true
+        }
+    }
+
     /// The claimer of the hot folder as each host's status names it (nil where one names none).
     func claimers() -> [String?] {
         names.indices.map { n in ((statusFile(n)?["inboxes"] as? [[String: Any]])?.first)?["claimer"] as? String }
@@ -180,6 +191,14 @@ final class ClusterRig {
         let rows = (try? server.psql("SELECT DISTINCT host FROM photofinish.tasks WHERE state = 'running'",
                                      database: database ?? "postgres")) ?? ""
         return Set(rows.split(separator: "\n").map(String.init))
+    }
+
+    /// The host the database records as holding `batch` open (`batch_holders`), if any.
+    func recordedHolder(of batch: String) -> String? {
+        let database = conninfo.split(separator: " ").first { $0.hasPrefix("dbname=") }.map { String($0.dropFirst(7)) }
+        let rows = (try? server.psql("SELECT host FROM photofinish.batch_holders WHERE batch = '\(batch)'",
+                                     database: database ?? "postgres")) ?? ""
+        return rows.split(separator: "\n").first.map(String.init)
     }
 
     /// The hosts the report items name.

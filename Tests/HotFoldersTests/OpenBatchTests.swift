@@ -93,6 +93,53 @@ import Testing
         #expect(try Manifest.read(fromFolder: closed.folder) == closed.manifest)
     }
 
+    @Test func anAddThatMayNoLongerWriteStopsAndLeavesWhatItMovedForTheClose() throws {
+        let layout = try hotFolder()
+        try drop(["a.jpg"], into: layout)
+        let opened = try #require(try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
+                                                  order: .name, open: true).batch)
+        try drop(["b.jpg", "c.jpg", "d.jpg"], into: layout, seed: 1)
+        // In a cluster its hold is no longer certain after the second file: nothing more is
+        // moved, and the manifest is not written (another host may be adopting the batch).
+        let asked = Mutex(0)
+        let (outcome, added) = try Claim.add(["b.jpg", "c.jpg", "d.jpg"], to: opened, mayWrite: {
+            asked.withLock { n in n += 1; return n <= 2 }
+        })
+        #expect(added.isEmpty)
+        #expect(outcome.batch?.manifest == opened.manifest)
+        #expect(try Manifest.read(fromFolder: opened.folder) == opened.manifest)
+        #expect(FileManager.default.fileExists(atPath: layout.drop + "/d.jpg"), "not moved")
+        // What it moved is listed by the close, whoever closes.
+        let closed = try Claim.close(opened, order: .name)
+        #expect(closed.manifest.items.map(\.name) == ["a.jpg", "b.jpg", "c.jpg"])
+    }
+
+    @Test func photosFinishedWhileOpenAsADatabaseRecordedThemAreTakenWithoutATasksJournal() async throws {
+        let layout = try hotFolder()
+        try drop(["c.jpg", "a.jpg"], into: layout)
+        let opened = try #require(try Claim.claim(["c.jpg", "a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
+                                                  order: .name, open: true).batch)
+        // Finished into early/1/ as a cluster's host does: nothing journaled on the share.
+        let runner = BatchRunner(template: try opened.manifest.template.template(), limits: limits, inbox: "shop")
+        let folder = EarlyJournal.outputFolder(1, batchFolder: opened.folder)
+        try Files.makeDirectories(folder)
+        let source = BatchRunner.Source(path: FilePath(opened.folder).appending("src").appending("c.jpg"), file: "c.jpg")
+        let early = await runner.finishEarly(source, photo: 1, batch: opened.id, folder: folder)
+        #expect(!FileManager.default.fileExists(atPath: opened.folder + "/" + EarlyJournal.fileName))
+        var recorded = EarlyJournal.Progress()
+        recorded.done["c.jpg"] = (1, early)
+        let lines = Lines()
+        guard case .finished(let report, _) = try await BatchWork.finish(opened, limits: limits, stop: StopRequest(), log: lines.logger,
+                                                                          early: recorded) else {
+            Issue.record("not finished")
+            return
+        }
+        #expect(lines.all.contains { $0.hasSuffix("1 of 2 photos were finished while the batch was open") }, "\(lines.all)")
+        #expect(report.items.map(\.source) == ["a.jpg", "c.jpg"])
+        #expect(report.items.allSatisfy { $0.status == .ok })
+        #expect(report.items[1].ms == early.item.ms, "taken as it was finished, not finished again")
+    }
+
     @Test func photosFinishedWhileOpenAreTakenAtCloseAsTheyAreAndTheReportIsAsOneClaimsOwn() async throws {
         let names: [FileName] = ["c.jpg", "a.jpg", "b.jpg"]
         // Today's way: one claim of the three, finished at once.

@@ -33,6 +33,26 @@ struct SettleBatcherTests {
         #expect(abs((closed.first?.0 ?? 0) - 9.0) < 0.11)
     }
 
+    @Test func anAdoptedOpenBatchCountsItsPhotosAndClosesByQuietFromItsAdoption() {
+        var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(2), quiet: .seconds(5), maxWait: .seconds(120), maxBatch: 6))
+        // A dead claimer's batch of 5, adopted at 10 s: its quiet runs from then.
+        b.adopt(5, at: t(10))
+        #expect(b.closeBatch(at: t(14.9)) == nil)
+        // Two photos dropped after: only one fits its maxBatch.
+        b.observe("a.jpg", stamp(1), at: t(11))
+        b.observe("b.jpg", stamp(2), at: t(11))
+        b.settle(at: t(13))
+        #expect(b.takeSettled(at: t(13)).map(\.name) == ["a.jpg"])
+        // Full: it closes now, with nothing more (the other is the next batch's).
+        #expect(b.closeBatch(at: t(13))?.isEmpty == true)
+        #expect(b.openCount == 0 && b.pendingCount == 1)
+        // Without photos after it, it closes once quiet has passed since the adoption.
+        var c = SettleBatcher<String>(rules: rules)
+        c.adopt(3, at: t(10))
+        #expect(c.closeBatch(at: t(14.9)) == nil)
+        #expect(c.closeBatch(at: t(15))?.isEmpty == true)
+    }
+
     @Test func nothingClosesBeforeSettle() {
         var b = SettleBatcher<String>(rules: BatchRules(settle: .seconds(2), quiet: .milliseconds(500), maxWait: .seconds(120), maxBatch: 500))
         b.observe("a.jpg", stamp(10), at: t(0))

@@ -46,6 +46,24 @@ public struct EarlyItem: Codable, Sendable {
     }
 }
 
+/// A photo task of a batch as its run takes it (`PhotoTaskQueue.records`): what was finished
+/// early, and how often its finisher stopped.
+public struct PhotoTaskRecord: Sendable {
+    public var photo: Int
+    public var source: FileName
+    /// Finished early: its item and stem (nil: not, or left to the run).
+    public var early: EarlyItem?
+    /// Its starts that stopped the finisher (a crash, a kill).
+    public var crashes: Int
+
+    public init(photo: Int, source: FileName, early: EarlyItem?, crashes: Int) {
+        self.photo = photo
+        self.source = source
+        self.early = early
+        self.crashes = crashes
+    }
+}
+
 /// The photo tasks of the open batches: where the daemon's free workers take photos to finish
 /// while their batches still fill, and where a cluster plugs in (its task table). A claim adds
 /// each source it made durable; a worker takes one, finishes it into the batch's `early/`,
@@ -62,6 +80,11 @@ public protocol PhotoTaskQueue: AnyObject, Sendable {
     /// A taken task ended without an item (stopping, not a photo, the share failed): it is
     /// not running any more, and the batch's run finishes the photo.
     func giveBack(_ task: OpenPhotoTask)
+    /// A taken task this host cannot finish early, for `reason` (its name unreadable here, its
+    /// batch not to be opened here, not a photo): in memory as `giveBack` (the batch's run
+    /// finishes it); in a cluster given back counted — another host may — and, once started
+    /// too often, left to the batch's run.
+    func refuse(_ task: OpenPhotoTask, reason: String)
     /// Closes the batch, at once: nothing more is added to it, and what is not taken yet is
     /// not started (in memory: withdrawn, the batch's run finishes those photos).
     func close(inbox: String, batch: String)
@@ -69,6 +92,18 @@ public protocol PhotoTaskQueue: AnyObject, Sendable {
     func drained(inbox: String, batch: String) async
     /// No task is handed out any more; `take` returns nil.
     func stop()
+    /// Whether each task's start and end are journaled in its batch's `tasks` on the share (one
+    /// host); false: the queue keeps them (a cluster's database: several hosts appending to one
+    /// file on NFS or SMB is not safe) and `records` gives them to the batch's run.
+    var journalsOnShare: Bool { get }
+    /// The batch's tasks as the queue recorded them (nil: it keeps none — the `tasks` journal
+    /// says it all — or cannot say now).
+    func records(inbox: String, batch: String) async -> [PhotoTaskRecord]?
+}
+
+extension PhotoTaskQueue {
+    public var journalsOnShare: Bool { true }
+    public func records(inbox: String, batch: String) async -> [PhotoTaskRecord]? { nil }
 }
 
 /// The photo tasks in memory (one host, no cluster): first come first served over every open
@@ -162,6 +197,8 @@ public final class MemoryTaskQueue: PhotoTaskQueue {
         }
         for closer in closers { closer.resume() }
     }
+
+    public func refuse(_ task: OpenPhotoTask, reason: String) { giveBack(task) }
 
     public func close(inbox: String, batch: String) {
         state.withLock { s in

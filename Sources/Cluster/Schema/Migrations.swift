@@ -8,7 +8,98 @@
 extension Schema {
     static let migrations: [Migration] = [
         Migration(version: 1, summary: "hosts, batches and photo tasks with leases", sql: version1),
+        Migration(version: 2, summary: "the holders of open batches on the share; tasks no host can finish", sql: version2),
     ]
+
+    /// Which claimer session holds each open batch on the share (`ClaimerRoles`): when that
+    /// session is gone from the server the folder's next claimer adopts the batch at once,
+    /// instead of waiting out the share lock's lease.
+    private static let version2 = #"""
+    CREATE TABLE photofinish.batch_holders (
+        inbox   text NOT NULL,
+        batch   text NOT NULL,
+        host    text NOT NULL,
+        -- The holder's claimer session: its backend's pid and application_name (both visible
+        -- in pg_stat_activity to every role). Gone from there: the holder's process is gone.
+        pid     integer NOT NULL,
+        app     text NOT NULL,
+        -- The batch's lock file on the share as the holder wrote it (its host, boot and pid):
+        -- adopted only while the share still says so.
+        lock    text NOT NULL,
+        -- Still filling; false once closed on the share (its run under way): such a batch of a
+        -- holder gone is taken over by its lease, shortened (`ClaimerRoles.Holding.deadHolder`).
+        open    boolean NOT NULL DEFAULT true,
+        since   timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (inbox, batch)
+    );
+
+    -- Why the task's last holder could not finish it (its name unreadable there, its batch not
+    -- to be opened there, not a photo): said in `cluster status` and kept with the task.
+    ALTER TABLE photofinish.tasks ADD COLUMN refused text;
+    -- How many of its starts ended in a refusal: the others that did not complete are the
+    -- finisher stopping (a crash, a kill, a lease lost), what "stopped the finisher twice" counts.
+    ALTER TABLE photofinish.tasks ADD COLUMN refusals integer NOT NULL DEFAULT 0;
+
+    -- As in version 1, the earlier attempts returned counting only the starts that stopped the
+    -- finisher (not refusals).
+    CREATE OR REPLACE FUNCTION photofinish.take_tasks(p_host text, p_instance uuid, p_inboxes text[], p_limit integer,
+                                                      p_lease interval)
+    RETURNS TABLE (inbox text, batch text, photo integer, source text, detail jsonb, attempts integer,
+                   token uuid)
+    LANGUAGE sql AS $$
+        WITH picked AS (
+            SELECT t.inbox, t.batch, t.photo FROM photofinish.tasks t
+             WHERE t.inbox = ANY (p_inboxes)
+               AND (t.state = 'ready'
+                    OR (t.state = 'running' AND t.lease_until < now()
+                        AND now() - pg_postmaster_start_time() >= p_lease))
+             ORDER BY t.seq
+             LIMIT p_limit
+               FOR UPDATE SKIP LOCKED)
+        UPDATE photofinish.tasks t
+           SET state = 'running', host = p_host, instance = p_instance, token = gen_random_uuid(),
+               lease_until = now() + p_lease, taken = now(), attempts = t.attempts + 1
+          FROM picked
+         WHERE t.inbox = picked.inbox AND t.batch = picked.batch AND t.photo = picked.photo
+        RETURNING t.inbox, t.batch, t.photo, t.source, t.detail, greatest(t.attempts - 1 - t.refusals, 0), t.token
+    $$;
+
+    -- A holder that cannot finish a photo task gives it back counted (another host may): ready
+    -- again — or, once it has been started p_limit times, done, its photo left to the batch's
+    -- run (its claimant finishes it from the manifest), the reason kept. So a task no host can
+    -- take does not go round the hosts for ever and the batch is not held open by it. Returns
+    -- 'again' or 'done' (with the batch's outputs' token when that was its last photo and the
+    -- caller took them), or 'stale' (the token no longer holds it).
+    CREATE FUNCTION photofinish.refuse_task(p_token uuid, p_reason text, p_limit integer, p_host text,
+                                            p_instance uuid, p_lease interval, p_take boolean)
+    RETURNS TABLE (outcome text, outputs_token uuid) LANGUAGE plpgsql AS $$
+    DECLARE
+        v_inbox text;
+        v_attempts integer;
+        v_done boolean;
+        v_outputs uuid;
+    BEGIN
+        SELECT t.inbox, t.attempts INTO v_inbox, v_attempts FROM photofinish.tasks t
+         WHERE t.token = p_token AND t.state = 'running' AND t.photo > 0;
+        IF NOT FOUND THEN
+            RETURN QUERY SELECT 'stale'::text, NULL::uuid;
+            RETURN;
+        END IF;
+        UPDATE photofinish.tasks t SET refused = p_reason, refusals = t.refusals + 1 WHERE t.token = p_token;
+        IF v_attempts < p_limit THEN
+            UPDATE photofinish.tasks t
+               SET state = 'ready', host = NULL, instance = NULL, token = NULL, lease_until = NULL
+             WHERE t.token = p_token;
+            PERFORM pg_notify('photofinish_tasks', v_inbox);
+            RETURN QUERY SELECT 'again'::text, NULL::uuid;
+            RETURN;
+        END IF;
+        SELECT c.completed, c.outputs_token INTO v_done, v_outputs
+          FROM photofinish.complete_task(p_token, jsonb_build_object('refused', p_reason), p_host, p_instance,
+                                         p_lease, p_take) c;
+        RETURN QUERY SELECT CASE WHEN v_done THEN 'done' ELSE 'stale' END, v_outputs;
+    END $$;
+    """#
 
     private static let version1 = #"""
     CREATE TABLE photofinish.hosts (

@@ -90,6 +90,10 @@ public struct PhotoTask: Sendable, Equatable {
 
     /// The batch's own outputs (story, colour card, report, publishing), not a photo.
     public var isBatchOutputs: Bool { key.photo == 0 }
+
+    /// Starts after which a task no host could finish is left to its batch's run (`TaskBoard.refuse`),
+    /// as a photo that stopped the finisher twice is failed.
+    public static let attemptsLimit = 2
 }
 
 /// A photo the claim adds to a batch.
@@ -125,6 +129,21 @@ public struct FinishedTask: Sendable, Equatable {
     public var item: String?
     /// The host that finished it.
     public var host: String
+}
+
+/// A photo task of a batch as its run reads it (`TaskBoard.records`): in a cluster the tasks'
+/// events live in the database, not in the batch's `tasks` journal on the share.
+public struct TaskRecord: Sendable, Equatable {
+    public var photo: Int
+    public var source: String
+    public var detail: String?
+    /// waiting, ready, running, done.
+    public var state: String
+    /// What its completion recorded (JSON): the early item, `{"refused": why}`, or nil.
+    public var item: String?
+    /// Its starts that stopped the finisher (neither completed, given back nor refused: a crash,
+    /// a kill, a lease lost).
+    public var crashes: Int
 }
 
 /// Where a batch stands in the database.

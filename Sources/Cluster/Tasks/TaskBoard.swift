@@ -99,6 +99,22 @@ public struct TaskBoard: Sendable {
         return .completed(outputs: outputs(rows[0]["outputs_token"], inbox: task.key.inbox, batch: task.key.batch))
     }
 
+    /// A photo task this host cannot finish (its name unreadable here, its batch not to be
+    /// opened here, not a photo): given back counted, for another host — or, started `limit`
+    /// times, done and left to the batch's run, `reason` kept with it.
+    /// - Returns: nil when given back; the completion when it is done (or `.stale`).
+    public func refuse(_ task: PhotoTask, reason: String, limit: Int = PhotoTask.attemptsLimit,
+                       takeOutputs: Bool = true) throws(ClusterError) -> Completion? {
+        let rows = try runner.execute("SELECT * FROM photofinish.refuse_task($1, $2, $3, $4, $5, $6, $7)",
+                                      [task.token.uuid, reason, String(limit), host.name, host.instance, leaseText,
+                                       takeOutputs ? "t" : "f"])
+        switch rows.rows.first?["outcome"] {
+        case "again": return nil
+        case "done": return .completed(outputs: outputs(rows[0]["outputs_token"], inbox: task.key.inbox, batch: task.key.batch))
+        default: return .stale
+        }
+    }
+
     /// Gives tasks back (a stop, a share gone away): ready for any host at once, the start not
     /// counted as an attempt.
     /// - Returns: how many were still held.
@@ -124,6 +140,26 @@ public struct TaskBoard: Sendable {
                                         + " WHERE inbox = $1 AND batch = $2 AND photo > 0 AND state = 'done' ORDER BY photo",
                                         [inbox, batch])
         return rows.rows.map { FinishedTask(photo: $0.int("photo") ?? 0, item: $0["item"], host: $0["host"] ?? "") }
+    }
+
+    /// Every photo task of a batch, in photo order, for its run (the events the batch's
+    /// `tasks` journal holds on one host); nil when the database does not know the batch.
+    public func records(inbox: String, batch: String) throws(ClusterError) -> [TaskRecord]? {
+        let rows = try runner.execute("""
+            SELECT t.photo, t.source, t.detail::text AS detail, t.state, t.item::text AS item, t.attempts, t.refusals,
+                   (t.state = 'done' AND NOT coalesce(t.item ? 'refused', false)) AS completed
+              FROM photofinish.batches b JOIN photofinish.tasks t ON t.inbox = b.inbox AND t.batch = b.batch
+             WHERE b.inbox = $1 AND b.batch = $2 AND t.photo > 0
+             ORDER BY t.photo
+            """, [inbox, batch])
+        if rows.isEmpty, try progress(inbox: inbox, batch: batch) == nil { return nil }
+        return rows.rows.map { row in
+            let state = row["state"] ?? ""
+            let ended = (row.bool("completed") == true ? 1 : 0) + (state == "running" ? 1 : 0)
+            let crashes = max(0, (row.int("attempts") ?? 0) - (row.int("refusals") ?? 0) - ended)
+            return TaskRecord(photo: row.int("photo") ?? 0, source: row["source"] ?? "", detail: row["detail"], state: state,
+                              item: row["item"], crashes: crashes)
+        }
     }
 
     /// Where a batch stands, or nil when the database does not know it.

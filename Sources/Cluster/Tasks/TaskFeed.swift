@@ -90,6 +90,20 @@ public final class TaskFeed: Sendable {
         _ = try? member.giveBack([task])
     }
 
+    /// A task this host cannot finish (`ClusterMember.refuse`): given back counted, or done and
+    /// left to its batch's run once started too often. The completion when it is done.
+    @discardableResult
+    public func refuse(_ task: PhotoTask, reason: String) -> Completion? {
+        do throws(ClusterError) {
+            return try member.refuse(task, reason: reason)
+        } catch {
+            // Not recorded (the database does not answer): no longer renewed, its lease runs out
+            // and it is taken again — that start counted.
+            member.letLapse(task)
+            return nil
+        }
+    }
+
     /// Takes no more: the workers waiting get nil, no task is handed out or taken, the ones
     /// taken ahead go back at once. The completions given — and those given after, by workers
     /// finishing the photos they had — are still sent, until `stop`. Again: nothing more.

@@ -77,6 +77,29 @@ public final class BatchLock: Sendable {
         return lock
     }
 
+    /// This process's words in the lock files it writes (its host, boot and pid): what the
+    /// cluster's database records with the open batches it holds.
+    public static var ownerText: String { String(decoding: Owner.current.bytes, as: UTF8.self) }
+
+    /// Takes the lock of the batch folder at `path` from a holder the cluster's database proved
+    /// gone (its claimer session ended; `ClaimerRoles`), without waiting for its lease: only
+    /// while the lock file still says `expected` — the holder's words, as it wrote them (a
+    /// holder that came back and took its batch up again, or another host that took it over
+    /// by the lease, has written its own) — and no process of this machine holds it.
+    public static func takeOver(_ path: String, from expected: String) -> BatchLock? {
+        guard let folder = try? Directory(path) else { return nil }
+        let key = folder.path.description
+        guard !LetGo.contains(key), let file = openLockFile(in: folder), (try? file.tryLock()) == true,
+              let st = try? file.freshStatus(), st.links > 0, let said = try? file.readAll(),
+              String(decoding: Array(said), as: UTF8.self) == expected else { return nil }
+        Observed.forget(key)
+        guard (try? writeOwner(file, in: folder)) != nil else { return nil }
+        let from = Owner(Array(said)).map { String($0.host.prefix { $0 != "/" }) }
+        let lock = BatchLock(file: file, folder: key, takenFrom: from)
+        Held.add(lock)
+        return lock
+    }
+
     /// The lock file, opened to read and write; or only to read where an existing file cannot be
     /// opened to write without truncating it (`rclone mount` without its file cache: `EPERM`) —
     /// `flock`, the owner's words and the lease's `touch` all work on it.

@@ -85,14 +85,17 @@ public enum BatchWork {
     ///   with the batch no longer validates, its manifest or published report does not decode).
     ///   The batch stays in `.work/` and is retried by recovery. One photo's trouble never
     ///   throws: it fails that photo.
+    ///   - early: the photos finished while the batch was open as a cluster's database recorded
+    ///     them (laid over the batch's `tasks` journal); nil: the journal alone.
     public static func finish(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, log: Logger,
+                              early: EarlyJournal.Progress? = nil,
                               progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in })
         async throws(BatchError) -> Outcome {
         // A share (or a dead one: statfs fails) counts I/O and connection errors as its own.
         let shared = (try? Files.fileSystem(batch.folder))?.isShared ?? true
         do throws(BatchError) {
             try BatchError.wrap { () throws(SystemError) in try GivenBack.settle(batch.folder, how: batch.mover.appending) }
-            return try await steps(batch, limits: limits, stop: stop, shared: shared, log: log, progress: progress)
+            return try await steps(batch, limits: limits, stop: stop, shared: shared, early: early, log: log, progress: progress)
         } catch .system(let error) where ShareHealth.isShareFailure(error, shared: shared) {
             GivenBack.record(batch.folder, [])
             batch.lock.release()
@@ -100,7 +103,8 @@ public enum BatchWork {
         }
     }
 
-    static func steps(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, shared: Bool, log: Logger,
+    static func steps(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, shared: Bool,
+                      early: EarlyJournal.Progress? = nil, log: Logger,
                       progress: @escaping @Sendable (Int, Int) -> Void) async throws(BatchError) -> Outcome {
         var batch = batch
         let layout = batch.layout, id = batch.id, folder = batch.folder
@@ -142,7 +146,7 @@ public enum BatchWork {
         }
         do throws(SystemError) {
             return try await run(batch, template: template, sources: sources, contents: contents, limits: limits,
-                                 stop: stop, shared: shared, log: log, progress: progress)
+                                 stop: stop, shared: shared, early: early, log: log, progress: progress)
         } catch {
             throw .system(error)
         }
@@ -150,7 +154,7 @@ public enum BatchWork {
 
     /// Steps 1 to 5 of a batch not published yet (`steps` has read its template and closed it).
     static func run(_ batch: ClaimedBatch, template: Template, sources: [BatchRunner.Source], contents: BatchContents,
-                    limits: BatchLimits, stop: StopRequest, shared: Bool, log: Logger,
+                    limits: BatchLimits, stop: StopRequest, shared: Bool, early: EarlyJournal.Progress? = nil, log: Logger,
                     progress: @escaping @Sendable (Int, Int) -> Void) async throws(SystemError) -> Outcome {
         let layout = batch.layout, id = batch.id, folder = batch.folder
         let staged = folder + "/out"
@@ -163,7 +167,7 @@ public enum BatchWork {
         var journal = try ProgressJournal.read(folder: folder)
         forgetLost(&journal, staged: staged, log: log, fields: fields)
         let runner = BatchRunner(template: template, limits: limits, inbox: batch.manifest.inbox)
-        try adoptEarly(batch, contents: contents, runner: runner, staged: staged, journal: &journal, log: log)
+        try adoptEarly(batch, contents: contents, runner: runner, staged: staged, journal: &journal, recorded: early, log: log)
         var done = journal.finished
         var alone: Set<Int> = []
         for (index, count) in journal.unfinished.sorted(by: { $0.key < $1.key }) where index <= contents.photos.count {
@@ -320,9 +324,13 @@ public enum BatchWork {
     /// (its `alternates` as the batch's contents say); a task started and never done counts as
     /// a start of its photo. Any other photo is finished by the run, as it would be anyway.
     /// Safe to repeat after a crash: a file moved already is where it goes.
+    /// - Parameter recorded: what a cluster's database recorded of the batch's tasks (its hosts
+    ///   do not journal them on the share), laid over the `tasks` journal.
     static func adoptEarly(_ batch: ClaimedBatch, contents: BatchContents, runner: BatchRunner, staged: String,
-                           journal: inout ProgressJournal.Progress, log: Logger) throws(SystemError) {
-        let early = try EarlyJournal.read(folder: batch.folder)
+                           journal: inout ProgressJournal.Progress, recorded: EarlyJournal.Progress? = nil,
+                           log: Logger) throws(SystemError) {
+        let onShare = try EarlyJournal.read(folder: batch.folder)
+        let early = recorded.map { onShare.merging($0) } ?? onShare
         guard !early.done.isEmpty || !early.starts.isEmpty else { return }
         let items = batch.manifest.items
         let srcPath = FilePath(batch.folder).appending(Claim.sourceFolder)

@@ -12,6 +12,13 @@ public struct ClaimedBatch: Sendable {
     /// How names are moved in this hot folder (filing the sources).
     public var mover: Mover
 
+    public init(layout: HotFolderLayout, manifest: Manifest, lock: BatchLock, mover: Mover) {
+        self.layout = layout
+        self.manifest = manifest
+        self.lock = lock
+        self.mover = mover
+    }
+
     public var id: String { manifest.batch }
     public var folder: String { layout.workFolder(manifest.batch) }
 }
@@ -94,17 +101,20 @@ public enum Claim {
     /// Claims `names` from `drop/` into the open batch `batch` (steps 2–4, the manifest
     /// rewritten with them at its end). A crash before the manifest leaves them in `src/`
     /// unlisted: `close` lists them.
+    /// - Parameter mayWrite: asked before each file and before the manifest (in a cluster: this
+    ///   host's hold on the batch is still certain); once false nothing more is written — the
+    ///   files moved stay in `src/` unlisted, for `close` to list.
     /// - Returns: the outcome (its batch: `batch` with the new items) and the items added.
-    public static func add(_ names: [FileName], to batch: ClaimedBatch,
+    public static func add(_ names: [FileName], to batch: ClaimedBatch, mayWrite: () -> Bool = { true },
                            heartbeat: () -> Void = {}) throws(SystemError) -> (Outcome, added: [Manifest.Item]) {
         precondition(batch.manifest.open == true, "photos are added to an open batch only")
         var outcome = Outcome()
         let layout = batch.layout
         let drop = try Directory(layout.drop)
         let src = try Directory(FilePath(batch.folder).appending(sourceFolder))
-        let claimed = take(names, from: drop, into: src, mover: batch.mover, refused: &outcome.refused)
+        let claimed = take(names, from: drop, into: src, mover: batch.mover, refused: &outcome.refused, mayWrite: mayWrite)
         var updated = batch
-        guard !claimed.isEmpty else {
+        guard !claimed.isEmpty, mayWrite() else {
             outcome.batch = batch
             return (outcome, [])
         }
@@ -112,6 +122,10 @@ public enum Claim {
         let items = try readAll(claimed.map { srcPath.appending($0) }, in: src, layout: layout, heartbeat: heartbeat)
         try src.sync()
         try drop.sync()
+        guard mayWrite() else {
+            outcome.batch = batch
+            return (outcome, [])
+        }
         updated.manifest.items += items
         do {
             try updated.manifest.write(toFolder: batch.folder)
@@ -155,9 +169,10 @@ public enum Claim {
 
     /// Step 2: moves each of `names` from `drop/` into `src/`; returns those claimed.
     static func take(_ names: [FileName], from drop: Directory, into src: Directory, mover: Mover,
-                     refused: inout [(name: FileName, error: SystemError)]) -> [FileName] {
+                     refused: inout [(name: FileName, error: SystemError)], mayWrite: () -> Bool = { true }) -> [FileName] {
         var claimed: [FileName] = []
         for name in names {
+            guard mayWrite() else { break }
             do throws(SystemError) {
                 guard let st = try drop.status(of: name), Takeable.accepts(name, st) else { continue }
                 guard try mover.take(name, from: drop, into: src) else { continue }

@@ -28,6 +28,23 @@ public enum EarlyJournal {
         public var done: [FileName: (task: Int, early: EarlyItem)] = [:]
         /// Starts of tasks not done.
         public var starts: [FileName: Int] = [:]
+
+        public init() {}
+
+        /// `other` (what a cluster's database recorded) laid over this (the share's journal,
+        /// written by a host that journals there): a photo done in either is done; starts not
+        /// done, the most either counted.
+        public func merging(_ other: Progress) -> Progress {
+            var merged = self
+            for (source, done) in other.done {
+                merged.done[source] = done
+                merged.starts[source] = nil
+            }
+            for (source, count) in other.starts where merged.done[source] == nil {
+                merged.starts[source] = max(merged.starts[source] ?? 0, count)
+            }
+            return merged
+        }
     }
 
     private struct Started: Codable {

@@ -119,6 +119,14 @@ public struct SettleBatcher<Name: Hashable & Comparable & Sendable>: Sendable {
         return taken
     }
 
+    /// An open batch taken over with `count` photos already in it (a dead claimer's, in a
+    /// cluster): they count for its `maxBatch`, and its `quiet` and `maxWait` run from `now`.
+    public mutating func adopt(_ count: Int, at now: Duration) {
+        openCount += count
+        openSince = min(openSince ?? now, now)
+        lastArrival = max(lastArrival ?? now, now)
+    }
+
     /// Files taken early that the caller could not claim after all (gone, refused): they leave
     /// the open batch's count.
     public mutating func untake(_ count: Int) {

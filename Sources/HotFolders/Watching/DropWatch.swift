@@ -148,6 +148,19 @@ public final class DropWatch {
         generation += 1
     }
 
+    /// An open batch of `count` photos was taken over (a dead claimer's): it fills and closes
+    /// by the folder's rules as if its photos had been taken here now.
+    public func adopt(_ count: Int, now: Duration) {
+        batcher.adopt(count, at: now)
+        generation += 1
+    }
+
+    /// The open batch was let go (another host adopted it): its photos leave the count.
+    public func abandonOpen() {
+        batcher.untake(batcher.openCount)
+        generation += 1
+    }
+
     /// Whether the folder's file system answers and takes data. While it does not, nothing is
     /// claimed (no batch closes) and it is looked at again every `healthCheckInterval`; the
     /// moment it answers, the folder is taken up again (fresh descriptors and watches, a full

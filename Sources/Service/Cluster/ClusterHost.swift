@@ -81,7 +81,9 @@ final class ClusterHost: Sendable {
         self.relay = relay
         member = ClusterMember(conninfo: settings.database, identity: identity, inboxes: inboxes, lease: settings.lease,
                                events: { relay.forward($0) })
-        roles = ClaimerRoles(.init(conninfo: settings.database, host: identity.name, grace: settings.lease))
+        var roleSettings = ClaimerRoles.Settings(conninfo: settings.database, host: identity.name, grace: settings.lease)
+        roleSettings.lock = BatchLock.ownerText
+        roles = ClaimerRoles(roleSettings)
         relay.target.withLock { $0 = self }
         roles.want(Set(inboxes))
     }
@@ -94,11 +96,11 @@ final class ClusterHost: Sendable {
         }
     }
 
-    /// Lets every claimer role go (a stop: the others claim the new photos while this host drains).
-    /// Off the caller's thread: one statement, or a connect that may wait for a database gone.
+    /// Lets every claimer role go (a stop: the others claim the new photos while this host drains);
+    /// the roles' connection stays until `stop`, for the open batches it still holds (the
+    /// others would adopt them the moment it closed). On the roles' thread: nothing waits here.
     func releaseRoles() {
-        let roles = roles
-        DispatchQueue.global().async { roles.stop() }
+        roles.letGoRoles()
     }
 
     /// The member's events reach the host once it is made (they come from the link's thread,

@@ -84,13 +84,21 @@ final class ClusterTaskQueue: PhotoTaskQueue {
                 continue
             }
             // A folder this host does not know (yet: a reload under way), or a name it cannot
-            // read: given back, and not taken again at once (the feed would hand it straight
-            // back: a busy loop).
-            guard let root = roots.withLock({ $0[task.key.inbox] }),
-                  let name = task.detail.flatMap({ try? JSONDecoder().decode(FileName.self, from: Data($0.utf8)) })
-                    ?? FileName(task.source) else {
-                feed.giveBack(task)
+            // read: refused — given back counted, so a task no host can take is left to its
+            // batch's run after the attempts limit instead of going round the hosts for ever —
+            // and not taken again at once (the feed would hand it straight back: a busy loop).
+            let root = roots.withLock { $0[task.key.inbox] }
+            let name = task.detail.flatMap { try? JSONDecoder().decode(FileName.self, from: Data($0.utf8)) } ?? FileName(task.source)
+            guard let root, let name else {
+                refuse(task, reason: root == nil ? "hot folder \(task.key.inbox) is not in the config of host \(host.name)"
+                                                 : "its name cannot be read on host \(host.name)")
                 try? await Task.sleep(for: Self.unknownBackoff)
+                continue
+            }
+            // A photo that stopped the finisher twice (two hosts killed, crashed or cut off while
+            // finishing it) is not tried again: left to its batch's run, which fails it as on one host.
+            if task.earlierAttempts >= PhotoTask.attemptsLimit {
+                refuse(task, reason: "stopped the finisher twice")
                 continue
             }
             let id = PhotoTaskID(inbox: task.key.inbox, batch: task.key.batch, photo: task.key.photo)
@@ -113,6 +121,54 @@ final class ClusterTaskQueue: PhotoTaskQueue {
     func giveBack(_ task: OpenPhotoTask) {
         guard let held = state.withLock({ $0.taken.removeValue(forKey: task.id) }) else { return }
         feed.giveBack(held)
+    }
+
+    func refuse(_ task: OpenPhotoTask, reason: String) {
+        guard let held = state.withLock({ $0.taken.removeValue(forKey: task.id) }) else { return }
+        refuse(held, reason: reason)
+    }
+
+    /// Refuses `task` (`TaskFeed.refuse`); said once it is left to its batch's run.
+    private func refuse(_ task: PhotoTask, reason: String) {
+        let outcome = feed.refuse(task, reason: reason)
+        host.tasksChanged()
+        guard case .completed(let outputs) = outcome else { return }
+        log.warning("cluster: photo \(task.key.photo) (\(task.source)) of batch \(task.key.batch) was not finished by any host after \(PhotoTask.attemptsLimit) tries (last: \(reason)): the batch's run finishes it",
+                    ["INBOX": task.key.inbox, "BATCH": task.key.batch])
+        // Its batch's last photo: the outputs are its claimant's to make (as for a completion).
+        if let outputs { feed.complete(outputs, item: nil) }
+    }
+
+    /// The tasks' starts and ends are the database's (take, completion, refusal): not journaled
+    /// on the share, where several hosts would append to one file.
+    var journalsOnShare: Bool { false }
+
+    /// The batch's tasks as the database recorded them, for its run (asked for up to 10 s while
+    /// it does not answer); nil when it does not know the batch (its tasks were never added:
+    /// finished here alone) or did not answer — the run then finishes the photos not journaled.
+    func records(inbox: String, batch: String) async -> [PhotoTaskRecord]? {
+        let key = PhotoTaskID.BatchKey(inbox: inbox, batch: batch)
+        guard !state.withLock({ $0.local.contains(key.folder) }) else { return nil }
+        let until = ContinuousClock.now + .seconds(10)
+        while true {
+            do throws(ClusterError) {
+                guard let records = try host.member.board.records(inbox: inbox, batch: batch) else { return nil }
+                let decoder = JSONDecoder()
+                return records.compactMap { record in
+                    guard let name = record.detail.flatMap({ try? decoder.decode(FileName.self, from: Data($0.utf8)) })
+                            ?? FileName(record.source) else { return nil }
+                    let early = record.item.flatMap { try? decoder.decode(EarlyItem.self, from: Data($0.utf8)) }
+                    return PhotoTaskRecord(photo: record.photo, source: name, early: early, crashes: record.crashes)
+                }
+            } catch {
+                if ContinuousClock.now >= until {
+                    log.warning("cluster: cannot read the tasks of batch \(batch): \(error); its run finishes again the photos finished while it was open",
+                                ["INBOX": inbox, "BATCH": batch])
+                    return nil
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
     }
 
     func close(inbox: String, batch: String) {

@@ -98,9 +98,30 @@ final class EarlyWorkers: Sendable {
         _ = open.withLock { $0.removeValue(forKey: batch.folder) }
     }
 
+    /// The batch is no longer this host's (adopted by another host of the cluster): its photos
+    /// are taken as any other host's, nothing of it is closed from here.
+    func forget(_ batch: ClaimedBatch) {
+        _ = open.withLock { $0.removeValue(forKey: batch.folder) }
+    }
+
     /// Returns once none of the closed batch's photos is in flight.
     func drained(_ batch: ClaimedBatch) async {
         await queue.drained(inbox: batch.manifest.inbox, batch: batch.id)
+    }
+
+    /// The batch's tasks as its queue recorded them (a cluster's database), for its run; nil
+    /// when the queue keeps none (in memory: the `tasks` journal on the share says it all).
+    func records(_ batch: ClaimedBatch) async -> EarlyJournal.Progress? {
+        guard !queue.journalsOnShare, let records = await queue.records(inbox: batch.manifest.inbox, batch: batch.id) else { return nil }
+        var progress = EarlyJournal.Progress()
+        for record in records {
+            if let early = record.early {
+                progress.done[record.source] = (record.photo, early)
+            } else if record.crashes > 0 {
+                progress.starts[record.source] = record.crashes
+            }
+        }
+        return progress
     }
 
     /// Stopping: no task starts any more; returns once those in flight are done.
@@ -111,35 +132,51 @@ final class EarlyWorkers: Sendable {
 
     private func work() async {
         while let task = await queue.take() {
-            guard !stop.isRequested, let batch = open.withLock({ $0[task.folder] }) ?? opener?(task) else {
+            guard !stop.isRequested else {
                 queue.giveBack(task)
                 continue
             }
-            if let early = await finish(task, batch) {
-                queue.complete(task, item: early)
-            } else {
-                queue.giveBack(task)
+            guard let batch = open.withLock({ $0[task.folder] }) ?? opener?(task) else {
+                queue.refuse(task, reason: "its batch cannot be opened here (its manifest or template)")
+                continue
+            }
+            switch await finish(task, batch) {
+            case .done(let early): queue.complete(task, item: early)
+            case .left(let reason): queue.refuse(task, reason: reason)
+            case .stopped: queue.giveBack(task)
             }
         }
     }
 
-    /// Finishes one task; nil when it is left to the batch's run (not a photo, stopping, an
-    /// I/O error that may be the share's, a journal that cannot be written).
-    private func finish(_ task: OpenPhotoTask, _ batch: Open) async -> EarlyItem? {
+    /// How one task ended.
+    private enum Finished {
+        case done(EarlyItem)
+        /// Left to the batch's run, and why (not a photo, an I/O error that may be the share's,
+        /// a journal that cannot be written): in a cluster, another host may do it first.
+        case left(String)
+        /// Stopping: not started.
+        case stopped
+    }
+
+    /// Finishes one task.
+    private func finish(_ task: OpenPhotoTask, _ batch: Open) async -> Finished {
         let fields: LogFields = ["INBOX": batch.inbox, "BATCH": task.id.batch, "FILE": task.source.escaped]
         let source = BatchRunner.Source(path: FilePath(task.folder).appending("src").appending(task.source), file: task.source)
         // A sidecar, a text file: no photo of its own; the batch's contents decide at close.
-        guard !BatchContents.read([source]).photos.isEmpty else { return nil }
+        guard !BatchContents.read([source]).photos.isEmpty else { return .left("not a photo of its own") }
         let folder = EarlyJournal.outputFolder(task.id.photo, batchFolder: task.folder)
         do throws(SystemError) {
             try Files.makeDirectories(folder)
         } catch {
-            return nil
+            return .left("cannot make its folder: \(error)")
         }
         let runner = batch.runner, stop = stop
         let journaled = Mutex(true)
+        // In a cluster the task's start and end are the database's (its take and completion):
+        // several hosts appending to one file on a share is not safe.
+        let onShare = queue.journalsOnShare
         let early = await runner.finishEarly(source, photo: task.id.photo, batch: task.id.batch, folder: folder) {
-            guard !stop.isRequested else { return }
+            guard !stop.isRequested, onShare else { return }
             do throws(SystemError) {
                 try EarlyJournal.started(task.id.photo, source: task.source, folder: task.folder, how: batch.appending)
             } catch {
@@ -148,13 +185,16 @@ final class EarlyWorkers: Sendable {
         }
         // What failed for the disk or the share is not the photo's fault: the batch's run
         // sees to it (and gives the batch back if the share failed).
-        guard journaled.withLock({ $0 }), early.item.error?.code != "io-error" else { return nil }
+        guard journaled.withLock({ $0 }) else { return stop.isRequested ? .stopped : .left("cannot journal its start") }
+        if let error = early.item.error, error.code == "io-error" { return .left(error.message) }
         do throws(SystemError) {
-            try EarlyJournal.done(task.id.photo, source: task.source, early: early, folder: task.folder, how: batch.appending)
+            if onShare {
+                try EarlyJournal.done(task.id.photo, source: task.source, early: early, folder: task.folder, how: batch.appending)
+            }
         } catch {
             log.warning("cannot journal \(task.source.escaped) finished early: \(error); it is finished again when the batch closes", fields)
-            return nil
+            return .left("cannot journal it finished: \(error)")
         }
-        return early
+        return .done(early)
     }
 }

@@ -20,6 +20,8 @@ final class FolderWorkers: Sendable {
         case started(inbox: String)
         /// A batch was given back: the share failed under it (left in .work/, no photo failed).
         case givenBack(inbox: String, SystemError)
+        /// A batch's run ended (published, failed, or given back).
+        case ended(inbox: String, batch: String)
     }
 
     private struct Queued: Sendable {
@@ -107,6 +109,7 @@ final class FolderWorkers: Sendable {
                     await process(batch, inbox: inbox, limits: limits.withLock { $0 })
                     slots.release()
                     held.withLock { _ = $0[inbox]?.removeValue(forKey: batch.id) }
+                    onEvent(.ended(inbox: inbox, batch: batch.id))
                 }
             }
             let made = Queued(continuation: continuation, task: task)
@@ -149,9 +152,11 @@ final class FolderWorkers: Sendable {
         // Its photos finished while it was open: none is in flight any more.
         early.close(batch)
         await early.drained(batch)
+        // In a cluster what its tasks did is in the database (not journaled on the share).
+        let recorded = await early.records(batch)
         do throws(BatchError) {
             let progress = Mutex(0)
-            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log) { [board] done, total in
+            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log, early: recorded) { [board] done, total in
                 progress.withLock { $0 = done }
                 board.update(inbox) { $0.processing = .init(batch: batch.id, done: done, total: total) }
             }

@@ -1,4 +1,5 @@
 import Batches
+import Cluster
 import Foundation
 import HotFolders
 import JSON5
@@ -16,6 +17,9 @@ extension ServiceLoop {
         // In a cluster only the folder's claimer opens a batch there (one batch per drop); a
         // batch it opened still fills and closes should the role be lost meanwhile.
         if folder.open == nil, let gate = claimGate, !gate.mayClaim(folder.inbox.name) { return false }
+        // An open batch held in the database is written only while that hold is certain (else
+        // another host may be adopting it); one due to close waits for its close.
+        if let open = folder.open, let gate = claimGate, folder.closeDue || !gate.mayWrite(open.key) { return false }
         // One more lock must fit in the open-file limit (see `OpenFiles`).
         if let limit = openFileLimit, locksWaiting + claimsInFlight >= work.lockRoom(limit: limit, folders: roomUsed) {
             waitingForLocks.insert(folder.inbox.name)
@@ -43,6 +47,7 @@ extension ServiceLoop {
         claimsInFlight += 1
         let name = folder.inbox.name, inbox = folder.inbox, open = folder.open
         let limits = workers.limits.withLock { $0 }
+        let gate = claimGate
         pool.run(name) { [mailbox, freeSpace] in
             let space = freeSpace(inbox)
             if space.low != nil {
@@ -52,7 +57,10 @@ extension ServiceLoop {
             let result: ClaimResult
             do throws(SystemError) {
                 if let open {
-                    let (outcome, added) = try Claim.add(names, to: open) { BatchLock.renewLeases() }
+                    let key = open.key
+                    let (outcome, added) = try Claim.add(names, to: open, mayWrite: { gate?.mayWrite(key) ?? true }) {
+                        BatchLock.renewLeases()
+                    }
                     result = .added(outcome, added: added, first: open.manifest.items.count + 1, runner: nil)
                 } else if closes {
                     result = .outcome(try Claim.claim(names, layout: inbox.layout, inbox: name, template: inbox.template,
@@ -63,6 +71,9 @@ extension ServiceLoop {
                     let runner = outcome.batch.flatMap { batch in
                         (try? batch.manifest.template.template()).map { BatchRunner(template: $0, limits: limits, inbox: name) }
                     }
+                    // In a cluster: recorded with this host's claimer session before anything
+                    // else (a kill now leaves the database's word for the next claimer).
+                    if let batch = outcome.batch, runner != nil { gate?.holdNow(batch.key) }
                     result = .added(outcome, added: outcome.batch?.manifest.items ?? [], first: 1, runner: runner)
                 }
             } catch {
@@ -99,7 +110,11 @@ extension ServiceLoop {
             if let batch = outcome.batch {
                 taken = Set(added.map(\.name))
                 folder.open = batch
-                if let runner { workers.early.opened(batch, runner: runner) }
+                if let runner {
+                    workers.early.opened(batch, runner: runner)
+                    // In a cluster: held with this host's claimer session (adopted at once should it end).
+                    claimGate?.hold(batch.key)
+                }
                 workers.early.add(batch, items: added, first: first)
                 for item in added where item.error != nil {
                     log.warning("\(item.error!): it is claimed and will fail as io-error unless it can be read by then",
@@ -127,12 +142,186 @@ extension ServiceLoop {
     /// what was not finished while it was open and makes the whole-set outputs.
     func closeOpen(_ folder: Folder) {
         guard let batch = folder.open else { return }
+        // Held in the database: closed on the share now, while the hold is certain (a run that
+        // waits for a slot would close it later, when another host may have adopted it), then
+        // its record goes. Not certain now: tried again shortly (photos are not added meanwhile).
+        let held = claimGate.map { $0.isHeld(batch.key) } ?? false
+        if held, let gate = claimGate {
+            guard gate.mayWrite(batch.key) else {
+                folder.closeDue = true
+                folder.closeCheck = now() + Self.closeRetry
+                schedule(folder)
+                return
+            }
+        }
+        folder.closeDue = false
+        folder.closeCheck = nil
         folder.open = nil
         workers.early.close(batch)
         let count = batch.manifest.items.count
         log.info("claimed batch of \(count) photo\(count == 1 ? "" : "s") (claimed as they settled)",
                  ["INBOX": folder.inbox.name, "BATCH": batch.id])
-        enqueue(batch, folder)
+        guard held, let gate = claimGate else {
+            enqueue(batch, folder)
+            return
+        }
+        folder.claiming = true
+        claimsInFlight += 1
+        let name = folder.inbox.name
+        pool.run(name) { [mailbox] in
+            var closed: ClaimedBatch?
+            if gate.mayWrite(batch.key), let template = try? batch.manifest.template.template() {
+                closed = try? Claim.close(batch, order: template.order) { BatchLock.renewLeases() }
+            }
+            mailbox.post(.closedOnShare(inbox: name, batch, closed: closed))
+        }
+    }
+
+    /// How soon an open batch due to close whose hold was not certain is tried again.
+    static let closeRetry = Duration.milliseconds(250)
+
+    // MARK: - Open batches of a cluster's dead claimer
+
+    /// What the claimer roles found: a dead claimer's open batch to adopt, or a batch of this
+    /// host's that another adopted while its session was gone.
+    func holding(_ event: ClaimerRoles.Holding, now: Duration) {
+        switch event {
+        case .adopt(let key, let from, let expected):
+            guard let folder = folders[key.inbox], folder.watch != nil, folder.open == nil, let system = folder.system,
+                  !stopping else {
+                claimGate?.adoptionEnded(key, false)
+                return
+            }
+            let layout = folder.inbox.layout, limits = workers.limits.withLock { $0 }
+            // Counted as a claim (a stop waits for it); the folder claims nothing meanwhile (its
+            // role says so until `adoptionEnded`).
+            claimsInFlight += 1
+            pool.run(key.inbox) { [mailbox] in
+                let path = layout.workFolder(key.batch)
+                let result: Result<AdoptedBatch, AdoptionRefused>
+                if (try? Manifest.read(fromFolder: path))?.open != true {
+                    result = .failure(AdoptionRefused(why: "it is closed or gone"))
+                } else if let lock = BatchLock.takeOver(path, from: expected) {
+                    // Read again under its lock: its holder can no longer write (the database says so).
+                    if let manifest = try? Manifest.read(fromFolder: path), manifest.open == true {
+                        let runner = (try? manifest.template.template()).map { BatchRunner(template: $0, limits: limits, inbox: key.inbox) }
+                        result = .success(AdoptedBatch(batch: ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: system.mover),
+                                                       runner: runner))
+                    } else {
+                        result = .failure(AdoptionRefused(why: "it was closed meanwhile"))
+                    }
+                } else {
+                    result = .failure(AdoptionRefused(why: "its lock on the share is held by another process now"))
+                }
+                mailbox.post(.adopted(key, from: from, result))
+            }
+        case .deadHolder(let key, let from, let lock):
+            guard let folder = folders[key.inbox], folder.deadHeld[key.batch] == nil else { return }
+            folder.deadHeld[key.batch] = DeadHeld(from: from, lock: lock)
+            folder.nextDeadLook = min(folder.nextDeadLook ?? now, now)
+            schedule(folder)
+        case .lost(let key, let by):
+            guard let folder = folders[key.inbox], let open = folder.open, open.key == key else { return }
+            folder.open = nil
+            folder.closeDue = false
+            folder.closeCheck = nil
+            workers.early.forget(open)
+            folder.watch?.abandonOpen()
+            log.warning("batch \(key.batch) was adopted by \(by.map { "host \($0)" } ?? "another host") while this host's database session was gone: it is left to it",
+                        ["INBOX": key.inbox, "BATCH": key.batch])
+            schedule(folder)
+            show(folder)
+        }
+    }
+
+    /// How often the locks of dead holders' closed batches are looked at.
+    static let deadLookEvery = Duration.seconds(2)
+
+    /// Looks again (past the client's caches) at the lock of each closed batch of a dead holder
+    /// not being looked at: one unrenewed for `ClaimerRoles.deadLease` — the holder alive and cut
+    /// off from the database still renews it every 10 s — is taken over if it still says the
+    /// dead holder's words, and queued to be finished (as recovery does after the full lease).
+    func lookAtDeadHeld(_ folder: Folder) {
+        guard let system = folder.system, folder.watch?.health.isAvailable == true else { return }
+        let layout = folder.inbox.layout, name = folder.inbox.name
+        for (batch, dead) in folder.deadHeld where !dead.looking {
+            folder.deadHeld[batch]?.looking = true
+            claimsInFlight += 1
+            let key = ClaimerRoles.BatchKey(inbox: name, batch: batch)
+            pool.run(name) { [mailbox] in
+                let path = layout.workFolder(batch)
+                let result: Result<ClaimedBatch?, AdoptionRefused>
+                if !Files.exists(path) {
+                    result = .failure(AdoptionRefused(why: "it is gone"))
+                } else if let lease = BatchLock.lookAgain(path, leaseTimeout: ClaimerRoles.deadLease), lease.expires > .now {
+                    result = .success(nil)
+                } else if let lock = BatchLock.takeOver(path, from: dead.lock) {
+                    if let manifest = try? Manifest.read(fromFolder: path) {
+                        result = .success(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: system.mover))
+                    } else {
+                        lock.release()
+                        result = .failure(AdoptionRefused(why: "its manifest cannot be read"))
+                    }
+                } else {
+                    result = .failure(AdoptionRefused(why: "its lock on the share is another's now"))
+                }
+                mailbox.post(.deadLook(key, from: dead.from, result))
+            }
+        }
+    }
+
+    func deadLooked(_ key: ClaimerRoles.BatchKey, from: String, _ result: Result<ClaimedBatch?, AdoptionRefused>, now: Duration) {
+        claimsInFlight -= 1
+        guard let folder = folders[key.inbox] else { return }
+        let fields: LogFields = ["INBOX": key.inbox, "BATCH": key.batch]
+        switch result {
+        case .success(nil):
+            folder.deadHeld[key.batch]?.looking = false
+        case .success(let batch?):
+            let lock = folder.deadHeld.removeValue(forKey: key.batch)?.lock
+            if let lock { claimGate?.drop(key, lock) }
+            log.notice("taking over batch \(key.batch) (\(batch.manifest.items.count) photos) from \(from): its database session ended and its lease went unrenewed for \(Self.words(ClaimerRoles.deadLease))",
+                       fields)
+            enqueue(batch, folder)
+        case .failure(let refused):
+            let lock = folder.deadHeld.removeValue(forKey: key.batch)?.lock
+            if let lock { claimGate?.drop(key, lock) }
+            log.info("batch \(key.batch) of \(from) is not taken over early: \(refused.why)", fields)
+        }
+        schedule(folder)
+        show(folder)
+    }
+
+    /// The adoption's look at the share ended: the batch is this folder's open batch now (the
+    /// photos dropped from now join it; it closes by the folder's rules), or it stays where it is.
+    func adopted(_ key: ClaimerRoles.BatchKey, from: String, _ result: Result<AdoptedBatch, AdoptionRefused>, now: Duration) {
+        claimsInFlight -= 1
+        let fields: LogFields = ["INBOX": key.inbox, "BATCH": key.batch]
+        guard let folder = folders[key.inbox] else {
+            claimGate?.adoptionEnded(key, false)
+            return
+        }
+        switch result {
+        case .success(let adopted) where folder.open == nil && folder.watch != nil:
+            let batch = adopted.batch
+            folder.open = batch
+            claimGate?.adoptionEnded(key, true)
+            if let runner = adopted.runner { workers.early.opened(batch, runner: runner) }
+            folder.watch?.adopt(batch.manifest.items.count, now: now)
+            log.notice("adopted open batch \(key.batch) (\(batch.manifest.items.count) photos) of host \(from), whose database session ended: the photos dropped from now join it",
+                       fields)
+            // Stopping meanwhile: it closes into the queue, left in .work/ for the next start.
+            if stopping { closeOpen(folder) }
+        case .success(let adopted):
+            // The folder opened a batch of its own meanwhile (it should not: the roles keep it from claiming).
+            claimGate?.adoptionEnded(key, true)
+            enqueue(adopted.batch, folder)
+        case .failure(let refused):
+            claimGate?.adoptionEnded(key, false)
+            log.info("did not adopt batch \(key.batch) of host \(from): \(refused.why); it is taken over as without a cluster", fields)
+        }
+        schedule(folder)
+        show(folder)
     }
 
     func enqueue(_ batch: ClaimedBatch, _ folder: Folder) {
@@ -193,4 +382,9 @@ extension ServiceLoop {
         schedule(folder)
         show(folder)
     }
+}
+
+extension ClaimedBatch {
+    /// The batch as the cluster's claimer roles name it.
+    var key: ClaimerRoles.BatchKey { ClaimerRoles.BatchKey(inbox: manifest.inbox, batch: id) }
 }

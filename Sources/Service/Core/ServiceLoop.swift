@@ -1,4 +1,5 @@
 import Batches
+import Cluster
 import Configuration
 import Foundation
 import HotFolders
@@ -54,6 +55,36 @@ final class ServiceLoop: @unchecked Sendable {
         case leases(inbox: String, due: Bool, waiting: [String])
         /// In a cluster: a folder's claimer role was taken or lost (`ClaimGate`).
         case roles
+        /// In a cluster: an open batch to adopt (its holder's session is gone), or one this host
+        /// held that another host adopted (`ClaimerRoles.Holding`).
+        case holding(ClaimerRoles.Holding)
+        /// The adoption's look at the share: the batch open and its lock taken (with its runner), or why not.
+        case adopted(ClaimerRoles.BatchKey, from: String, Result<AdoptedBatch, AdoptionRefused>)
+        /// An open batch held in the database was closed on the share (nil: it could not be: the
+        /// run closes it).
+        case closedOnShare(inbox: String, ClaimedBatch, closed: ClaimedBatch?)
+        /// A batch's run ended (its record in the cluster goes).
+        case batchEnded(inbox: String, batch: String)
+        /// The look at a dead holder's closed batch: taken over (its lock unrenewed for
+        /// `ClaimerRoles.deadLease`), not yet (`nil`), or not to be (why).
+        case deadLook(ClaimerRoles.BatchKey, from: String, Result<ClaimedBatch?, AdoptionRefused>)
+    }
+
+    /// A closed batch whose holder's database session is gone: taken over once its lock on the
+    /// share has gone unrenewed for `ClaimerRoles.deadLease`.
+    struct DeadHeld {
+        var from: String
+        var lock: String
+        var looking = false
+    }
+
+    struct AdoptedBatch: Sendable {
+        var batch: ClaimedBatch
+        var runner: BatchRunner?
+    }
+
+    struct AdoptionRefused: Error, Sendable {
+        var why: String
     }
 
     /// In a cluster: who may claim from a folder (its claimer role, `ClaimerRoles`), and the
@@ -63,6 +94,21 @@ final class ServiceLoop: @unchecked Sendable {
         /// Photos wait to be claimed and this host may not: the roles are tried now.
         var ask: @Sendable () -> Void
         var release: @Sendable () -> Void
+        /// The open batches this host holds, recorded with its claimer session (`ClaimerRoles`):
+        /// `hold` one just opened, `letGo` one closed on the share, `isHeld`, and whether it may
+        /// be written now (`mayWrite`: else another host may adopt it).
+        var hold: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
+        /// `hold`, waiting (briefly) for the record: a batch just opened, before its photos go on.
+        var holdNow: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
+        var letGo: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
+        /// The batch was closed on the share (its run is queued; its record stays until it ends).
+        var closed: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
+        /// Another holder's record goes (its batch taken over), given its lock.
+        var drop: @Sendable (ClaimerRoles.BatchKey, String) -> Void = { _, _ in }
+        var isHeld: @Sendable (ClaimerRoles.BatchKey) -> Bool = { _ in false }
+        var mayWrite: @Sendable (ClaimerRoles.BatchKey) -> Bool = { _ in true }
+        /// The answer to `Holding.adopt`.
+        var adoptionEnded: @Sendable (ClaimerRoles.BatchKey, Bool) -> Void = { _, _ in }
     }
 
     enum ClaimResult: Sendable {
@@ -97,6 +143,13 @@ final class ServiceLoop: @unchecked Sendable {
         var claimCloses = false
         /// The batch its photos are claimed into as they settle, until it closes.
         var open: ClaimedBatch?
+        /// In a cluster: the open batch is due to close but may not be written now (its hold on
+        /// the database not confirmed lately): tried again at `closeCheck`.
+        var closeDue = false
+        var closeCheck: Duration?
+        /// In a cluster: closed batches of holders gone, by id, and when they are next looked at.
+        var deadHeld: [String: DeadHeld] = [:]
+        var nextDeadLook: Duration?
         /// Batches claimed (or recovered) that its worker has not started yet.
         var claimedAhead = 0
         var lowSpace: String?
@@ -323,6 +376,22 @@ final class ServiceLoop: @unchecked Sendable {
                 schedule(folder)
                 show(folder)
             }
+        case .holding(let event):
+            holding(event, now: now)
+        case .adopted(let key, let from, let result):
+            adopted(key, from: from, result, now: now)
+        case .closedOnShare(let name, let batch, let closed):
+            claimsInFlight -= 1
+            guard let folder = folders[name] else { return }
+            folder.claiming = false
+            if closed != nil { claimGate?.closed(batch.key) }
+            enqueue(closed ?? batch, folder)
+            schedule(folder)
+            show(folder)
+        case .batchEnded(let name, let batch):
+            claimGate?.letGo(ClaimerRoles.BatchKey(inbox: name, batch: batch))
+        case .deadLook(let key, let from, let result):
+            deadLooked(key, from: from, result, now: now)
         case .swept(let name, let deferred):
             guard let folder = folders[name], folder.watch != nil, !folder.inbox.keep.isForever else { return }
             folder.nextSweep = now + (deferred ? Self.deferredSweep : Self.sweepInterval)
@@ -359,6 +428,14 @@ final class ServiceLoop: @unchecked Sendable {
                 folder.nextRecovery = now + setup.config.rescanInterval
                 startRecovery(folder)
             }
+            if let due = folder.nextDeadLook, now >= due {
+                folder.nextDeadLook = folder.deadHeld.isEmpty ? nil : now + Self.deadLookEvery
+                if !stopping { lookAtDeadHeld(folder) }
+            }
+            if folder.closeDue, let due = folder.closeCheck, now >= due {
+                folder.closeCheck = nil
+                closeOpen(folder)
+            }
             if let due = folder.nextSweep, now >= due, !stopping {
                 folder.nextSweep = nil
                 startSweep(folder)
@@ -387,6 +464,8 @@ final class ServiceLoop: @unchecked Sendable {
             consider(folder.nextSpaceCheck)
             consider(folder.nextSweep)
             consider(folder.nextLeaseLook)
+            consider(folder.closeCheck)
+            consider(folder.nextDeadLook)
         }
         consider(folder.nextRetry)
         deadlines.set(folder.inbox.name, at: next)
