@@ -53,6 +53,9 @@ public final class ProofKeeper: Sendable {
         var rendered: [String: String] = [:]
         var busy = false
         var stopped = false
+        /// Hot folders given a link since the queue was last empty, by template: said in one
+        /// line when it empties (10,000 folders: one line, not 10,000).
+        var linked: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -138,6 +141,14 @@ public final class ProofKeeper: Sendable {
             }
             if isStopped { return }
             if let job { make(job) }
+            let done = state.withLock { s -> [String: Int] in
+                guard s.jobs.isEmpty else { return [:] }
+                defer { s.linked = [:] }
+                return s.linked
+            }
+            for (template, count) in done.sorted(by: { $0.key < $1.key }) {
+                log.info("proof of template \(template) linked into \(count) hot folder\(count == 1 ? "" : "s") (rendered once for every hot folder using it)")
+            }
         }
     }
 
@@ -151,16 +162,19 @@ public final class ProofKeeper: Sendable {
         let folder = job.root + "/proof"
         let picture = key(job)
         do throws(SystemError) {
+            // A proof/ made just now holds no older proof to remove.
+            var fresh = false
             if !Files.exists(path) {
-                try Files.makeDirectory(folder, permissions: 0o755)
+                fresh = try Files.makeDirectory(folder, permissions: 0o755)
                 if let source = state.withLock({ $0.rendered[picture] }), source != path, try link(source, to: folder, as: name) {
-                    log.info("proof of template \(job.template.name) linked (rendered once for every hot folder using it): \(path)", fields)
+                    state.withLock { $0.linked[job.template.name, default: 0] += 1 }
+                    log.log(.debug, "proof of template \(job.template.name) linked (rendered once for every hot folder using it): \(path)", fields)
                 } else if let source = state.withLock({ $0.rendered[picture] }), source != path, Files.exists(source) {
                     // No link here (another file system, or none with hard links): STATUS.txt
                     // points to the one file.
                     onShared(job.inbox, source)
                     log.info("proof of template \(job.template.name) is \(source) (rendered once for every hot folder using it; no hard link can be made in \(folder))", fields)
-                    removeOlder(in: folder, keeping: nil)
+                    if !fresh { removeOlder(in: folder, keeping: nil) }
                     return
                 } else {
                     guard try render(job, to: path, fields: fields) else { return }
@@ -169,7 +183,7 @@ public final class ProofKeeper: Sendable {
             state.withLock { s in
                 if s.rendered[picture] == nil { s.rendered[picture] = path }
             }
-            removeOlder(in: folder, keeping: name)
+            if !fresh { removeOlder(in: folder, keeping: name) }
         } catch {
             log.warning("cannot make the proof of template \(job.template.name): \(error)", fields)
         }
