@@ -156,10 +156,16 @@ final class StatusPublisher: Sendable {
         let boardVersion = board.version, metricsVersion = metrics.version
         let (status, dirty) = board.take(state: "running")
         let staged = staged.withLock { $0 }
-        var (text, last, lastSummary, lastWrite, failed) = state.withLock { s in
-            (s.text, s.lastStatus, s.lastSummary, s.lastWrite, s.statusWriteFailed)
+        // One reading of what to do, `urgent` taken with it: a `ready()` or `publishNow()` that
+        // comes while this publish runs asks for the next one (cleared at the end instead, a
+        // `ready()` during the status file's write was lost: no STATUS.txt until the board
+        // changed again — an idle folder's kept saying "stopped" after a restart).
+        let was = state.withLock { s in
+            s.urgent = false
+            return s
         }
-        let (folderFiles, allFolders) = state.withLock { ($0.folderFiles, $0.allFolders) }
+        var (text, last, lastSummary, failed) = (was.text, was.lastStatus, was.lastSummary, was.statusWriteFailed)
+        let (lastWrite, folderFiles, allFolders) = (was.lastWrite, was.folderFiles, was.allFolders)
         var comparable = status
         comparable.updated = last?.updated ?? ""
         let heartbeat = board.isBusy && t - lastWrite >= Self.heartbeat
@@ -185,7 +191,6 @@ final class StatusPublisher: Sendable {
             s.lastWrite = t
             s.statusWriteFailed = failed
             s.retryAt = retryAt
-            s.urgent = false
             if folderFiles { s.allFolders = false }
             s.boardVersion = boardVersion
             s.metricsVersion = metricsVersion
