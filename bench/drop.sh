@@ -19,14 +19,18 @@
 # the template makes one 32 px JPEG of each. Files are written to a staging folder first, then
 # renamed into drop/ by one process as fast as it can (a copy tool's burst).
 #
-# Environment: PF (default bench/../.build/release/photofinish), WORKERS (default: the cores).
+# Environment: PF (default bench/../.build/release/photofinish), WORKERS (default: the cores),
+# PERF=file: `perf record -g` of the daemon over the drop into that file (PERFFREQ, default 499 Hz).
+# SYSCALLS=file: the daemon's system calls over the drop counted there (`perf stat` of the
+# syscalls tracepoints: fsync, fdatasync, openat, renameat, …).
+# BENCHDIR: where the hot folder and the staging folder are made (default /tmp).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PF=${PF:-$HERE/../.build/release/photofinish}
 N=${1:-100000}
 [[ -x $PF ]] || { echo "photofinish not built ($PF): swift build -c release" >&2; exit 1; }
 HZ=$(getconf CLK_TCK)
-TMP=$(mktemp -d /tmp/pf-drop.XXXXXX)
+TMP=$(mktemp -d "${BENCHDIR:-/tmp}/pf-drop.XXXXXX")
 PID=; SAMPLER=
 cleanup() { [[ -n $SAMPLER ]] && kill "$SAMPLER" 2>/dev/null; [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
 trap cleanup EXIT
@@ -85,6 +89,13 @@ with open(out, "w") as f:
         time.sleep(0.1)
 EOF
 SAMPLER=$!
+PERFPID=
+if [[ -n ${SYSCALLS:-} ]]; then
+  events=$(for c in fsync fdatasync openat close renameat renameat2 mkdir write read unlinkat futex; do printf -- '-e syscalls:sys_enter_%s ' $c; done)
+  # shellcheck disable=SC2086
+  perf stat -x, $events -p "$PID" -o "$SYSCALLS" > /dev/null 2>&1 & PERFPID=$!; sleep 1
+fi
+if [[ -n ${PERF:-} ]]; then perf record -F "${PERFFREQ:-499}" -g -o "$PERF" -p "$PID" > "$TMP/perf.log" 2>&1 & PERFPID=$!; sleep 1; fi
 before=$(cpu "$PID"); corebefore=$(corecpu "$PID"); start=$EPOCHREALTIME
 python3 - "$TMP/staging" "$TMP/hot/drop" <<'EOF'
 import os, sys
@@ -102,6 +113,7 @@ while true; do
 done
 wall=$(echo "$EPOCHREALTIME - $start" | bc); after=$(cpu "$PID"); coreafter=$(corecpu "$PID")
 kill "$SAMPLER"; wait "$SAMPLER" 2>/dev/null || true; SAMPLER=
+if [[ -n $PERFPID ]]; then kill -INT "$PERFPID"; wait "$PERFPID" 2>/dev/null || true; fi
 items=$(reported); unique=$(find "$TMP/hot/out" -name report.json -print0 | xargs -0 cat | grep -o '"source" *: *"IMG_[0-9]*.jpg"' | sort -u | wc -l)
 batches=$(find "$TMP/hot/out" -name report.json | wc -l)
 stale=$(awk -v from="$start" '$1 >= from { if ($2 > m) m = $2 } END { printf "%.3f", m }' "$TMP/ages")
