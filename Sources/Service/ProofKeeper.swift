@@ -12,10 +12,11 @@ import Synchronization
 /// place.
 ///
 /// Off the hot path: one background thread takes the requests in turn; a render runs on a
-/// thread of its own at the lowest CPU priority (nice 19), one at a time, and before each of
-/// its six sample photos waits (on a condition, woken when the service goes idle) until no
-/// batch is being finished or queued — a photo batch never waits for a proof, at most for
-/// one sample photo already under way. The links (below) are made at normal priority: a few
+/// thread of its own, one at a time — at normal priority while the service has no batch to
+/// finish (a first start's proofs in seconds), dropped to the lowest CPU priority (nice 19)
+/// as soon as a batch is being finished or queued — and before each of its six sample photos
+/// waits (on a condition, woken when the service goes idle) until no batch is — a photo batch
+/// never waits for a proof, at most for one sample photo already under way, at nice 19. The links (below) are made at normal priority: a few
 /// system calls each, they are not what nice 19 is for (at nice 19 on a loaded machine 9,999
 /// links took 106 s after ready; a thread at nice 19 gets about 1.5 % of what one at 0 gets).
 ///
@@ -53,6 +54,10 @@ public final class ProofKeeper: Sendable {
         var rendered: [String: String] = [:]
         var busy = false
         var stopped = false
+        /// The thread rendering a proof now (`ProcessResources.threadID`), and whether it runs
+        /// at nice 19 already.
+        var renderThread: Int32?
+        var renderLowered = false
         /// Hot folders given a link since the queue was last empty, by template: said in one
         /// line when it empties (10,000 folders: one line, not 10,000).
         var linked: [String: Int] = [:]
@@ -98,9 +103,16 @@ public final class ProofKeeper: Sendable {
     }
 
     /// Whether batches are being finished or wait their turn: proofs wait while they are.
+    /// A render under way at normal priority drops to nice 19 when batches come (for the rest
+    /// of that proof).
     public func setBusy(_ busy: Bool) {
         let changed = state.withLock { s -> Bool in
             defer { s.busy = busy }
+            // Under the lock: the render thread forgets its id under it before it ends.
+            if busy, let thread = s.renderThread, !s.renderLowered {
+                s.renderLowered = true
+                try? ProcessResources.setNice(19, ofThread: thread)
+            }
             return s.busy != busy
         }
         if changed && !busy { signal() }
@@ -214,18 +226,30 @@ public final class ProofKeeper: Sendable {
         return true
     }
 
-    /// Runs `body` on a thread of its own at nice 19 (on Linux the nice value is per thread,
-    /// and `who = 0` is the calling thread), waiting for it here.
+    /// Runs `body` on a thread of its own, waiting for it here. The thread runs at normal
+    /// priority while no batch is being finished or waits its turn, else at nice 19 (on Linux
+    /// the nice value is per thread): a proof asked for when nothing else is to be done — the
+    /// first start, a reload that changed a template — is there in a few seconds, not after
+    /// whatever a nice-19 thread gets on a busy server; once a batch comes, the render drops
+    /// to nice 19 (`setBusy`) and waits before its next sample photo.
     private func onRenderThread<T>(_ body: @escaping @Sendable () throws -> T) throws -> T {
         let outcome = RenderOutcome<T>(), done = DispatchSemaphore(value: 0)
-        let thread = Thread { [log] in
+        let thread = Thread { [self] in
             ProcessResources.nameThisThread("pf-proof-render")
-            do throws(SystemError) {
-                try ProcessResources.setThreadNice(19)
-            } catch {
-                log.warning("proofs run at normal priority: \(error)")
+            let lower = state.withLock { s -> Bool in
+                s.renderThread = ProcessResources.threadID()
+                s.renderLowered = s.busy
+                return s.busy
+            }
+            if lower {
+                do throws(SystemError) {
+                    try ProcessResources.setThreadNice(19)
+                } catch {
+                    log.warning("proofs run at normal priority: \(error)")
+                }
             }
             outcome.result = Result { try body() }
+            state.withLock { $0.renderThread = nil }
             done.signal()
         }
         thread.name = "photofinish-proof-render"
@@ -238,10 +262,9 @@ public final class ProofKeeper: Sendable {
     /// - Returns: false where the file system cannot link it there (another file system, no
     ///   hard links, the file's link limit reached); throws on other errors.
     private func link(_ source: String, to folder: String, as name: FileName) throws(SystemError) -> Bool {
-        let from = FilePath(source)
-        guard let sourceName = from.lastComponent else { return false }
         do throws(SystemError) {
-            try Directory(from.parent).hardLink(sourceName, to: try Directory(folder), as: name)
+            // By path: no folder opened for it (9,999 links at a first start).
+            try Files.hardLink(FilePath(source), to: FilePath(folder).appending(name))
             return true
         } catch where [EXDEV, EPERM, EOPNOTSUPP, ENOTSUP, EMLINK, ENOENT, EIO].contains(error.code) {
             // EIO: rclone mounts have no hard links (TRAPS.md).

@@ -20,6 +20,18 @@ public enum Files {
         (try? status(path)) != nil
     }
 
+    /// One more name for the file at `source`: `target` (`linkat` by path, no folder opened; a
+    /// symlink is linked, not followed).
+    /// - Throws: `SystemError`: `EEXIST` when the name is taken; `EPERM`, `EOPNOTSUPP`, `EXDEV`
+    ///   where the file system has no hard links or the paths are on two.
+    public static func hardLink(_ source: some FilePathRepresentable, to target: some FilePathRepresentable) throws(SystemError) {
+        let from = source.filePath, to = target.filePath
+        let result = Syscall.run { from.withCString { a in to.withCString { b in linkat(AT_FDCWD, a, AT_FDCWD, b, 0) } } }
+        if case .failure(let e) = result {
+            throw SystemError("link", from.description + " to " + to.description, errno: e.code)
+        }
+    }
+
     /// True when `path` is a folder (not following a final symlink).
     public static func isDirectory(_ path: some FilePathRepresentable) -> Bool {
         (try? status(path))?.isDirectory ?? false
