@@ -4,9 +4,9 @@
 # - CPU per file: the daemon's utime + stime (/proc/PID/stat) from the drop until every file
 #   is in a published report, divided by N (goal ≤ 1 ms);
 # - the longest status staleness: the status file (`photofinish status`'s source) is read
-#   every 100 ms while the drop is worked through; its age (now − its `updated`) at each read
-#   from the first rename on (an idle daemon writes nothing: its age before then says nothing),
-#   the longest (goal ≤ 2 s);
+#   every 100 ms while the drop is worked through; at each read from the first rename on,
+#   now − max(its `updated`, the first rename) (an idle daemon writes nothing: what it wrote
+#   before the drop was true until the drop began), the longest (goal ≤ 2 s);
 # - inotify queue overflows, from the daemon's log (goal 0 at the default queue,
 #   fs.inotify.max_queued_events, 16384 here: $(cat /proc/sys/fs/inotify/max_queued_events));
 # - of that CPU, the core's own (its loop, claims, status: threads pf-watch, pf-work-*, pf-status);
@@ -116,7 +116,13 @@ kill "$SAMPLER"; wait "$SAMPLER" 2>/dev/null || true; SAMPLER=
 if [[ -n $PERFPID ]]; then kill -INT "$PERFPID"; wait "$PERFPID" 2>/dev/null || true; fi
 items=$(reported); unique=$(find "$TMP/hot/out" -name report.json -print0 | xargs -0 cat | grep -o '"source" *: *"IMG_[0-9]*.jpg"' | sort -u | wc -l)
 batches=$(find "$TMP/hot/out" -name report.json | wc -l)
-stale=$(awk -v from="$start" '$1 >= from { if ($2 > m) m = $2 } END { printf "%.3f", m }' "$TMP/ages")
+# Staleness: how long the status shown lagged behind the daemon, now − max(updated, the first
+# rename): a status an idle daemon wrote before the drop was true until the drop began (it
+# writes nothing while nothing changes), so its age before then is not counted. The old
+# figure (now − updated) is printed beside it, and when the longest staleness was read.
+stale=$(awk -v from="$start" '$1 >= from { u = $1 - $2; if (u < from) u = from; a = $1 - u; if (a > m) m = a } END { printf "%.3f", m }' "$TMP/ages")
+staleat=$(awk -v from="$start" '$1 >= from { u = $1 - $2; if (u < from) u = from; a = $1 - u; if (a > m) { m = a; at = $1 - from } } END { printf "%.1f", at }' "$TMP/ages")
+oldstale=$(awk -v from="$start" '$1 >= from { if ($2 > m) m = $2 } END { printf "%.2f", m }' "$TMP/ages")
 kill -TERM "$PID"; wait "$PID" || true; PID=
 # The daemon's last line about overflows (at its stop) says how many since the start.
 overflows=$(grep -o 'overflowed.*; [0-9]* since the start' "$TMP/daemon.log" | grep -o '[0-9]* since the start' | tail -1 | cut -d' ' -f1 || true)
@@ -127,4 +133,5 @@ printf '| %d | %d | %d (%d) | %.1f s | %.1f s | %.1f s | %.2f ms | %.2f ms | %.2
   "$(echo "$after - $before" | bc)" "$(echo "($after - $before) * 1000 / $N" | bc -l)" \
   "$(echo "($coreafter - $corebefore) * 1000 / $N" | bc -l)" "$stale" "$overflows"
 echo
+echo "The longest staleness was read ${staleat} s after the first rename; counted as now − updated (the status file's age, its idle age before the drop included), the longest was ${oldstale} s."
 echo "$(nproc) cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Wall times on a shared machine; CPU is the daemon's own."
