@@ -15,10 +15,11 @@ import Synchronization
 /// thread of its own, one at a time — at normal priority while the service has no batch to
 /// finish (a first start's proofs in seconds), dropped to the lowest CPU priority (nice 19)
 /// as soon as a batch is being finished or queued — and before each of its six sample photos
-/// waits (on a condition, woken when the service goes idle) until no batch is — a photo batch
-/// never waits for a proof, at most for one sample photo already under way, at nice 19. The links (below) are made at normal priority: a few
-/// system calls each, they are not what nice 19 is for (at nice 19 on a loaded machine 9,999
-/// links took 106 s after ready; a thread at nice 19 gets about 1.5 % of what one at 0 gets).
+/// waits (on a condition, woken when the service goes idle) until no batch is: a photo batch
+/// never waits for a proof, at most for one sample photo already under way, at nice 19. The
+/// links (below) are made at normal priority: a few system calls each, they are not what
+/// nice 19 is for (at nice 19 on a loaded machine 9,999 links took 106 s after ready; a thread
+/// at nice 19 gets about 1.5 % of what one at 0 gets).
 ///
 /// One render and one file per distinct template: hot folders that share a template (1,000
 /// shop folders with one `shop.json5`) get a hard link to the proof rendered for the first
@@ -111,7 +112,11 @@ public final class ProofKeeper: Sendable {
             // Under the lock: the render thread forgets its id under it before it ends.
             if busy, let thread = s.renderThread, !s.renderLowered {
                 s.renderLowered = true
-                try? ProcessResources.setNice(19, ofThread: thread)
+                do throws(SystemError) {
+                    try ProcessResources.setNice(19, ofThread: thread)
+                } catch {
+                    log.warning("the proof under way goes on at normal priority: \(error)")
+                }
             }
             return s.busy != busy
         }
