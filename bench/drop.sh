@@ -4,9 +4,9 @@
 # - CPU per file: the daemon's utime + stime (/proc/PID/stat) from the drop until every file
 #   is in a published report, divided by N (goal ≤ 1 ms);
 # - the longest status staleness: the status file (`photofinish status`'s source) is read
-#   every 100 ms while the drop is worked through; its age (now − its `updated`) at each read
-#   from the first rename on (an idle daemon writes nothing: its age before then says nothing),
-#   the longest (goal ≤ 2 s);
+#   every 100 ms while the drop is worked through; at each read from the first rename on,
+#   now − max(its `updated`, the first rename) (an idle daemon writes nothing: what it wrote
+#   before the drop was true until the drop began), the longest (goal ≤ 2 s);
 # - inotify queue overflows, from the daemon's log (goal 0 at the default queue,
 #   fs.inotify.max_queued_events, 16384 here: $(cat /proc/sys/fs/inotify/max_queued_events));
 # - of that CPU, the core's own (its loop, claims, status: threads pf-watch, pf-work-*, pf-status);
@@ -19,14 +19,18 @@
 # the template makes one 32 px JPEG of each. Files are written to a staging folder first, then
 # renamed into drop/ by one process as fast as it can (a copy tool's burst).
 #
-# Environment: PF (default bench/../.build/release/photofinish), WORKERS (default: the cores).
+# Environment: PF (default bench/../.build/release/photofinish), WORKERS (default: the cores),
+# PERF=file: `perf record -g` of the daemon over the drop into that file (PERFFREQ, default 499 Hz).
+# SYSCALLS=file: the daemon's system calls over the drop counted there (`perf stat` of the
+# syscalls tracepoints: fsync, fdatasync, openat, renameat, …).
+# BENCHDIR: where the hot folder and the staging folder are made (default /tmp).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PF=${PF:-$HERE/../.build/release/photofinish}
 N=${1:-100000}
 [[ -x $PF ]] || { echo "photofinish not built ($PF): swift build -c release" >&2; exit 1; }
 HZ=$(getconf CLK_TCK)
-TMP=$(mktemp -d /tmp/pf-drop.XXXXXX)
+TMP=$(mktemp -d "${BENCHDIR:-/tmp}/pf-drop.XXXXXX")
 PID=; SAMPLER=
 cleanup() { [[ -n $SAMPLER ]] && kill "$SAMPLER" 2>/dev/null; [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
 trap cleanup EXIT
@@ -85,6 +89,13 @@ with open(out, "w") as f:
         time.sleep(0.1)
 EOF
 SAMPLER=$!
+PERFPID=
+if [[ -n ${SYSCALLS:-} ]]; then
+  events=$(for c in fsync fdatasync openat close renameat renameat2 mkdir write read unlinkat futex; do printf -- '-e syscalls:sys_enter_%s ' $c; done)
+  # shellcheck disable=SC2086
+  perf stat -x, $events -p "$PID" -o "$SYSCALLS" > /dev/null 2>&1 & PERFPID=$!; sleep 1
+fi
+if [[ -n ${PERF:-} ]]; then perf record -F "${PERFFREQ:-499}" -g -o "$PERF" -p "$PID" > "$TMP/perf.log" 2>&1 & PERFPID=$!; sleep 1; fi
 before=$(cpu "$PID"); corebefore=$(corecpu "$PID"); start=$EPOCHREALTIME
 python3 - "$TMP/staging" "$TMP/hot/drop" <<'EOF'
 import os, sys
@@ -102,9 +113,16 @@ while true; do
 done
 wall=$(echo "$EPOCHREALTIME - $start" | bc); after=$(cpu "$PID"); coreafter=$(corecpu "$PID")
 kill "$SAMPLER"; wait "$SAMPLER" 2>/dev/null || true; SAMPLER=
+if [[ -n $PERFPID ]]; then kill -INT "$PERFPID"; wait "$PERFPID" 2>/dev/null || true; fi
 items=$(reported); unique=$(find "$TMP/hot/out" -name report.json -print0 | xargs -0 cat | grep -o '"source" *: *"IMG_[0-9]*.jpg"' | sort -u | wc -l)
 batches=$(find "$TMP/hot/out" -name report.json | wc -l)
-stale=$(awk -v from="$start" '$1 >= from { if ($2 > m) m = $2 } END { printf "%.3f", m }' "$TMP/ages")
+# Staleness: how long the status shown lagged behind the daemon, now − max(updated, the first
+# rename): a status an idle daemon wrote before the drop was true until the drop began (it
+# writes nothing while nothing changes), so its age before then is not counted. The old
+# figure (now − updated) is printed beside it, and when the longest staleness was read.
+stale=$(awk -v from="$start" '$1 >= from { u = $1 - $2; if (u < from) u = from; a = $1 - u; if (a > m) m = a } END { printf "%.3f", m }' "$TMP/ages")
+staleat=$(awk -v from="$start" '$1 >= from { u = $1 - $2; if (u < from) u = from; a = $1 - u; if (a > m) { m = a; at = $1 - from } } END { printf "%.1f", at }' "$TMP/ages")
+oldstale=$(awk -v from="$start" '$1 >= from { if ($2 > m) m = $2 } END { printf "%.2f", m }' "$TMP/ages")
 kill -TERM "$PID"; wait "$PID" || true; PID=
 # The daemon's last line about overflows (at its stop) says how many since the start.
 overflows=$(grep -o 'overflowed.*; [0-9]* since the start' "$TMP/daemon.log" | grep -o '[0-9]* since the start' | tail -1 | cut -d' ' -f1 || true)
@@ -115,4 +133,5 @@ printf '| %d | %d | %d (%d) | %.1f s | %.1f s | %.1f s | %.2f ms | %.2f ms | %.2
   "$(echo "$after - $before" | bc)" "$(echo "($after - $before) * 1000 / $N" | bc -l)" \
   "$(echo "($coreafter - $corebefore) * 1000 / $N" | bc -l)" "$stale" "$overflows"
 echo
+echo "The longest staleness was read ${staleat} s after the first rename; counted as now − updated (the status file's age, its idle age before the drop included), the longest was ${oldstale} s."
 echo "$(nproc) cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Wall times on a shared machine; CPU is the daemon's own."

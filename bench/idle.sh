@@ -22,6 +22,7 @@
 #
 # Environment: PF (default bench/../.build/release/photofinish), IDLE, WAKE (seconds), STRACE,
 # PROOFWAIT (seconds to wait for the proofs, default no limit: then "N of M" is printed).
+# BENCHDIR: where the hot folders are made (default /tmp).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 PF=${PF:-$HERE/../.build/release/photofinish}
@@ -33,7 +34,7 @@ HZ=$(getconf CLK_TCK)
 # Two descriptors a hot folder and the work in flight (see reference.md, The unit): raise the
 # limit as the unit does (LimitNOFILE=524288), or the folders beyond it are refused.
 ulimit -n 524288 2>/dev/null || ulimit -n "$(ulimit -Hn)"
-TMP=$(mktemp -d /tmp/pf-idle.XXXXXX)
+TMP=$(mktemp -d "${BENCHDIR:-/tmp}/pf-idle.XXXXXX")
 PID=
 cleanup() { [[ -n $PID ]] && kill "$PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$TMP"; }
 trap cleanup EXIT

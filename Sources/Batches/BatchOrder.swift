@@ -8,24 +8,26 @@ import System
 public enum BatchOrder {
     /// `paths` (text or bytes) sorted by `order`.
     public static func sorted<Path: FilePathRepresentable>(_ paths: [Path], by order: Template.Order) -> [Path] {
-        let name = { (p: Path) in p.filePath.lastComponent?.readable ?? p.filePath.description }
-        let byName = { (a: Path, b: Path) in NaturalOrder.less(name(a), name(b)) }
+        // Each name made readable once, not at each comparison (a batch of 500: 9,000 of them).
+        let names = paths.map { $0.filePath.lastComponent?.readable ?? $0.filePath.description }
+        let byName = { (a: Int, b: Int) in NaturalOrder.less(names[a], names[b]) }
+        let indices = Array(paths.indices)
         switch order {
         case .name:
-            return paths.sorted(by: byName)
+            return indices.sorted(by: byName).map { paths[$0] }
         case .arrival:
-            let keyed = paths.map { ($0, modificationTime($0.filePath)) }
-            return keyed.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : byName($0.0, $1.0) }.map(\.0)
+            let times = paths.map { modificationTime($0.filePath) }
+            return indices.sorted { times[$0] != times[$1] ? times[$0] < times[$1] : byName($0, $1) }.map { paths[$0] }
         case .captured:
-            let keyed = paths.map { ($0, capturedTime($0.filePath)) }
-            return keyed.sorted { a, b in
-                switch (a.1, b.1) {
+            let times = paths.map { capturedTime($0.filePath) }
+            return indices.sorted { a, b in
+                switch (times[a], times[b]) {
                 case let (x?, y?) where x != y: return x < y
                 case (_?, nil): return true
                 case (nil, _?): return false
-                default: return byName(a.0, b.0)
+                default: return byName(a, b)
                 }
-            }.map(\.0)
+            }.map { paths[$0] }
         }
     }
 

@@ -32,6 +32,10 @@ int pf_statfs_type(const char *path, unsigned int *type) {
     return 0;
 }
 
+int pf_thread_id(void) {
+    return (int)syscall(SYS_gettid);
+}
+
 int pf_set_thread_name(const char *name) {
     return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }

@@ -12,12 +12,14 @@ import Synchronization
 /// place.
 ///
 /// Off the hot path: one background thread takes the requests in turn; a render runs on a
-/// thread of its own at the lowest CPU priority (nice 19), one at a time, and before each of
-/// its six sample photos waits (on a condition, woken when the service goes idle) until no
-/// batch is being finished or queued — a photo batch never waits for a proof, at most for
-/// one sample photo already under way. The links (below) are made at normal priority: a few
-/// system calls each, they are not what nice 19 is for (at nice 19 on a loaded machine 9,999
-/// links took 106 s after ready; a thread at nice 19 gets about 1.5 % of what one at 0 gets).
+/// thread of its own, one at a time — at normal priority while the service has no batch to
+/// finish (a first start's proofs in seconds), dropped to the lowest CPU priority (nice 19)
+/// as soon as a batch is being finished or queued — and before each of its six sample photos
+/// waits (on a condition, woken when the service goes idle) until no batch is: a photo batch
+/// never waits for a proof, at most for one sample photo already under way, at nice 19. The
+/// links (below) are made at normal priority: a few system calls each, they are not what
+/// nice 19 is for (at nice 19 on a loaded machine 9,999 links took 106 s after ready; a thread
+/// at nice 19 gets about 1.5 % of what one at 0 gets).
 ///
 /// One render and one file per distinct template: hot folders that share a template (1,000
 /// shop folders with one `shop.json5`) get a hard link to the proof rendered for the first
@@ -53,6 +55,13 @@ public final class ProofKeeper: Sendable {
         var rendered: [String: String] = [:]
         var busy = false
         var stopped = false
+        /// The thread rendering a proof now (`ProcessResources.threadID`), and whether it runs
+        /// at nice 19 already.
+        var renderThread: Int32?
+        var renderLowered = false
+        /// Hot folders given a link since the queue was last empty, by template: said in one
+        /// line when it empties (10,000 folders: one line, not 10,000).
+        var linked: [String: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -95,9 +104,20 @@ public final class ProofKeeper: Sendable {
     }
 
     /// Whether batches are being finished or wait their turn: proofs wait while they are.
+    /// A render under way at normal priority drops to nice 19 when batches come (for the rest
+    /// of that proof).
     public func setBusy(_ busy: Bool) {
         let changed = state.withLock { s -> Bool in
             defer { s.busy = busy }
+            // Under the lock: the render thread forgets its id under it before it ends.
+            if busy, let thread = s.renderThread, !s.renderLowered {
+                s.renderLowered = true
+                do throws(SystemError) {
+                    try ProcessResources.setNice(19, ofThread: thread)
+                } catch {
+                    log.warning("the proof under way goes on at normal priority: \(error)")
+                }
+            }
             return s.busy != busy
         }
         if changed && !busy { signal() }
@@ -138,6 +158,14 @@ public final class ProofKeeper: Sendable {
             }
             if isStopped { return }
             if let job { make(job) }
+            let done = state.withLock { s -> [String: Int] in
+                guard s.jobs.isEmpty else { return [:] }
+                defer { s.linked = [:] }
+                return s.linked
+            }
+            for (template, count) in done.sorted(by: { $0.key < $1.key }) {
+                log.info("proof of template \(template) linked into \(count) hot folder\(count == 1 ? "" : "s") (rendered once for every hot folder using it)")
+            }
         }
     }
 
@@ -151,16 +179,19 @@ public final class ProofKeeper: Sendable {
         let folder = job.root + "/proof"
         let picture = key(job)
         do throws(SystemError) {
+            // A proof/ made just now holds no older proof to remove.
+            var fresh = false
             if !Files.exists(path) {
-                try Files.makeDirectory(folder, permissions: 0o755)
+                fresh = try Files.makeDirectory(folder, permissions: 0o755)
                 if let source = state.withLock({ $0.rendered[picture] }), source != path, try link(source, to: folder, as: name) {
-                    log.info("proof of template \(job.template.name) linked (rendered once for every hot folder using it): \(path)", fields)
+                    state.withLock { $0.linked[job.template.name, default: 0] += 1 }
+                    log.log(.debug, "proof of template \(job.template.name) linked (rendered once for every hot folder using it): \(path)", fields)
                 } else if let source = state.withLock({ $0.rendered[picture] }), source != path, Files.exists(source) {
                     // No link here (another file system, or none with hard links): STATUS.txt
                     // points to the one file.
                     onShared(job.inbox, source)
                     log.info("proof of template \(job.template.name) is \(source) (rendered once for every hot folder using it; no hard link can be made in \(folder))", fields)
-                    removeOlder(in: folder, keeping: nil)
+                    if !fresh { removeOlder(in: folder, keeping: nil) }
                     return
                 } else {
                     guard try render(job, to: path, fields: fields) else { return }
@@ -169,7 +200,7 @@ public final class ProofKeeper: Sendable {
             state.withLock { s in
                 if s.rendered[picture] == nil { s.rendered[picture] = path }
             }
-            removeOlder(in: folder, keeping: name)
+            if !fresh { removeOlder(in: folder, keeping: name) }
         } catch {
             log.warning("cannot make the proof of template \(job.template.name): \(error)", fields)
         }
@@ -200,18 +231,30 @@ public final class ProofKeeper: Sendable {
         return true
     }
 
-    /// Runs `body` on a thread of its own at nice 19 (on Linux the nice value is per thread,
-    /// and `who = 0` is the calling thread), waiting for it here.
+    /// Runs `body` on a thread of its own, waiting for it here. The thread runs at normal
+    /// priority while no batch is being finished or waits its turn, else at nice 19 (on Linux
+    /// the nice value is per thread): a proof asked for when nothing else is to be done — the
+    /// first start, a reload that changed a template — is there in a few seconds, not after
+    /// whatever a nice-19 thread gets on a busy server; once a batch comes, the render drops
+    /// to nice 19 (`setBusy`) and waits before its next sample photo.
     private func onRenderThread<T>(_ body: @escaping @Sendable () throws -> T) throws -> T {
         let outcome = RenderOutcome<T>(), done = DispatchSemaphore(value: 0)
-        let thread = Thread { [log] in
+        let thread = Thread { [self] in
             ProcessResources.nameThisThread("pf-proof-render")
-            do throws(SystemError) {
-                try ProcessResources.setThreadNice(19)
-            } catch {
-                log.warning("proofs run at normal priority: \(error)")
+            let lower = state.withLock { s -> Bool in
+                s.renderThread = ProcessResources.threadID()
+                s.renderLowered = s.busy
+                return s.busy
+            }
+            if lower {
+                do throws(SystemError) {
+                    try ProcessResources.setThreadNice(19)
+                } catch {
+                    log.warning("proofs run at normal priority: \(error)")
+                }
             }
             outcome.result = Result { try body() }
+            state.withLock { $0.renderThread = nil }
             done.signal()
         }
         thread.name = "photofinish-proof-render"
@@ -224,10 +267,9 @@ public final class ProofKeeper: Sendable {
     /// - Returns: false where the file system cannot link it there (another file system, no
     ///   hard links, the file's link limit reached); throws on other errors.
     private func link(_ source: String, to folder: String, as name: FileName) throws(SystemError) -> Bool {
-        let from = FilePath(source)
-        guard let sourceName = from.lastComponent else { return false }
         do throws(SystemError) {
-            try Directory(from.parent).hardLink(sourceName, to: try Directory(folder), as: name)
+            // By path: no folder opened for it (9,999 links at a first start).
+            try Files.hardLink(FilePath(source), to: FilePath(folder).appending(name))
             return true
         } catch where [EXDEV, EPERM, EOPNOTSUPP, ENOTSUP, EMLINK, ENOENT, EIO].contains(error.code) {
             // EIO: rclone mounts have no hard links (TRAPS.md).

@@ -39,6 +39,17 @@ public enum ProcessResources {
         }
     }
 
+    /// The calling thread's id (`gettid`): what `setNice(_:ofThread:)` takes.
+    public static func threadID() -> Int32 { pf_thread_id() }
+
+    /// Sets the nice value of the thread `id` of this process (`threadID()` of that thread):
+    /// raising it needs no privilege; lowering it needs `RLIMIT_NICE` (the unit's `LimitNICE=`).
+    public static func setNice(_ value: Int32, ofThread id: Int32) throws(SystemError) {
+        _ = try Syscall.check("set the CPU priority of", "thread \(id)") {
+            setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(id), value)
+        }
+    }
+
     /// Names the calling thread (at most 15 bytes are kept), for `top -H` and
     /// `/proc/<pid>/task/<tid>/comm`.
     public static func nameThisThread(_ name: String) {

@@ -18,6 +18,8 @@ int pf_statfs_type(const char *path, unsigned int *type);
 /* prctl(PR_SET_NAME): names the calling thread (15 bytes at most), as `top -H` and
    /proc/<pid>/task/<tid>/comm show it. Returns 0, or -1 with errno set. */
 int pf_set_thread_name(const char *name);
+/* The calling thread's id (gettid), for setpriority on one thread. */
+int pf_thread_id(void);
 
 /* fstat that asks the file system itself, past the client's attribute cache:
    statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC) (NFS, CIFS and FUSE ask the server; local

@@ -192,6 +192,7 @@ public enum BatchWork {
         // The share failing under the batch stops it (no new photo starts) and gives it back:
         // what failed for the share is neither journaled nor reported (`ShareWatch`).
         let watch = ShareWatch(layout: layout, shared: shared, stop: stop)
+        let journaling = ProgressJournal.Writer(folder: folder, how: appending, shared: shared)
         var report = await runner.run(batch: id, sources: sources, contents: contents, folder: staged, stop: watch.stop,
                                       started: started,
                                       finished: done, resumable: true, alone: alone, wholeSet: wholeSet,
@@ -199,7 +200,7 @@ public enum BatchWork {
             watch.mirror()
             guard !watch.isShareFailure(item) else { return }
             do throws(SystemError) {
-                try ProgressJournal.append(item, folder: folder, how: appending)
+                try journaling.append(item)
                 watch.journaled(item.index)
             } catch where ShareHealth.isShareFailure(error, shared: shared) {
                 watch.failed(error)
@@ -210,20 +211,20 @@ public enum BatchWork {
             watch.mirror()
             watch.starting(index)
             do throws(SystemError) {
-                try ProgressJournal.started(index, folder: folder, how: appending)
+                try journaling.started(index)
             } catch where ShareHealth.isShareFailure(error, shared: shared) {
                 watch.failed(error)
             } catch {
                 log.warning("cannot journal the start of photo \(index): \(error)", fields)
             }
         })
-        if let error = watch.failure {
-            GivenBack.record(folder, watch.cutShort)
-            try? GivenBack.settle(folder, how: batch.mover.appending)
-            batch.lock.release()
-            return .givenBack(error)
+        // The items written since the last start line, synced before anything relies on them
+        // (the sources are filed next: a photo done again needs its source).
+        guard watch.failure == nil, !report.items.contains(where: { $0.status == .interrupted }) else {
+            try? journaling.flush()
+            return stopped(batch, watch: watch)
         }
-        if report.items.contains(where: { $0.status == .interrupted }) { return .interrupted }
+        try journaling.flush()
         report.redoes = batch.manifest.redoes
 
         // 2. File the sources (by their names in the manifest: the report shows them escaped).
@@ -249,6 +250,16 @@ public enum BatchWork {
         try Files.syncDirectory(folder)
         // 5. Delete what the template says to delete, then the work folder.
         return .finished(report, left: try cleanUp(batch, contents: contents, template: template, report: report, log: log))
+    }
+
+    /// A run that did not get every photo done: the share failed under it (the batch given
+    /// back), or it was stopped (SIGTERM: resumed by the next start).
+    private static func stopped(_ batch: ClaimedBatch, watch: ShareWatch) -> Outcome {
+        guard let error = watch.failure else { return .interrupted }
+        GivenBack.record(batch.folder, watch.cutShort)
+        try? GivenBack.settle(batch.folder, how: batch.mover.appending)
+        batch.lock.release()
+        return .givenBack(error)
     }
 
     /// Drops from `journal` the finished photos whose outputs or thumbnail are not all in
@@ -411,13 +422,14 @@ public enum BatchWork {
         guard let src = try? Directory(FilePath(batch.folder).appending(Claim.sourceFolder)) else { return false }
         /// Where each photo's files went ("originals", "failed"; nil: they stay in src/).
         var homes: [String?] = Array(repeating: nil, count: report.items.count)
+        var opened: [String: Directory] = [:]
         for (i, item) in report.items.enumerated() {
             guard item.status != .ok || template.originals == .keep else { continue }
             let name = batch.manifest.items[contents.photos[i].main].name
             let fileFields = fields.with("FILE", name.escaped)
             var kind = item.status == .ok ? "originals" : "failed"
             do throws(SystemError) {
-                guard try file(name, from: src, into: kind, batch: batch, sync: false) else {
+                guard try file(name, from: src, into: kind, batch: batch, sync: false, opened: &opened) else {
                     log.warning("source \(name.escaped) is missing from the batch (removed by hand?)", fileFields)
                     homes[i] = kind
                     continue
@@ -434,7 +446,7 @@ public enum BatchWork {
                     changed = true
                     log.error("\(error): the photo is failed", fileFields)
                     kind = "failed"
-                    if (try? file(name, from: src, into: kind, batch: batch, sync: false)) == true {
+                    if (try? file(name, from: src, into: kind, batch: batch, sync: false, opened: &opened)) == true {
                         report.items[i].original = "failed/\(id)/\(name.escaped)"
                         homes[i] = kind
                         continue
@@ -498,10 +510,24 @@ public enum BatchWork {
     /// - Returns: false when the source is neither in `src/` nor filed there already.
     static func file(_ name: FileName, from src: Directory, into kind: String, batch: ClaimedBatch,
                      sync: Bool = true) throws(SystemError) -> Bool {
-        let root = batch.layout.root + "/" + kind, target = root + "/" + batch.id
-        try Files.makeDirectory(root, permissions: 0o755)
-        try Files.makeDirectory(target, permissions: 0o755)
-        let destination = try Directory(target)
+        var opened: [String: Directory] = [:]
+        return try file(name, from: src, into: kind, batch: batch, sync: sync, opened: &opened)
+    }
+
+    /// `file`, with the folders made and opened once for a batch's sources (`opened`, by kind):
+    /// not two mkdirs and an open a source.
+    static func file(_ name: FileName, from src: Directory, into kind: String, batch: ClaimedBatch,
+                     sync: Bool = true, opened: inout [String: Directory]) throws(SystemError) -> Bool {
+        let destination: Directory
+        if let open = opened[kind] {
+            destination = open
+        } else {
+            let root = batch.layout.root + "/" + kind, target = root + "/" + batch.id
+            try Files.makeDirectory(root, permissions: 0o755)
+            try Files.makeDirectory(target, permissions: 0o755)
+            destination = try Directory(target)
+            opened[kind] = destination
+        }
         let moved = try batch.mover.take(name, from: src, into: destination)
         if !moved, try destination.status(of: name) == nil { return false }
         if sync { try destination.sync() }

@@ -141,8 +141,100 @@ public enum ProgressJournal {
 
     /// Records that photo `index` (0: the batch's own outputs) is about to be worked on.
     public static func started(_ index: Int, folder: String, how: Files.Appending = .append) throws(SystemError) {
-        guard let line = try? JSONEncoder().encode(Start(started: index)) else { return }
-        try append(line, folder: folder, how: how)
+        try append(Data(startLine(index).dropLast()), folder: folder, how: how)
+    }
+
+    /// `{"started":N}` and its newline: what `JSONEncoder` makes of `Start`, without it.
+    static func startLine(_ index: Int) -> [UInt8] {
+        Array("{\"started\":\(index)}\n".utf8)
+    }
+
+    /// The journal of one run of a batch, open for the run: one open, not one per line. A
+    /// start line is synced before the photo's work begins (a power cut then still counts that
+    /// start, SPEC §7); a report item is written at once and synced with the next line that is
+    /// (the next photo's start, a few milliseconds later) or by `flush()`, which the run calls
+    /// before its sources are filed. A power cut in between can take the last items written: their
+    /// photos are found started and not finished, and done again (alone), as the photos that
+    /// were in flight are; a crash of the process loses nothing (the lines are in the page
+    /// cache). Where the journal is not appended to (`Files.Appending.atEnd`, `.rewrite`) or is on
+    /// a share (an error there may show only at the sync: the item must fail with it), every
+    /// line is synced as it is written, as `append` does.
+    public final class Writer: Sendable {
+        public let folder: String
+        let how: Files.Appending
+        let deferItems: Bool
+        private struct State {
+            var file: FileDescriptor?
+            /// Lines written, and how many of them a sync has made durable.
+            var written = 0
+            var synced = 0
+        }
+        private let state = Mutex(State())
+        /// One sync at a time; a start that waited here may find its line synced by the sync
+        /// before it (two workers start photos side by side: one sync for both).
+        private let syncing = Mutex(())
+
+        public init(folder: String, how: Files.Appending, shared: Bool) {
+            self.folder = folder
+            self.how = how
+            deferItems = how == .append && !shared
+        }
+
+        /// Records that photo `index` is about to be worked on (durable when it returns, with
+        /// the items before it).
+        public func started(_ index: Int) throws(SystemError) {
+            guard deferItems else { return try ProgressJournal.started(index, folder: folder, how: how) }
+            let (file, line) = try write(ProgressJournal.startLine(index))
+            try syncing.withLock { _ throws(SystemError) in
+                let upTo = state.withLock { $0.synced >= line ? nil : $0.written }
+                guard let upTo else { return }
+                try file.syncData()
+                state.withLock { $0.synced = max($0.synced, upTo) }
+            }
+        }
+
+        /// Records one finished photo (synced with the next start, or by `flush`).
+        public func append(_ item: Report.Item) throws(SystemError) {
+            guard deferItems else { return try ProgressJournal.append(item, folder: folder, how: how) }
+            guard let data = try? JSONEncoder().encode(item) else { return }
+            var line = [UInt8](data)
+            line.append(UInt8(ascii: "\n"))
+            _ = try write(line)
+        }
+
+        /// Syncs what was written and not synced yet; closes the journal.
+        public func flush() throws(SystemError) {
+            try syncing.withLock { _ throws(SystemError) in
+                let (file, unsynced) = state.withLock { s in
+                    defer { s.file = nil }
+                    return (s.file, s.written > s.synced)
+                }
+                defer { file?.close() }
+                if unsynced, let file { try file.syncData() }
+                state.withLock { $0.synced = $0.written }
+            }
+        }
+
+        /// Appends `bytes` (one line); returns the journal and the line's number.
+        private func write(_ bytes: [UInt8]) throws(SystemError) -> (FileDescriptor, Int) {
+            // The journal's lock: `append` may write the same file (a photo failed for
+            // stopping the finisher twice).
+            try ProgressJournal.lock.withLock { _ throws(SystemError) in
+                try state.withLock { s throws(SystemError) in
+                    let file: FileDescriptor
+                    if let open = s.file {
+                        file = open
+                    } else {
+                        file = try FileDescriptor.open(folder + "/" + ProgressJournal.fileName, .write, [.append, .create, .noFollow],
+                                                       permissions: 0o600)
+                        s.file = file
+                    }
+                    try file.write(bytes)
+                    s.written += 1
+                    return (file, s.written)
+                }
+            }
+        }
     }
 
     /// Records that photo `index`'s last start was cut short by the share, not by the finisher.

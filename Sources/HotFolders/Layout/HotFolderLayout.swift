@@ -32,15 +32,32 @@ public struct HotFolderLayout: Sendable, Equatable {
         try createFiling()
     }
 
-    /// The folders watching and claiming need: the root (and any missing parents, like
-    /// `mkdir -p`), `drop/` and `.work/`. The service makes only these before it is ready.
-    public func createWatched() throws(SystemError) {
+    /// The folders watching needs: the root (and any missing parents, like `mkdir -p`) and
+    /// `drop/`, and `.work/` — made here with `work`, else (the service before it is ready)
+    /// only set to 0700 when it is there: a new hot folder's `.work/` is made once the service
+    /// is ready (`createWork`, and by the first claim if that comes first). At 10,000 new
+    /// hot folders each folder made is a new inode, the start-up's biggest cost.
+    public func createWatched(work makeWork: Bool = true) throws(SystemError) {
         try Files.makeDirectories(root, permissions: 0o755)
-        if !Files.exists(drop) {
-            try Files.makeDirectory(drop, permissions: 0o775)
+        if try Files.makeDirectory(drop, permissions: 0o775) {
             try Files.setPermissions(drop, Self.dropPermissions)
         }
+        if makeWork {
+            try createWork()
+        } else if Files.exists(work) {
+            try privateWork()
+        }
+    }
+
+    /// `.work/` (0700), made if missing.
+    public func createWork() throws(SystemError) {
         try Files.makeDirectory(work, permissions: 0o700)
+        try privateWork()
+    }
+
+    /// Sets `.work/` to 0700 (a `.work/` someone else made, root with `init`, is refused here:
+    /// EPERM).
+    private func privateWork() throws(SystemError) {
         do {
             try Files.setPermissions(work, 0o700)
         } catch where [EPERM, EACCES, ENOTSUP, EOPNOTSUPP, ENOSYS].contains(error.code)

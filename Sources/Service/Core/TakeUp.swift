@@ -31,19 +31,24 @@ enum TakeUp {
         }
 
         /// The folder's system, and whether it was probed just now (first on its file system).
+        /// A `.work/` not made yet (`createWatched(work: false)`) counts as the root's device,
+        /// where it will be made; the first folder on a file system makes it, for the probe.
         func system(of layout: HotFolderLayout) throws(SystemError) -> (FolderSystem, Bool) {
-            guard let drop = try Files.status(layout.drop), let work = try Files.status(layout.work) else {
-                throw SystemError("open", layout.drop, errno: ENOENT)
-            }
+            guard let drop = try Files.status(layout.drop) else { throw SystemError("open", layout.drop, errno: ENOENT) }
+            var work = try Files.status(layout.work)
+            let workOrRoot = work == nil ? layout.root : layout.work
+            if work == nil { work = try Files.status(layout.root) }
+            guard let work else { throw SystemError("open", layout.root, errno: ENOENT) }
             let key = Key(drop: drop.device, work: work.device)
             if let system = known.withLock({ $0[key] }) {
                 // Not probed again, but what the probe would have found out: that this user
-                // may list drop/ and write .work/ here.
-                for (path, mode) in [(layout.drop, R_OK | W_OK | X_OK), (layout.work, R_OK | W_OK | X_OK)] where access(path, mode) != 0 {
+                // may list drop/ and write .work/ (or make it in the root) here.
+                for (path, mode) in [(layout.drop, R_OK | W_OK | X_OK), (workOrRoot, R_OK | W_OK | X_OK)] where access(path, mode) != 0 {
                     throw SystemError("write in", path, errno: errno)
                 }
                 return (system, false)
             }
+            try layout.createWork()
             let system = try FolderSystem.probe(layout)
             known.withLock { $0[key] = system }
             return (system, true)
@@ -51,15 +56,16 @@ enum TakeUp {
     }
 
     /// Takes up `inbox`. Before the service is ready (`watchedOnly`) only the folders watching
-    /// needs are made (the root, drop/, .work/): out/, originals/ and failed/ of a new hot
-    /// folder follow once it is ready (`fileLater`) — at 10,000 new folders their 30,000
-    /// mkdirs were a third of the start-up's CPU.
+    /// needs are made (the root and drop/; .work/ for the first folder on a file system, to
+    /// probe it): .work/, out/, originals/ and failed/ of a new hot folder follow once it is
+    /// ready (`fileLater`) — each folder made is a new inode, which on ext4 is most of the
+    /// start-up's CPU (40,000 of them at 10,000 new folders: 3.7–10 s of system time here).
     static func run(_ inbox: ServiceSetup.Inbox, staleAfter: Duration, probes: Probes, watchedOnly: Bool,
                     log: Logger) -> Result<Ready, FolderProblem> {
         let layout = inbox.layout
         let system: FolderSystem, first: Bool
         do throws(SystemError) {
-            if watchedOnly { try layout.createWatched() } else { try layout.create() }
+            if watchedOnly { try layout.createWatched(work: false) } else { try layout.create() }
             (system, first) = try probes.system(of: layout)
         } catch {
             return .failure(FolderProblem.refusal(error, layout: layout))
@@ -69,11 +75,12 @@ enum TakeUp {
         return .success(Ready(system: system, last: last, resumable: resumable, firstOnFileSystem: first))
     }
 
-    /// Makes out/, originals/ and failed/ of a folder taken up before the service was ready
-    /// (`run` with `watchedOnly`); what cannot be made now is said, and made by the batch that
-    /// needs it.
+    /// Makes .work/, out/, originals/ and failed/ of a folder taken up before the service was
+    /// ready (`run` with `watchedOnly`); what cannot be made now is said, and made by the
+    /// batch that needs it (a claim makes .work/).
     static func fileLater(_ layout: HotFolderLayout, inbox: String, log: Logger) {
         do throws(SystemError) {
+            try layout.createWork()
             try layout.createFiling()
         } catch {
             log.warning("\(error) (a batch makes it when it needs it)", ["INBOX": inbox])
@@ -83,7 +90,11 @@ enum TakeUp {
     /// Recovery of `.work/` (SPEC §7), when it holds anything: an empty `.work/` (what 10,000
     /// idle folders have) costs one listing, not a recovery and two fsyncs.
     static func recover(_ layout: HotFolderLayout, system: FolderSystem, staleAfter: Duration, log: Logger) -> [ClaimedBatch] {
-        if let work = try? Directory(layout.work), let names = try? work.names(), names.isEmpty { return [] }
+        do throws(SystemError) {
+            if try Directory(layout.work).names().isEmpty { return [] }
+        } catch where error.code == ENOENT {
+            return []  // not made yet (`createWatched(work: false)`): nothing to recover
+        } catch {}
         return Recovery.run(layout: layout, staleAfter: staleAfter, mover: system.mover, log: log).resumable
     }
 }
