@@ -292,6 +292,8 @@ final class SambaServer {
             var args = ["mount", ":smb,host=127.0.0.1,port=\(port),user=\(Self.user),pass=\(obscured):photos", base + "/mnt", "--config", config,
                         "--dir-cache-time", "1s", "--cache-dir", base + "/rclone-cache-\(n)"]
             if kind == .rcloneWrites { args += ["--vfs-cache-mode", "writes", "--vfs-write-back", "0s"] }
+            // PF_SHARE_DEBUG=1: rclone logs each VFS and FUSE call (its log is in the test's folder).
+            if ProcessInfo.processInfo.environment["PF_SHARE_DEBUG"] != nil { args += ["-vv"] }
             return try FuseMount(host: host, at: base + "/mnt", log: base + "/rclone-\(n).log", "/usr/bin/rclone", args)
         case .sshfs:
             preconditionFailure("sshfs is not a Samba client")
