@@ -200,9 +200,20 @@ public final class DropWatch {
         lastHealthCheck = now
         let current = ShareHealth.check(layout)
         guard current.isAvailable else {
-            if case .unavailable = current, case .full = health {
+            switch (health, current) {
+            case (.full, .unavailable):
                 health = current
                 generation += 1
+            case (.unavailable, .full(_, let reason)):
+                // Told apart only now: a client's free space can be a moment old (rclone mount
+                // asks the server again after its --dir-cache-time), so its first EIO looked like
+                // a share that fails. Said once; the return is then "has room again".
+                log.warning("the disk of \(layout.root) is full (\(reason)): nothing new is claimed until there is room; photos in flight wait, none fails for it",
+                            ["INBOX": inbox])
+                health = current
+                generation += 1
+            default:
+                break
             }
             return false
         }
