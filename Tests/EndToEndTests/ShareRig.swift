@@ -190,9 +190,10 @@ final class ShareRig {
     /// True for what a kill leaves in `.work/` that holds no photo, which the next recovery
     /// sweeps once it is a minute old: a claim killed while it made its batch folder leaves
     /// `.new-<id>/` with only its lock (no photo is moved before the folder is renamed into
-    /// place), one killed in its start-up probe leaves `.pf-probe-*` files.
+    /// place), one killed in its start-up probe leaves `.pf-probe-*` files, one killed while it
+    /// wrote STATUS.txt leaves its `.pf-tmp-STATUS.txt-*` (staged in `.work/`).
     func sweptLater(_ name: String) -> Bool {
-        name.hasPrefix(".pf-probe-")
+        name.hasPrefix(".pf-probe-") || name.hasPrefix(".pf-tmp-STATUS.txt-")
             || (name.hasPrefix(".new-") && hot.names(in: hot.root + "/.work/" + name).allSatisfy { $0 == "lock" })
     }
 

@@ -64,7 +64,7 @@ public struct FolderSystem: Sendable, Equatable {
     static func known(_ mount: String?) -> Mover.Known {
         switch mount {
         case "fuse.smbnetfs": Mover.Known(noAppend: true)
-        case "fuse.rclone": Mover.Known(noOpenRenames: true)
+        case "fuse.rclone": Mover.Known(noOpenRenames: true, noFullFolderRenames: true)
         default: Mover.Known()
         }
     }
