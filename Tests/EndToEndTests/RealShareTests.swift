@@ -57,9 +57,10 @@ import Testing
         }
     }
 
-    /// Runs a test's body for `kind`. What these tests prove is proven on sshfs; on the SMB
-    /// clients the same checks run, and what does not hold there yet is recorded as a known
-    /// issue with the reason (issue 16's report), never hidden.
+    /// Runs a test's body for `kind`. What these tests prove is proven on sshfs, smbnetfs and
+    /// `rclone mount` without its file cache; on a client still `notYetProven` (rclone with
+    /// `--vfs-cache-mode writes`) the same checks run, and what does not hold there is recorded
+    /// as a known issue with the reason, never hidden.
     static func check(_ kind: ShareRig.Kind, _ body: () throws -> Void) throws {
         guard let reason = kind.notYetProven else { return try body() }
         withKnownIssue(Comment(rawValue: reason), isIntermittent: true) { try body() }

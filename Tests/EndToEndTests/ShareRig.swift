@@ -19,9 +19,8 @@ final class ShareRig {
         /// Why the share tests do not all hold on this client yet (recorded as known issues), or nil.
         var notYetProven: String? {
             switch self {
-            case .sshfs, .smbnetfs: nil
-            case .rclone: "rclone mount without its file cache: not every check holds yet (docs/reference.md, Hot folders on shares)"
-            case .rcloneWrites: "rclone mount --vfs-cache-mode writes: not every check holds yet (docs/reference.md, Hot folders on shares)"
+            case .sshfs, .smbnetfs, .rclone: nil
+            case .rcloneWrites: "rclone mount --vfs-cache-mode writes (1.60): a file renamed or removed while its upload is queued stays on the server under its old name or comes back (docs/reference.md, Hot folders on shares)"
             }
         }
 
