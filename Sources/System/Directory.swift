@@ -66,6 +66,20 @@ public final class Directory: Sendable {
         }
     }
 
+    /// What the file system itself says `name` is now, without opening it for reading: an
+    /// `O_PATH | O_NOFOLLOW` descriptor asked with `FileDescriptor.freshStatus()` (`statx` with
+    /// `AT_STATX_FORCE_SYNC`: a FUSE client is asked, past the kernel's attribute cache). For a
+    /// client whose open for reading does harm (`rclone mount` holds an open of a file still
+    /// being written through it for 5 s, then answers `ENOENT`) and adds nothing.
+    /// - Returns: `nil` when the name is gone.
+    public func syncedStatus(of name: FileName) throws(SystemError) -> FileStatus? {
+        do {
+            return try open(name, .pathOnly, [.noFollow]).freshStatus()
+        } catch where error.code == ENOENT {
+            return nil
+        }
+    }
+
     /// What the server says `name` is now, past the share client's caches: the file opened
     /// afresh for reading (sshfs, NFS and SMB clients fetch its attributes at an open) and asked
     /// with `FileDescriptor.freshStatus()`. Only for regular files (`O_NONBLOCK`: a FIFO put in

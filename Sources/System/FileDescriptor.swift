@@ -27,6 +27,15 @@ public final class FileDescriptor: Sendable {
         if raw >= 0 { Glibc.close(raw) }
     }
 
+    /// `close`, saying what it reported: a FUSE client answers its flush there, and `rclone
+    /// mount` without its file cache uploads a small file only then (a full disk on the server
+    /// is `EIO` from `close`, after `write` and `fsync` said yes). The descriptor is gone either way.
+    public func closeReporting() throws(SystemError) {
+        let raw = number.exchange(-1, ordering: .acquiringAndReleasing)
+        guard raw >= 0 else { return }
+        if Glibc.close(raw) != 0, errno != EINTR { throw SystemError("close", path.description, errno: errno) }
+    }
+
     deinit { close() }
 
     /// How a file is opened.

@@ -37,9 +37,17 @@ public struct Mover: Sendable, Equatable {
     public var replaces: Bool
     /// How a batch's journal grows here (`Files.appendDurably`).
     public var appending: Files.Appending
+    /// False where the files of a folder just renamed are still reached under the folder's old
+    /// name (`rclone mount` 1.60: a file node keeps its old path after its folder's rename, so
+    /// it is read, written back and removed there — writing it back makes the old folder again
+    /// on the server): a batch folder is then renamed into place with no file in it, its lock
+    /// removed before and made again after (`Claim`).
+    public var renamesFullFolders: Bool
 
-    public init(_ method: Method, renamesOpenFiles: Bool = true, replaces: Bool = true, appending: Files.Appending = .append) {
+    public init(_ method: Method, renamesOpenFiles: Bool = true, replaces: Bool = true, appending: Files.Appending = .append,
+                renamesFullFolders: Bool = true) {
         self.method = method
+        self.renamesFullFolders = renamesFullFolders
         self.renamesOpenFiles = renamesOpenFiles
         self.replaces = replaces
         self.appending = appending
@@ -56,10 +64,14 @@ public struct Mover: Sendable, Equatable {
         /// smbnetfs passes `O_APPEND` to libsmbclient, whose `ENXIO` ends its connection to the
         /// server: every file open through that mount then fails with `EIO`.
         public var noAppend = false
+        /// Folders are renamed only with no file in them (`renamesFullFolders`): not probed,
+        /// since the harm shows later (a file written back under the folder's old name).
+        public var noFullFolderRenames = false
 
-        public init(noOpenRenames: Bool = false, noAppend: Bool = false) {
+        public init(noOpenRenames: Bool = false, noAppend: Bool = false, noFullFolderRenames: Bool = false) {
             self.noOpenRenames = noOpenRenames
             self.noAppend = noAppend
+            self.noFullFolderRenames = noFullFolderRenames
         }
     }
 
@@ -77,7 +89,7 @@ public struct Mover: Sendable, Equatable {
             open?.close()
             for name in [a, b, c, d, e] { try? folder.remove(name) }
         }
-        var mover = Mover(.renameNoReplace)
+        var mover = Mover(.renameNoReplace, renamesFullFolders: !known.noFullFolderRenames)
         if known.noOpenRenames {
             mover.renamesOpenFiles = false
             open?.close()
@@ -126,6 +138,7 @@ public struct Mover: Sendable, Equatable {
     public var words: String {
         var out = method.rawValue
         if !renamesOpenFiles { out += "; files are closed before they are renamed (an open file cannot be renamed here)" }
+        if !renamesFullFolders { out += "; batch folders are renamed with no file in them (files in a renamed folder keep its old name here)" }
         if !replaces { out += "; a file is replaced by removing it first (rename cannot replace here)" }
         if appending != .append { out += "; journals are \(appending.rawValue) (no O_APPEND here)" }
         return out

@@ -19,9 +19,8 @@ final class ShareRig {
         /// Why the share tests do not all hold on this client yet (recorded as known issues), or nil.
         var notYetProven: String? {
             switch self {
-            case .sshfs, .smbnetfs: nil
-            case .rclone: "rclone mount without its file cache: not every check holds yet (docs/reference.md, Hot folders on shares)"
-            case .rcloneWrites: "rclone mount --vfs-cache-mode writes: not every check holds yet (docs/reference.md, Hot folders on shares)"
+            case .sshfs, .smbnetfs, .rclone: nil
+            case .rcloneWrites: "rclone mount --vfs-cache-mode writes (1.60): a file renamed or removed while its upload is queued stays on the server under its old name or comes back (docs/reference.md, Hot folders on shares)"
             }
         }
 
@@ -190,9 +189,10 @@ final class ShareRig {
     /// True for what a kill leaves in `.work/` that holds no photo, which the next recovery
     /// sweeps once it is a minute old: a claim killed while it made its batch folder leaves
     /// `.new-<id>/` with only its lock (no photo is moved before the folder is renamed into
-    /// place), one killed in its start-up probe leaves `.pf-probe-*` files.
+    /// place), one killed in its start-up probe leaves `.pf-probe-*` files, one killed while it
+    /// wrote STATUS.txt leaves its `.pf-tmp-STATUS.txt-*` (staged in `.work/`).
     func sweptLater(_ name: String) -> Bool {
-        name.hasPrefix(".pf-probe-")
+        name.hasPrefix(".pf-probe-") || name.hasPrefix(".pf-tmp-STATUS.txt-")
             || (name.hasPrefix(".new-") && hot.names(in: hot.root + "/.work/" + name).allSatisfy { $0 == "lock" })
     }
 
@@ -292,6 +292,8 @@ final class SambaServer {
             var args = ["mount", ":smb,host=127.0.0.1,port=\(port),user=\(Self.user),pass=\(obscured):photos", base + "/mnt", "--config", config,
                         "--dir-cache-time", "1s", "--cache-dir", base + "/rclone-cache-\(n)"]
             if kind == .rcloneWrites { args += ["--vfs-cache-mode", "writes", "--vfs-write-back", "0s"] }
+            // PF_SHARE_DEBUG=1: rclone logs each VFS and FUSE call (its log is in the test's folder).
+            if ProcessInfo.processInfo.environment["PF_SHARE_DEBUG"] != nil { args += ["-vv"] }
             return try FuseMount(host: host, at: base + "/mnt", log: base + "/rclone-\(n).log", "/usr/bin/rclone", args)
         case .sshfs:
             preconditionFailure("sshfs is not a Samba client")

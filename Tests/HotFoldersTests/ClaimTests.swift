@@ -32,6 +32,22 @@ struct ClaimTests {
         #expect(BatchID.isValid(batch.id))
     }
 
+    /// Where a renamed folder's files keep its old name (rclone mount), the batch folder is
+    /// renamed into place with no file in it: its lock is made again after the rename, held,
+    /// and says who holds it; no `.new-` folder is left.
+    @Test func aClaimWhereFoldersAreRenamedEmptyHoldsItsLockAfterTheRename() throws {
+        let layout = try hotFolder()
+        try write("a", layout.drop + "/a.jpg")
+        let mover = Mover(.renameChecked, renamesOpenFiles: false, renamesFullFolders: false)
+        let batch = try #require(try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
+                                                 order: .name, mover: mover).batch)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work) == [batch.id])
+        let said = try String(contentsOfFile: batch.folder + "/lock", encoding: .utf8)
+        #expect(said.hasPrefix("host="), "\(said)")
+        #expect(BatchLock.tryAcquire(batch.folder) == nil, "the claim holds its lock")
+        #expect(batch.manifest.items.map(\.name) == ["a.jpg"])
+    }
+
     @Test func theClaimTakesOnlyWhatTheTakeableRuleTakes() throws {
         let layout = try hotFolder()
         try write("a", layout.drop + "/a.jpg")

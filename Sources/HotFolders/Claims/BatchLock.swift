@@ -123,6 +123,16 @@ public final class BatchLock: Sendable {
         }
     }
 
+    /// Writes this process as the owner into `folder`'s lock file, made if missing, through an
+    /// open of its own that is closed at once: where a client sends a file's data to the server
+    /// only when it is closed (`rclone mount` without its file cache), the lock then says who
+    /// holds it to other machines while it is held open.
+    static func writeOwnerFile(in folder: Directory) throws(SystemError) {
+        let file = try folder.open(fileName, .write, [.create, .truncate, .noFollow], permissions: 0o600)
+        try file.write(Owner.current.bytes)
+        try file.closeReporting()
+    }
+
     /// Takes the lock of the batch folder at `path`.
     public static func tryAcquire(_ path: String, leaseTimeout: Duration = Lease.timeout) -> BatchLock? {
         guard let folder = try? Directory(path) else { return nil }

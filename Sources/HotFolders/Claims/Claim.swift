@@ -245,8 +245,13 @@ public enum Claim {
             // for the rename and taken again at once (this process's recovery leaves the folder
             // alone meanwhile); should another daemon on this machine take it in that instant
             // (its recovery), this claim stops before taking any file.
+            // Where a renamed folder's files keep its old name (rclone), the folder goes with no
+            // file in it: its lock file is removed for the rename and made again after it (a
+            // daemon that takes the folder meanwhile stops this claim the same way).
+            let empties = !mover.renamesFullFolders
             let held: BatchLock? = try BatchLock.letGo(layout.workFolder(id)) { () throws(SystemError) -> BatchLock? in
-                if !mover.renamesOpenFiles { lock.release() }
+                if !mover.renamesOpenFiles || empties { lock.release() }
+                if empties { try work.folder(staging).remove(BatchLock.fileName) }
                 do throws(SystemError) {
                     try mover.renameFolder(staging, in: work, to: work, as: FileName(id)!)
                 } catch where error.code == EEXIST {
@@ -254,8 +259,12 @@ public enum Claim {
                     try? work.removeTree(staging)
                     return nil
                 }
-                guard !mover.renamesOpenFiles else { return lock }
-                guard let again = BatchLock.acquire(try work.folder(FileName(id)!)) else {
+                guard !mover.renamesOpenFiles || empties else { return lock }
+                let placed = try work.folder(FileName(id)!)
+                // Made again, its words on the server before it is held (rclone sends what an
+                // open file holds only when it is closed).
+                if empties { try BatchLock.writeOwnerFile(in: placed) }
+                guard let again = BatchLock.acquire(placed) else {
                     throw SystemError("lock", layout.workFolder(id) + "/" + BatchLock.fileName.escaped, errno: EWOULDBLOCK)
                 }
                 return again

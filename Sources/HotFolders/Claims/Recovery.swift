@@ -39,7 +39,13 @@ public enum Recovery {
         for name in names.sorted() where !skipping.contains(name.escaped) {
             let id = name.string ?? ""
             if BatchID.isValid(id), let st = try? work.status(of: name), st.isDirectory {
-                guard let folder = try? work.folder(name), let lock = BatchLock.tryAcquire(folder, leaseTimeout: leaseTimeout)
+                guard let folder = try? work.folder(name) else { continue }
+                // Empty (not even a lock file) and young: a claim putting its folder in place where
+                // folders are renamed with no file in it (`Mover.renamesFullFolders`), about to make
+                // its lock again and then move photos in. Left alone for a minute: taken now, its
+                // removal could meet the photos that claim moves in.
+                if (try? folder.names())?.isEmpty == true, st.modified > now.timeIntervalSince1970 - 60 { continue }
+                guard let lock = BatchLock.tryAcquire(folder, leaseTimeout: leaseTimeout)
                 else { continue }  // a live owner, here or on another machine
                 let path = layout.workFolder(id)
                 do throws(BatchError) {
@@ -134,11 +140,12 @@ public enum Recovery {
         return BatchLock.lookAgain(in: layout.work, folders: batches, leaseTimeout: leaseTimeout)
     }
 
-    /// `.new-<id>` (a batch folder being made), `.pf-probe-*` (the claim-primitive probe) and
-    /// `.pf-space-*` (`ShareHealth.check`'s write).
+    /// `.new-<id>` (a batch folder being made), `.pf-probe-*` (the claim-primitive probe),
+    /// `.pf-space-*` (`ShareHealth.check`'s write) and `.pf-tmp-*` (an atomic write staged in
+    /// `.work/`, `STATUS.txt`'s: a kill between its write and its rename leaves it).
     static func isHalfMade(_ name: FileName) -> Bool {
         name.bytes.starts(with: ".new-".utf8) || name.bytes.starts(with: ".pf-probe-".utf8)
-            || name.bytes.starts(with: ".pf-space-".utf8)
+            || name.bytes.starts(with: ".pf-space-".utf8) || name.bytes.starts(with: AtomicFile.temporaryPrefix.utf8)
     }
 
     /// A name that may be a person's photo (not a temporary or ignored name).

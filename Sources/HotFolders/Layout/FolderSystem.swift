@@ -42,6 +42,15 @@ public struct FolderSystem: Sendable, Equatable {
         mount == "fuse.rclone" ? pollInterval + .seconds(1) : .zero
     }
 
+    /// Whether a file is opened for reading to be looked at afresh (`Directory.freshStatus`):
+    /// sshfs, NFS and SMB clients fetch a file's attributes when it is opened. Not on `rclone
+    /// mount`: its attributes are its own VFS's whatever the open (`statx` with
+    /// `AT_STATX_FORCE_SYNC` asks it: `Directory.syncedStatus`), and without its file cache it
+    /// holds an open for reading of a file still being written through the mount for 5 s, then
+    /// answers `ENOENT` (rclone 1.60, `vfs/file.go` `waitForValidObject`): the whole service
+    /// would wait that long at each look.
+    public var opensToLookAfresh: Bool { mount != "fuse.rclone" }
+
     /// Finds out what the hot folder at `layout` allows (its folders exist).
     /// - Throws: `SystemError` when `drop/` or `.work/` cannot be opened, or `.work/` not written.
     public static func probe(_ layout: HotFolderLayout) throws(SystemError) -> FolderSystem {
@@ -55,7 +64,7 @@ public struct FolderSystem: Sendable, Equatable {
     static func known(_ mount: String?) -> Mover.Known {
         switch mount {
         case "fuse.smbnetfs": Mover.Known(noAppend: true)
-        case "fuse.rclone": Mover.Known(noOpenRenames: true)
+        case "fuse.rclone": Mover.Known(noOpenRenames: true, noFullFolderRenames: true)
         default: Mover.Known()
         }
     }

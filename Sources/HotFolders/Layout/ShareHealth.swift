@@ -61,9 +61,13 @@ public enum ShareHealth: Sendable, Equatable {
         return codes.contains { message.hasSuffix(String(cString: strerror($0))) || message.contains(": " + String(cString: strerror($0)) + " ") }
     }
 
+    /// How much the probe of `check` writes.
+    static let probeSize = 64 << 10
+
     /// Looks at the hot folder now, past the client's caches: `drop/` and `.work/` opened and
-    /// listed afresh (a round trip to the server), then a small file written, synced and
-    /// removed in `.work/` (a full disk refuses it).
+    /// listed afresh (a round trip to the server), then a small file written, synced, closed
+    /// (a FUSE client's flush: `rclone mount` uploads it only then) and removed in `.work/`
+    /// (a full disk refuses it).
     public static func check(_ layout: HotFolderLayout, now: Date = Date()) -> ShareHealth {
         do throws(SystemError) {
             let drop = try Directory(layout.drop)
@@ -73,15 +77,27 @@ public enum ShareHealth: Sendable, Equatable {
             let probe = FileName(".pf-space-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")!
             defer { try? work.remove(probe) }
             let file = try work.open(probe, .write, [.create, .exclusive], permissions: 0o600)
-            try file.write([UInt8](repeating: 0x50, count: 64 << 10))
+            try file.write([UInt8](repeating: 0x50, count: probeSize))
             try file.sync()
-            file.close()
+            try file.closeReporting()
             return .available
-        } catch where noSpaceErrors.contains(error.code) || (error.code == EIO && error.call != "list" && error.call != "open") {
-            // Listing and opening worked, writing did not: sshfs says EIO for a full disk.
+        } catch where noSpaceErrors.contains(error.code) {
+            return .full(since: now, reason: error.description)
+        } catch where error.code == EIO && error.call != "list" && error.call != "open" && hasNoRoom(layout) {
+            // Listing and opening worked, writing did not, and the file system says it has no
+            // room: a full disk that the client reports as EIO (sshfs, rclone mount).
             return .full(since: now, reason: error.description)
         } catch {
             return .unavailable(since: now, reason: error.description)
         }
+    }
+
+    /// True when `statvfs` of `.work/` says less room than the probe needs (sshfs and `rclone
+    /// mount` pass the server's free space on; rclone asks again after `--dir-cache-time`), or
+    /// cannot say: an `EIO` from writing is then taken for a full disk, as before there was a way
+    /// to tell. Room enough, and the `EIO` is another failure of the share.
+    static func hasNoRoom(_ layout: HotFolderLayout) -> Bool {
+        guard let free = try? FreeSpace.available(at: layout.work) else { return true }
+        return free < Int64(probeSize)
     }
 }

@@ -60,8 +60,16 @@ public final class DropWatch {
     private var rescanInterval = Duration.seconds(300)
     private let log: Logger
 
+    /// The time now on the caller's clock (the one its `now`s are read from), when it gives one:
+    /// a look is dated when its answer came, not when the turn began. A turn on a slow share
+    /// (each look a round trip, some seconds in all under load) would otherwise date a look
+    /// made at the end of it seconds too early, and a file could "hold still" for `settle` over
+    /// two looks a fraction of a second apart, between two writes of a writer still at work.
+    private let clock: (() -> Duration)?
+
     public init(inbox: String, layout: HotFolderLayout, rules: BatchRules, system: FolderSystem = .local,
-                pollInterval: Duration = .seconds(2), log: Logger) {
+                pollInterval: Duration = .seconds(2), clock: (() -> Duration)? = nil, log: Logger) {
+        self.clock = clock
         self.inbox = inbox
         self.layout = layout
         self.system = system
@@ -205,9 +213,20 @@ public final class DropWatch {
         lastHealthCheck = now
         let current = ShareHealth.check(layout)
         guard current.isAvailable else {
-            if case .unavailable = current, case .full = health {
+            switch (health, current) {
+            case (.full, .unavailable):
                 health = current
                 generation += 1
+            case (.unavailable, .full(_, let reason)):
+                // Told apart only now: a client's free space can be a moment old (rclone mount
+                // asks the server again after its --dir-cache-time), so its first EIO looked like
+                // a share that fails. Said once; the return is then "has room again".
+                log.warning("the disk of \(layout.root) is full (\(reason)): nothing new is claimed until there is room; photos in flight wait, none fails for it",
+                            ["INBOX": inbox])
+                health = current
+                generation += 1
+            default:
+                break
             }
             return false
         }
@@ -246,6 +265,7 @@ public final class DropWatch {
     /// (what the client caches may be seconds old: sshfs 20 s), else `fstat`'s.
     private func currentStatus(of name: FileName, in drop: Directory) -> FileStatus? {
         guard system.isShared else { return (try? drop.status(of: name)) ?? nil }
+        guard system.opensToLookAfresh else { return (try? drop.syncedStatus(of: name)) ?? nil }
         return (try? drop.freshStatus(of: name)) ?? nil
     }
 
@@ -456,10 +476,12 @@ public final class DropWatch {
         }
         ignored[name] = nil
         let stamp = FileStamp(fresh)
+        // Dated when the answer came (`clock`): it may be well after the turn's `now`.
+        let seen = clock.map { max(now, $0()) } ?? now
         // A refused file is left alone until it changes or the next full rescan tries it again;
         // it stays listed as refused (STATUS.txt, status, the log said once) until it is taken.
         if let refusal = refused[name], refusal.stamp == stamp, now - refusal.at < rescanInterval { return }
-        batcher.observe(name, stamp, at: now)
+        batcher.observe(name, stamp, at: seen)
     }
 
     /// Lists drop/ and looks at every name in it (what is tracked but gone is forgotten).

@@ -44,7 +44,7 @@ extension ServiceLoop {
             folder.system = ready.system
             folder.problem = nil
             let watch = DropWatch(inbox: name, layout: folder.inbox.layout, rules: setup.rules, system: ready.system,
-                                  pollInterval: setup.config.pollInterval, log: log)
+                                  pollInterval: setup.config.pollInterval, clock: { [watcher] in watcher.now() }, log: log)
             watch.update(rules: setup.rules, pollInterval: setup.config.pollInterval, rescanInterval: setup.config.rescanInterval)
             watcher.add(watch, now: now, logWords: ready.firstOnFileSystem)
             folder.watch = watch
