@@ -187,12 +187,14 @@ public final class ClusterMember: Sendable {
     /// again once the lease runs out.
     public func letLapse(_ task: PhotoTask) { keeper.release([task.token]) }
 
-    /// Gives tasks back (ready for any host now, not counted as attempts).
+    /// Gives tasks back (ready for any host now, not counted as attempts). Their leases are no
+    /// longer renewed either way: a give-back the database did not record (it does not answer)
+    /// leaves them to run out — another host takes them then (counted), or this host's reconnect
+    /// gives them back (`releaseUnknown`: not counted) — instead of held here for ever.
     @discardableResult
     public func giveBack(_ tasks: [PhotoTask]) throws(ClusterError) -> Int {
-        let count = try board.giveBack(tasks.map(\.token))
-        keeper.release(tasks.map(\.token))
-        return count
+        defer { keeper.release(tasks.map(\.token)) }
+        return try board.giveBack(tasks.map(\.token))
     }
 
     /// The tasks this host holds now.

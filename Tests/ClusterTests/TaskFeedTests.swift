@@ -143,4 +143,35 @@ import Testing
         #expect(feed.stop(flush: .milliseconds(500)) == 3)
         try server.start()
     }
+
+    @Test func aGiveBackTheDatabaseDidNotRecordIsNoLongerRenewedAndAnotherHostTakesTheTask() async throws {
+        guard let server = PostgresServer.ownOrSkip() else { return }
+        defer { server.destroy() }
+        let conninfo = try server.makeDatabase()
+        let member = MemberTests.member("alpha", conninfo, lease: .seconds(3))
+        let other = MemberTests.member("beta", conninfo, lease: .seconds(3))
+        #expect(member.start(waitingUpTo: .seconds(30)).isUp)
+        #expect(other.start(waitingUpTo: .seconds(30)).isUp)
+        defer { member.stop(); other.stop() }
+        try member.add([NewTask(photo: 1, source: "IMG_1.jpg")], inbox: "shop", batch: "b1")
+        let feed = TaskFeed(member: member, ahead: 0, poll: .milliseconds(200))
+        defer { feed.stop(flush: .seconds(1)) }
+        let task = try #require(await feed.next())
+        #expect(member.held.map(\.token) == [task.token])
+
+        // Given back (a worker stopping) while the database does not answer: not recorded, and
+        // no longer this host's to renew — it used to stay held and renewed, never finished.
+        try server.stop()
+        #expect(Poll.until(.seconds(20)) { !member.health.isUp })
+        feed.giveBack(task)
+        #expect(member.held.isEmpty, "\(member.held)")
+
+        // The database back: the other host takes it (given back at this host's reconnect, or
+        // once its lease ran out).
+        try server.start()
+        var next: [PhotoTask] = []
+        #expect(Poll.until(.seconds(60)) { next += (try? other.take(limit: 1)) ?? []; return !next.isEmpty })
+        #expect(next.map(\.key.photo) == [1], "\(next)")
+        #expect(member.held.isEmpty)
+    }
 }

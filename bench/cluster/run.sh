@@ -47,7 +47,9 @@ fi
 # (bench/web.json5) dropped at once into a hot folder of one daemon (workers 2), timed from the
 # drop to the batch's report; the daemon's CPU (user+sys, /proc/<pid>/stat) over the same span,
 # and with `cluster` the database server's (the postmaster and its children). Runs alternate
-# without/with (ROUNDS each, default 2) so that the machine's drift hits both alike.
+# without/with (ROUNDS each, default 2; the order swapped every other round) so that the
+# machine's drift hits both alike. KEEP=<dir>: each run's daemon folder kept there as
+# <round>-<with|without> (its log; `times`: the drop's and the report's instants, date +%s.%N).
 # Needs a release build (PF, default .build/release/photofinish) and the 12 MP corpus
 # (CORPUS, default /tmp/pf-bench/corpus/jpeg12: bench/make-corpus.sh).
 pf=${PF:-.build/release/photofinish}
@@ -86,6 +88,7 @@ if [ -x "$pf" ] && [ -d "$corpus" ]; then
         reported() { cat "$d"/hot/out/*/report.json 2>/dev/null | grep -o '"source"' | wc -l; }
         w=0; until [ "$(reported)" -ge "$photos" ] || [ $w -gt 6000 ]; do sleep 0.1; w=$((w + 1)); done
         t1=$(date +%s.%N); c1=$(ticks $pid); s1=$(server_ticks)
+        echo "$t0 $t1" > "$d/times"
         kill -TERM $pid; wait $pid || true
         done=$(reported); batches=$(ls "$d"/hot/out | wc -l)
         [ "$batches" = 1 ] || echo "(note: the drop was claimed as $batches batches)"
@@ -101,6 +104,12 @@ if [ -x "$pf" ] && [ -d "$corpus" ]; then
     r=0
     while [ $r -lt "$rounds" ]; do
         "$bin/psql" -X -q -h "$tmp" -U photofinish -d bench -c "TRUNCATE photofinish.batches CASCADE" >/dev/null 2>&1 || true
-        daemon_run without; daemon_run with; r=$((r + 1))
+        # Paired by round, the order swapped every other round (without first, then with first).
+        if [ $((r % 2)) = 0 ]; then order="without with"; else order="with without"; fi
+        for m in $order; do
+            daemon_run $m
+            if [ -n "${KEEP:-}" ]; then mkdir -p "$KEEP"; rm -rf "$KEEP/$r-$m"; cp -a "$tmp/daemon-$m" "$KEEP/$r-$m"; fi
+        done
+        r=$((r + 1))
     done
 fi
