@@ -29,6 +29,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 PF=${PF:-$HERE/../.build/release/photofinish}
 N=${1:-100000}
 [[ -x $PF ]] || { echo "photofinish not built ($PF): swift build -c release" >&2; exit 1; }
+python3 -c 'import PIL' 2>/dev/null || { echo "needs Pillow: pip install pillow (or apt-get install python3-pil)" >&2; exit 1; }
 HZ=$(getconf CLK_TCK)
 TMP=$(mktemp -d "${BENCHDIR:-/tmp}/pf-drop.XXXXXX")
 PID=; SAMPLER=
