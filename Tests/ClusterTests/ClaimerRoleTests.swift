@@ -154,6 +154,36 @@ import Testing
         #expect(holders("shop").count == 1)
     }
 
+    /// Two stops at once (the drain's and the daemon's end): each returns only once the roles
+    /// are released on the server (`pg_advisory_unlock_all` answered), not only the first.
+    @Test func everyStopReturnsOnlyOnceTheRolesAreReleased() throws {
+        guard let fixture = ClusterFixture.make() else { return }
+        // A host name of its own: the suite's other tests hold roles on the same server meanwhile.
+        let alpha = Self.roles("stopper", fixture.conninfo)
+        alpha.want(["stopping"])
+        alpha.start(waitingUpTo: .seconds(10))
+        #expect(Poll.until(.seconds(10)) { alpha.holds("stopping") })
+        @Sendable func advisoryLocks() -> Int {
+            let rows = try? fixture.database.execute("""
+                SELECT count(*) AS n FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                 WHERE l.locktype = 'advisory' AND a.application_name = 'photofinish-claimer stopper'
+                """)
+            return rows?.rows.first?.int("n") ?? -1
+        }
+        #expect(advisoryLocks() == 1)
+        let seen = Mutex<[Int]>([])
+        let group = DispatchGroup()
+        for _ in 0..<2 {
+            DispatchQueue.global().async(group: group) {
+                alpha.stop()
+                let n = advisoryLocks()
+                seen.withLock { $0.append(n) }
+            }
+        }
+        #expect(group.wait(timeout: .now() + 20) == .success)
+        #expect(seen.withLock { $0 } == [0, 0], "the advisory locks each stop saw held on its return")
+    }
+
     @Test func theDatabaseGoneTheHolderKeepsClaimingAndTheOthersAfterTheGrace() throws {
         guard let server = PostgresServer.ownOrSkip() else { return }
         defer { server.destroy() }

@@ -46,6 +46,11 @@ final class Bell: Sendable {
         return ready[0]
     }
 
+    /// Waits until it rings or `timeout` passes, leaving the ring for every other waiter (a bell
+    /// rung once for good, as an end): true when it rang.
+    @discardableResult
+    func waitLeavingRing(_ timeout: Duration) -> Bool { Self.poll([descriptor], timeout: timeout)[0] }
+
     /// `poll(2)` for reading on `fds` (-1 entries are skipped) up to `timeout`, retried on EINTR
     /// with the time left: which are readable (or in error, which a read then reports).
     static func poll(_ fds: [Int32], timeout: Duration) -> [Bool] {

@@ -275,13 +275,15 @@ public final class ClaimerRoles: Sendable {
 
     /// Releases every role and closes the connection (safe to call twice).
     public func stop() {
-        let wasRunning = state.withLock { s -> Bool in
+        let started = state.withLock { s -> Bool in
             defer { s.stopping = true; s.wanted = [] }
-            return s.running && !s.stopping
+            return s.running
         }
-        guard wasRunning else { return }
+        guard started else { return }
         bell.ring()
-        _ = ended.wait(settings.timeout + .seconds(2))
+        // Every caller waits for the thread's end (a second stop too); the ring stays, so a
+        // stop after the end returns at once.
+        _ = ended.waitLeavingRing(settings.timeout + .seconds(2))
     }
 
     /// Lets every role go for good (a drain: the others claim while this host finishes); the
