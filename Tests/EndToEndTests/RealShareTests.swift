@@ -136,7 +136,7 @@ import Testing
             let daemons = [holder, watcher]
             let work = rig.hot.root + "/.work"
             var dropped: [String: [UInt8]] = [:]
-            var lockTimes: Set<String> = [], batches: Set<String> = [], waitsSeen = 0
+            var lockTimes: Set<String> = [], lockSizes: Set<Int> = [], batches: Set<String> = [], waitsSeen = 0
             let start = ContinuousClock.now
             var n = 0
             while ContinuousClock.now - start < .seconds(85) {
@@ -154,6 +154,7 @@ import Testing
                         if stat("\(rig.export)/hot/.work/\(id)/lock", &st) == 0 {
                             let renewed = stat("\(rig.export)/hot/.work/\(id)/lease", &lease) == 0 ? lease.st_mtim.tv_sec : 0
                             lockTimes.insert("\(st.st_mtim.tv_sec)/\(renewed)")
+                            lockSizes.insert(Int(st.st_size))
                         }
                     }
                     let status = (try? String(contentsOfFile: rig.hot.root + "/STATUS.txt", encoding: .utf8)) ?? ""
@@ -165,7 +166,7 @@ import Testing
                 if watcher.log.contains("taking over batch") { break }
             }
             let lived = ContinuousClock.now - start
-            print("\(kind): a batch held \(lived) (\(n) photos, one every 2 s): the lease on the server (the lock's time / the lease file's) took \(lockTimes.count) values; STATUS.txt said it waits to be taken over in \(waitsSeen) looks; batch folders seen \(batches.sorted())")
+            print("\(kind): a batch held \(lived) (\(n) photos, one every 2 s): the lease on the server (the lock's time / the lease file's) took \(lockTimes.count) values; the lock's sizes there \(lockSizes.sorted()); STATUS.txt said it waits to be taken over in \(waitsSeen) looks; batch folders seen \(batches.sorted())")
             #expect(Poll.until(.seconds(120)) { rig.finished().count >= dropped.count && rig.hot.names(in: work).isEmpty },
                     "\(rig.finished().count) of \(dropped.count)\n\(rig.logs(daemons))")
             for d in daemons { d.signal(SIGTERM) }
@@ -175,6 +176,9 @@ import Testing
             #expect(rig.hot.reports().count == 1, "one batch: \(rig.hot.reports().keys.sorted())\n\(rig.logs(daemons))")
             // Renewed on the server every 10 s over 85 s: many times, not only at the claim.
             #expect(lockTimes.count >= 4, "the lease on the server: \(lockTimes.sorted())")
+            // The lock says who holds it on the server all along (a lock that reads empty there
+            // would look unheld to a host that starts meanwhile).
+            #expect(!lockSizes.contains(0), "the lock's sizes on the server: \(lockSizes.sorted())")
         }
     }
 

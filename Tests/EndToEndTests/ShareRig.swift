@@ -24,8 +24,8 @@ final class ShareRig {
             }
         }
 
-        /// Run without `PF_SHARE_CLIENTS`: sshfs, the share users have most (its seven tests
-        /// take about 95 s, side by side). The others cost as much again each.
+        /// Run without `PF_SHARE_CLIENTS`: sshfs, the share users have most (its eight tests
+        /// take about 160 s, side by side: one holds a batch open for 85 s). The others cost as much again each.
         var runsByDefault: Bool { self == .sshfs }
 
         /// The programs it needs.
