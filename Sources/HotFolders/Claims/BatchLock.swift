@@ -438,7 +438,8 @@ public final class BatchLock: Sendable {
 
         private static let seen = Mutex<[String: Seen]>([:])
 
-        /// True once `status` has stayed the same for `timeout` since this process first saw it so.
+        /// True once `stamp` (the lock's, and its lease file's) has stayed the same for `timeout`
+        /// since this process first saw it so.
         static func unchanged(_ key: String, _ stamp: Stamp, for timeout: Duration, host: String) -> Bool {
             let now = ContinuousClock.now
             return seen.withLock { all in
