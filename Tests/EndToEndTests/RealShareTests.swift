@@ -117,6 +117,71 @@ import Testing
         }
     }
 
+    /// A live host's batch that stays open longer than the lease (a photo every 2 s for 85 s:
+    /// `quiet` 10 s, `maxWait` 150 s) is never taken over by the other host: its renewals reach
+    /// the server (the lock's time there moves while it is held) and the other host's looks see
+    /// them (the lock's time, or on rclone the lease file's). The other host watches with `settle` 1 h (it claims nothing: only its recovery looks
+    /// at the batch). One batch, each photo finished once.
+    @Test(arguments: ShareRig.Kind.allCases)
+    func aLiveHostsLongBatchIsNeverTakenOver(_ kind: ShareRig.Kind) throws {
+        if let reason = ShareRig.missing(kind) { print("skipped: \(reason)"); return }
+        try Self.check(kind) {
+            let rig = try ShareRig(kind, quiet: "10s", maxWait: "150s", workers: 1)
+            let watcherConfig = rig.dir + "/watcher.json5"
+            let text = try String(contentsOfFile: rig.config, encoding: .utf8)
+            try Harness.write(text.replacingOccurrences(of: "settle: \"300ms\"", with: "settle: \"1h\""), to: watcherConfig)
+            let holder = try rig.start(on: 0)
+            let watcher = try rig.start(on: 1, config: watcherConfig)
+            for d in [holder, watcher] { d.waitUntilReady() }
+            let daemons = [holder, watcher]
+            let work = rig.hot.root + "/.work"
+            var dropped: [String: [UInt8]] = [:]
+            var lockTimes: Set<String> = [], lockSizes: Set<Int> = [], batches: Set<String> = [], waitsSeen = 0
+            let start = ContinuousClock.now
+            var n = 0
+            while ContinuousClock.now - start < .seconds(85) {
+                let name = String(format: "L%02d.jpg", n)
+                dropped[name] = try HotFolderFixture.photo(n, width: 300)
+                try rig.drop(dropped[name]!, as: name, via: nil)
+                n += 1
+                let next = ContinuousClock.now + .seconds(2)
+                while ContinuousClock.now < next {
+                    // The lock's time as the server has it, and what the watcher says of it.
+                    for id in rig.hot.names(in: work) where !id.hasPrefix(".") {
+                        batches.insert(id)
+                        // The lock's, and the lease file's where the holder renews that too (rclone).
+                        var st = stat(), lease = stat()
+                        if stat("\(rig.export)/hot/.work/\(id)/lock", &st) == 0 {
+                            let renewed = stat("\(rig.export)/hot/.work/\(id)/lease", &lease) == 0 ? lease.st_mtim.tv_sec : 0
+                            lockTimes.insert("\(st.st_mtim.tv_sec)/\(renewed)")
+                            lockSizes.insert(Int(st.st_size))
+                        }
+                    }
+                    let status = (try? String(contentsOfFile: rig.hot.root + "/STATUS.txt", encoding: .utf8)) ?? ""
+                    if status.contains("waits to be taken over") { waitsSeen += 1 }
+                    usleep(250_000)
+                }
+                #expect(!watcher.log.contains("taking over batch") && !watcher.log.contains("claimed batch"),
+                        "the watcher took a batch of a live host\n\(rig.logs(daemons))")
+                if watcher.log.contains("taking over batch") { break }
+            }
+            let lived = ContinuousClock.now - start
+            print("\(kind): a batch held \(lived) (\(n) photos, one every 2 s): the lease on the server (the lock's time / the lease file's) took \(lockTimes.count) values; the lock's sizes there \(lockSizes.sorted()); STATUS.txt said it waits to be taken over in \(waitsSeen) looks; batch folders seen \(batches.sorted())")
+            #expect(Poll.until(.seconds(120)) { rig.finished().count >= dropped.count && rig.hot.names(in: work).isEmpty },
+                    "\(rig.finished().count) of \(dropped.count)\n\(rig.logs(daemons))")
+            for d in daemons { d.signal(SIGTERM) }
+            for d in daemons { #expect(d.wait() == 0) }
+            rig.expectEachOnce(dropped, daemons)
+            #expect(!watcher.log.contains("taking over batch"), "\(rig.logs(daemons))")
+            #expect(rig.hot.reports().count == 1, "one batch: \(rig.hot.reports().keys.sorted())\n\(rig.logs(daemons))")
+            // Renewed on the server every 10 s over 85 s: many times, not only at the claim.
+            #expect(lockTimes.count >= 4, "the lease on the server: \(lockTimes.sorted())")
+            // The lock says who holds it on the server all along (a lock that reads empty there
+            // would look unheld to a host that starts meanwhile).
+            #expect(!lockSizes.contains(0), "the lock's sizes on the server: \(lockSizes.sorted())")
+        }
+    }
+
     /// The share cut in the middle of a batch (the FUSE client killed) and mounted again: one
     /// line for the cut, one for the return, the batch resumed within 10 s of the return and
     /// completed, each photo once, none failed.

@@ -192,4 +192,40 @@ struct ClaimTests {
         #expect(lines.withLock { $0 }.filter { $0.contains("rolled back") }.isEmpty, "\(lines.withLock { $0 })")
         #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
     }
+
+    /// A lock held on a local disk (it reads through its descriptor) renews its lease by its own
+    /// time alone: touched, and no lease file beside it.
+    @Test func aLocalLockIsRenewedByItsOwnTimeWithNoLeaseFile() throws {
+        let layout = try hotFolder()
+        let path = layout.work + "/20261201-120000-aaaa"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        let lock = try #require(BatchLock.tryAcquire(path))
+        var old = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, path + "/lock", &old, 0) == 0)
+        BatchLock.renewLeases(now: .now + .seconds(11))
+        let mtime = try #require(try FileManager.default.attributesOfItem(atPath: path + "/lock")[.modificationDate] as? Date)
+        #expect(mtime.timeIntervalSince1970 > 1_000_000_000, "touched")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["lock"])
+        lock.release()
+    }
+
+    /// A lease held from another machine starts its timeout afresh when its lease file changes
+    /// (where the holder renews it there: rclone mount without its file cache), not only when
+    /// its lock does.
+    @Test func aForeignLeaseIsRenewedByItsLeaseFile() throws {
+        let layout = try hotFolder()
+        let path = layout.work + "/20261201-120000-bbbb"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try write("host=elsewhere/0123\nboot=b00t\npid=7\n", path + "/lock")
+        let first = try #require(BatchLock.lookAgain(path))
+        let same = try #require(BatchLock.lookAgain(path))
+        #expect(same.expires == first.expires, "unchanged: its timeout runs on")
+        try write("host=elsewhere/0123\nboot=b00t\npid=7\nrenewed=1\n", path + "/lease")
+        let renewed = try #require(BatchLock.lookAgain(path))
+        #expect(renewed.expires > first.expires, "renewed by its lease file")
+        try write("host=elsewhere/0123\nboot=b00t\npid=7\nrenewed=22\n", path + "/lease")
+        let again = try #require(BatchLock.lookAgain(path))
+        #expect(again.expires > renewed.expires, "renewed again")
+        #expect(BatchLock.tryAcquire(path) == nil, "held from another machine whose lease is renewed")
+    }
 }

@@ -17,6 +17,12 @@ import System
 ///    `Lease.timeout` (60 s) of this process's own clock (no clock is compared between
 ///    machines). One held from this host in an earlier boot is free at once.
 ///
+/// Where the held lock's own times do not reach the server while it is open (`rclone mount`
+/// without its file cache opens the lock as a writer, and keeps the time a writer sets pending
+/// until it is closed), the lease is renewed in `.work/<batch-id>/lease` too: a small file of
+/// its own, written and closed at each renewal (rclone uploads it then), whose size and time the
+/// other machines' looks count with the lock's.
+///
 /// Two daemons — on one machine or several — never work on one batch.
 public final class BatchLock: Sendable {
     let file: FileDescriptor
@@ -24,14 +30,23 @@ public final class BatchLock: Sendable {
     public let folder: String
     /// The host whose lease on the batch ran out when this lock was taken (a takeover), if any.
     public let takenFrom: String?
+    /// True when the lease is also renewed in the lease file (the held lock cannot be read
+    /// through: a writer whose times wait for its close, `rclone mount` without its file cache).
+    let renewsByFile: Bool
+    /// True once the lock is let go or its folder is being removed: no lease file is written
+    /// any more (held while one is written, so none is half-written when it turns true).
+    private let retired = Mutex<Bool>(false)
 
-    private init(file: FileDescriptor, folder: String, takenFrom: String? = nil) {
+    private init(file: FileDescriptor, folder: String, takenFrom: String? = nil, renewsByFile: Bool = false) {
         self.file = file
         self.folder = folder
         self.takenFrom = takenFrom
+        self.renewsByFile = renewsByFile
     }
 
     public static let fileName = FileName("lock")
+    /// The lease file, beside the lock (written only where `renewsByFile`).
+    public static let leaseFileName = FileName("lease")
 
     /// The owner's lease: how often it is renewed, and after how long without a renewal a
     /// batch held from another machine is taken.
@@ -62,17 +77,18 @@ public final class BatchLock: Sendable {
         var takenFrom: String?
         // The holder as the file says, or (where this open reads nothing: `rclone mount` without
         // its file cache, the lock opened again to take it) as the last look at it found it.
-        let said = (try? file.readAll()).flatMap { Owner(Array($0)) }
+        let read = try? Array(file.readAll())
+        let said = read.flatMap { Owner($0) }
         let foreignHost = said.map { !$0.isThisKernel && $0.host != Owner.current.host ? $0.host : nil }
             ?? Observed.host(key)
         if let host = foreignHost {
             // Held from another machine: free once its lease stops being renewed.
-            guard Observed.unchanged(key, st, for: leaseTimeout, host: host) else { return nil }
+            guard Observed.unchanged(key, stamp(st, in: folder), for: leaseTimeout, host: host) else { return nil }
             takenFrom = String(host.prefix { $0 != "/" })
         }
         Observed.forget(key)
         guard (try? writeOwner(file, in: folder)) != nil else { return nil }
-        let lock = BatchLock(file: file, folder: key, takenFrom: takenFrom)
+        let lock = BatchLock(file: file, folder: key, takenFrom: takenFrom, renewsByFile: read == nil)
         Held.add(lock)
         return lock
     }
@@ -167,7 +183,46 @@ public final class BatchLock: Sendable {
     /// Renews the lease of every lock this process holds (touches its file), at most once
     /// per `Lease.renewal`: called from the loop that watches (and between files of a long claim).
     public static func renewLeases(now: ContinuousClock.Instant = .now) {
-        for lock in Held.due(now: now) { try? lock.file.touch() }
+        for lock in Held.due(now: now) { lock.renew() }
+    }
+
+    /// Touches the lock file; and, where its times wait for its close (`renewsByFile`), writes
+    /// the lease file beside it — never while the folder is let go (a claim renaming it, which
+    /// must go with no file in it on rclone), nor in a staging `.new-` folder, nor once retired.
+    private func renew() {
+        try? file.touch()
+        guard renewsByFile else { return }
+        retired.withLock { retired in
+            guard !retired, !LetGo.contains(folder), let last = FilePath(folder).lastComponent,
+                  !last.escaped.hasPrefix("."), let dir = try? Directory(folder) else { return }
+            try? Self.writeLeaseFile(in: dir)
+        }
+    }
+
+    /// Writes the lease file in `folder` through an open of its own, closed at once (where a
+    /// client sends a file to the server only when it is closed, the renewal reaches it then).
+    static func writeLeaseFile(in folder: Directory) throws(SystemError) {
+        let file = try folder.open(leaseFileName, .write, [.create, .truncate, .noFollow], permissions: 0o600)
+        try file.write(Owner.current.bytes + Array("renewed=\(Int(Date().timeIntervalSince1970))\n".utf8))
+        try file.closeReporting()
+    }
+
+    /// Stops the lease file's renewals (waits for one being written).
+    private func retire() {
+        retired.withLock { $0 = true }
+    }
+
+    /// What a look sees of a lease: the lock file's size and time, and the lease file's (nil where
+    /// there is none: the holder renews the lock alone).
+    struct Stamp: Equatable {
+        var lock: FileStamp
+        var lease: FileStamp?
+    }
+
+    /// The stamp of the lease of `folder`, whose lock file's status (asked of the server) is `lock`.
+    static func stamp(_ lock: FileStatus, in folder: Directory) -> Stamp {
+        let lease = (try? folder.freshStatus(of: leaseFileName)).flatMap { $0 }
+        return Stamp(lock: FileStamp(lock), lease: lease.map { FileStamp($0) })
     }
 
     /// Who holds a lock, as its file says.
@@ -332,7 +387,7 @@ public final class BatchLock: Sendable {
                 Observed.forget(folder)
                 return .orphaned
             }
-            _ = Observed.unchanged(folder, st, for: leaseTimeout, host: holder.host)
+            _ = Observed.unchanged(folder, stamp(st, in: dir), for: leaseTimeout, host: holder.host)
             return Observed.all().first { $0.folder == folder }.map(Look.foreign) ?? .held
         }
         Observed.forget(folder)
@@ -374,7 +429,7 @@ public final class BatchLock: Sendable {
     /// changed (its size and mtime), on this process's clock.
     private enum Observed {
         private struct Seen {
-            var stamp: FileStamp
+            var stamp: Stamp
             var since: ContinuousClock.Instant
             var sinceDate: Date
             var host: String
@@ -383,9 +438,10 @@ public final class BatchLock: Sendable {
 
         private static let seen = Mutex<[String: Seen]>([:])
 
-        /// True once `status` has stayed the same for `timeout` since this process first saw it so.
-        static func unchanged(_ key: String, _ status: FileStatus, for timeout: Duration, host: String) -> Bool {
-            let stamp = FileStamp(status), now = ContinuousClock.now
+        /// True once `stamp` (the lock's, and its lease file's) has stayed the same for `timeout`
+        /// since this process first saw it so.
+        static func unchanged(_ key: String, _ stamp: Stamp, for timeout: Duration, host: String) -> Bool {
+            let now = ContinuousClock.now
             return seen.withLock { all in
                 guard let last = all[key], last.stamp == stamp else {
                     all[key] = Seen(stamp: stamp, since: now, sinceDate: Date(), host: host, timeout: timeout)
@@ -425,6 +481,7 @@ public final class BatchLock: Sendable {
 
     /// Lets the lock go now (it is also let go when the value is dropped).
     public func release() {
+        retire()
         file.close()
     }
 
@@ -443,6 +500,7 @@ public final class BatchLock: Sendable {
         } catch where error.code == ENOENT {
             return
         }
+        lock?.retire()
         for name in try folder.names() where name != fileName { try folder.removeTree(name) }
         try letGo(fs) { () throws(SystemError) in
             lock?.release()
