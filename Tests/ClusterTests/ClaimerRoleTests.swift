@@ -21,16 +21,29 @@ import Testing
                                        [key.inbox, key.batch]))?.rows.first?["host"]
     }
 
-    @Test func aDeadClaimersOpenBatchIsAdoptedByTheNextClaimerAndNothingNewIsClaimedUntilThen() throws {
-        guard let fixture = ClusterFixture.make() else { return }
-        let alpha = Self.roles("alpha", fixture.conninfo), beta = Self.roles("beta", fixture.conninfo)
-        defer { [alpha, beta].forEach { $0.stop() } }
-        let events = Mutex<[ClaimerRoles.Holding]>([])
-        beta.onHolding { event in events.withLock { $0.append(event) } }
+    /// What a host's roles' thread found about the open batches' holders, in order.
+    final class Findings: Sendable {
+        private let found = Mutex<[ClaimerRoles.Holding]>([])
+        init(of roles: ClaimerRoles) { roles.onHolding { [self] event in found.withLock { $0.append(event) } } }
+        var all: [ClaimerRoles.Holding] { found.withLock { $0 } }
+    }
+
+    /// Two hosts of one folder: alpha started and holding `shop`'s role; beta wanting it too, not
+    /// started yet (each test starts it where it needs), what its thread finds collected.
+    static func alphaClaimingShop(_ fixture: ClusterFixture) -> (alpha: ClaimerRoles, beta: ClaimerRoles, found: Findings) {
+        let alpha = roles("alpha", fixture.conninfo), beta = roles("beta", fixture.conninfo)
+        let found = Findings(of: beta)
         alpha.want(["shop"])
         alpha.start(waitingUpTo: .seconds(10))
         #expect(Poll.until(.seconds(10)) { alpha.holds("shop") })
         beta.want(["shop"])
+        return (alpha, beta, found)
+    }
+
+    @Test func aDeadClaimersOpenBatchIsAdoptedByTheNextClaimerAndNothingNewIsClaimedUntilThen() throws {
+        guard let fixture = ClusterFixture.make() else { return }
+        let (alpha, beta, events) = Self.alphaClaimingShop(fixture)
+        defer { [alpha, beta].forEach { $0.stop() } }
         beta.start(waitingUpTo: .seconds(10))
         let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-3f2a")
         // Written freely until its record is tried; then while its session is confirmed.
@@ -38,16 +51,16 @@ import Testing
         alpha.hold(key, lock: alpha.settings.lock)
         #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == "alpha" })
         #expect(Poll.until(.seconds(5)) { alpha.mayWrite(key) })
-        #expect(events.withLock { $0 }.isEmpty, "alive: nothing to adopt")
+        #expect(events.all.isEmpty, "alive: nothing to adopt")
         // Its session ends (a kill -9 closes the socket as this does): the next claimer takes the
         // role, claims nothing new while the batch waits, and adopts it `adoptAfter` later.
         alpha.stop()
         let ended = ContinuousClock.now
         #expect(Poll.until(.seconds(10)) { beta.holds("shop") })
         #expect(!beta.mayClaim("shop"), "a dead claimer's open batch waits to be adopted: nothing new is opened")
-        #expect(Poll.until(.seconds(20)) { !events.withLock { $0 }.isEmpty })
+        #expect(Poll.until(.seconds(20)) { !events.all.isEmpty })
         #expect(ContinuousClock.now - ended >= ClaimerRoles.adoptAfter)
-        #expect(events.withLock { $0 } == [.adopt(key, from: "alpha", lock: alpha.settings.lock)])
+        #expect(events.all == [.adopt(key, from: "alpha", lock: alpha.settings.lock)])
         #expect(Self.recorded(fixture, key) == "beta")
         beta.adoptionEnded(key, adopted: true)
         #expect(beta.mayClaim("shop") && beta.isHeld(key))
@@ -56,12 +69,11 @@ import Testing
         // it finds the batch adopted and lets it go; it never writes into it.
         let back = Self.roles("alpha", fixture.conninfo)
         defer { back.stop() }
-        let lost = Mutex<[ClaimerRoles.Holding]>([])
-        back.onHolding { event in lost.withLock { $0.append(event) } }
+        let lost = Findings(of: back)
         back.hold(key, lock: back.settings.lock)
         back.start(waitingUpTo: .seconds(10))
-        #expect(Poll.until(.seconds(10)) { !lost.withLock { $0 }.isEmpty })
-        #expect(lost.withLock { $0 } == [.lost(key, by: "beta")])
+        #expect(Poll.until(.seconds(10)) { !lost.all.isEmpty })
+        #expect(lost.all == [.lost(key, by: "beta")])
         #expect(!back.isHeld(key) && Self.recorded(fixture, key) == "beta")
         // Closed on the share: its record goes.
         beta.letGo(key)
@@ -70,14 +82,8 @@ import Testing
 
     @Test func aDeadHoldersClosedBatchIsToldToTheNextClaimerNotAdopted() throws {
         guard let fixture = ClusterFixture.make() else { return }
-        let alpha = Self.roles("alpha", fixture.conninfo), beta = Self.roles("beta", fixture.conninfo)
+        let (alpha, beta, events) = Self.alphaClaimingShop(fixture)
         defer { [alpha, beta].forEach { $0.stop() } }
-        let events = Mutex<[ClaimerRoles.Holding]>([])
-        beta.onHolding { event in events.withLock { $0.append(event) } }
-        alpha.want(["shop"])
-        alpha.start(waitingUpTo: .seconds(10))
-        #expect(Poll.until(.seconds(10)) { alpha.holds("shop") })
-        beta.want(["shop"])
         beta.start(waitingUpTo: .seconds(10))
         let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-5c4d")
         alpha.hold(key, lock: alpha.settings.lock)
@@ -86,28 +92,22 @@ import Testing
         #expect(Poll.until(.seconds(10)) { open() == false })
         alpha.stop()
         // Its run was under way: told at once, for the lease rule (no adoption, claims go on).
-        #expect(Poll.until(.seconds(10)) { !events.withLock { $0 }.isEmpty })
-        #expect(events.withLock { $0 } == [.deadHolder(key, from: "alpha", lock: alpha.settings.lock)])
+        #expect(Poll.until(.seconds(10)) { !events.all.isEmpty })
+        #expect(events.all == [.deadHolder(key, from: "alpha", lock: alpha.settings.lock)])
         #expect(beta.mayClaim("shop"))
         #expect(Self.recorded(fixture, key) == "alpha")
         beta.drop(key, lock: alpha.settings.lock)
         #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == nil })
-        #expect(events.withLock { $0 }.count == 1)
+        #expect(events.all.count == 1)
     }
 
     @Test func aHolderWhoseSessionEndsStopsWritingAndTakesItsBatchBackInTime() throws {
         guard let fixture = ClusterFixture.make() else { return }
-        let alpha = Self.roles("alpha", fixture.conninfo), beta = Self.roles("beta", fixture.conninfo)
+        let (alpha, beta, events) = Self.alphaClaimingShop(fixture)
         defer { [alpha, beta].forEach { $0.stop() } }
-        let events = Mutex<[ClaimerRoles.Holding]>([])
-        beta.onHolding { event in events.withLock { $0.append(event) } }
-        alpha.want(["shop"])
-        alpha.start(waitingUpTo: .seconds(10))
-        #expect(Poll.until(.seconds(10)) { alpha.holds("shop") })
         let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-4b3c")
         alpha.hold(key, lock: alpha.settings.lock)
         #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == "alpha" && alpha.mayWrite(key) })
-        beta.want(["shop"])
         beta.start(waitingUpTo: .seconds(10))
         // The server ends the holder's session while the holder lives (an administrator, a
         // network cut the server noticed first): no write starts until it is recorded again.
@@ -117,7 +117,7 @@ import Testing
         #expect(Poll.until(.seconds(10)) { alpha.mayWrite(key) })
         let back = ContinuousClock.now
         Poll.until(ClaimerRoles.adoptAfter + .seconds(2)) { ContinuousClock.now - back > ClaimerRoles.adoptAfter + .seconds(1) }
-        #expect(events.withLock { $0 }.isEmpty, "\(events.withLock { $0 })")
+        #expect(events.all.isEmpty, "\(events.all)")
         #expect(Self.recorded(fixture, key) == "alpha")
     }
 
