@@ -111,16 +111,7 @@ public final class HotFolderService: Sendable {
             loop = try ServiceLoop(setup: setup, reload: reload, log: log, board: board, metrics: metrics, proofs: proofs,
                                    workers: workers, publisher: publisher, pool: pool, mailbox: mailbox, signals: signals,
                                    stop: stop, openFileLimit: limit,
-                                   claimGate: cluster.map { host in
-                                       ServiceLoop.ClaimGate(mayClaim: { host.roles.mayClaim($0) }, ask: { host.roles.tryNow() },
-                                                             release: { host.releaseRoles() },
-                                                             hold: { host.roles.hold($0, lock: BatchLock.ownerText) },
-                                                             holdNow: { host.roles.holdNow($0, lock: BatchLock.ownerText) },
-                                                             letGo: { host.roles.letGo($0) }, closed: { host.roles.closed($0) },
-                                                             drop: { host.roles.drop($0, lock: $1) }, isHeld: { host.roles.isHeld($0) },
-                                                             mayWrite: { host.roles.mayWrite($0) },
-                                                             adoptionEnded: { host.roles.adoptionEnded($0, adopted: $1) })
-                                   })
+                                   roles: cluster?.roles)
             cluster?.onRolesChanged { mailbox.post(.roles) }
             cluster?.roles.onHolding { mailbox.post(.holding($0)) }
             let endpoint = MetricsEndpoint(sockets: MetricsEndpoint.socketsFromSystemd(), log: log) { [self] in metricsText() }

@@ -48,7 +48,7 @@ import Testing
         let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-3f2a")
         // Written freely until its record is tried; then while its session is confirmed.
         #expect(alpha.mayWrite(key))
-        alpha.hold(key, lock: alpha.settings.lock)
+        alpha.hold(key)
         #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == "alpha" })
         #expect(Poll.until(.seconds(5)) { alpha.mayWrite(key) })
         #expect(events.all.isEmpty, "alive: nothing to adopt")
@@ -70,7 +70,7 @@ import Testing
         let back = Self.roles("alpha", fixture.conninfo)
         defer { back.stop() }
         let lost = Findings(of: back)
-        back.hold(key, lock: back.settings.lock)
+        back.hold(key)
         back.start(waitingUpTo: .seconds(10))
         #expect(Poll.until(.seconds(10)) { !lost.all.isEmpty })
         #expect(lost.all == [.lost(key, by: "beta")])
@@ -86,7 +86,7 @@ import Testing
         defer { [alpha, beta].forEach { $0.stop() } }
         beta.start(waitingUpTo: .seconds(10))
         let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-5c4d")
-        alpha.hold(key, lock: alpha.settings.lock)
+        alpha.hold(key)
         alpha.closed(key)
         let open = { (try? fixture.database.execute("SELECT open FROM photofinish.batch_holders WHERE batch = $1", [key.batch]))?.rows.first?.bool("open") }
         #expect(Poll.until(.seconds(10)) { open() == false })
@@ -106,7 +106,7 @@ import Testing
         let (alpha, beta, events) = Self.alphaClaimingShop(fixture)
         defer { [alpha, beta].forEach { $0.stop() } }
         let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261202-101500-4b3c")
-        alpha.hold(key, lock: alpha.settings.lock)
+        alpha.hold(key)
         #expect(Poll.until(.seconds(10)) { Self.recorded(fixture, key) == "alpha" && alpha.mayWrite(key) })
         beta.start(waitingUpTo: .seconds(10))
         // The server ends the holder's session while the holder lives (an administrator, a

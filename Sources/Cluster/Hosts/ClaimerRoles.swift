@@ -170,14 +170,14 @@ public final class ClaimerRoles: Sendable {
 
     // MARK: - The open batches held
 
-    /// This host holds the open batch `key` on the share (its lock file says `lock`): recorded
-    /// with its claimer session, so the folder's next claimer adopts it at once should the
-    /// session end.
-    public func hold(_ key: BatchKey, lock: String) {
+    /// This host holds the open batch `key` on the share (its lock file says `settings.lock`):
+    /// recorded with its claimer session, so the folder's next claimer adopts it at once should
+    /// the session end.
+    public func hold(_ key: BatchKey) {
         state.withLock { s in
             guard s.batches[key] == nil else { return }
             s.letGo[key] = nil
-            s.batches[key] = HeldBatch(lock: lock)
+            s.batches[key] = HeldBatch(lock: settings.lock)
         }
         bell.ring()
     }
@@ -187,8 +187,8 @@ public final class ClaimerRoles: Sendable {
     /// moment after opening it leaves the database's word, not only the share's lease.
     /// - Returns: whether it is recorded.
     @discardableResult
-    public func holdNow(_ key: BatchKey, lock: String, waitingUpTo wait: Duration = .seconds(1)) -> Bool {
-        hold(key, lock: lock)
+    public func holdNow(_ key: BatchKey, waitingUpTo wait: Duration = .seconds(1)) -> Bool {
+        hold(key)
         let until = Date().addingTimeInterval(Double(wait / .milliseconds(1)) / 1000)
         recordedSignal.lock()
         defer { recordedSignal.unlock() }

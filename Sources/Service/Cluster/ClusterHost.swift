@@ -96,13 +96,6 @@ final class ClusterHost: Sendable {
         }
     }
 
-    /// Lets every claimer role go (a stop: the others claim the new photos while this host drains);
-    /// the roles' connection stays until `stop`, for the open batches it still holds (the
-    /// others would adopt them the moment it closed). On the roles' thread: nothing waits here.
-    func releaseRoles() {
-        roles.letGoRoles()
-    }
-
     /// The member's events reach the host once it is made (they come from the link's thread,
     /// which starts only with `start`).
     private final class EventRelay: Sendable {

@@ -16,10 +16,10 @@ extension ServiceLoop {
         guard !stopping, !folder.claiming, folder.claimedAhead < Self.claimAhead, folder.lowSpace == nil else { return false }
         // In a cluster only the folder's claimer opens a batch there (one batch per drop); a
         // batch it opened still fills and closes should the role be lost meanwhile.
-        if folder.open == nil, let gate = claimGate, !gate.mayClaim(folder.inbox.name) { return false }
+        if folder.open == nil, let roles, !roles.mayClaim(folder.inbox.name) { return false }
         // An open batch held in the database is written only while that hold is certain (else
         // another host may be adopting it); one due to close waits for its close.
-        if let open = folder.open, let gate = claimGate, folder.closeDue || !gate.mayWrite(open.key) { return false }
+        if let open = folder.open, let roles, folder.closeDue || !roles.mayWrite(open.key) { return false }
         // One more lock must fit in the open-file limit (see `OpenFiles`).
         if let limit = openFileLimit, locksWaiting + claimsInFlight >= work.lockRoom(limit: limit, folders: roomUsed) {
             waitingForLocks.insert(folder.inbox.name)
@@ -47,7 +47,7 @@ extension ServiceLoop {
         claimsInFlight += 1
         let name = folder.inbox.name, inbox = folder.inbox, open = folder.open
         let limits = workers.limits.withLock { $0 }
-        let gate = claimGate
+        let roles = roles
         pool.run(name) { [mailbox, freeSpace] in
             let space = freeSpace(inbox)
             if space.low != nil {
@@ -58,7 +58,7 @@ extension ServiceLoop {
             do throws(SystemError) {
                 if let open {
                     let key = open.key
-                    let (outcome, added) = try Claim.add(names, to: open, mayWrite: { gate?.mayWrite(key) ?? true }) {
+                    let (outcome, added) = try Claim.add(names, to: open, mayWrite: { roles?.mayWrite(key) ?? true }) {
                         BatchLock.renewLeases()
                     }
                     result = .added(outcome, added: added, first: open.manifest.items.count + 1, runner: nil)
@@ -73,7 +73,7 @@ extension ServiceLoop {
                     }
                     // In a cluster: recorded with this host's claimer session before anything
                     // else (a kill now leaves the database's word for the next claimer).
-                    if let batch = outcome.batch, runner != nil { gate?.holdNow(batch.key) }
+                    if let batch = outcome.batch, runner != nil { roles?.holdNow(batch.key) }
                     result = .added(outcome, added: outcome.batch?.manifest.items ?? [], first: 1, runner: runner)
                 }
             } catch {
@@ -113,7 +113,7 @@ extension ServiceLoop {
                 if let runner {
                     workers.early.opened(batch, runner: runner)
                     // In a cluster: held with this host's claimer session (adopted at once should it end).
-                    claimGate?.hold(batch.key)
+                    roles?.hold(batch.key)
                 }
                 workers.early.add(batch, items: added, first: first)
                 for item in added where item.error != nil {
@@ -145,9 +145,9 @@ extension ServiceLoop {
         // Held in the database: closed on the share now, while the hold is certain (a run that
         // waits for a slot would close it later, when another host may have adopted it), then
         // its record goes. Not certain now: tried again shortly (photos are not added meanwhile).
-        let held = claimGate.map { $0.isHeld(batch.key) } ?? false
-        if held, let gate = claimGate {
-            guard gate.mayWrite(batch.key) else {
+        let held = roles?.isHeld(batch.key) ?? false
+        if held, let roles {
+            guard roles.mayWrite(batch.key) else {
                 folder.closeDue = true
                 folder.closeCheck = now() + Self.closeRetry
                 schedule(folder)
@@ -161,7 +161,7 @@ extension ServiceLoop {
         let count = batch.manifest.items.count
         log.info("claimed batch of \(count) photo\(count == 1 ? "" : "s") (claimed as they settled)",
                  ["INBOX": folder.inbox.name, "BATCH": batch.id])
-        guard held, let gate = claimGate else {
+        guard held, let roles else {
             enqueue(batch, folder)
             return
         }
@@ -170,7 +170,7 @@ extension ServiceLoop {
         let name = folder.inbox.name
         pool.run(name) { [mailbox] in
             var closed: ClaimedBatch?
-            if gate.mayWrite(batch.key), let template = try? batch.manifest.template.template() {
+            if roles.mayWrite(batch.key), let template = try? batch.manifest.template.template() {
                 closed = try? Claim.close(batch, order: template.order) { BatchLock.renewLeases() }
             }
             mailbox.post(.closedOnShare(inbox: name, batch, closed: closed))
@@ -189,7 +189,7 @@ extension ServiceLoop {
         case .adopt(let key, let from, let expected):
             guard let folder = folders[key.inbox], folder.watch != nil, folder.open == nil, let system = folder.system,
                   !stopping else {
-                claimGate?.adoptionEnded(key, false)
+                roles?.adoptionEnded(key, adopted: false)
                 return
             }
             let layout = folder.inbox.layout, limits = workers.limits.withLock { $0 }
@@ -279,13 +279,13 @@ extension ServiceLoop {
             folder.deadHeld[key.batch]?.looking = false
         case .success(let batch?):
             let lock = folder.deadHeld.removeValue(forKey: key.batch)?.lock
-            if let lock { claimGate?.drop(key, lock) }
+            if let lock { roles?.drop(key, lock: lock) }
             log.notice("taking over batch \(key.batch) (\(batch.manifest.items.count) photos) from \(from): its database session ended and its lease went unrenewed for \(Self.words(ClaimerRoles.deadLease))",
                        fields)
             enqueue(batch, folder)
         case .failure(let refused):
             let lock = folder.deadHeld.removeValue(forKey: key.batch)?.lock
-            if let lock { claimGate?.drop(key, lock) }
+            if let lock { roles?.drop(key, lock: lock) }
             log.info("batch \(key.batch) of \(from) is not taken over early: \(refused.why)", fields)
         }
         schedule(folder)
@@ -298,14 +298,14 @@ extension ServiceLoop {
         claimsInFlight -= 1
         let fields: LogFields = ["INBOX": key.inbox, "BATCH": key.batch]
         guard let folder = folders[key.inbox] else {
-            claimGate?.adoptionEnded(key, false)
+            roles?.adoptionEnded(key, adopted: false)
             return
         }
         switch result {
         case .success(let adopted) where folder.open == nil && folder.watch != nil:
             let batch = adopted.batch
             folder.open = batch
-            claimGate?.adoptionEnded(key, true)
+            roles?.adoptionEnded(key, adopted: true)
             if let runner = adopted.runner { workers.early.opened(batch, runner: runner) }
             folder.watch?.adopt(batch.manifest.items.count, now: now)
             log.notice("adopted open batch \(key.batch) (\(batch.manifest.items.count) photos) of host \(from), whose database session ended: the photos dropped from now join it",
@@ -314,10 +314,10 @@ extension ServiceLoop {
             if stopping { closeOpen(folder) }
         case .success(let adopted):
             // The folder opened a batch of its own meanwhile (it should not: the roles keep it from claiming).
-            claimGate?.adoptionEnded(key, true)
+            roles?.adoptionEnded(key, adopted: true)
             enqueue(adopted.batch, folder)
         case .failure(let refused):
-            claimGate?.adoptionEnded(key, false)
+            roles?.adoptionEnded(key, adopted: false)
             log.info("did not adopt batch \(key.batch) of host \(from): \(refused.why); it is taken over as without a cluster", fields)
         }
         schedule(folder)

@@ -53,7 +53,7 @@ final class ServiceLoop: @unchecked Sendable {
         /// `due` when one ran out or a batch lies unheld (recovery takes it now), `waiting` the
         /// sentences for the batches whose host stopped renewing.
         case leases(inbox: String, due: Bool, waiting: [String])
-        /// In a cluster: a folder's claimer role was taken or lost (`ClaimGate`).
+        /// In a cluster: a folder's claimer role was taken or lost (`ClaimerRoles`).
         case roles
         /// In a cluster: an open batch to adopt (its holder's session is gone), or one this host
         /// held that another host adopted (`ClaimerRoles.Holding`).
@@ -87,29 +87,6 @@ final class ServiceLoop: @unchecked Sendable {
         var why: String
     }
 
-    /// In a cluster: who may claim from a folder (its claimer role, `ClaimerRoles`), and the
-    /// roles let go when the daemon stops (the other hosts claim while it drains).
-    struct ClaimGate: Sendable {
-        var mayClaim: @Sendable (String) -> Bool
-        /// Photos wait to be claimed and this host may not: the roles are tried now.
-        var ask: @Sendable () -> Void
-        var release: @Sendable () -> Void
-        /// The open batches this host holds, recorded with its claimer session (`ClaimerRoles`):
-        /// `hold` one just opened, `letGo` one closed on the share, `isHeld`, and whether it may
-        /// be written now (`mayWrite`: else another host may adopt it).
-        var hold: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
-        /// `hold`, waiting (briefly) for the record: a batch just opened, before its photos go on.
-        var holdNow: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
-        var letGo: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
-        /// The batch was closed on the share (its run is queued; its record stays until it ends).
-        var closed: @Sendable (ClaimerRoles.BatchKey) -> Void = { _ in }
-        /// Another holder's record goes (its batch taken over), given its lock.
-        var drop: @Sendable (ClaimerRoles.BatchKey, String) -> Void = { _, _ in }
-        var isHeld: @Sendable (ClaimerRoles.BatchKey) -> Bool = { _ in false }
-        var mayWrite: @Sendable (ClaimerRoles.BatchKey) -> Bool = { _ in true }
-        /// The answer to `Holding.adopt`.
-        var adoptionEnded: @Sendable (ClaimerRoles.BatchKey, Bool) -> Void = { _, _ in }
-    }
 
     enum ClaimResult: Sendable {
         case outcome(Claim.Outcome)
@@ -196,7 +173,10 @@ final class ServiceLoop: @unchecked Sendable {
     let freeSpace: @Sendable (ServiceSetup.Inbox) -> SpaceCheck
     let probes = TakeUp.Probes()
     let openFileLimit: UInt64?
-    let claimGate: ClaimGate?
+    /// In a cluster: who may claim from a folder (its claimer role), the open batches this host
+    /// holds recorded with its claimer session, and the roles let go when the daemon stops (the
+    /// other hosts claim while it drains).
+    let roles: ClaimerRoles?
 
     var setup: ServiceSetup
     var folders: [String: Folder] = [:]
@@ -218,7 +198,7 @@ final class ServiceLoop: @unchecked Sendable {
     init(setup: ServiceSetup, reload: @escaping @Sendable () throws(JSON5Errors) -> ServiceSetup,
          log: Logger, board: StatusBoard, metrics: Metrics, proofs: ProofKeeper, workers: FolderWorkers,
          publisher: StatusPublisher, pool: WorkPool, mailbox: Mailbox<Message>, signals: SignalEvents,
-         stop: StopRequest, openFileLimit: UInt64?, claimGate: ClaimGate? = nil,
+         stop: StopRequest, openFileLimit: UInt64?, roles: ClaimerRoles? = nil,
          freeSpace: @escaping @Sendable (ServiceSetup.Inbox) -> SpaceCheck = ServiceLoop.spaceCheck) throws(SystemError) {
         self.setup = setup
         self.reload = reload
@@ -233,7 +213,7 @@ final class ServiceLoop: @unchecked Sendable {
         self.signals = signals
         self.stop = stop
         self.openFileLimit = openFileLimit
-        self.claimGate = claimGate
+        self.roles = roles
         self.freeSpace = freeSpace
         timer = try DeadlineTimer()
         watcher = DropWatcher(log: log)
@@ -329,7 +309,10 @@ final class ServiceLoop: @unchecked Sendable {
         Notify.stopping()
         log.notice("stopping: finishing the photos in flight; unfinished batches resume at the next start")
         stop.request()
-        claimGate?.release()
+        // The claimer roles go (the others claim the new photos while this host drains); their
+        // connection stays until the end, for the open batches still held (the others would
+        // adopt them the moment it closed). Done on the roles' thread: nothing waits here.
+        roles?.letGoRoles()
         // The open batches close: left in .work/ (shown as waiting there) for the next start.
         for folder in folders.values where !folder.claiming { closeOpen(folder) }
     }
@@ -384,12 +367,12 @@ final class ServiceLoop: @unchecked Sendable {
             claimsInFlight -= 1
             guard let folder = folders[name] else { return }
             folder.claiming = false
-            if closed != nil { claimGate?.closed(batch.key) }
+            if closed != nil { roles?.closed(batch.key) }
             enqueue(closed ?? batch, folder)
             schedule(folder)
             show(folder)
         case .batchEnded(let name, let batch):
-            claimGate?.letGo(ClaimerRoles.BatchKey(inbox: name, batch: batch))
+            roles?.letGo(ClaimerRoles.BatchKey(inbox: name, batch: batch))
         case .deadLook(let key, let from, let result):
             deadLooked(key, from: from, result, now: now)
         case .swept(let name, let deferred):
@@ -413,7 +396,7 @@ final class ServiceLoop: @unchecked Sendable {
         if let watch = folder.watch {
             // Settled photos another host's role keeps from this one: is the role free now (its
             // holder gone)? The answer comes as `.roles`.
-            if let gate = claimGate, folder.open == nil, watch.counts.pending > 0, !gate.mayClaim(name) { gate.ask() }
+            if let roles, folder.open == nil, watch.counts.pending > 0, !roles.mayClaim(name) { roles.tryNow() }
             if let claimable = watch.turn(now: now, canClaim: canClaim(folder), inotify: watcher.inotify) {
                 startClaim(folder, claimable.names, closes: claimable.closes)
             }
