@@ -87,7 +87,6 @@ final class ServiceLoop: @unchecked Sendable {
         var why: String
     }
 
-
     enum ClaimResult: Sendable {
         case outcome(Claim.Outcome)
         /// Photos claimed into the folder's open batch as they settled (`added`, numbered from
