@@ -206,8 +206,7 @@ import Testing
 
         let hot = try HotFolderFixture(rescan: "1h", root: mount + "/hot")
         // Dropped as Samba or cp would: written, never fsynced, renamed in (Foundation's
-        // Data.write fsyncs: plain write(2) here). All six before the daemon starts, so they
-        // are claimed together: the promise is about claimed files.
+        // Data.write fsyncs: plain write(2) here), all six before the daemon starts.
         var dropped: [String: [UInt8]] = [:]
         for n in 0..<6 { dropped[String(format: "P%03d.jpg", n)] = try HotFolderFixture.photo(n, width: 1200) }
         try FileManager.default.createDirectory(atPath: hot.root + "/incoming", withIntermediateDirectories: true)
@@ -216,14 +215,20 @@ import Testing
             #expect(rename(hot.root + "/incoming/" + name, hot.drop + "/" + name) == 0)
         }
         var daemon = try hot.start(log: "before.log")
-        // The cut comes once the photos are claimed: the batch's manifest is durable then (it
-        // is written whole or not at all), and the photos are being finished while the batch is
-        // open (its `tasks`) or by its run (its `journal`). The manifest is the first sign and
-        // the widest window: on a quiet machine the six photos are finished within a second.
+        // The cut comes once all six are claimed — listed in the batch's manifest (written whole
+        // or not at all), which the claim writes only once their data is fsynced. Not at the
+        // first manifest: photos start as they settle, so the open batch may be made with the
+        // first few and the rest added a moment later, and a file moved into `src/` but not yet
+        // listed is not claimed: its data, never synced by its writer, is what a cut may take
+        // (reference.md, "What a power cut can and cannot lose"). The six may be being finished
+        // while the batch is open (`tasks`) or by its run (`journal`) by then.
         let work = hot.root + "/.work"
         #expect(Poll.until(.seconds(60), every: .milliseconds(5)) {
             hot.names(in: work).contains { id in
-                ["manifest.json", "tasks", "journal"].contains { FileManager.default.fileExists(atPath: work + "/" + id + "/" + $0) }
+                let listed = (try? Data(contentsOf: URL(fileURLWithPath: work + "/" + id + "/manifest.json")))
+                    .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+                    .flatMap { $0["items"] as? [[String: Any]] }?.compactMap { $0["name"] as? String } ?? []
+                return Set(listed) == Set(dropped.keys)
             }
         }, "log:\n\(daemon.log)")
         // The cut: the file system stops at once, its journal not flushed
