@@ -173,8 +173,7 @@ final class ClusterRig {
         let work = hot.root + "/.work"
         return hot.names(in: work).first { id in
             let lock = (try? String(contentsOfFile: "\(work)/\(id)/lock", encoding: .utf8)) ?? ""
-            guard lock.contains("pid=\(daemon.pid)\n"), let data = FileManager.default.contents(atPath: "\(work)/\(id)/manifest.json"),
-                  let manifest = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return false }
+            guard lock.contains("pid=\(daemon.pid)\n"), let manifest = hot.manifest(id) else { return false }
             return manifest["open"] as? Bool == true
         }
     }

@@ -218,6 +218,13 @@ struct HotFolderFixture {
         return out
     }
 
+    /// The manifest of batch `id` in `.work/` as plain JSON (nil while there is none: it is
+    /// written whole or not at all).
+    func manifest(_ id: String) -> [String: Any]? {
+        FileManager.default.contents(atPath: root + "/.work/" + id + "/manifest.json")
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
+    }
+
     /// The sources named in all reports (with repeats, if any).
     func reportedSources() -> [String] {
         reports().values.flatMap { ($0["items"] as? [[String: Any]] ?? []).compactMap { $0["source"] as? String } }

@@ -225,9 +225,7 @@ import Testing
         let work = hot.root + "/.work"
         #expect(Poll.until(.seconds(60), every: .milliseconds(5)) {
             hot.names(in: work).contains { id in
-                let listed = (try? Data(contentsOf: URL(fileURLWithPath: work + "/" + id + "/manifest.json")))
-                    .flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
-                    .flatMap { $0["items"] as? [[String: Any]] }?.compactMap { $0["name"] as? String } ?? []
+                let listed = (hot.manifest(id)?["items"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
                 return Set(listed) == Set(dropped.keys)
             }
         }, "log:\n\(daemon.log)")
