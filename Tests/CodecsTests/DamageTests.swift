@@ -265,6 +265,31 @@ struct DamageTests {
         #expect(nothing?.code == .corruptImage)
     }
 
+    /// The boxes two decodes of a cut HEIC disagree on, and the band each makes grey: (top,
+    /// bottom, left, right) of a 128×96 picture → rows, columns, first line, lines, orientation.
+    static let bands: [((Int, Int, Int, Int), ClosedRange<Int>, ClosedRange<Int>, Int?, Int, Int)] = [
+        ((64, 95, 0, 127), 64...95, 0...127, 64, 96, 1),     // the bottom rows, whole
+        ((64, 95, 0, 63), 64...95, 0...127, 64, 96, 1),      // one block of them alike in both decodes
+        ((63, 95, 64, 127), 63...95, 0...127, 63, 96, 1),    // the deblocking row above, half
+        ((0, 31, 0, 127), 0...31, 0...127, 64, 96, 3),       // turned upside down: the top rows
+        ((0, 95, 100, 127), 0...95, 100...127, 100, 128, 8), // turned: the right columns
+        ((10, 60, 0, 20), 0...95, 0...20, 107, 128, 6),      // turned: the left columns, partly
+        ((0, 95, 0, 127), 0...95, 0...127, 0, 96, 1),        // all of it
+        ((20, 40, 30, 50), 20...40, 30...50, nil, 96, 1),    // reaching no side: the box alone
+    ]
+
+    @Test("the band greyed past a HEIC's cut holds every pixel two decodes disagree on, along the side they reach",
+          arguments: bands.indices)
+    func heicBand(_ index: Int) {
+        let (box, rows, columns, from, lines, orientation) = Self.bands[index]
+        let band = HEIFDecoder.band(around: box, width: 128, height: 96)
+        #expect(band.rows == rows)
+        #expect(band.columns == columns)
+        #expect(band.side.from == from)
+        #expect(band.side.lines == lines)
+        #expect(band.side.orientation == orientation)
+    }
+
     @Test("a truncated WebP fails by default; under warn its top rows, then grey, and the damage said")
     func truncatedWebP() throws {
         let image = smoothImage(width: 128, height: 96, channels: 3)
