@@ -66,6 +66,10 @@ let package = Package(
         // exits (Codecs).
         .target(name: "CShims"),
         .target(name: "CCodecs", dependencies: ["CJPEG", "CPNG"]),
+        // What C++ libraries write to std::cerr (exempi: every error it raises), kept for the
+        // thread that called them, so a message reaches the report of its photo, not the journal
+        // as a line that names nothing.
+        .target(name: "CCerr"),
         // The face detector: dlib's HOG frontal face detector searched by dlib's own code
         // (libdlib-dev's headers: nothing of dlib is linked), its five filters compiled in
         // from model.c, behind a C interface, every C++ object owned in faces.cpp.
@@ -87,7 +91,7 @@ let package = Package(
         // that touches a file does it through System (no FileManager elsewhere).
         .target(name: "System", dependencies: ["CShims"]),
         .target(name: "Pixels", dependencies: ["CLCMS", "CResample"], swiftSettings: hotLoops),
-        .target(name: "Codecs", dependencies: ["Pixels", "CCodecs", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLibRaw", "CLCMS"]),
+        .target(name: "Codecs", dependencies: ["Pixels", "CCodecs", "CCerr", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLibRaw", "CLCMS"]),
         .target(name: "Typesetting", dependencies: ["Pixels", "CFreeType", "CHarfBuzz", "CFontconfig"],
                 swiftSettings: hotLoops),
         .target(name: "JSON5", dependencies: ["System"]),

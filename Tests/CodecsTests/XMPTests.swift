@@ -65,6 +65,20 @@ struct XMPTests {
         #expect(XMPPacket(Array(text.utf8)) == nil)
     }
 
+    @Test("an unreadable packet says why, in exempi's words, and exempi's message is kept from stderr")
+    func unreadableSaysWhy() {
+        let duplicate = "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+            + "<rdf:Description rdf:about='' xmlns:a='http://example.com/ab/' a:k='v'><a:k>w</a:k></rdf:Description>"
+            + "</rdf:RDF></x:xmpmeta>"
+        for (text, reason) in [(duplicate, "Duplicate property or field node"), ("not xml at all", "XML parsing failure"),
+                               ("", "the packet is empty")] {
+            #expect(throws: XMPUnreadable(reason: reason)) { try XMPPacket(reading: Array(text.utf8)) }
+        }
+        #expect(throws: XMPUnreadable(reason: "the packet is not UTF-8")) { try XMPPacket(reading: [0x3C, 0xFF, 0x3E]) }
+        // The same messages once more on this thread: nothing was left over from the last one.
+        #expect(throws: XMPUnreadable(reason: "XML parsing failure")) { try XMPPacket(reading: Array("<a><b></a>".utf8)) }
+    }
+
     @Test("a packet exempi would write so that it does not parse again (a namespace URI holding a quote) is nil")
     func namespaceWithAQuote() {
         let good = "<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"

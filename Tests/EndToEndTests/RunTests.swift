@@ -100,6 +100,27 @@ import Testing
         #expect((applied["icc"] as? String)?.hasSuffix("(kept)") == true)
     }
 
+    /// exempi writes the message of every error it raises to std::cerr: it belongs in the
+    /// photo's report, not on stderr (the journal, for the daemon) as a line naming nothing.
+    @Test func anUnreadableXMPPacketIsSaidInTheReportAndNotOnStderr() throws {
+        let (dir, template) = try setUp()
+        var options = EncodeOptions(format: .jpeg, quality: 90)
+        options.xmp = Array(("<x:xmpmeta xmlns:x='adobe:ns:meta/'><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'>"
+            + "<rdf:Description rdf:about='' xmlns:dc='http://purl.org/dc/elements/1.1/' dc:format='a'>"
+            + "<dc:format>b</dc:format></rdf:Description></rdf:RDF></x:xmpmeta>").utf8)
+        try Harness.write(try encodeImage(Harness.marked(width: 400, height: 300), options: options), to: dir + "/in/dup.jpg")
+        #expect((try decodeWhole(try Harness.read(dir + "/in/dup.jpg"))).1.xmp == options.xmp, "the fixture carries it")
+        let r = try Harness.run(["run", "--template", template, "--out", dir + "/out", dir + "/in/dup.jpg"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stderr.contains("Duplicate property"), "\(r.stderr)")
+        let batch = try Harness.batchFolder(in: dir + "/out")
+        let (_, info) = try Harness.decode(batch + "/dup.jpg")
+        #expect(info.xmp == nil)
+        let item = try #require((try Harness.report(in: batch)["items"] as? [[String: Any]])?.first)
+        let applied = try #require(((item["outputs"] as? [[String: Any]])?.first)?["applied"] as? [String: Any])
+        #expect(applied["removed"] as? [String] == ["XMP (unreadable: Duplicate property or field node)"])
+    }
+
     @Test func cropsNeverUpscaleAndSkipRule() throws {
         let (dir, template) = try setUp("""
             { version: 1, resize: { longSide: 1080 },

@@ -64,7 +64,8 @@ public struct OutputMetadata: Sendable, Equatable {
 /// `IPTC location`, `EXIF other than credit`, `XMP other than credit`, `IPTC other than
 /// credit`, `XMP extended part` (JPEG extended XMP: depth maps and the like, made for the
 /// source's pixels), `IPTC (moved to XMP)` (a format without IIM: its fields are written as
-/// their XMP twins), `… (unreadable)`, `… (too large for JPEG)`.
+/// their XMP twins), `… (unreadable)` (XMP: `XMP (unreadable: <exempi's reason>)`),
+/// `… (too large for JPEG)`.
 public enum MetadataRewrite {
     /// The largest XMP packet one JPEG APP1 marker carries (65533 − the 29-byte namespace).
     public static let maxJPEGXMP = 65_504
@@ -88,11 +89,12 @@ public enum MetadataRewrite {
             removed += rewritten.removed
         }
         var xmp = info.xmp.flatMap { bytes -> XMPPacket? in
-            guard let packet = XMPPacket(bytes) else {
-                removed.append("XMP (unreadable)")
+            do throws(XMPUnreadable) {
+                return try XMPPacket(reading: bytes)
+            } catch {
+                removed.append("XMP (unreadable: \(error.reason))")
                 return nil
             }
-            return packet
         }
         if info.xmpExtended && policy != .stripAll { removed.append("XMP extended part") }
         if let packet = xmp {

@@ -1,4 +1,6 @@
 internal import CExempi
+internal import CCerr
+import Foundation
 
 /// The namespaces PhotoFinish reads and writes, by URI (what exempi calls a schema).
 public enum XMPNamespace {
@@ -26,6 +28,11 @@ public enum XMPNamespace {
         (xmpRights, "xmpRights"), (xmpNote, "xmpNote"), (iptcCore, "Iptc4xmpCore"), (iptcExt, "Iptc4xmpExt"),
         (mwgRegions, "mwg-rs"), (area, "stArea"), (dimensions, "stDim"),
     ]
+}
+
+/// Why an XMP packet could not be read (or written back): exempi's message where it gave one.
+public struct XMPUnreadable: Error, Equatable, Sendable {
+    public let reason: String
 }
 
 /// One XMP packet, parsed by exempi (Adobe's XMP Toolkit): read, change, serialize. The
@@ -59,26 +66,58 @@ public final class XMPPacket {
     }
 
     /// Parses a serialized packet (with or without its `<?xpacket?>` wrapper); nil when it is
-    /// not XMP the toolkit can read, or not XMP it can write so that it reads again (what the
-    /// outputs carry must parse). Exempi reads some packets it then writes wrong (found by the
-    /// metadata fuzz target): stray bytes that are not UTF-8 (refused before parsing: every
-    /// format that carries a packet here stores UTF-8), and a namespace URI holding `"`, which
-    /// it writes unescaped inside a double-quoted `xmlns` (`xmlns:x="http://a"b/"`), so it is
-    /// serialized once here and parsed again.
+    /// not XMP the toolkit can read, or not XMP it can write so that it reads again. See
+    /// `init(reading:)`, which says why.
     public convenience init?(_ bytes: [UInt8]) {
-        guard Self.library, !bytes.isEmpty, String(validating: bytes, as: UTF8.self) != nil,
-              let parsed = Self.parse(bytes) else { return nil }
-        self.init(owning: parsed)
-        guard let again = Self.parse(serialized()) else { return nil }
-        xmp_free(again)
+        try? self.init(reading: bytes)
     }
 
-    /// Exempi's packet for `bytes`, owned by the caller; nil when it cannot read them.
-    private static func parse(_ bytes: [UInt8]) -> XmpPtr? {
-        guard !bytes.isEmpty else { return nil }
-        return bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { xmp_new($0.baseAddress, $0.count) }
+    /// Parses a serialized packet (with or without its `<?xpacket?>` wrapper).
+    /// - Throws: `XMPUnreadable` with exempi's own message ("XML parsing failure", "Duplicate
+    ///   property or field node") when it is not XMP the toolkit can read, or not XMP it can
+    ///   write so that it reads again (what the outputs carry must parse). Exempi reads some
+    ///   packets it then writes wrong (found by the metadata fuzz target): stray bytes that are
+    ///   not UTF-8 (refused before parsing: every format that carries a packet here stores UTF-8),
+    ///   and a namespace URI holding `"`, which it writes unescaped inside a double-quoted `xmlns`
+    ///   (`xmlns:x="http://a"b/"`), so it is serialized once here and parsed again. Exempi's
+    ///   message is taken from std::cerr, where it writes it (CCerr), and never reaches stderr.
+    public convenience init(reading bytes: [UInt8]) throws(XMPUnreadable) {
+        guard Self.library else { throw XMPUnreadable(reason: "exempi failed to initialise") }
+        guard !bytes.isEmpty else { throw XMPUnreadable(reason: "the packet is empty") }
+        guard String(validating: bytes, as: UTF8.self) != nil else {
+            throw XMPUnreadable(reason: "the packet is not UTF-8")
         }
+        self.init(owning: try Self.parse(bytes))
+        do throws(XMPUnreadable) {
+            xmp_free(try Self.parse(try written()))
+        } catch {
+            throw XMPUnreadable(reason: "exempi writes it back wrong (\(error.reason))")
+        }
+    }
+
+    /// Exempi's packet for `bytes`, owned by the caller.
+    private static func parse(_ bytes: [UInt8]) throws(XMPUnreadable) -> XmpPtr {
+        let (parsed, message) = Self.taking {
+            bytes.withUnsafeBufferPointer { buffer in
+                buffer.withMemoryRebound(to: CChar.self) { xmp_new($0.baseAddress, $0.count) }
+            }
+        }
+        guard let parsed else { throw XMPUnreadable(reason: message ?? "exempi error \(xmp_get_error())") }
+        return parsed
+    }
+
+    /// Calls `body` (exempi calls) with this thread's writes to std::cerr kept, and returns them:
+    /// exempi's messages, one line each, joined by "; " (nil when it wrote none).
+    private static func taking<T>(_ body: () -> T) -> (T, String?) {
+        pf_cerr_take()
+        let result = body()
+        var buffer = [CChar](repeating: 0, count: 512)
+        let length = pf_cerr_taken(&buffer, buffer.count)
+        guard length > 0 else { return (result, nil) }
+        let text = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        let lines = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        return (result, lines.isEmpty ? nil : lines.joined(separator: "; "))
     }
 
     deinit { xmp_free(xmp) }
@@ -90,11 +129,20 @@ public final class XMPPacket {
     }
 
     /// The packet as UTF-8 text: compact RDF, no `<?xpacket?>` wrapper and no padding (the
-    /// outputs are finished files, not edited in place).
+    /// outputs are finished files, not edited in place); empty when exempi cannot write it.
     public func serialized() -> [UInt8] {
-        withString { out in
-            xmp_serialize(xmp, out, UInt32(XMP_SERIAL_OMITPACKETWRAPPER | XMP_SERIAL_USECOMPACTFORMAT), 0)
-        }.map { Array($0.utf8) } ?? []
+        (try? written()) ?? []
+    }
+
+    /// `serialized()`, or why exempi could not write the packet.
+    private func written() throws(XMPUnreadable) -> [UInt8] {
+        let (text, message) = Self.taking {
+            withString { out in
+                xmp_serialize(xmp, out, UInt32(XMP_SERIAL_OMITPACKETWRAPPER | XMP_SERIAL_USECOMPACTFORMAT), 0)
+            }
+        }
+        guard let text, !text.isEmpty else { throw XMPUnreadable(reason: message ?? "exempi wrote nothing") }
+        return Array(text.utf8)
     }
 
     /// True when nothing is in it.
