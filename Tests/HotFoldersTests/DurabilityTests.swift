@@ -283,6 +283,37 @@ import Testing
         #expect(text.contains("pid=\(getpid())") && !text.contains("elsewhere"))
     }
 
+    /// The adoption of a dead cluster claimer's batch (`takeOver`) while another host's recovery
+    /// holds the batch's `flock` for its instant's look (the CI failure of stop 31: the adoption
+    /// was refused, and the photos dropped after the death went into a second batch).
+    @Test func aTakeOverWaitsOutAnotherProcesssLookButNotAHolder() throws {
+        let layout = try hotFolder()
+        let dead = "host=elsewhere/0123\nboot=not-this-kernel\npid=42\n"
+        let folder = try batch(heldBy: dead, layout)
+        // Another open file description's lock, as another process's look takes it.
+        func lockElsewhere() -> Int32 {
+            let fd = open(folder + "/lock", O_RDWR | O_CLOEXEC)
+            #expect(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            return fd
+        }
+        // Held for good (a live holder): refused, once the wait for an instant is over.
+        let held = lockElsewhere()
+        let start = ContinuousClock.now
+        #expect(BatchLock.takeOver(folder, from: dead) == nil)
+        #expect(ContinuousClock.now - start >= BatchLock.heldForAnInstant)
+        close(held)
+        // Not the dead holder's words (another took it over meanwhile): refused at once.
+        #expect(BatchLock.takeOver(folder, from: "host=other/1\nboot=b\npid=7\n") == nil)
+        // Held for 300 ms by a look: taken once the look lets go.
+        let look = lockElsewhere()
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { close(look) }
+        let lock = BatchLock.takeOver(folder, from: dead)
+        #expect(lock?.takenFrom == "elsewhere")
+        let text = try String(contentsOfFile: folder + "/lock", encoding: .utf8)
+        #expect(text.contains("pid=\(getpid())") && !text.contains("elsewhere"))
+        lock?.release()
+    }
+
     @Test func aBatchThisMachineHeldBeforeARebootIsTakenAtOnce() throws {
         let layout = try hotFolder()
         let folder = try batch(heldBy: "", layout)

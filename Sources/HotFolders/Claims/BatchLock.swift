@@ -102,10 +102,14 @@ public final class BatchLock: Sendable {
     /// while the lock file still says `expected` — the holder's words, as it wrote them (a
     /// holder that came back and took its batch up again, or another host that took it over
     /// by the lease, has written its own) — and no process of this machine holds it.
+    ///
+    /// Every host's recovery takes each batch's `flock` for an instant to look at it (the lease
+    /// of a batch held from elsewhere is read under it): a lock found held is asked again for up
+    /// to `heldForAnInstant` before it counts as another's.
     public static func takeOver(_ path: String, from expected: String) -> BatchLock? {
         guard let folder = try? Directory(path) else { return nil }
         let key = folder.path.description
-        guard !LetGo.contains(key), let file = openLockFile(in: folder), (try? file.tryLock()) == true,
+        guard !LetGo.contains(key), let file = openLockFile(in: folder), lockSoon(file),
               let st = try? file.freshStatus(), st.links > 0, let said = try? file.readAll(),
               String(decoding: Array(said), as: UTF8.self) == expected else { return nil }
         Observed.forget(key)
@@ -114,6 +118,20 @@ public final class BatchLock: Sendable {
         let lock = BatchLock(file: file, folder: key, takenFrom: from)
         Held.add(lock)
         return lock
+    }
+
+    /// How long `takeOver` asks again for a lock found held: far longer than a look holds it.
+    public static let heldForAnInstant = Duration.seconds(2)
+
+    /// Takes `file`'s `flock`, asking again every 20 ms for `heldForAnInstant` while it is held.
+    private static func lockSoon(_ file: FileDescriptor) -> Bool {
+        let deadline = ContinuousClock.now + heldForAnInstant
+        while true {
+            guard let taken = try? file.tryLock() else { return false }
+            if taken { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
     }
 
     /// The lock file, opened to read and write; or only to read where an existing file cannot be
