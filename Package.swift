@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5", "Cluster", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "PostgresHarness", "TestSupport"]),
         // What every test target shares: decoding a written image whole, polling with a
-        // deadline, a locked value, temporary folders.
+        // deadline, a locked value, temporary folders, threads of their own for async tests.
         .target(name: "TestSupport", dependencies: ["Codecs", "Pixels"], path: "Tests/TestSupport"),
         // The tests' own PostgreSQL servers (initdb + pg_ctl into temporary folders), for the
         // cluster's tests and the daemons' end-to-end tests alike.
