@@ -1,7 +1,7 @@
 import Foundation
 
-/// Batch identifiers (SPEC §1): `YYYYMMDD-HHMMSS-xxxx`, UTC time then 4 random hex digits,
-/// so they sort by time and two batches in one second still differ.
+/// Batch identifiers (README: What a batch folder holds): `YYYYMMDD-HHMMSS-xxxx`, UTC time then 4
+/// random hex digits, so they sort by time and two batches in one second still differ.
 public enum BatchID {
     /// A new identifier for `date`.
     public static func make(at date: Date = Date()) -> String {

@@ -3,8 +3,9 @@ import Finishing
 import Foundation
 import System
 
-/// The order inside a batch (SPEC §2): `name` (natural sort), `arrival` (modification time,
-/// then name) or `captured` (EXIF DateTimeOriginal, then name; photos without one last).
+/// The order inside a batch (reference: From arrival to batch): `name` (natural sort), `arrival`
+/// (modification time, then name) or `captured` (EXIF DateTimeOriginal, then name; photos without
+/// one last).
 public enum BatchOrder {
     /// `paths` (text or bytes) sorted by `order`.
     public static func sorted<Path: FilePathRepresentable>(_ paths: [Path], by order: Template.Order) -> [Path] {

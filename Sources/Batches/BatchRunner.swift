@@ -6,7 +6,8 @@ import Pixels
 import Synchronization
 import System
 
-/// The limits one batch runs under (SPEC §6): the config's, whose defaults are the only ones.
+/// The limits one batch runs under (reference: Config): the config's, whose defaults are the only
+/// ones.
 public struct BatchLimits: Sendable {
     public var maxPixels: Int
     public var maxFileBytes: Int
@@ -366,7 +367,7 @@ public struct BatchRunner: Sendable {
     }
 }
 
-/// Reading a source file: size checked from `fstat` before a byte is read (SPEC §6 `maxFileBytes`).
+/// Reading a source file: size checked from `fstat` before a byte is read (`maxFileBytes`).
 enum SourceFile {
     /// The whole file.
     /// - Throws: `too-large` over `maxBytes`; `io-error` with the system's reason when it cannot

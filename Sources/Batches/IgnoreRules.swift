@@ -1,4 +1,4 @@
-/// The names never taken from a drop folder (SPEC §1): hidden files and AppleDouble
+/// The names never taken from a drop folder (reference: File names): hidden files and AppleDouble
 /// (`.*`, `._*`), Office lock files (`~$*`), partial downloads and editor temporaries
 /// (`*.part`, `*.partial`, `*.tmp`, `*.crdownload`, `*.download`, `*.swp`), and the
 /// folder litter of Windows (`Thumbs.db`, `desktop.ini`).

@@ -4,7 +4,7 @@ import Foundation
 import Synchronization
 import System
 
-/// The `memoryBudget` of SPEC §6: photos are admitted while what those in flight hold at
+/// The `memoryBudget` (reference: Config): photos are admitted while what those in flight hold at
 /// most (`cost(ofPhoto:)`: from the header and the recipe, plus the file itself) stays
 /// under the budget. Shared by every batch running at once. A photo bigger than the
 /// whole budget is admitted alone, once nothing else is in flight, so it is never stuck.

@@ -1,5 +1,6 @@
-/// Natural sort of file names (SPEC §2): digit runs compare as numbers, so `IMG_2` comes
-/// before `IMG_10`; the rest compares case-insensitively, then exactly, so the order is total.
+/// Natural sort of file names (reference: From arrival to batch): digit runs compare as numbers, so
+/// `IMG_2` comes before `IMG_10`; the rest compares case-insensitively, then exactly, so the order
+/// is total.
 public enum NaturalOrder {
     /// True when `a` sorts before `b`.
     public static func less(_ a: String, _ b: String) -> Bool {

@@ -1,5 +1,5 @@
 /// What to do with a photo whose data turns out damaged while it is decoded (the template key
-/// `damaged`, SPEC §9).
+/// `damaged`: reference, Damaged files).
 public enum DamagePolicy: String, Sendable, CaseIterable {
     /// The photo fails as `corrupt-image` at the first damage found: a studio must not deliver a
     /// grey band or a shifted strip without knowing it (the default).

@@ -33,7 +33,7 @@ public struct DecodeLimits: Sendable {
     /// decode goes on and the decoder's `damage` says what was wrong (`warn`): `accept`.
     public var damaged: DamagePolicy
 
-    /// The SPEC §6 defaults: 150 MP, 512 MiB, no deadline; damage fails.
+    /// The config's defaults (reference: Config): 150 MP, 512 MiB, no deadline; damage fails.
     public init(maxPixels: Int = 150_000_000, maxFileBytes: Int = 512 << 20,
                 deadline: ContinuousClock.Instant? = nil, damaged: DamagePolicy = .fail) {
         self.maxPixels = maxPixels

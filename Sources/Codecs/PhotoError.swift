@@ -1,5 +1,5 @@
-/// Why one photo could not be finished: a stable code (the report's `error.code`, SPEC §4)
-/// and a message a person can act on.
+/// Why one photo could not be finished: a stable code (the report's `error.code`: reference, The
+/// report) and a message a person can act on.
 public struct PhotoError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The report's error codes.
     public enum Code: String, Sendable, Codable, CaseIterable {

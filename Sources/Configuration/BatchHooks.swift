@@ -1,8 +1,8 @@
 import Foundation
 import JSON5
 
-/// `onBatch` (SPEC §6): what to run or call after each batch, globally or for one hot folder
-/// (an inbox's own `onBatch` replaces the global one for that folder).
+/// `onBatch` (reference: Hearing about batches): what to run or call after each batch, globally or
+/// for one hot folder (an inbox's own `onBatch` replaces the global one for that folder).
 public struct BatchHooks: Sendable, Equatable {
     /// A program and its arguments, run without a shell; each `{report}`, `{batch}`,
     /// `{inbox}`, `{status}` in an argument is replaced.
@@ -52,7 +52,7 @@ public struct BatchHooks: Sendable, Equatable {
     }
 }
 
-/// Reading `onBatch` from a config (the rules of SPEC §6).
+/// Reading `onBatch` from a config (reference: Hearing about batches).
 enum BatchHooksRules {
     static let keys = ["exec", "timeout", "webhook"]
     static let webhookKeys = ["url", "headers", "timeout", "retries"]

@@ -1,8 +1,9 @@
 import Foundation
 import JSON5
 
-// The cluster's keys (issue 21, SPEC §9), kept apart from the rest of the config's rules:
-//   cluster: { database: "host=/run/postgresql dbname=photofinish", host: "studio-2", lease: "30s" }
+// The cluster's keys (reference: Photos as tasks and the cluster), kept apart from the rest of the
+// config's rules: cluster: { database: "host=/run/postgresql dbname=photofinish", host: "studio-2",
+// lease: "30s" }
 
 /// `cluster`: this daemon is one host of several sharing their hot folders' photos through a
 /// PostgreSQL database. Without it, one host as ever.

@@ -2,8 +2,8 @@ import Foundation
 import JSON5
 import System
 
-/// The daemon's configuration (SPEC §6), validated: every duration, size and path checked,
-/// defaults filled in.
+/// The daemon's configuration (reference: Config), validated: every duration, size and path
+/// checked, defaults filled in.
 ///
 /// Durations are written `"500ms"`, `"2s"`, `"5m"`, `"24h"`, also `"7d"` (a decimal number
 /// is allowed, `"1.5s"`; a bare number is not, its unit would be a guess). Sizes are a plain number of bytes (`1048576` or `"1048576"`), or a number
@@ -48,8 +48,8 @@ public struct Config: Sendable, Equatable {
         }
     }
 
-    /// `keep` (SPEC §9): how long finished batches stay in `out/`, `originals/` and `failed/`
-    /// before retention removes them whole (default: each kept forever).
+    /// `keep` (reference: Retention and free space): how long finished batches stay in `out/`,
+    /// `originals/` and `failed/` before retention removes them whole (default: each kept forever).
     public struct Keep: Sendable, Equatable {
         public var out: Lifetime = .forever
         public var originals: Lifetime = .forever
@@ -120,7 +120,7 @@ public struct Config: Sendable, Equatable {
 
     public init() {}
 
-    /// The SPEC §6 defaults, with no inboxes.
+    /// The defaults (reference: Config), with no inboxes.
     public static let defaults = Config()
 
     /// The path of the template called `name`: `<templatesDir>/<name>.json5`.
@@ -217,7 +217,7 @@ public struct Config: Sendable, Equatable {
     private static func plainDecimal(_ text: Substring) -> Double? { Quantities.plainDecimal(text) }
 }
 
-/// The rules of SPEC §6, key by key.
+/// The rules of the config (reference: Config), key by key.
 enum ConfigRules {
     static let rootKeys = ["templatesDir", "inboxes", "settle", "quiet", "maxWait", "maxBatch",
                            "rescanInterval", "pollInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",

@@ -2,9 +2,9 @@ import Foundation
 import JSON5
 import System
 
-// The web console's keys (issue 20), kept apart from the rest of the config's rules:
-//   users: "/etc/photofinish/users.json5",        the logins (written by `photofinish user`)
-//   web: { tlsCertificate: "/etc/photofinish/tls/console.pem", tlsKey: "/etc/photofinish/tls/console.key" },
+// The web console's keys (reference: The web console), kept apart from the rest of the config's
+// rules: users: "/etc/photofinish/users.json5", the logins (written by `photofinish user`) web: {
+// tlsCertificate: "/etc/photofinish/tls/console.pem", tlsKey: "/etc/photofinish/tls/console.key" },
 
 /// The console's own settings (`web` in the config).
 public struct WebSettings: Sendable, Equatable {

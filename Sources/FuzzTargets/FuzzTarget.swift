@@ -34,7 +34,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
     /// and all.
     case template
 
-    /// The limits every photo target decodes under: the SPEC §6 defaults (150 MP, 512 MiB),
+    /// The limits every photo target decodes under: the config's defaults (150 MP, 512 MiB),
     /// with an item deadline so a slow input ends as `timeout`, as in the daemon (2 s rather
     /// than the daemon's 120 s, so the fuzzer moves on; libFuzzer's own -timeout, 30 s in
     /// scripts/fuzz, catches work the deadline does not stop).

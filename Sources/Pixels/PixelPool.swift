@@ -3,7 +3,7 @@ import Synchronization
 /// Large blocks of pixel memory kept between the photos of a batch, so the next photo
 /// takes pages that are already mapped instead of fresh ones: a turned full-resolution photo
 /// builds its upright frame from about a hundred 1 MiB bands, and each fresh band costs page
-/// faults and the kernel's zeroing (issue 12 measured ≈ 10 % of a 12 MP full-resolution
+/// faults and the kernel's zeroing (measured: ≈ 10 % of a 12 MP full-resolution
 /// batch there).
 ///
 /// - Only blocks of at least `smallest` bytes are kept: smaller ones come from malloc's

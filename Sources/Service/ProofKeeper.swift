@@ -5,11 +5,11 @@ import System
 import HotFolders
 import Synchronization
 
-/// Keeps each hot folder's proof (SPEC §8) up to date: `<root>/proof/<template>-<sha>.png`,
-/// the template's contact sheet, named by the first 12 hex digits of the template's sha256 so
-/// a changed template is seen from the name alone. Rendered at start when missing and after a
-/// reload that changed a template; older proofs in `proof/` are removed once the new one is in
-/// place.
+/// Keeps each hot folder's proof (reference: Proofs of the templates) up to date:
+/// `<root>/proof/<template>-<sha>.png`, the template's contact sheet, named by the first 12 hex
+/// digits of the template's sha256 so a changed template is seen from the name alone. Rendered at
+/// start when missing and after a reload that changed a template; older proofs in `proof/` are
+/// removed once the new one is in place.
 ///
 /// Off the hot path: one background thread takes the requests in turn; a render runs on a
 /// thread of its own, one at a time — at normal priority while the service has no batch to

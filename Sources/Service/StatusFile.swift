@@ -136,7 +136,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         }
     }
 
-    /// A hot folder's state (SPEC §9): watching, or not and why, with what fixes it.
+    /// A hot folder's state (reference: Hot folder states): watching, or not and why, with what
+    /// fixes it.
     public struct FolderState: Codable, Sendable, Equatable {
         /// `starting` (being taken up), `watching`, `refused` (cannot be used: `why`, `fix`),
         /// `share-unavailable` (its share does not answer), `low-space` (watched, but nothing

@@ -4,9 +4,9 @@ import Foundation
 import System
 import HotFolders
 
-/// `<root>/STATUS.txt` (SPEC §8): a hot folder's state in words, for people who drop files over
-/// a share and cannot run `photofinish status`. Plain ASCII with CRLF line ends, so it reads
-/// the same in Notepad (any version), TextEdit, `cat` and a phone's file viewer.
+/// `<root>/STATUS.txt` (reference: `STATUS.txt`): a hot folder's state in words, for people who
+/// drop files over a share and cannot run `photofinish status`. Plain ASCII with CRLF line ends, so
+/// it reads the same in Notepad (any version), TextEdit, `cat` and a phone's file viewer.
 public enum StatusText {
     public static let fileName = "STATUS.txt"
     /// At most this many never-taken items are listed (a share's thousand `.DS_Store`s).

@@ -1,7 +1,8 @@
 import Glibc
 
-/// Files that appear whole or not at all (SPEC §1): written under a temporary name in the
-/// same folder, fsynced, renamed into place, and the folder fsynced so the rename is durable.
+/// Files that appear whole or not at all (reference: Claims and crash safety): written under a
+/// temporary name in the same folder, fsynced, renamed into place, and the folder fsynced so the
+/// rename is durable.
 public enum AtomicFile {
     /// The prefix of temporary names; nothing else in an output folder starts with it.
     public static let temporaryPrefix = ".pf-tmp-"

@@ -5,11 +5,11 @@ import HotFolders
 import Synchronization
 import System
 
-/// The web console (SPEC §9): served by the daemon (and `watch --config`) on the sockets
-/// systemd passes as `web` (`photofinish-web.socket`, port 8732), or
-/// `systemd-socket-activate --fdname=web -l ADDR`. Logins from the users file, pages for the
-/// hot folders a user may see, uploads into their `drop/`, each batch's report and files, and
-/// the batch as one ZIP.
+/// The web console (reference: The web console): served by the daemon (and `watch --config`) on the
+/// sockets systemd passes as `web` (`photofinish-web.socket`, port 8732), or
+/// `systemd-socket-activate --fdname=web -l ADDR`. Logins from the users file, pages for the hot
+/// folders a user may see, uploads into their `drop/`, each batch's report and files, and the batch
+/// as one ZIP.
 ///
 /// It never stands in the way of the photos: while the service finishes or has queued a batch
 /// its threads run at nice 10 (at nice 0 while it has none, so an upload is not held back by

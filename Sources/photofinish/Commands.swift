@@ -1,6 +1,6 @@
-/// Every command of the command line (SPEC §5): how it is called, what it does, every option.
-/// The parser accepts only the options listed here, and `--help` prints them, so the help
-/// cannot leave an option out. `docs/photofinish.1.md` (the man page) says the same in prose;
+/// Every command of the command line (reference: The command line): how it is called, what it does,
+/// every option. The parser accepts only the options listed here, and `--help` prints them, so the
+/// help cannot leave an option out. `docs/photofinish.1.md` (the man page) says the same in prose;
 /// a test checks that it names every command and option.
 struct Command: Sendable {
     var name: String

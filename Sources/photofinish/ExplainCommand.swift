@@ -4,13 +4,14 @@ import Foundation
 import HotFolders
 import System
 
-/// `photofinish explain FILE [--config FILE | ROOT]`: what became of a dropped file (SPEC §8).
-/// The hot folders searched: ROOT when given, else the config's (`--config`), else the one
-/// FILE's path lies in (`<root>/drop/x.jpg`, `<root>/drop/wedding/x.jpg`,
-/// `<root>/failed/<id>/x.jpg` …), else the default config's. A FILE inside a hot folder is
-/// matched by its path (`Explain.Place`): a file in a folder inside drop/ was never taken and
-/// is no earlier batch's file of the same name; `failed/<id>/x.jpg` is batch `<id>`'s; an
-/// output names the photo it was made from. Exit 0 when something is known, 1 when nothing is.
+/// `photofinish explain FILE [--config FILE | ROOT]`: what became of a dropped file (reference:
+/// `photofinish explain`). The hot folders searched: ROOT when given, else the config's
+/// (`--config`), else the one FILE's path lies in (`<root>/drop/x.jpg`,
+/// `<root>/drop/wedding/x.jpg`, `<root>/failed/<id>/x.jpg` …), else the default config's. A FILE
+/// inside a hot folder is matched by its path (`Explain.Place`): a file in a folder inside drop/
+/// was never taken and is no earlier batch's file of the same name; `failed/<id>/x.jpg` is batch
+/// `<id>`'s; an output names the photo it was made from. Exit 0 when something is known, 1 when
+/// nothing is.
 enum ExplainCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard let file = a.positional.first, a.positional.count <= 2 else {

@@ -6,8 +6,8 @@ import System
 import Service
 
 /// `photofinish proof --template F [--out DIR]`: the template tried on the built-in mixed set
-/// (SPEC §8), written as one contact sheet `<out>/proof-<template name>.png` (default out:
-/// the current folder).
+/// (reference: `photofinish proof`), written as one contact sheet `<out>/proof-<template name>.png`
+/// (default out: the current folder).
 enum ProofCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard let templatePath = a.options["template"] else { throw UsageError("proof needs --template FILE") }

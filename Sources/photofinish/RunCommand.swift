@@ -30,10 +30,10 @@ enum RunCommand {
         return await execute(template: template, paths: paths, outRoot: a.options["out"] ?? "out", limits: limits)
     }
 
-    /// FILE arguments keep their order; a DIR stands for its files in the template's order
-    /// (hidden files and the SPEC §1 ignored names left out, folders not descended into).
-    /// Names are bytes, listed and opened through `System`: a Latin-1 or invalid UTF-8 name is
-    /// a file like any other. Symlinks are followed (a link to a photo is that photo).
+    /// FILE arguments keep their order; a DIR stands for its files in the template's order (hidden
+    /// files and the ignored names of reference, File names, left out, folders not descended into).
+    /// Names are bytes, listed and opened through `System`: a Latin-1 or invalid UTF-8 name is a
+    /// file like any other. Symlinks are followed (a link to a photo is that photo).
     static func inputs(_ args: [FilePath], order: Template.Order) throws(UsageError) -> [FilePath] {
         var paths: [FilePath] = []
         for arg in args {

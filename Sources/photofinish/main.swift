@@ -1,5 +1,5 @@
-// photofinish: the command line (SPEC §5). Each command lives in its own file; this one
-// only dispatches and turns errors into exit codes (0 ok, 1 some items failed, 2 usage or
+// photofinish: the command line (reference: The command line). Each command lives in its own file;
+// this one only dispatches and turns errors into exit codes (0 ok, 1 some items failed, 2 usage or
 // configuration error).
 internal import CShims
 import Foundation

@@ -1,8 +1,8 @@
 import Codecs
 import System
 
-/// What a batch's files are, as a memory card or a real folder holds them (SPEC §4 `ignored`,
-/// §8 pairs): the photos (each one file finished, with the other files of the same photo as
+/// What a batch's files are, as a memory card or a real folder holds them (reference: What a card
+/// holds): the photos (each one file finished, with the other files of the same photo as
 /// its `alternates` and its sidecars), and the files that are no photo at all, `ignored`.
 ///
 /// Pure: decided from each file's name and what its first bytes are (`sniff`), so the same

@@ -1,7 +1,7 @@
-/// Encodes any `Encodable` into a `JSONValue` whose objects keep the order their keys were
-/// encoded in. A synthesized `Codable` conformance encodes properties in declaration order,
-/// so the report's field order (SPEC §4) is simply the order of its types' properties: a new
-/// field is one new property, in its place.
+/// Encodes any `Encodable` into a `JSONValue` whose objects keep the order their keys were encoded
+/// in. A synthesized `Codable` conformance encodes properties in declaration order, so the report's
+/// field order (reference: The report) is simply the order of its types' properties: a new field is
+/// one new property, in its place.
 extension JSONValue {
     /// The JSON form of `value`, objects in encoding order.
     /// - Throws: whatever `value`'s `encode(to:)` throws (this encoder itself never does).

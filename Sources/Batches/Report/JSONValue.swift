@@ -1,7 +1,7 @@
 import Foundation
 
 /// A JSON value whose objects keep their key order, so `report.json` reads in the order of
-/// SPEC §4 (Foundation's encoder does not keep key order).
+/// the reference (Foundation's encoder does not keep key order).
 public indirect enum JSONValue: Sendable, Equatable {
     case object([(String, JSONValue)])
     case array([JSONValue])

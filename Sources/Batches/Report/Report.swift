@@ -1,9 +1,9 @@
 import Finishing
 
-/// A batch's report (`report.json`, SPEC §4): the one model every writer renders.
+/// A batch's report (`report.json`; reference: The report): the one model every writer renders.
 ///
 /// `ReportWriter` writes each type's properties in declaration order under their own names
-/// (that order is SPEC §4's); nil optionals are left out unless the property says otherwise
+/// (that order is the reference's); nil optionals are left out unless the property says otherwise
 /// (`NullWhenNil`, `OmittedWhenEmpty`, `OmittedWhenFalse`). Adding a field is adding one
 /// property in its place, here or in `Applied` (what was done to one output). Read back
 /// with `JSONDecoder` (for `photofinish report`, tests and the daemon).
@@ -91,8 +91,9 @@ public struct Report: Codable, Sendable {
         public var status: ItemStatus
         /// Milliseconds spent on this photo.
         public var ms: Int?
-        /// The host that finished it (SPEC §9): the cluster's host name in a cluster, else the
-        /// machine's host name; left out for a photo not started (interrupted).
+        /// The host that finished it (reference: Photos as tasks and the cluster): the cluster's
+        /// host name in a cluster, else the machine's host name; left out for a photo not started
+        /// (interrupted).
         public var host: String?
         public var outputs: [Output]?
         /// Crops the skip rule ruled out.

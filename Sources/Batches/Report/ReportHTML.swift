@@ -1,6 +1,6 @@
 import Foundation
 
-/// `report.html`: the batch for a person (SPEC §4). One self-contained page beside
+/// `report.html`: the batch for a person (reference: `report.html`). One self-contained page beside
 /// `report.json`: thumbnails from `thumbs/` in batch order, each photo's status, outputs,
 /// warnings and error in words, the summary counts and the batch's own outputs. No script,
 /// no network, no server: it opens from disk, and its CSS reflows to one column on a phone.
@@ -165,7 +165,8 @@ public enum ReportHTML {
         }
     }
 
-    /// The report's error codes (SPEC §4) in words; the message after them says the details.
+    /// The report's error codes (reference: The report) in words; the message after them says the
+    /// details.
     static func errorWords(_ code: String) -> String {
         switch code {
         case "unsupported-format": "Not a photo format PhotoFinish reads."

@@ -6,7 +6,7 @@ import System
 /// published batch again or the web console lists batches. The file layer is `System`'s
 /// (byte-string names).
 public enum ReportReader {
-    /// A batch folder's report: its last file (SPEC §1).
+    /// A batch folder's report: its last file (reference: Claims and crash safety).
     public static let fileName: FileName = "report.json"
 
     /// The report in `bytes` (the contents of a `report.json`).

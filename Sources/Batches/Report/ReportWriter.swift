@@ -2,7 +2,7 @@ import Foundation
 import System
 
 /// Writes a `Report` as `report.html` and `report.json`: the JSON with its types' properties in
-/// declaration order (SPEC §4's order), pretty-printed, atomically. The one place both are
+/// declaration order (the reference's order), pretty-printed, atomically. The one place both are
 /// written, once a batch is done and filed.
 public enum ReportWriter {
     /// The report as ordered JSON text.
@@ -15,8 +15,8 @@ public enum ReportWriter {
         }
     }
 
-    /// Writes `report.html`, then `report.json` into `folder` (atomically: SPEC §1, the report
-    /// is the last file).
+    /// Writes `report.html`, then `report.json` into `folder` (atomically: the report is the
+    /// last file).
     /// - Returns: the report as written: a page that could not be written is a warning in it
     ///   (the JSON report still tells everything).
     /// - Throws: `SystemError` when `report.json` cannot be written.

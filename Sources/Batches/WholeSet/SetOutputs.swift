@@ -4,8 +4,8 @@ import Foundation
 import System
 import Pixels
 
-/// The batch's own outputs, made after every photo is finished and before `report.json`
-/// (SPEC §1, §3): the stitched story, the colour card and `report.html`.
+/// The batch's own outputs, made after every photo is finished and before `report.json` (reference:
+/// Stitch, Colour card, `report.html`): the stitched story, the colour card and `report.html`.
 public struct SetOutputs: Sendable {
     public var template: Template
     public var limits: BatchLimits

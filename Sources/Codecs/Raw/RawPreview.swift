@@ -1,7 +1,7 @@
 internal import CLibRaw
 
-/// What a camera raw file was finished from: its embedded preview (SPEC §8: a RAW alone is
-/// finished from its full-size preview when it has one large enough).
+/// What a camera raw file was finished from: its embedded preview (reference, What a card holds: a
+/// RAW alone is finished from its full-size preview when it has one large enough).
 public struct RawSource: Sendable, Equatable {
     /// The raw format ("DNG", "CR2", "NEF", …).
     public var kind: String

@@ -1,7 +1,7 @@
 import Pixels
 
 /// Where one output comes from and how big it ends up: pure geometry, decided from the
-/// header alone (SPEC §3, "Order of operations": orient → crop → resize).
+/// header alone (reference, Templates, the order of operations: orient → crop → resize).
 public struct OutputPlan: Sendable, Equatable {
     /// The crop this output is for, or nil for the whole photo.
     public var crop: Template.Crop?

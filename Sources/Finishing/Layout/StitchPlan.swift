@@ -1,6 +1,6 @@
 import Pixels
 
-/// Where every photo of a batch goes in the stitched long image (SPEC §3 `stitch`): pure
+/// Where every photo of a batch goes in the stitched long image (reference: Stitch): pure
 /// geometry, decided from the photos' upright sizes (read from their headers) alone.
 ///
 /// One common width for the whole story; each photo's height follows from its aspect ratio;

@@ -93,7 +93,7 @@ public enum MarkLayout {
     }
 
     /// The logo's top-left corner: `padding` × the image width from a side, `padding` ×
-    /// the image height from the top or bottom (SPEC §3); centred on a centre axis.
+    /// the image height from the top or bottom (reference: Marks); centred on a centre axis.
     public static func logoOrigin(position: Template.Position, image: OutputPlan.Size, logo: OutputPlan.Size,
                                   padding: Double) -> (x: Int, y: Int) {
         let (h, v) = axes(position)

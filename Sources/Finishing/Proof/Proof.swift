@@ -2,9 +2,9 @@ import Codecs
 import Pixels
 import Typesetting
 
-/// `photofinish proof` (SPEC §8): the template tried on the built-in mixed set, shown as one
-/// contact sheet. Each sample goes through the very recipe a batch uses (`PhotoFinisher`),
-/// so every crop, mark and frame on the sheet is what a batch would write.
+/// `photofinish proof` (reference: its section): the template tried on the built-in mixed set,
+/// shown as one contact sheet. Each sample goes through the very recipe a batch uses
+/// (`PhotoFinisher`), so every crop, mark and frame on the sheet is what a batch would write.
 public enum Proof {
     /// A rendered proof.
     public struct Sheet: Sendable {

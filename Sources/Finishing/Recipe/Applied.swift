@@ -1,8 +1,8 @@
 import Foundation
 import Pixels
 
-/// What was actually done to make one output, in pixels (the report's `applied`, SPEC §4),
-/// so a person or a test can audit the result without opening the image.
+/// What was actually done to make one output, in pixels (the report's `applied`: reference, The
+/// report), so a person or a test can audit the result without opening the image.
 ///
 /// This is the report's record itself: `report.json` writes its properties in declaration
 /// order, under their own names (an optional is left out when nil unless it says otherwise:

@@ -2,10 +2,10 @@ import Codecs
 import Pixels
 
 extension PhotoFinisher {
-    /// The most memory finishing a photo holds at once, from its header alone (the
-    /// `memoryBudget`'s cost of a photo, SPEC §6): the decoder's own working memory plus what
-    /// each output holds on the way, summed as if every output were at its largest at the
-    /// same moment (an upper bound of what `PixelMeter` measures).
+    /// The most memory finishing a photo holds at once, from its header alone (the `memoryBudget`'s
+    /// cost of a photo: reference, Config): the decoder's own working memory plus what each output
+    /// holds on the way, summed as if every output were at its largest at the same moment (an upper
+    /// bound of what `PixelMeter` measures).
     ///
     /// - An output that streams and needs no turn holds a few bands (`UprightRows`): a
     ///   48 MP photo at full resolution costs a few MB, not its 146 MB frame.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// Output file names (SPEC §3): `<stem><suffix>[-<variant>][-<ratio>].<ext>`, or the
-/// template's `output.name` pattern. Ratios are written with `x` (`4x5`) because `:` is not
+/// Output file names (reference: Output names): `<stem><suffix>[-<variant>][-<ratio>].<ext>`, or
+/// the template's `output.name` pattern. Ratios are written with `x` (`4x5`) because `:` is not
 /// allowed in file names on SMB shares.
 public enum OutputName {
     /// The name of one output.

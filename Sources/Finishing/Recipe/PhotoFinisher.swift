@@ -2,7 +2,7 @@ import Codecs
 import Foundation
 import Pixels
 
-/// One photo's recipe (SPEC §3, "Order of operations"): orient → crop (per ratio) →
+/// One photo's recipe (reference: Templates, the order of operations): orient → crop (per ratio) →
 /// resize → marks → frame → encode. The source is decoded once, at the smallest DCT scale
 /// that still serves every output, and its rows flow straight into one streaming resampler
 /// per output: only the outputs are ever whole in memory.

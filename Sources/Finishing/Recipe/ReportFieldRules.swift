@@ -3,8 +3,8 @@
 /// own declaration, so a report type needs no hand-written `Codable` and its field order is
 /// its declaration order (see `JSONValue(encoding:)`).
 
-/// A field written as `null` when nil, never left out (SPEC §4: `crop: null`, `icc: null`,
-/// `inbox: null`).
+/// A field written as `null` when nil, never left out (reference, The report: `crop: null`, `icc:
+/// null`, `inbox: null`).
 @propertyWrapper
 public struct NullWhenNil<Value: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
     public var wrappedValue: Value?

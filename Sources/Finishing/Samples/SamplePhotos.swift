@@ -47,10 +47,10 @@ public enum SamplePhotos {
         Sample(name: "broken.jpg", label: "broken", width: 1600, height: 1200, format: .jpeg, truncated: true),
     ]
 
-    /// The proof's mixed set (SPEC §8), at its real sizes unless `shrink` divides them (tests
-    /// on a debug build; the product always uses 1): every shape a batch has, each showing
-    /// what crops and marks find hard — a person off-centre, a head near the top, a product
-    /// on white, snow, night, and a group whose crops must keep every face whole.
+    /// The proof's mixed set (reference: `photofinish proof`), at its real sizes unless `shrink`
+    /// divides them (tests on a debug build; the product always uses 1): every shape a batch has,
+    /// each showing what crops and marks find hard — a person off-centre, a head near the top, a
+    /// product on white, snow, night, and a group whose crops must keep every face whole.
     public static func proofSet(shrink: Int = 1) -> [Sample] {
         let s = max(1, shrink)
         func px(_ n: Int) -> Int { max(16, n / s) }

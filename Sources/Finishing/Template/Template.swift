@@ -1,6 +1,6 @@
 import Codecs
 
-/// A template as written by an admin (SPEC §3), after validation. Every size is a
+/// A template as written by an admin (reference: Templates), after validation. Every size is a
 /// fraction of the photo (short side unless stated), so one template fits every shape.
 public struct Template: Sendable, Equatable {
     /// The template's name (file stem) and the SHA-256 of its bytes, for the report.
@@ -38,7 +38,7 @@ public struct Template: Sendable, Equatable {
         self.directory = directory
     }
 
-    /// Order inside a batch (SPEC §2).
+    /// Order inside a batch (reference: From arrival to batch).
     public enum Order: String, Sendable, CaseIterable {
         case name, arrival, captured
     }

@@ -3,7 +3,7 @@ import Foundation
 import JSON5
 import System
 
-/// Reads template files (SPEC §3) and validates every key.
+/// Reads template files (reference: Templates) and validates every key.
 ///
 /// All problems are collected, each naming the file, line and key path, so an admin fixes
 /// a template in one pass: `shop.json5:12: text.capHeight: must be a number between 0 and
@@ -73,7 +73,7 @@ public enum TemplateLoader {
     }
 }
 
-/// The rules of SPEC §3, key by key. Defaults are those of `Template`.
+/// The rules of the templates (reference: Templates), key by key. Defaults are those of `Template`.
 private struct TemplateRules {
     let directory: String
     /// Where the keys read sit (`variants[2]` for a variant's own keys).
@@ -420,7 +420,7 @@ private struct TemplateRules {
         if let value = members["shadow"] {
             let shadowPath = path + [.key("shadow")]
             if let shadow = doc.object(value, at: shadowPath, allowed: ["opacity", "blur", "offset"]) {
-                // Defaults as in SPEC §3's example: a soft, close shadow.
+                // Defaults as in the reference's example (Marks): a soft, close shadow.
                 var opacity = 0.35, blur = 0.004, offset = 0.001
                 number(shadow, "opacity", shadowPath, Self.fraction, &opacity, doc: &doc)
                 number(shadow, "blur", shadowPath, NumberRange(lower: 0, upper: 0.1), &blur, doc: &doc)

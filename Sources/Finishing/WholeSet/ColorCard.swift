@@ -4,7 +4,7 @@ import Pixels
 /// Writes a swatch's label (its hex code) into the band under it: see `WholeSetMarks`.
 public typealias SwatchLabeler = @Sendable (_ canvas: inout Canvas, _ band: PixelRect, _ text: String) throws(PhotoError) -> Void
 
-/// The colour card (SPEC §3 `colorCard`): one swatch per photo, in batch order, on a white
+/// The colour card (reference: Colour card): one swatch per photo, in batch order, on a white
 /// card `width` px wide, with a band under each swatch for its hex code.
 public struct ColorCard: Sendable, Equatable {
     /// The card's size.

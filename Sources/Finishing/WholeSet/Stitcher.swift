@@ -12,7 +12,7 @@ public struct StitchError: Error, Sendable {
     public init(photo: Int?, error: PhotoError) { self.photo = photo; self.error = error }
 }
 
-/// Renders the parts of a `StitchPlan` (SPEC §3 `stitch`). Each part's canvas is allocated
+/// Renders the parts of a `StitchPlan` (reference: Stitch). Each part's canvas is allocated
 /// once; each photo is decoded at the size it appears (DCT scaling, streaming resampler),
 /// turned upright, placed, and freed before the next, so memory is the canvas plus one
 /// small photo.

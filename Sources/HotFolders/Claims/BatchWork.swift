@@ -5,9 +5,9 @@ import Foundation
 import Synchronization
 import System
 
-/// Finishing a claimed batch, crash-safe at every step (SPEC §1, §7). Each step leaves the
-/// disk in a state from which `finish` can simply be called again (after a crash, by this
-/// or another daemon):
+/// Finishing a claimed batch, crash-safe at every step (reference: Claims and crash safety). Each
+/// step leaves the disk in a state from which `finish` can simply be called again (after a crash,
+/// by this or another daemon):
 ///
 /// 1. Photos are finished into `.work/<id>/out/`; each one is journaled as started before its
 ///    work and as finished once its outputs are in place. Leftover temporary files there are

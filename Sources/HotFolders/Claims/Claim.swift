@@ -23,11 +23,11 @@ public struct ClaimedBatch: Sendable {
     public var folder: String { layout.workFolder(manifest.batch) }
 }
 
-/// Claiming files from `drop/`, maildir-style (SPEC §1, §7): each is moved into
-/// `.work/<batch-id>/src/` with the hot folder's claim primitive (`Mover.take`: atomic on
-/// local disks and shares alike), so of two daemons — on one machine or several — only one
-/// gets a file. Then every claimed source is fsynced and hashed, and the manifest (order,
-/// names, sizes, hashes) is written and fsynced before any processing.
+/// Claiming files from `drop/`, maildir-style (reference: Claims and crash safety): each is moved
+/// into `.work/<batch-id>/src/` with the hot folder's claim primitive (`Mover.take`: atomic on
+/// local disks and shares alike), so of two daemons — on one machine or several — only one gets a
+/// file. Then every claimed source is fsynced and hashed, and the manifest (order, names, sizes,
+/// hashes) is written and fsynced before any processing.
 ///
 /// Steps, each durable before the next:
 /// 1. `.work/.new-<id>/` is made and its `lock` taken, then renamed to `.work/<id>/`, so a
@@ -39,7 +39,7 @@ public struct ClaimedBatch: Sendable {
 ///    client that never synced (Samba, `cp`) leaves the data in the page cache, and a power
 ///    cut after the manifest must not find an empty file where the manifest promises a photo.
 ///    A source that cannot be read is claimed all the same, with the reason: it fails as one
-///    `io-error` item (SPEC §7: one bad file is one failed item, never a stuck batch).
+///    `io-error` item (one bad file is one failed item, never a stuck batch).
 /// 4. `src/` and `drop/` are fsynced (the moves are durable), then `manifest.json` lists what
 ///    `src/` holds, in the template's order.
 /// A crash before step 4 leaves a folder without manifest: recovery moves its sources back.

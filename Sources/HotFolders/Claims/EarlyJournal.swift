@@ -3,9 +3,9 @@ import Foundation
 import Synchronization
 import System
 
-/// `.work/<batch-id>/tasks`: the photos of a batch finished while it was open (SPEC §2: tasks
-/// start as photos settle), one JSON line per event, appended and `fdatasync`ed like the
-/// `journal`:
+/// `.work/<batch-id>/tasks`: the photos of a batch finished while it was open (photos start as they
+/// settle: reference, From arrival to batch), one JSON line per event, appended and `fdatasync`ed
+/// like the `journal`:
 ///
 /// - `{"started": N, "source": …}` before task N's work begins (N: the claim order);
 /// - `{"done": N, "source": …, "early": {stem, item}}` once its outputs are in place in

@@ -149,16 +149,16 @@ public enum ProgressJournal {
         Array("{\"started\":\(index)}\n".utf8)
     }
 
-    /// The journal of one run of a batch, open for the run: one open, not one per line. A
-    /// start line is synced before the photo's work begins (a power cut then still counts that
-    /// start, SPEC §7); a report item is written at once and synced with the next line that is
-    /// (the next photo's start, a few milliseconds later) or by `flush()`, which the run calls
-    /// before its sources are filed. A power cut in between can take the last items written: their
-    /// photos are found started and not finished, and done again (alone), as the photos that
-    /// were in flight are; a crash of the process loses nothing (the lines are in the page
-    /// cache). Where the journal is not appended to (`Files.Appending.atEnd`, `.rewrite`) or is on
-    /// a share (an error there may show only at the sync: the item must fail with it), every
-    /// line is synced as it is written, as `append` does.
+    /// The journal of one run of a batch, open for the run: one open, not one per line. A start
+    /// line is synced before the photo's work begins (a power cut then still counts that start:
+    /// reference, What a power cut can and cannot lose); a report item is written at once and
+    /// synced with the next line that is (the next photo's start, a few milliseconds later) or by
+    /// `flush()`, which the run calls before its sources are filed. A power cut in between can take
+    /// the last items written: their photos are found started and not finished, and done again
+    /// (alone), as the photos that were in flight are; a crash of the process loses nothing (the
+    /// lines are in the page cache). Where the journal is not appended to (`Files.Appending.atEnd`,
+    /// `.rewrite`) or is on a share (an error there may show only at the sync: the item must fail
+    /// with it), every line is synced as it is written, as `append` does.
     public final class Writer: Sendable {
         public let folder: String
         let how: Files.Appending

@@ -2,11 +2,11 @@ import Batches
 import Foundation
 import System
 
-/// Start-up recovery and sweep of `.work/` (SPEC §7): every batch a crash interrupted is either
-/// resumed (it has a manifest) or rolled back (it has none: its sources go back to `drop/`),
-/// and stale leftovers are swept. Batches whose lock a live process holds are left alone, so
-/// a second daemon on the same root never takes a batch from the first. Also run at every
-/// rescan, to pick up the batches of a daemon that died while this one kept running.
+/// Start-up recovery and sweep of `.work/` (reference: Claims and crash safety): every batch a
+/// crash interrupted is either resumed (it has a manifest) or rolled back (it has none: its sources
+/// go back to `drop/`), and stale leftovers are swept. Batches whose lock a live process holds are
+/// left alone, so a second daemon on the same root never takes a batch from the first. Also run at
+/// every rescan, to pick up the batches of a daemon that died while this one kept running.
 public enum Recovery {
     /// What recovery found.
     public struct Result: Sendable {

@@ -3,8 +3,8 @@ import Finishing
 import Foundation
 import System
 
-/// `photofinish redo ROOT BATCH-ID` (SPEC §5): a finished batch run again, from its filed
-/// sources, with the hot folder's current template, as a new batch.
+/// `photofinish redo ROOT BATCH-ID` (reference: `photofinish redo`): a finished batch run again,
+/// from its filed sources, with the hot folder's current template, as a new batch.
 ///
 /// The new batch is claimed like one from `drop/` — a fresh `.work/<new-id>/` with its lock,
 /// the sources in `src/`, a manifest that also names the batch it redoes — and then finished

@@ -2,9 +2,10 @@ import Batches
 import Foundation
 import System
 
-/// `photofinish explain` (SPEC §8): what became of a dropped file, from what is on disk —
-/// `drop/`, the claimed batches in `.work/`, and the reports in `out/*/report.json`. Facts are
-/// gathered first (I/O), then put into words (pure, tested with plain values).
+/// `photofinish explain` (reference: `photofinish explain`): what became of a dropped file, from
+/// what is on disk — `drop/`, the claimed batches in `.work/`, and the reports in
+/// `out/*/report.json`. Facts are gathered first (I/O), then put into words (pure, tested with
+/// plain values).
 public enum Explain {
     /// Everything one hot folder knows about a file.
     public struct Facts: Sendable, Equatable {
@@ -37,7 +38,7 @@ public enum Explain {
     public enum DropState: Sendable, Equatable {
         /// A regular file, last changed `age` seconds ago.
         case waiting(bytes: Int, age: Double)
-        /// Its name matches an ignore rule (SPEC §1).
+        /// Its name matches an ignore rule (reference: File names).
         case ignoredName
         /// Not a regular file ("a folder", "a symbolic link", …).
         case notRegular(kind: String)

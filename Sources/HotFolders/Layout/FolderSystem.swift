@@ -1,10 +1,10 @@
 import System
 
-/// What a hot folder's file system allows (SPEC §7, shares), found once when the folder is
-/// started: which file system `drop/` is on (`statfs`, and the mount table's type, which names
-/// a FUSE client: `fuse.sshfs`), so a network or FUSE one is polled (inotify sees only this
-/// machine's writes there) and its files are looked at past the client's caches; and which
-/// claim primitive works in `.work/` (a probe: `Mover.probe`).
+/// What a hot folder's file system allows (reference: Hot folders on shares), found once when the
+/// folder is started: which file system `drop/` is on (`statfs`, and the mount table's type, which
+/// names a FUSE client: `fuse.sshfs`), so a network or FUSE one is polled (inotify sees only this
+/// machine's writes there) and its files are looked at past the client's caches; and which claim
+/// primitive works in `.work/` (a probe: `Mover.probe`).
 public struct FolderSystem: Sendable, Equatable {
     /// The file system `drop/` is on.
     public var type: FileSystemType

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import System
 
-/// The folders of one hot folder (SPEC §1):
+/// The folders of one hot folder (README: What a batch folder holds):
 /// `drop/`, `out/<batch-id>/`, `originals/<batch-id>/`, `failed/<batch-id>/`, `.work/` (0700).
 public struct HotFolderLayout: Sendable, Equatable {
     public var root: String

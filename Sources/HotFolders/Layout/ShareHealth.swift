@@ -2,10 +2,10 @@ import Batches
 import Foundation
 import System
 
-/// Whether a hot folder's file system answers and takes data (issue 16): what the service
-/// watches so that a share that went away, or a full disk, is one event — claims stop, photos
-/// in flight are left for recovery, nothing fails for good — and is taken up again the moment
-/// it answers.
+/// Whether a hot folder's file system answers and takes data (reference: Hot folders on shares):
+/// what the service watches so that a share that went away, or a full disk, is one event — claims
+/// stop, photos in flight are left for recovery, nothing fails for good — and is taken up again the
+/// moment it answers.
 public enum ShareHealth: Sendable, Equatable {
     /// It answers and takes data.
     case available

@@ -2,9 +2,9 @@ import Batches
 import Glibc
 import System
 
-/// `minFreeSpace` (SPEC §9): how much room a hot folder's file system has, and whether it is
-/// under the minimum, below which nothing new is claimed there (what is claimed already is
-/// finished: its outputs need room, the claim itself needs none).
+/// `minFreeSpace` (reference: Retention and free space): how much room a hot folder's file system
+/// has, and whether it is under the minimum, below which nothing new is claimed there (what is
+/// claimed already is finished: its outputs need room, the claim itself needs none).
 public enum FreeSpace {
     /// What `check` found.
     public enum Reading: Sendable, Equatable {

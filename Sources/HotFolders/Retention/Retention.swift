@@ -2,10 +2,10 @@ import Batches
 import Foundation
 import System
 
-/// Retention (SPEC §9, `keep`): finished batches are removed from `out/`, `originals/` and
-/// `failed/` once they are older than the hot folder keeps them — whole batch folders, oldest
-/// first, each removal said in the log. Nothing is removed unless asked (`keep` defaults to
-/// forever).
+/// Retention (`keep`; reference: Retention and free space): finished batches are removed from
+/// `out/`, `originals/` and `failed/` once they are older than the hot folder keeps them — whole
+/// batch folders, oldest first, each removal said in the log. Nothing is removed unless asked
+/// (`keep` defaults to forever).
 ///
 /// A batch's age is its id's time: when it was claimed (`YYYYMMDD-HHMMSS`, UTC). A batch still
 /// referenced is never removed, however old: one the caller names (`inUse`: what it runs or

@@ -15,7 +15,7 @@ public struct FileStamp: Sendable, Equatable {
     }
 }
 
-/// When a pending batch closes (SPEC §2).
+/// When a pending batch closes (reference: From arrival to batch).
 public struct BatchRules: Sendable, Equatable {
     /// A file joins the pending batch once its size and mtime have held for this long.
     public var settle: Duration
@@ -36,10 +36,10 @@ public struct BatchRules: Sendable, Equatable {
     }
 }
 
-/// The settle-and-batch rule of SPEC §2 as a pure state machine: no files, no clock. The
-/// caller reports what it sees (`observe`, `vanished`) and asks, with the time, whether a
-/// batch has closed (`close`). Times are any monotonic `Duration` since a fixed origin, so
-/// tests drive it with plain numbers.
+/// The settle-and-batch rule (reference: From arrival to batch) as a pure state machine: no files,
+/// no clock. The caller reports what it sees (`observe`, `vanished`) and asks, with the time,
+/// whether a batch has closed (`close`). Times are any monotonic `Duration` since a fixed origin,
+/// so tests drive it with plain numbers.
 ///
 /// Decisions the spec leaves open:
 /// - An arrival is a file seen for the first time or seen changed (size or mtime). A settled

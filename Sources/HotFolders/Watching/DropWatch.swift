@@ -3,7 +3,8 @@ import Foundation
 import Glibc
 import System
 
-/// Watches one hot folder's `drop/` and feeds its settle/batch state machine (SPEC §2).
+/// Watches one hot folder's `drop/` and feeds its settle/batch state machine (reference: From
+/// arrival to batch).
 ///
 /// What is seen: inotify events for names, plus a full rescan at start, after
 /// `IN_Q_OVERFLOW`, after `drop/` is deleted or moved and comes back, and every
@@ -11,7 +12,7 @@ import System
 /// only this machine's writes there) and without inotify (the watch limit reached), it also
 /// polls with a full scan every `pollInterval`. Every name is examined on an
 /// `O_PATH | O_NOFOLLOW` descriptor (`Directory.status(of:)`): only regular files with one
-/// link and a name the ignore rules allow are tracked (SPEC §1).
+/// link and a name the ignore rules allow are tracked (reference: File names).
 ///
 /// Driven by deadlines, not a tick: the caller asks `nextDeadline` when this folder next has
 /// something to do (a file's `settle` is up, its batch's `quiet` or `maxWait`, a scan) and

@@ -1,9 +1,9 @@
 import Batches
 import System
 
-/// Which files in `drop/` are taken (SPEC §1): a regular file with one name (a hard-linked
-/// file could still be changed through its other name), whose name no ignore rule matches.
-/// The one rule the watcher (`DropWatch`), the claim (`Claim`, again on what it moved) and
+/// Which files in `drop/` are taken (reference: File names): a regular file with one name (a
+/// hard-linked file could still be changed through its other name), whose name no ignore rule
+/// matches. The one rule the watcher (`DropWatch`), the claim (`Claim`, again on what it moved) and
 /// `explain` go by.
 public enum Takeable {
     /// Why a file in `drop/` is never taken.

@@ -6,9 +6,10 @@ import HotFolders
 import Synchronization
 import System
 
-/// The open batches' photo tasks in the cluster's task table (issue 21): what a claim adds
-/// becomes rows every host's free workers take (`TaskFeed`: taken ahead, completions off the
-/// worker's path), so the photos of one batch are finished by every host with a worker free.
+/// The open batches' photo tasks in the cluster's task table (reference: Photos as tasks and the
+/// cluster): what a claim adds becomes rows every host's free workers take (`TaskFeed`: taken
+/// ahead, completions off the worker's path), so the photos of one batch are finished by every host
+/// with a worker free.
 ///
 /// - A claim's photos are added after the claim made them durable (one statement). When the
 ///   database does not answer then, the batch stays this host's alone: its run finishes the

@@ -4,10 +4,10 @@ import HotFolders
 import Synchronization
 import System
 
-/// The photos of the open batches, finished while the batches still fill (SPEC §2): tasks
-/// taken from the folders' task queue (`PhotoTaskQueue`: in memory here, a cluster's task
-/// table later) by a few tasks of their own — one per worker slot — each photo under the same
-/// worker slots and memory budget as the batches being finished. A photo is journaled as
+/// The photos of the open batches, finished while the batches still fill (reference: From arrival
+/// to batch): tasks taken from the folders' task queue (`PhotoTaskQueue`: in memory here, a
+/// cluster's task table later) by a few tasks of their own — one per worker slot — each photo under
+/// the same worker slots and memory budget as the batches being finished. A photo is journaled as
 /// started and done in its batch's `tasks` (`EarlyJournal`), its outputs made in
 /// `.work/<id>/early/<n>/`; the batch's run at close takes them (`BatchWork`).
 final class EarlyWorkers: Sendable {

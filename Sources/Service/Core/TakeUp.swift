@@ -87,8 +87,8 @@ enum TakeUp {
         }
     }
 
-    /// Recovery of `.work/` (SPEC §7), when it holds anything: an empty `.work/` (what 10,000
-    /// idle folders have) costs one listing, not a recovery and two fsyncs.
+    /// Recovery of `.work/` (reference: Claims and crash safety), when it holds anything: an empty
+    /// `.work/` (what 10,000 idle folders have) costs one listing, not a recovery and two fsyncs.
     static func recover(_ layout: HotFolderLayout, system: FolderSystem, staleAfter: Duration, log: Logger) -> [ClaimedBatch] {
         do throws(SystemError) {
             if try Directory(layout.work).names().isEmpty { return [] }

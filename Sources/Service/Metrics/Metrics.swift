@@ -2,8 +2,9 @@ import Batches
 import Foundation
 import Synchronization
 
-/// The service's metrics (SPEC §6), kept as batches finish and rendered in the Prometheus text
-/// exposition format (version 0.0.4), the same text for `metricsFile` and `GET /metrics`:
+/// The service's metrics (reference: Metrics), kept as batches finish and rendered in the
+/// Prometheus text exposition format (version 0.0.4), the same text for `metricsFile` and `GET
+/// /metrics`:
 ///
 /// - `photofinish_photos_total{inbox,status}` (ok, failed, interrupted), counter
 /// - `photofinish_errors_total{inbox,code}`, counter

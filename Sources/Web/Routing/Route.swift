@@ -2,8 +2,8 @@ import Batches
 import HTTP
 import System
 
-/// Where a request goes (SPEC §9's routes, plus the console's own assets), read from the path
-/// as sent. Pure: tested with plain strings.
+/// Where a request goes (the routes of reference, Routes, plus the console's own assets), read from
+/// the path as sent. Pure: tested with plain strings.
 ///
 /// Each segment of the path is percent-decoded on its own, and a segment is refused (404) when
 /// it is empty inside the path, `.` or `..` before or after decoding, a broken escape, or
