@@ -267,10 +267,13 @@ public enum StatusFiles {
         return userDirectory(environment)
     }
 
-    /// The folders `photofinish status` reads: this process's, the system daemon's and this user's.
+    /// The folders `photofinish status` reads: the system daemon's and this user's; with
+    /// `$RUNTIME_DIRECTORY` set, that folder alone (one unit's processes, or one test's daemons
+    /// beside an installed service: each sees its own, never the others').
     public static func directories(environment: [String: String] = ProcessInfo.processInfo.environment) -> [String] {
+        if let dir = runtimeDirectory(environment) { return [dir] }
         var out: [String] = []
-        for dir in [runtimeDirectory(environment), system, userDirectory(environment)].compactMap({ $0 })
+        for dir in [system, userDirectory(environment)]
         where !out.contains(dir) {
             out.append(dir)
         }

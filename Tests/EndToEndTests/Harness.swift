@@ -43,9 +43,12 @@ enum Harness {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: program)
         p.arguments = args
-        if !extraEnvironment.isEmpty {
-            p.environment = ProcessInfo.processInfo.environment.merging(extraEnvironment) { $1 }
-        }
+        // A status written or read in a runtime folder of the test run's own, unless the test
+        // names one: never /run/photofinish, where an installed service (or another worktree's
+        // tests) keeps its own.
+        var environment = ProcessInfo.processInfo.environment
+        environment["RUNTIME_DIRECTORY"] = runtime
+        p.environment = environment.merging(extraEnvironment) { $1 }
         let out = Pipe(), err = Pipe()
         p.standardOutput = out
         p.standardError = err
@@ -72,6 +75,9 @@ enum Harness {
         return Result(status: p.terminationStatus, stdout: String(decoding: outData.value, as: UTF8.self),
                       stderr: String(decoding: errData.value, as: UTF8.self))
     }
+
+    /// The runtime folder of the commands a test runs without one of its own.
+    static let runtime: String = (try? TemporaryFolder.make("runtime")) ?? NSTemporaryDirectory()
 
     /// A fresh temporary folder.
     static func tempDir(_ name: String = #function) throws -> String {

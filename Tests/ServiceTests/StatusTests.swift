@@ -23,7 +23,10 @@ struct StatusTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }  // best effort: a temp folder
         let env = ["RUNTIME_DIRECTORY": dir, "XDG_RUNTIME_DIR": "/run/user/1000"]
         #expect(StatusFiles.directory(environment: env) == dir)
-        #expect(StatusFiles.directories(environment: env) == [dir, "/run/photofinish", "/run/user/1000/photofinish"])
+        // Its runtime folder alone: a test's daemons beside an installed service see only their own.
+        #expect(StatusFiles.directories(environment: env) == [dir])
+        #expect(StatusFiles.directories(environment: ["XDG_RUNTIME_DIR": "/run/user/1000"])
+                == ["/run/photofinish", "/run/user/1000/photofinish"])
         let daemon = StatusFiles.target(for: .config("/etc/photofinish/photofinish.json5"), environment: env)
         let shop = StatusFiles.target(for: .root("/srv/photofinish/shop"), environment: env)
         let web = StatusFiles.target(for: .root("/srv/other/shop"), environment: env)
