@@ -95,12 +95,15 @@ public final class ClusterMember: Sendable {
     }
 
     /// Stops: what this host holds goes back to the others at once (not counted as attempts),
-    /// the host is marked stopped, the link closes.
-    public func stop() {
-        keeper.stop()
-        if database.health.isUp { _ = try? Hosts.stop(identity, on: database) }
+    /// the host is marked stopped, the link closes — within `wait` (nil: each step's own
+    /// timeout), whatever the database does: unanswered, what it held is left to the leases.
+    public func stop(waitingUpTo wait: Duration? = nil) {
+        let deadline = wait.map { ContinuousClock.now + $0 }
+        func left() -> Duration? { deadline.map { max(.zero, $0 - .now) } }
+        keeper.stop(waitingUpTo: left().map { min($0, .seconds(1)) } ?? .seconds(30))
+        if database.health.isUp { _ = try? Hosts.stop(identity, on: database, within: left()) }
         keeper.release(keeper.tasks.map(\.token))
-        database.close()
+        database.close(waitingUpTo: left())
     }
 
     public var health: Database.Health { database.health }
@@ -121,10 +124,12 @@ public final class ClusterMember: Sendable {
 
     // MARK: - Work
 
-    /// Records photos claimed into the open batch `batch` (made if new).
+    /// Records photos claimed into the open batch `batch` (made if new), within `limit` all told
+    /// (nil: the statement timeout): a claim does not wait long for a database that does not
+    /// answer — its batch is spread once it does.
     @discardableResult
-    public func add(_ tasks: [NewTask], inbox: String, batch: String) throws(ClusterError) -> Int {
-        try board.add(tasks, inbox: inbox, batch: batch)
+    public func add(_ tasks: [NewTask], inbox: String, batch: String, within limit: Duration? = nil) throws(ClusterError) -> Int {
+        try board.add(tasks, inbox: inbox, batch: batch, within: limit)
     }
 
     /// Closes a batch; returns its outputs task when they can start now (held by this host).
@@ -240,6 +245,7 @@ public final class ClusterMember: Sendable {
             events(.refused(error))
             throw error
         }
+        try Hosts.session(identity, runner: connection)
         let inboxes = self.inboxes
         let board = self.board.on(connection)
         let lost = try keeper.renewAll { tokens throws(ClusterError) in

@@ -72,7 +72,18 @@ public final class HotFolderService: Sendable {
                         inboxes: setup.inboxes.map(\.name), log: log, board: board, metrics: metrics)
         }
         // In a cluster the open batches' photos are tasks of the cluster's table.
-        let clusterTasks = cluster.map { ClusterTaskQueue(host: $0, roots: ClusterTaskQueue.roots(of: setup.inboxes), log: log) }
+        let stop = self.stop
+        let clusterTasks = cluster.map {
+            ClusterTaskQueue(host: $0, roots: ClusterTaskQueue.roots(of: setup.inboxes), log: log,
+                             patience: $0.settings.lease, stopping: { stop.isRequested })
+        }
+        if let cluster, let clusterTasks {
+            // The database answers (again): what was claimed without it is spread, what was
+            // finished without it told; an open batch whose hold is not confirmed is taken back
+            // on the share.
+            cluster.onJoined { clusterTasks.rejoined() }
+            cluster.roles.onFence { clusterTasks.fence($0, words: $1) }
+        }
         let reload = { @Sendable [read = self.reload, self] () throws(JSON5Errors) -> ServiceSetup in
             let new = try read()
             self.inForce.withLock { $0 = new }
@@ -131,10 +142,13 @@ public final class HotFolderService: Sendable {
             pool.stop()
             proofs.stop()
             await workers.finishAll()
-            // The photos the workers completed recorded first (up to a lease, at most 10 s, for a
-            // database that does not answer), then the member leaves: what it still holds goes back.
-            clusterTasks?.finish(flush: min(setup.config.cluster?.lease ?? .seconds(10), .seconds(10)))
-            cluster?.stop()
+            // The photos the workers completed recorded first (up to 3 s; 1 s for a database that
+            // does not answer), then the member leaves (up to 3 s): what it still holds goes back,
+            // or — the database not answering — is left to the leases. A stop is a stop.
+            if let cluster, let clusterTasks {
+                clusterTasks.finish(flush: cluster.member.health.isUp ? min(cluster.settings.lease, .seconds(3)) : .seconds(1))
+                cluster.stop(waitingUpTo: .seconds(3))
+            }
             publisher.stop(final: loop.stoppedStatus())
             log.notice("stopped")
             return 0

@@ -24,7 +24,7 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var cluster: ClusterState?
 
     /// This host of the cluster: its name, whether the cluster's database answers (while it
-    /// does not, the host finishes what it holds and takes no new task), and the cluster as it
+    /// does not, the host works alone: it claims and finishes photos itself), and the cluster as it
     /// was last read (every host, its workers and the tasks it holds: `ClusterStatus`).
     public struct ClusterState: Codable, Sendable, Equatable {
         /// `cluster.host`.
@@ -129,6 +129,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         /// In a cluster: the host that claims from this folder now (it holds the folder's
         /// claimer role); nil when none does or the database does not answer.
         public var claimer: String?
+        /// Since when `claimer` holds the role (ISO 8601 UTC, as it recorded it).
+        public var claimerSince: String?
 
         public init(name: String, root: String) {
             self.name = name

@@ -77,7 +77,8 @@ public enum StatusText {
             lines.append("Note: drop/ is checked by polling (no inotify), so arrivals are seen a little later.")
         }
         if running, let claimer = inbox.claimer {
-            lines.append(ascii("New photos are claimed by host \"\(claimer)\" (one host of the cluster claims at a time)."))
+            let since = inbox.claimerSince.map { " since \(HumanTime.words(isoUTC: $0))" } ?? ""
+            lines.append(ascii("New photos are claimed by host \"\(claimer)\"\(since) (one host of the cluster claims at a time)."))
         }
         for takeover in inbox.takeovers ?? [] { lines.append(ascii(takeover)) }
         let attention = (inbox.refused ?? []) + (inbox.unfiled ?? [:]).sorted { $0.key < $1.key }.flatMap(\.value)
@@ -109,14 +110,14 @@ public enum StatusText {
     }
 
     /// What a hot folder's STATUS.txt says of the cluster: the host's name, how many hosts are
-    /// up, and whether the database answers (while it does not, this host takes no new photo).
+    /// up, and whether the database answers (while it does not, this host works alone).
     static func clusterLines(_ cluster: ServiceStatus.ClusterState?) -> [String] {
         guard let cluster else { return [] }
         let host = "\"\(ascii(cluster.host))\""
         switch cluster.database {
         case ServiceStatus.ClusterState.unreachable:
             return ["The cluster's database does not answer (since \(HumanTime.words(isoUTC: cluster.since))): \(ascii(cluster.reason ?? "no answer")).",
-                    "This host (\(host)) finishes the photos it holds and takes no new ones until the database answers again."]
+                    "This host (\(host)) works alone meanwhile, as without a cluster: it claims and finishes photos itself, and spreads them again once the database answers."]
         case ServiceStatus.ClusterState.reachable:
             let lease = Duration.milliseconds(Int64(cluster.lease * 1000))
             let up = cluster.view?.hosts.filter { $0.isUp(lease: lease) }.count ?? 1

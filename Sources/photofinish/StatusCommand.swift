@@ -108,7 +108,7 @@ enum StatusCommand {
             out = "  cluster host \(cluster.host): the database answers (since \(since)); \(held)"
         case ServiceStatus.ClusterState.unreachable:
             out = "  cluster host \(cluster.host): the database does not answer (since \(since)): \(cluster.reason ?? "no answer")\n"
-                + "    this host finishes the tasks it holds and takes no new ones until it answers; \(held)"
+                + "    this host works alone until it answers (it claims and finishes photos itself); \(held)"
         default:
             out = "  cluster host \(cluster.host): joining (the database has not answered yet)"
         }
@@ -131,7 +131,9 @@ enum StatusCommand {
             // A refused folder is not watched: its counts say nothing.
             if state.isRefused { return String(out.dropLast()) }
         }
-        if let claimer = inbox.claimer { out += "  claimed by host \(claimer)\n" }
+        if let claimer = inbox.claimer {
+            out += "  claimed by host \(claimer)" + (inbox.claimerSince.map { " since \(HumanTime.words(isoUTC: $0))" } ?? "") + "\n"
+        }
         for line in inbox.takeovers ?? [] { out += "  \(line)\n" }
         if let p = inbox.processing {
             out += "  processing \(p.done) of \(p.total) (batch \(p.batch))\n"

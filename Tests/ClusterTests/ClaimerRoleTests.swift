@@ -8,7 +8,8 @@ import Testing
 /// its holder goes, and what a host may do while the database does not answer.
 @Suite struct ClaimerRoleTests {
     static func roles(_ host: String, _ conninfo: String, grace: Duration = .seconds(2)) -> ClaimerRoles {
-        var settings = ClaimerRoles.Settings(conninfo: conninfo, host: host, grace: grace)
+        var settings = ClaimerRoles.Settings(conninfo: conninfo, host: host)
+        settings.grace = grace
         settings.interval = .milliseconds(100)
         settings.timeout = .seconds(5)
         settings.lock = "host=\(host)/machine\nboot=b\npid=1\n"
@@ -144,6 +145,10 @@ import Testing
         let name = hosts[first].settings.host
         #expect(Poll.until(.seconds(10)) { hosts.allSatisfy { $0.holder(of: "shop") == name } },
                 "\(hosts.map { $0.holder(of: "shop") ?? "-" })")
+        // And since when, as the holder recorded it (every host reads the same instant).
+        #expect(Poll.until(.seconds(10)) { Set(hosts.map { $0.holderSince(of: "shop") }).count == 1 && hosts[0].holderSince(of: "shop") != nil })
+        let since = try #require(hosts[first].holderSince(of: "shop"))
+        #expect(abs(since.timeIntervalSinceNow) < 60)
         #expect(hosts.indices.allSatisfy { hosts[$0].mayClaim("shop") == ($0 == first) })
         // Its holder lets it go (a stop, a reload without the folder): another takes it.
         hosts[first].want(["studio"])
@@ -208,5 +213,83 @@ import Testing
         // Back: one holder again, and only it claims.
         #expect(Poll.until(.seconds(30)) { hosts.allSatisfy(\.isConnected) && hosts.filter { $0.holds("shop") }.count == 1 })
         #expect(hosts.filter { $0.mayClaim("shop") }.count == 1)
+    }
+
+    /// A host whose own link to the database does not answer holds no role (it could not add
+    /// its claims' photos as tasks): another host takes it, and this one leaves the folder to
+    /// it; with no host able to act, each claims alone once the grace has passed — and the loop
+    /// hears when that comes.
+    @Test func aHostThatCannotActHoldsNoRoleAndAHostAloneClaimsAfterTheGrace() throws {
+        guard let fixture = ClusterFixture.make() else { return }
+        let (alpha, beta, _) = Self.alphaClaimingShop(fixture)
+        defer { [alpha, beta].forEach { $0.stop() } }
+        beta.start(waitingUpTo: .seconds(10))
+        // Alpha's link goes: the role moves to beta, which can act on it; alpha claims nothing.
+        alpha.setLinkUp(false)
+        #expect(Poll.until(.seconds(10)) { beta.holds("shop") && !alpha.holds("shop") && alpha.holder(of: "shop") == "beta" })
+        #expect(alpha.isAlone && !alpha.mayClaim("shop") && beta.mayClaim("shop"))
+        #expect(!alpha.mayClaim("shop", now: .now + .seconds(60)), "past its grace too, beta claims for it")
+        // Beta's link goes too: nobody can act on the role; once alone for the grace, each
+        // claims (told by `onChange`), as without a cluster.
+        beta.setLinkUp(false)
+        #expect(Poll.until(.seconds(10)) { !beta.holds("shop") && alpha.holder(of: "shop") == nil })
+        #expect(beta.mayClaim("shop"), "the role it held when it went alone: it keeps claiming")
+        #expect(Poll.until(.seconds(10)) { alpha.mayClaim("shop") })
+        // Back: one holder again, and only it claims.
+        alpha.setLinkUp(true)
+        beta.setLinkUp(true)
+        #expect(Poll.until(.seconds(10)) { [alpha, beta].filter { $0.holds("shop") }.count == 1 && !alpha.isAlone && !beta.isAlone })
+        #expect([alpha, beta].filter { $0.mayClaim("shop") }.count == 1)
+        // A host that never reaches the database (started before it, as after a power cut): the
+        // loop is told when its grace is over (it looks at its folders again), and it claims.
+        let lonely = Self.roles("gamma", "host=/nonexistent-\(getpid()) dbname=x user=photofinish", grace: .seconds(5))
+        defer { lonely.stop() }
+        let told = Tally(0)
+        lonely.onChange { told.update { $0 += 1 } }
+        lonely.want(["shop"])
+        lonely.start(waitingUpTo: .seconds(5))
+        #expect(!lonely.mayClaim("shop") && told.current == 0, "alone, within its grace")
+        #expect(Poll.until(.seconds(15)) { told.current == 1 })
+        #expect(lonely.mayClaim("shop"))
+    }
+
+    /// A holder cut off from the database takes its open batch back on the share `fenceAfter`
+    /// after its last confirmation (its lock's words changed, which no adopter matches) and
+    /// writes into it alone; when the database answers, the batch is recorded again with the
+    /// new words.
+    @Test func aHolderCutOffTakesItsOpenBatchBackOnTheShareAndRecordsItAgainLater() throws {
+        guard let server = PostgresServer.ownOrSkip() else { return }
+        defer { server.destroy() }
+        let conninfo = try server.makeDatabase()
+        let database = Database(Database.Settings(conninfo: conninfo))
+        defer { database.close() }
+        _ = database.start(waitingUpTo: .seconds(30))
+        _ = try Schema.migrate(database, host: "test")
+        let alpha = Self.roles("alpha", conninfo)
+        defer { alpha.stop() }
+        let fenced = Tally<[String]>([])
+        alpha.onFence { key, words in
+            fenced.update { $0.append(words) }
+            return .taken(words: words + "fence=1\n")
+        }
+        alpha.want(["shop"])
+        alpha.start(waitingUpTo: .seconds(10))
+        let key = ClaimerRoles.BatchKey(inbox: "shop", batch: "20261205-101500-7e7e")
+        alpha.hold(key)
+        let recorded = { (try? database.execute("SELECT lock FROM photofinish.batch_holders WHERE batch = $1", [key.batch]))?.rows.first?["lock"] }
+        #expect(Poll.until(.seconds(10)) { recorded() == alpha.settings.lock && alpha.mayWrite(key) })
+        #expect(fenced.current.isEmpty, "confirmed: nothing taken back")
+        try server.stop()
+        let stopped = ContinuousClock.now
+        #expect(Poll.until(.seconds(5)) { !alpha.mayWrite(key) }, "past its permit, no write starts")
+        #expect(Poll.until(.seconds(10)) { !fenced.current.isEmpty })
+        #expect(ContinuousClock.now - stopped >= ClaimerRoles.fenceAfter - .seconds(1))
+        #expect(fenced.current == [alpha.settings.lock])
+        #expect(alpha.mayWrite(key), "taken back on the share: written alone")
+        try server.start()
+        #expect(Poll.until(.seconds(30)) { recorded() == alpha.settings.lock + "fence=1\n" }, "recorded again with its new words")
+        #expect(alpha.isHeld(key) && alpha.mayWrite(key))
+        alpha.letGo(key)
+        #expect(Poll.until(.seconds(10)) { recorded() == nil })
     }
 }

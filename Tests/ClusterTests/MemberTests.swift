@@ -140,6 +140,32 @@ import Testing
         #expect(b.isCertain(retaken))
     }
 
+    /// A host killed (its socket closed: kill -9, a crash) loses its tasks once its session has
+    /// been gone for `TaskBoard.gone`, not after its lease; alive, it keeps them.
+    @Test func aKilledHostsTasksAreTakenOnceItsSessionIsGoneNotAfterItsLease() throws {
+        guard let f = ClusterFixture.make() else { return }
+        let a = Self.member("alpha", f.conninfo, lease: .seconds(120))
+        let b = Self.member("beta", f.conninfo, lease: .seconds(3))
+        defer { a.stop(); b.stop() }
+        #expect(a.start().isUp && b.start().isUp)
+        try a.add([NewTask(photo: 1, source: "a.jpg"), NewTask(photo: 2, source: "b.jpg")], inbox: "shop", batch: "gone1")
+        let task = try #require(try a.take(limit: 1).first)
+        #expect(task.key.photo == 1)
+        // Alive, its session there: beta takes only the other, however often it looks.
+        #expect(try b.take(limit: 2).map(\.key.photo) == [2])
+        #expect(try b.take(limit: 2).isEmpty)
+        // Killed: its connections close without a word (no stop, nothing given back).
+        a.database.close()
+        let killed = ContinuousClock.now
+        var taken: PhotoTask?
+        #expect(try Poll.until(.seconds(30), every: .milliseconds(200)) {
+            taken = try b.take(limit: 1).first
+            return taken != nil
+        })
+        #expect(ContinuousClock.now - killed >= TaskBoard.gone, "taken before its session had been gone for \(TaskBoard.gone)")
+        #expect(taken?.key == task.key && taken?.earlierAttempts == 1, "\(String(describing: taken))")
+    }
+
     @Test func aTakeWhoseAnswerWasLostIsGivenBackAtTheReconnect() throws {
         guard let f = ClusterFixture.make() else { return }
         let a = Self.member("alpha", f.conninfo)

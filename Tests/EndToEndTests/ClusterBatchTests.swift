@@ -75,7 +75,7 @@ import Testing
     @Test func killNineOfTheClaimerMidDropTheNextClaimerAdoptsItsOpenBatch() throws {
         guard let server = ClusterRig.server(own: false) else { return }
         // A quiet long enough that the batch is still open when the second half comes.
-        let rig = try ClusterRig(server: server, own: false, quiet: "4s", maxBatch: 1000)
+        let rig = try ClusterRig(server: server, own: false, quiet: "3s", maxBatch: 1000)
         var daemons = try (0..<3).map { try rig.start($0) }
         for d in daemons { d.waitUntilReady() }
         #expect(Poll.until(.seconds(30)) { let c = rig.claimers(); return c[0] != nil && Set(c).count == 1 }, "claimers: \(rig.claimers())")
@@ -97,6 +97,9 @@ import Testing
         // database says its session is gone) and they join it; it closes by its quiet.
         let second = try rig.dropPhotos("S", count: 150, width: 600)
         let dropped = first.merging(second) { a, _ in a }
+        // The contract: published within 15 s of the kill (the role taken, the open batch adopted
+        // within cluster.claimerTakeover, then its quiet and its photos).
+        #expect(Poll.until(.seconds(15) - (ContinuousClock.now - killed)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
         #expect(Poll.until(.seconds(300)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
         print("kill -9 of the claimer with its batch open → the batch of \(dropped.count) published \(ContinuousClock.now - killed) after the kill")
         Self.oneBatch(rig)

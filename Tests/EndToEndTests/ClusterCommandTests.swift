@@ -33,6 +33,12 @@ import Testing
         try member.add([NewTask(photo: 1, source: "IMG_0001.jpg"), NewTask(photo: 2, source: "IMG_0002.jpg")],
                        inbox: "shop", batch: "20261201-120000-ab12")
         #expect(try member.take(limit: 1).count == 1)
+        // It holds the folder's claimer role: the status says which host, and since when.
+        let roles = ClaimerRoles(ClaimerRoles.Settings(conninfo: conninfo, host: "studio-2"))
+        defer { roles.stop() }
+        roles.want(["shop"])
+        roles.start(waitingUpTo: .seconds(10))
+        #expect(Poll.until(.seconds(10)) { roles.holds("shop") && roles.holderSince(of: "shop") != nil })
 
         let dir = try Harness.tempDir()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -44,6 +50,8 @@ import Testing
         #expect(r.stdout.contains("studio-2: up since"), "\(r.stdout)")
         #expect(r.stdout.contains("3 workers, folders shop, pid \(getpid()), 0.9.0"), "\(r.stdout)")
         #expect(r.stdout.contains("shop 20261201-120000-ab12: photo 1 IMG_0001.jpg (lease"), "\(r.stdout)")
+        #expect(r.stdout.contains("claimer roles (the host that claims from each hot folder):\n  shop: host studio-2, since 20"),
+                "\(r.stdout)")
         #expect(r.stdout.contains("shop 20261201-120000-ab12: open, claimed by studio-2; 2 photos: 0 done, 1 being finished, 1 waiting"),
                 "\(r.stdout)")
         let json = try Harness.run(["cluster", "status", "--database", conninfo, "--json"])
@@ -51,6 +59,11 @@ import Testing
         let decoded = try JSONDecoder().decode(ClusterStatus.self, from: Data(json.stdout.utf8))
         #expect(decoded.hosts.map(\.name) == ["studio-2"])
         #expect(decoded.hosts[0].tasks.map(\.source) == ["IMG_0001.jpg"])
+        #expect(decoded.roles?.map { "\($0.inbox) \($0.host) \($0.held)" } == ["shop studio-2 true"])
+        // Its holder gone, no host holds it: said so, with who held it last.
+        roles.stop()
+        let after = try Harness.run(["cluster", "status", "--database", conninfo])
+        #expect(after.stdout.contains("  shop: no host holds it now (last host studio-2, from 20"), "\(after.stdout)")
     }
 
     @Test func withoutAClusterOrADatabaseItSaysSo() throws {

@@ -125,7 +125,7 @@ import Testing
         #expect(Poll.until(.seconds(10)) { daemon.log.contains("cluster: the database does not answer") }, "\(daemon.log)")
         let down = try rig.status(0)
         #expect(down.stdout.contains("cluster host pf-a: the database does not answer (since"), "\(down.stdout)")
-        #expect(down.stdout.contains("takes no new ones until it answers"), "\(down.stdout)")
+        #expect(down.stdout.contains("this host works alone until it answers"), "\(down.stdout)")
         #expect(Poll.until(.seconds(20)) { rig.statusText.contains("The cluster's database does not answer") }, "\(rig.statusText)")
         #expect(Poll.until(.seconds(20)) { rig.metrics(0)?["photofinish_cluster_database_up", ["host": "pf-a"]] == 0 })
         // Meanwhile the daemon watches as ever (a photo dropped now waits for no database).
@@ -162,8 +162,12 @@ import Testing
         }
         #expect(Poll.until(.seconds(30)) { agreed(among: [0, 1, 2]) != nil }, "\((0..<3).map(claimer))")
         let first = try #require(agreed(among: [0, 1, 2]).flatMap { rig.names.firstIndex(of: $0) })
+        // Which host, and since when (the status file as its holder recorded the role's taking).
+        #expect(Poll.until(.seconds(10)) { ((rig.statusFile(first)?["inboxes"] as? [[String: Any]])?.first)?["claimerSince"] != nil })
         let text = try rig.status(first)
-        #expect(text.stdout.contains("claimed by host \(rig.names[first])"), "\(text.stdout)")
+        #expect(text.stdout.contains("claimed by host \(rig.names[first]) since "), "\(text.stdout)")
+        #expect(Poll.until(.seconds(20)) { rig.statusText.contains("New photos are claimed by host \"\(rig.names[first])\" since ") },
+                "\(rig.statusText)")
         daemons[first].signal(SIGTERM)
         #expect(daemons[first].wait() == 0)
         let others = (0..<3).filter { $0 != first }

@@ -58,8 +58,8 @@ final class ClusterRig {
             print("note: \(name): the hosts share this machine's namespaces (\(getuid() == 0 ? "no unshare/nsenter" : "not root")); each has its own cluster.host")
             hosts = nil
         }
-        let conninfo = conninfo, dir = dir
-        configText = { n, inboxes in
+        let dir = dir
+        configText = { n, inboxes, conninfo in
             """
             { templatesDir: "\(dir)/templates", inboxes: [ \(inboxes) ],
               settle: "\(settle)", quiet: "\(quiet)", maxWait: "20s", maxBatch: \(maxBatch),
@@ -70,13 +70,29 @@ final class ClusterRig {
         try writeConfigs()
     }
 
-    /// Host `n`'s config, given its `inboxes` (the JSON5 of the array's elements).
-    private let configText: (Int, String) -> String
+    /// Host `n`'s config, given its `inboxes` (the JSON5 of the array's elements) and database.
+    private let configText: (Int, String, String) -> String
+
+    /// The database as each host reaches it, where it is not `conninfo` (through a proxy).
+    private var databases: [Int: String] = [:]
+
+    /// Host `n` reaches the database at `conninfo` (a `PostgresProxy`'s) from its next start.
+    func reach(_ n: Int, at conninfo: String) throws {
+        databases[n] = conninfo
+        try writeConfigs()
+    }
+
+    /// The name of the test's database (in `conninfo`).
+    var databaseName: String {
+        conninfo.split(separator: " ").first { $0.hasPrefix("dbname=") }.map { String($0.dropFirst(7)) } ?? "postgres"
+    }
 
     /// Writes every host's config: the hot folder `shop` and `more` (name and fixture).
     func writeConfigs(more: [(name: String, hot: HotFolderFixture)] = []) throws {
         let inboxes = ([("shop", hot)] + more).map { "{ name: \"\($0.0)\", root: \"\($0.1.root)\", template: \"small\" }" }
-        for n in names.indices { try Harness.write(configText(n, inboxes.joined(separator: ", ")), to: config(n)) }
+        for n in names.indices {
+            try Harness.write(configText(n, inboxes.joined(separator: ", "), databases[n] ?? conninfo), to: config(n))
+        }
     }
 
     deinit { if ownServer { server.destroy() } }

@@ -109,6 +109,14 @@ public final class PostgresServer: @unchecked Sendable {
         state.withLock { $0.running = true }
     }
 
+    /// Whether it runs now (started and not stopped since).
+    public var isRunning: Bool { state.withLock { $0.running } }
+
+    /// Starts it unless it runs (a test that stopped it may have ended early).
+    public func ensureRunning() throws {
+        if !isRunning { try start() }
+    }
+
     /// Stops it (`-m fast`: connections are closed at once, as a restart or a crash of the
     /// database would close them).
     public func stop() throws {

@@ -27,7 +27,7 @@ struct ClusterStatusTextTests {
         #expect(up.contains("\r\n\r\nThis is host \"studio-2\" of a cluster of 3 hosts up: photos are finished by whichever host is free.\r\n\r\nIdle"), "\(up)")
         let down = StatusText.render(shop, running: true, updated: updated, cluster: Self.host("unreachable"))
         #expect(down.contains("The cluster's database does not answer (since \(HumanTime.words(isoUTC: "2026-11-29T15:04:05.123Z"))): connection to server on socket \"/run/postgresql/.s.PGSQL.5432\" failed.\r\n"))
-        #expect(down.contains("This host (\"studio-2\") finishes the photos it holds and takes no new ones until the database answers again."))
+        #expect(down.contains("This host (\"studio-2\") works alone meanwhile, as without a cluster: it claims and finishes photos itself, and spreads them again once the database answers."))
         #expect(down.unicodeScalars.allSatisfy { $0.isASCII })
         #expect(StatusText.render(shop, running: true, updated: updated, cluster: Self.host("connecting"))
             .contains("This is host \"studio-2\" of a cluster: its database has not answered yet."))

@@ -118,17 +118,24 @@ public final class Database: Sendable {
     }
 
     /// Stops the link: the thread ends, both connections close. Statements then fail with
-    /// `.closed`. Safe to call twice.
-    public func close() {
+    /// `.closed`. Safe to call twice. Waits at most `wait` for the link's thread (one waiting on
+    /// a connection or a statement the server does not answer ends by itself at its timeout),
+    /// and leaves the command connection to a statement still under way on it (it closes with
+    /// its owner, at the latest with the process).
+    public func close(waitingUpTo wait: Duration? = nil) {
         let wasRunning = state.withLock { s -> Bool in
             defer { s.stopping = true }
             return s.running && !s.stopping
         }
         if wasRunning {
             bell.ring()
-            ended.wait(settings.timeout + .seconds(5))
+            ended.wait(wait ?? settings.timeout + .seconds(5))
         }
-        command.withLock { $0?.close(); $0 = nil }
+        if wait == nil {
+            command.withLock { $0?.close(); $0 = nil }
+        } else {
+            _ = command.withLockIfAvailable { $0?.close(); $0 = nil }
+        }
     }
 
     public var health: Health { state.withLock { $0.health } }
@@ -142,6 +149,38 @@ public final class Database: Sendable {
     ///   the connection breaks under this statement; `.query` when the server refuses it.
     public func execute(_ sql: String, _ parameters: [String?] = []) throws(ClusterError) -> Rows {
         try withConnection { c throws(ClusterError) in try c.execute(sql, parameters, timeout: settings.timeout) }
+    }
+
+    /// Runs one statement on the command connection within `limit` all told: waiting for the
+    /// connection while another statement holds it, then for the answer (a stop's last word,
+    /// which must not hold the stop up).
+    /// - Throws: `.unreachable` when `limit` passes first, as `execute` otherwise.
+    public func execute(_ sql: String, _ parameters: [String?] = [], within limit: Duration) throws(ClusterError) -> Rows {
+        let deadline = ContinuousClock.now + limit
+        while true {
+            let outcome: Result<Rows, ClusterError>? = command.withLockIfAvailable { slot in
+                guard let connection = slot else { return .failure(notConnected()) }
+                let left = deadline - ContinuousClock.now
+                guard left > .zero else { return .failure(ClusterError(.unreachable, "no answer within \(limit)")) }
+                do throws(ClusterError) {
+                    return .success(try connection.execute(sql, parameters, timeout: left))
+                } catch {
+                    if error.kind == .unreachable || !connection.isOpen {
+                        connection.close()
+                        slot = nil
+                    }
+                    return .failure(error)
+                }
+            }
+            if let outcome {
+                if case .failure(let error) = outcome, error.kind == .unreachable { lost(error.message) }
+                return try outcome.get()
+            }
+            guard ContinuousClock.now < deadline else {
+                throw ClusterError(.unreachable, "the connection was busy for \(limit)")
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
     }
 
     /// Sets what runs on every new command connection before it is used (the lease keeper

@@ -50,11 +50,19 @@ public enum Hosts {
         return registration
     }
 
+    /// Records this connection as the host's session (at each connection, before anything else):
+    /// the others take its tasks once that session has been gone a few seconds.
+    static func session(_ identity: HostIdentity, runner: some StatementRunner) throws(ClusterError) {
+        _ = try runner.execute("SELECT photofinish.host_session($1, $2)", [identity.name, identity.instance])
+    }
+
     /// This start of the host stops: what it holds goes back (not counted as attempts).
     /// - Returns: how many tasks it gave back.
     @discardableResult
-    public static func stop(_ identity: HostIdentity, on database: Database) throws(ClusterError) -> Int {
-        let rows = try database.execute("SELECT photofinish.stop_host($1, $2) AS given", [identity.name, identity.instance])
+    public static func stop(_ identity: HostIdentity, on database: Database, within limit: Duration? = nil) throws(ClusterError) -> Int {
+        let sql = "SELECT photofinish.stop_host($1, $2) AS given", parameters = [identity.name, identity.instance]
+        let rows: Rows
+        if let limit { rows = try database.execute(sql, parameters, within: limit) } else { rows = try database.execute(sql, parameters) }
         return rows.rows.first?.int("given") ?? 0
     }
 

@@ -9,7 +9,94 @@ extension Schema {
     static let migrations: [Migration] = [
         Migration(version: 1, summary: "hosts, batches and photo tasks with leases", sql: version1),
         Migration(version: 2, summary: "the holders of open batches on the share; tasks no host can finish", sql: version2),
+        Migration(version: 3, summary: "who took each claimer role and when; batches finished without the database; a dead host's tasks taken once its session is gone", sql: version3),
     ]
+
+    /// When each hot folder's claimer role was taken, and by which session (`ClaimerRoles`):
+    /// the role itself is the session's advisory lock, which says nothing of when it was taken.
+    /// A batch its claimant finished while the database did not answer, told when it answers.
+    /// And each host's own session, so that the tasks of a host killed are taken once its session
+    /// has been gone a few seconds, not after their lease.
+    private static let version3 = #"""
+    CREATE TABLE photofinish.claimers (
+        inbox text PRIMARY KEY,
+        -- The role's advisory lock's second key as pg_locks.objid shows it (FNV-1a of the name).
+        key   bigint NOT NULL,
+        host  text NOT NULL,
+        -- The holder's claimer session (as in batch_holders): the row says who holds the role
+        -- only while that session holds the lock.
+        pid   integer NOT NULL,
+        app   text NOT NULL,
+        since timestamptz NOT NULL DEFAULT now()
+    );
+
+    -- A batch its claimant finished and published alone (the database did not answer when its
+    -- run began): published here too, its tasks not started withdrawn (no host takes them
+    -- any more); those running complete as they end. Removed with the published batches.
+    CREATE FUNCTION photofinish.finished_alone(p_inbox text, p_batch text) RETURNS integer
+    LANGUAGE plpgsql AS $$
+    DECLARE
+        v_count integer;
+    BEGIN
+        PERFORM pg_advisory_xact_lock(photofinish.batch_key(p_inbox, p_batch));
+        UPDATE photofinish.batches SET state = 'published', published = now(), closed = coalesce(closed, now())
+         WHERE inbox = p_inbox AND batch = p_batch AND state <> 'published';
+        DELETE FROM photofinish.tasks WHERE inbox = p_inbox AND batch = p_batch AND state IN ('ready', 'waiting');
+        GET DIAGNOSTICS v_count = ROW_COUNT;
+        RETURN v_count;
+    END $$;
+
+    -- The host's command session (its backend's pid and application_name, in pg_stat_activity for
+    -- every role), recorded at each of its connections before anything else; and since when a
+    -- taker first found it gone (NULL: alive, or not looked at since).
+    ALTER TABLE photofinish.hosts ADD COLUMN session_pid integer, ADD COLUMN session_app text,
+                                  ADD COLUMN gone_since timestamptz;
+
+    CREATE FUNCTION photofinish.host_session(p_name text, p_instance uuid) RETURNS void
+    LANGUAGE sql AS $$
+        UPDATE photofinish.hosts
+           SET session_pid = pg_backend_pid(), session_app = current_setting('application_name'),
+               gone_since = NULL, seen = now()
+         WHERE name = p_name AND instance = p_instance
+    $$;
+
+    -- As in version 2, and a running task is taken too when its holder's session has been gone
+    -- for p_gone (the host killed: its socket closed) — never within one lease of the server's
+    -- own start, when every session is gone and the holders reconnect and renew first. Hosts
+    -- whose session is gone are noted here (the first look), and cleared when it is back.
+    DROP FUNCTION photofinish.take_tasks(text, uuid, text[], integer, interval);
+    CREATE FUNCTION photofinish.take_tasks(p_host text, p_instance uuid, p_inboxes text[], p_limit integer,
+                                           p_lease interval, p_gone interval)
+    RETURNS TABLE (inbox text, batch text, photo integer, source text, detail jsonb, attempts integer,
+                   token uuid)
+    LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE photofinish.hosts h
+           SET gone_since = CASE WHEN h.gone_since IS NULL THEN now() END
+         WHERE h.stopped IS NULL AND h.session_pid IS NOT NULL
+           AND (h.gone_since IS NULL) = NOT EXISTS (SELECT 1 FROM pg_stat_activity a
+                                                     WHERE a.pid = h.session_pid AND a.application_name = h.session_app);
+        RETURN QUERY
+        WITH picked AS (
+            SELECT t.inbox, t.batch, t.photo FROM photofinish.tasks t
+             WHERE t.inbox = ANY (p_inboxes)
+               AND (t.state = 'ready'
+                    OR (t.state = 'running' AND now() - pg_postmaster_start_time() >= p_lease
+                        AND (t.lease_until < now()
+                             OR EXISTS (SELECT 1 FROM photofinish.hosts h
+                                         WHERE h.name = t.host AND h.instance = t.instance
+                                           AND h.gone_since < now() - p_gone))))
+             ORDER BY t.seq
+             LIMIT p_limit
+               FOR UPDATE SKIP LOCKED)
+        UPDATE photofinish.tasks t
+           SET state = 'running', host = p_host, instance = p_instance, token = gen_random_uuid(),
+               lease_until = now() + p_lease, taken = now(), attempts = t.attempts + 1
+          FROM picked
+         WHERE t.inbox = picked.inbox AND t.batch = picked.batch AND t.photo = picked.photo
+        RETURNING t.inbox, t.batch, t.photo, t.source, t.detail, greatest(t.attempts - 1 - t.refusals, 0), t.token;
+    END $$;
+    """#
 
     /// Which claimer session holds each open batch on the share (`ClaimerRoles`): when that
     /// session is gone from the server the folder's next claimer adopts the batch at once,

@@ -1,7 +1,8 @@
 import Foundation
 
 /// What `photofinish cluster status` prints: the database reached and its schema, every host
-/// with its workers and the tasks it holds, and the batches not yet published.
+/// with its workers and the tasks it holds, which host holds each hot folder's claimer role and
+/// since when, and the batches not yet published.
 public struct ClusterStatus: Sendable, Codable, Equatable {
     public var server: String
     /// The schema's version in the database (0: none yet) and the one this program makes.
@@ -9,7 +10,20 @@ public struct ClusterStatus: Sendable, Codable, Equatable {
     public var schemaKnown: Int
     public var history: [Schema.Applied]
     public var hosts: [Host]
+    /// Each hot folder's claimer role as last taken (`ClaimerRoles`), by folder (nil: read by a
+    /// version that did not say it, or a schema without the record).
+    public var roles: [Role]? = nil
     public var batches: [BatchProgress]
+
+    /// A hot folder's claimer role: the host that took it last, when, and whether that host's
+    /// session still holds it (false: it was let go or its holder is gone, and no host took it since).
+    public struct Role: Sendable, Codable, Equatable {
+        public var inbox: String
+        public var host: String
+        /// Seconds since 1970 it was taken.
+        public var since: Double
+        public var held: Bool
+    }
 
     public struct Host: Sendable, Codable, Equatable {
         public var name: String
@@ -46,6 +60,20 @@ public struct ClusterStatus: Sendable, Codable, Equatable {
         var status = ClusterStatus(server: server, schema: history.last?.version ?? 0, schemaKnown: Schema.version,
                                    history: history, hosts: [], batches: [])
         guard status.schema > 0 else { return status }
+        if status.schema >= 3 {
+            let roles = try database.execute("""
+                SELECT c.inbox, c.host, extract(epoch FROM c.since) AS since,
+                       EXISTS (SELECT 1 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                                WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                                  AND l.classid = ($1::int4)::oid AND l.objid = c.key::oid
+                                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                                  AND a.pid = c.pid AND a.application_name = c.app) AS held
+                  FROM photofinish.claimers c ORDER BY c.inbox
+                """, [String(ClaimerRoles.namespace)])
+            status.roles = roles.rows.map { row in
+                Role(inbox: row["inbox"] ?? "", host: row["host"] ?? "", since: row.double("since") ?? 0, held: row.bool("held") ?? false)
+            }
+        }
         let held = try database.execute("""
             SELECT host, inbox, batch, photo, source, extract(epoch FROM lease_until - now()) AS left
               FROM photofinish.tasks WHERE state = 'running' ORDER BY host, seq
@@ -117,6 +145,16 @@ public struct ClusterStatus: Sendable, Codable, Equatable {
                 let what = task.photo == 0 ? "the batch's outputs" : "photo \(task.photo) \(task.source)"
                 let lease = task.leaseLeft >= 0 ? "lease \(Self.ago(task.leaseLeft)) left" : "lease expired \(Self.ago(-task.leaseLeft)) ago"
                 lines.append("    \(task.inbox) \(task.batch): \(what) (\(lease))")
+            }
+        }
+        if let roles, !roles.isEmpty {
+            lines.append("claimer roles (the host that claims from each hot folder):")
+            for role in roles {
+                if role.held {
+                    lines.append("  \(role.inbox): host \(role.host), since \(Self.time(role.since)) (\(Self.ago(now.timeIntervalSince1970 - role.since)))")
+                } else {
+                    lines.append("  \(role.inbox): no host holds it now (last host \(role.host), from \(Self.time(role.since)))")
+                }
             }
         }
         lines.append("batches not yet published: \(batches.count)")

@@ -98,9 +98,11 @@ final class LeaseKeeper: Sendable {
     /// Asks for a renewal now.
     func ringNow() { bell.ring() }
 
-    func stop() {
+    /// Stops renewing; waits at most `wait` for a renewal under way (it ends at its statement's
+    /// timeout).
+    func stop(waitingUpTo wait: Duration = .seconds(30)) {
         guard !stopping.exchange(true, ordering: .relaxed), running.load(ordering: .relaxed) else { return }
         bell.ring()
-        ended.wait(.seconds(30))
+        ended.wait(wait)
     }
 }

@@ -49,10 +49,18 @@ public struct TaskBoard: Sendable {
     /// Adds photos to the open batch `batch` (made if new): the claim's transaction.
     /// - Returns: how many were new (a photo already there is left as it is).
     /// - Throws: `.query` with SQLSTATE `PF001` when the batch is closed.
+    /// - Parameter limit: how long it may take all told (on the database's command connection:
+    ///   waiting for it and for the answer); nil: the statement timeout.
     @discardableResult
-    public func add(_ tasks: [NewTask], inbox: String, batch: String) throws(ClusterError) -> Int {
-        let rows = try runner.execute("SELECT photofinish.add_tasks($1, $2, $3, $4) AS added",
-                                        [inbox, batch, host.name, PostgresText.json(tasks)])
+    public func add(_ tasks: [NewTask], inbox: String, batch: String, within limit: Duration? = nil) throws(ClusterError) -> Int {
+        let sql = "SELECT photofinish.add_tasks($1, $2, $3, $4) AS added"
+        let parameters = [inbox, batch, host.name, PostgresText.json(tasks)]
+        let rows: Rows
+        if let limit, let database = runner as? Database {
+            rows = try database.execute(sql, parameters, within: limit)
+        } else {
+            rows = try runner.execute(sql, parameters)
+        }
         return rows.isEmpty ? 0 : rows[0].int("added") ?? 0
     }
 
@@ -66,12 +74,19 @@ public struct TaskBoard: Sendable {
         return outputs(rows.isEmpty ? nil : rows[0]["token"], inbox: inbox, batch: batch)
     }
 
-    /// Takes up to `limit` tasks of the folders `inboxes`, oldest first, each under a fresh lease.
-    /// Never waits for another taker; never returns a task another host holds.
+    /// How long a host's session must have been gone (the host killed: its socket closed) before
+    /// the tasks it holds are taken, their lease or not: longer than a live host's reconnect
+    /// after a connection lost (0.1 s, then its leases renewed first).
+    public static let gone = Duration.seconds(5)
+
+    /// Takes up to `limit` tasks of the folders `inboxes`, oldest first, each under a fresh lease:
+    /// ready ones, and running ones whose lease ran out or whose holder's session has been gone
+    /// for `gone`. Never waits for another taker; never returns a task another host holds.
     public func take(from inboxes: [String], limit: Int) throws(ClusterError) -> [PhotoTask] {
         guard limit > 0, !inboxes.isEmpty else { return [] }
-        let rows = try runner.execute("SELECT * FROM photofinish.take_tasks($1, $2, $3, $4, $5)",
-                                        [host.name, host.instance, PostgresText.array(inboxes), String(limit), leaseText])
+        let rows = try runner.execute("SELECT * FROM photofinish.take_tasks($1, $2, $3, $4, $5, $6)",
+                                        [host.name, host.instance, PostgresText.array(inboxes), String(limit), leaseText,
+                                         PostgresText.interval(Self.gone)])
         return rows.rows.compactMap { row in
             guard let inbox = row["inbox"], let batch = row["batch"], let photo = row.int("photo"),
                   let token = row["token"] else { return nil }
@@ -191,6 +206,15 @@ public struct TaskBoard: Sendable {
             """, [PostgresText.array(inboxes)])
         guard let seconds = rows.rows.first?.double("left") else { return nil }
         return .milliseconds(max(0, Int64(seconds * 1000)))
+    }
+
+    /// A batch its claimant finished alone (the database did not answer when its run began):
+    /// published in the database too, its tasks not started withdrawn so no host takes them.
+    /// - Returns: how many tasks were withdrawn.
+    @discardableResult
+    public func finishedAlone(inbox: String, batch: String) throws(ClusterError) -> Int {
+        let rows = try runner.execute("SELECT photofinish.finished_alone($1, $2) AS withdrawn", [inbox, batch])
+        return rows.isEmpty ? 0 : rows[0].int("withdrawn") ?? 0
     }
 
     /// Removes batches published longer than `age` ago, with their tasks.

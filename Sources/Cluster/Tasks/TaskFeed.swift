@@ -85,9 +85,13 @@ public final class TaskFeed: Sendable {
     /// Tasks taken ahead that no worker has yet.
     public var buffered: Int { state.withLock { $0.buffered.count } }
 
-    /// Gives a task back (not started after all: stopping, its share gone): ready for any host.
+    /// Gives a task back (not started after all: stopping, its share gone): ready for any host —
+    /// off the caller's thread (a worker's, which a database that does not answer must not hold
+    /// up: the task is no longer renewed either way, and the member's stop gives back the rest).
     public func giveBack(_ task: PhotoTask) {
-        _ = try? member.giveBack([task])
+        member.letLapse(task)
+        let member = member
+        DispatchQueue.global().async { _ = try? member.giveBack([task]) }
     }
 
     /// A task this host cannot finish (`ClusterMember.refuse`): given back counted, or done and
@@ -122,6 +126,8 @@ public final class TaskFeed: Sendable {
     /// `flush` for a database that does not answer — then the threads end. Call it before the
     /// member stops: a completion not sent leaves its task held, given back by the member's stop
     /// and finished again by another host. Returns how many were left unsent (0: all recorded).
+    /// Returns within `flush` and a second, whatever the database does (a thread waiting on a
+    /// statement then ends at its timeout).
     @discardableResult
     public func stop(flush: Duration = .seconds(10)) -> Int {
         stopTaking()
@@ -130,8 +136,9 @@ public final class TaskFeed: Sendable {
             s.finishBy = min(s.finishBy ?? by, by)
         }
         completerBell.ring()
-        ended.wait()
-        return state.withLock { $0.completions.count }
+        feederBell.ring()
+        _ = ended.wait(timeout: .now() + .milliseconds(Int((flush + .seconds(1)) / .milliseconds(1))))
+        return state.withLock { $0.completions.count + ($0.sending ? 1 : 0) }
     }
 
     // MARK: - The threads

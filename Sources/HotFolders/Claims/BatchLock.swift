@@ -120,6 +120,43 @@ public final class BatchLock: Sendable {
         return lock
     }
 
+    /// How `fence` ended.
+    public enum Fence: Sendable, Equatable {
+        /// The lock file says these words now (this process's, with a fence line of its own).
+        case written(String)
+        /// The lock file says something else than expected: another process took the batch.
+        case saysAnother
+        /// It could not be read or written (the share), in words.
+        case failed(String)
+    }
+
+    /// Writes this process's words into the lock file of the batch folder at `path` again, with a
+    /// fence line of their own (`fence=<uuid>`), if it still says `expected` — what the cluster's
+    /// database recorded for the batch this process holds. A host that adopts a batch takes its
+    /// lock only while the file says the recorded words (`takeOver`): once fenced, none does, and
+    /// the holder cut off from the database may go on writing into its batch alone. The lock
+    /// itself stays held by this process (the file is opened again, not locked again).
+    public static func fence(_ path: String, from expected: String) -> Fence {
+        do throws(SystemError) {
+            let folder = try Directory(path)
+            guard let file = openLockFile(in: folder) else { return .failed("cannot open the lock of \(path)") }
+            let said = try file.readAll()
+            guard String(decoding: said, as: UTF8.self) == expected else { return .saysAnother }
+            let words = Owner.current.bytes + Array("fence=\(UUID().uuidString.lowercased())\n".utf8)
+            do {
+                try file.replaceContents(with: words)
+            } catch where error.code == EBADF || error.code == EINVAL {
+                let writer = try folder.open(fileName, .write, [.truncate, .noFollow])
+                try writer.write(words)
+                try writer.closeReporting()
+            }
+            try file.closeReporting()
+            return .written(String(decoding: words, as: UTF8.self))
+        } catch {
+            return .failed("\(error)")
+        }
+    }
+
     /// How long `takeOver` asks again for a lock found held: far longer than a look holds it.
     public static let heldForAnInstant = Duration.seconds(2)
 

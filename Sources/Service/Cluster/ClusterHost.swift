@@ -51,6 +51,8 @@ final class ClusterHost: Sendable {
         var started = false
         /// The tasks held as last published.
         var shownHeld = 0
+        /// The database has answered once since the start.
+        var joined = false
     }
 
     /// How often the status is written again while the host holds tasks (what it holds changes
@@ -81,12 +83,18 @@ final class ClusterHost: Sendable {
         self.relay = relay
         member = ClusterMember(conninfo: settings.database, identity: identity, inboxes: inboxes, lease: settings.lease,
                                events: { relay.forward($0) })
-        var roleSettings = ClaimerRoles.Settings(conninfo: settings.database, host: identity.name, grace: settings.lease)
+        var roleSettings = ClaimerRoles.Settings(conninfo: settings.database, host: identity.name, takeover: settings.claimerTakeover)
         roleSettings.lock = BatchLock.ownerText
         roles = ClaimerRoles(roleSettings)
+        // No role until this host's own link answers (`handle(.connected)`).
+        roles.setLinkUp(false)
         relay.target.withLock { $0 = self }
         roles.want(Set(inboxes))
     }
+
+    /// Called (off the link's thread) each time the database answers again, and the first time.
+    func onJoined(_ body: @escaping @Sendable () -> Void) { joined.withLock { $0 = body } }
+    private let joined = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Called when a role is taken or lost (the loop looks at its folders again).
     func onRolesChanged(_ body: @escaping @Sendable () -> Void) {
@@ -109,7 +117,7 @@ final class ClusterHost: Sendable {
     /// how it went), then carries on either way — while the database does not answer, the
     /// daemon watches and claims as ever and takes no task.
     func start(waitingUpTo wait: Duration = .seconds(3)) {
-        log.notice("joining the cluster as host \(name) (lease \(Config.words(settings.lease)))")
+        log.notice("joining the cluster as host \(name) (lease \(Config.words(settings.lease)), claimer takeover \(Config.words(settings.claimerTakeover)))")
         publish()
         let health = member.start(waitingUpTo: wait)
         roles.start(waitingUpTo: wait)
@@ -127,19 +135,22 @@ final class ClusterHost: Sendable {
     }
 
     /// Leaves: what this host still holds goes back to the other hosts at once (not counted as
-    /// an attempt), the host is marked stopped, the links close.
-    func stop() {
+    /// an attempt), the host is marked stopped, the links close — all within `wait`, whatever
+    /// the database does: a thread waiting on a statement that does not answer is left to end
+    /// at its own timeout (or with the process), what it held to the leases.
+    func stop(waitingUpTo wait: Duration = .seconds(4)) {
         let (started, again) = state.withLock { s -> (Bool, Bool) in
             defer { s.stopping = true }
             return (s.started, s.stopping)
         }
         guard !again else { return }
+        let deadline = ContinuousClock.now + wait
         wake.lock(); wake.signal(); wake.unlock()
-        if started { ended.wait() }
+        if started { _ = ended.wait(timeout: .now() + .milliseconds(Int(Self.left(deadline) / .milliseconds(1)) / 4)) }
         let held = member.held.count
         let up = member.health.isUp
-        roles.stop()
-        member.stop()
+        roles.stop(waitingUpTo: Self.left(deadline) / 3)
+        member.stop(waitingUpTo: Self.left(deadline))
         relay.target.withLock { $0 = nil }
         if up {
             log.notice("left the cluster" + (held > 0 ? ": gave back the \(held) task\(held == 1 ? "" : "s") it held" : ""))
@@ -147,6 +158,9 @@ final class ClusterHost: Sendable {
             log.notice("left the cluster (its database did not answer: what it held is taken by the others once its leases expire)")
         }
     }
+
+    /// The time left until `deadline` (zero once past).
+    static func left(_ deadline: ContinuousClock.Instant) -> Duration { max(.zero, deadline - .now) }
 
     /// The hot folders of the config in force (a reload changes them): the host takes tasks of
     /// those among them whose share answers and that it watches (`takeable`).
@@ -187,23 +201,30 @@ final class ClusterHost: Sendable {
     private func handle(_ event: ClusterMember.Event) {
         switch event {
         case .connected(let server):
-            let (was, since) = state.withLock { s in
+            let (was, since, first) = state.withLock { s in
                 defer {
                     s.database = ServiceStatus.ClusterState.reachable
                     s.since = Date()
                     s.reason = nil
                     s.server = server
                     s.readNow = true
+                    s.joined = true
                 }
-                return (s.database, s.since)
+                return (s.database, s.since, !s.joined)
             }
-            if was == ServiceStatus.ClusterState.unreachable {
-                let gone = Duration.milliseconds(Int64(Date().timeIntervalSince(since) * 1000))
+            roles.setLinkUp(true)
+            if let body = joined.withLock({ $0 }) { DispatchQueue.global().async { body() } }
+            let gone = Duration.seconds(Int64(Date().timeIntervalSince(since).rounded()))
+            if first && was == ServiceStatus.ClusterState.unreachable {
+                // Started without the database (a power cut: the photo hosts boot first).
+                log.notice("cluster: joined as host \(name) (\(server)) once the database answered, after \(Config.words(gone)) alone: taking tasks and spreading the batches claimed meanwhile")
+            } else if was == ServiceStatus.ClusterState.unreachable {
                 log.notice("cluster: the database answers again after \(Config.words(gone)): taking tasks again (\(server))")
             } else if was == ServiceStatus.ClusterState.connecting {
                 log.notice("cluster: joined as host \(name) (\(server))")
             }
         case .unreachable(let reason):
+            roles.setLinkUp(false)
             let was = state.withLock { s in
                 defer {
                     if s.database != ServiceStatus.ClusterState.unreachable { s.since = Date() }
@@ -214,7 +235,7 @@ final class ClusterHost: Sendable {
                 return s.database
             }
             if was != ServiceStatus.ClusterState.unreachable {
-                log.warning("cluster: the database does not answer: \(reason); this host finishes the tasks it holds and takes no new ones until it answers")
+                log.warning("cluster: the database does not answer: \(reason); this host works alone until it answers (it claims and finishes photos itself; the tasks it holds are finished and recorded when it answers)")
             }
         case .migrated(let outcome):
             if outcome.from != outcome.to {
@@ -286,8 +307,11 @@ final class ClusterHost: Sendable {
         }
         board.setCluster(cluster)
         for name in configured.withLock({ $0 }) {
-            let claimer = roles.holder(of: name)
-            board.update(name) { if $0.claimer != claimer { $0.claimer = claimer } }
+            let claimer = roles.holder(of: name), since = roles.holderSince(of: name).map(BatchID.timestamp)
+            board.update(name) {
+                if $0.claimer != claimer { $0.claimer = claimer }
+                if $0.claimerSince != since { $0.claimerSince = since }
+            }
         }
         metrics.setCluster(host: name, databaseUp: cluster.isReachable, held: held)
     }

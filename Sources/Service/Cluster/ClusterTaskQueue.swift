@@ -12,8 +12,15 @@ import System
 /// with a worker free.
 ///
 /// - A claim's photos are added after the claim made them durable (one statement). When the
-///   database does not answer then, the batch stays this host's alone: its run finishes the
-///   photos no task finished (said once in the journal).
+///   database does not answer then, the batch is this host's alone meanwhile (said once in the
+///   journal) — and spread again once it answers: every photo of its manifest added as a task,
+///   while it is open or when its run begins (the database only spreads the work: the share's
+///   claims say what the batch holds).
+/// - A batch's run does not wait for a database that does not answer: a batch the database
+///   never had (claimed while it did not answer, or closed at its claim) runs at once, one it
+///   had waits up to `cluster.lease` for it (the photos other hosts finish meanwhile) and then
+///   runs alone, finishing every photo itself; when the database answers again such a batch is
+///   marked published there and its tasks not started withdrawn, so no host takes them.
 /// - A task of a batch this host did not claim is finished all the same: EarlyWorkers opens the
 ///   batch from the share (its manifest and template), its outputs go to `.work/<id>/early/<n>/`
 ///   on the share and its item into the batch's `tasks` journal there, as on the claiming host.
@@ -38,18 +45,38 @@ final class ClusterTaskQueue: PhotoTaskQueue {
     private struct State {
         /// The tasks handed out, by id (their tokens).
         var taken: [PhotoTaskID: PhotoTask] = [:]
-        /// Batches the database does not have (their first add failed): finished here alone.
-        var local: Set<String> = []
+        /// Batches whose photos the database does not all have (an add failed), their run not
+        /// begun: spread when it answers.
+        var local: Set<PhotoTaskID.BatchKey> = []
+        /// Batches whose run began without the database: told when it answers (`finishedAlone`).
+        var alone: Set<PhotoTaskID.BatchKey> = []
         var stopped = false
     }
+
+    /// Whether the daemon is stopping (a batch's run then waits for nothing).
+    private let stopping: @Sendable () -> Bool
+    /// How long a batch's run waits for a database that does not answer when other hosts may be
+    /// finishing its photos (`cluster.lease`).
+    private let patience: Duration
+
+    /// How long a claim's photos may take to be added as tasks: past it, the batch is this
+    /// host's alone until the database answers (a claim, and so a stop, is not held up by a
+    /// database that does not answer).
+    static let addLimit = Duration.seconds(3)
 
     /// How long a worker waits after giving back a task it cannot finish here.
     static let unknownBackoff = Duration.seconds(1)
 
-    init(host: ClusterHost, roots: [String: String], log: Logger) {
+    /// - Parameters:
+    ///   - stopping: whether the daemon is stopping.
+    ///   - patience: how long a batch's run waits for a database that does not answer.
+    init(host: ClusterHost, roots: [String: String], log: Logger, patience: Duration,
+         stopping: @escaping @Sendable () -> Bool) {
         self.host = host
         self.log = log
         self.roots = Mutex(roots)
+        self.patience = patience
+        self.stopping = stopping
         feed = TaskFeed(member: host.member, ahead: 1)
     }
 
@@ -66,18 +93,66 @@ final class ClusterTaskQueue: PhotoTaskQueue {
         var byBatch: [PhotoTaskID.BatchKey: [OpenPhotoTask]] = [:]
         for task in tasks { byBatch[task.id.batchKey, default: []].append(task) }
         for (key, tasks) in byBatch {
-            guard !state.withLock({ $0.local.contains(key.folder) }) else { continue }
+            if state.withLock({ $0.local.contains(key) }) {
+                // Its earlier photos are not tasks: all of them go on once the database answers.
+                if host.member.health.isUp { spread(key, closing: false) }
+                continue
+            }
             do throws(ClusterError) {
-                // The name's bytes in `detail` (as a manifest stores them), its words in `source`.
-                try host.member.add(tasks.map { task in
-                    NewTask(photo: task.id.photo, source: task.source.escaped,
-                            detail: (try? JSONEncoder().encode(task.source)).map { String(decoding: $0, as: UTF8.self) })
-                }, inbox: key.inbox, batch: key.batch)
+                try host.member.add(tasks.map { Self.newTask($0.id.photo, $0.source) }, inbox: key.inbox, batch: key.batch,
+                                    within: Self.addLimit)
             } catch {
-                state.withLock { _ = $0.local.insert(key.folder) }
-                log.warning("cluster: cannot add the photos of batch \(key.batch) as tasks: \(error); this host finishes the batch alone",
+                state.withLock { _ = $0.local.insert(key) }
+                log.warning("cluster: cannot add the photos of batch \(key.batch) as tasks: \(error); this host finishes them alone until the database answers",
                             ["INBOX": key.inbox, "BATCH": key.batch])
             }
+        }
+    }
+
+    /// A photo as a task: the name's bytes in `detail` (as a manifest stores them), its words
+    /// in `source`.
+    private static func newTask(_ photo: Int, _ source: FileName) -> NewTask {
+        NewTask(photo: photo, source: source.escaped,
+                detail: (try? JSONEncoder().encode(source)).map { String(decoding: $0, as: UTF8.self) })
+    }
+
+    /// The batch `key` claimed while the database did not answer (or whose add it missed) is
+    /// spread now it answers: every photo its manifest lists becomes a task (those already
+    /// there stay as they are), and — `closing`, its run about to begin — the batch is closed
+    /// there too. Returns whether the database has it all now (or another thread is seeing to
+    /// it: a batch is spread once at a time).
+    @discardableResult
+    private func spread(_ key: PhotoTaskID.BatchKey, closing: Bool) -> Bool {
+        guard state.withLock({ $0.local.remove(key) != nil }) else { return true }
+        guard let root = roots.withLock({ $0[key.inbox] }),
+              let manifest = try? Manifest.read(fromFolder: root + "/.work/" + key.batch) else {
+            // Gone (published, taken over) or not readable here: its run sees to it.
+            return false
+        }
+        let fields: LogFields = ["INBOX": key.inbox, "BATCH": key.batch]
+        do throws(ClusterError) {
+            let tasks = manifest.items.enumerated().map { Self.newTask($0.offset + 1, $0.element.name) }
+            let added = try host.member.add(tasks, inbox: key.inbox, batch: key.batch, within: Self.addLimit)
+            if closing || manifest.open != true { _ = try host.member.close(inbox: key.inbox, batch: key.batch) }
+            log.notice("cluster: batch \(key.batch), claimed while the database did not answer, is spread again: \(added) of its \(tasks.count) photos added as tasks",
+                       fields)
+            return true
+        } catch {
+            state.withLock { _ = $0.local.insert(key) }
+            return false
+        }
+    }
+
+    /// The database answers again (after an outage, or for the first time): the batches claimed
+    /// meanwhile are spread, and those finished alone are told.
+    func rejoined() {
+        let (local, alone) = state.withLock { ($0.local, $0.alone) }
+        for key in local.sorted(by: { $0.folder < $1.folder }) where host.member.health.isUp { spread(key, closing: false) }
+        for key in alone.sorted(by: { $0.folder < $1.folder }) where host.member.health.isUp {
+            do throws(ClusterError) {
+                try host.member.board.finishedAlone(inbox: key.inbox, batch: key.batch)
+                state.withLock { _ = $0.alone.remove(key) }
+            } catch {}
         }
     }
 
@@ -100,6 +175,14 @@ final class ClusterTaskQueue: PhotoTaskQueue {
                 try? await Task.sleep(for: Self.unknownBackoff)
                 continue
             }
+            // Its batch gone from the share (published by a claimant that ran it alone while the
+            // database did not answer, or taken over): nothing to finish — and its folder must not
+            // be made again by finishing into it.
+            let folder = root + "/.work/" + task.key.batch
+            guard FileManager.default.fileExists(atPath: folder) else {
+                refuse(task, reason: "its batch is no longer in .work/ on host \(host.name)")
+                continue
+            }
             // A photo that stopped the finisher twice (two hosts killed, crashed or cut off while
             // finishing it) is not tried again: left to its batch's run, which fails it as on one host.
             if task.earlierAttempts >= PhotoTask.attemptsLimit {
@@ -109,7 +192,7 @@ final class ClusterTaskQueue: PhotoTaskQueue {
             let id = PhotoTaskID(inbox: task.key.inbox, batch: task.key.batch, photo: task.key.photo)
             state.withLock { $0.taken[id] = task }
             host.tasksChanged()
-            return OpenPhotoTask(id: id, source: name, folder: root + "/.work/" + task.key.batch)
+            return OpenPhotoTask(id: id, source: name, folder: folder)
         }
         return nil
     }
@@ -159,9 +242,10 @@ final class ClusterTaskQueue: PhotoTaskQueue {
     /// finished here alone) or did not answer — the run then finishes the photos not journaled.
     func records(inbox: String, batch: String) async -> [PhotoTaskRecord]? {
         let key = PhotoTaskID.BatchKey(inbox: inbox, batch: batch)
-        guard !state.withLock({ $0.local.contains(key.folder) }) else { return nil }
+        // Run alone (the database did not answer when it began), or stopping: nothing to ask.
+        guard !state.withLock({ $0.alone.contains(key) }), !stopping() else { return nil }
         let until = ContinuousClock.now + .seconds(10)
-        while true {
+        while !stopping() {
             do throws(ClusterError) {
                 guard let records = try host.member.board.records(inbox: inbox, batch: batch) else { return nil }
                 let decoder = JSONDecoder()
@@ -180,27 +264,65 @@ final class ClusterTaskQueue: PhotoTaskQueue {
             }
             try? await Task.sleep(for: .milliseconds(500))
         }
+        return nil
     }
 
     func close(inbox: String, batch: String) {
-        guard !state.withLock({ $0.local.contains(PhotoTaskID.BatchKey(inbox: inbox, batch: batch).folder) }) else { return }
+        guard !state.withLock({ $0.local.contains(PhotoTaskID.BatchKey(inbox: inbox, batch: batch)) }) else { return }
         let member = host.member
         // Off the loop's thread: one statement (drained waits for the tasks, not for this).
         DispatchQueue.global().async { _ = try? member.close(inbox: inbox, batch: batch) }
     }
 
+    /// Returns once every task of the batch is done by some host — its run begins. A batch the
+    /// database does not have all of is spread first while it answers; while it does not, the
+    /// run waits for nothing it cannot have (see the type's comment), nor while stopping.
     func drained(inbox: String, batch: String) async {
         let key = PhotoTaskID.BatchKey(inbox: inbox, batch: batch)
-        while !state.withLock({ $0.stopped || $0.local.contains(key.folder) }) {
+        var downSince: ContinuousClock.Instant?
+        while !state.withLock({ $0.stopped }) && !stopping() {
+            if state.withLock({ $0.local.contains(key) }) {
+                guard host.member.health.isUp, spread(key, closing: true) else {
+                    runsAlone(key, "the database does not answer")
+                    return
+                }
+            }
             if host.member.health.isUp {
+                downSince = nil
                 do throws(ClusterError) {
                     // Not in the database (never added): the batch's run finishes it here.
                     guard let progress = try host.member.board.progress(inbox: inbox, batch: batch) else { return }
                     if progress.photos == progress.done { return }
                 } catch {}
+            } else {
+                let since = downSince ?? .now
+                downSince = since
+                // No photo of it begun anywhere (none has a folder in early/): nothing to wait for.
+                let early = roots.withLock { $0[inbox] }.map { $0 + "/.work/" + batch + "/early" }
+                if early.map({ !FileManager.default.fileExists(atPath: $0) }) ?? true {
+                    runsAlone(key, "the database does not answer")
+                    return
+                }
+                if ContinuousClock.now - since >= patience {
+                    runsAlone(key, "the database has not answered for \(Config.words(patience))")
+                    return
+                }
             }
             // Another host's last photo is seen at the next poll; this host's at once.
             await lastDone.wait(upTo: .milliseconds(200))
+        }
+    }
+
+    /// The batch's run begins without the database: it finishes every photo not known done
+    /// (said once); the database is told when it answers again.
+    private func runsAlone(_ key: PhotoTaskID.BatchKey, _ why: String) {
+        let first = state.withLock { s -> Bool in
+            s.local.remove(key)
+            return s.alone.insert(key).inserted
+        }
+        if first {
+            log.notice("cluster: this host finishes batch \(key.batch) alone, as without a cluster (\(why))",
+                       ["INBOX": key.inbox, "BATCH": key.batch])
         }
     }
 
@@ -216,7 +338,8 @@ final class ClusterTaskQueue: PhotoTaskQueue {
 
     /// After the workers are done, before the member leaves: the completions still queued are
     /// sent — waiting up to `flush` for a database that does not answer — else the member's stop
-    /// would give their tasks back and another host finish those photos again.
+    /// would give their tasks back and another host finish those photos again. Returns within
+    /// `flush` and a second, whatever the database does.
     func finish(flush: Duration) {
         let left = feed.stop(flush: flush)
         if left > 0 {
@@ -272,6 +395,24 @@ final class Pulse: Sendable {
             return s.waiting.removeValue(forKey: id)
         }
         waiter?.resume()
+    }
+}
+
+extension ClusterTaskQueue {
+    /// Takes the open batch `key` back on the share (`ClaimerRoles.onFence`): its lock file
+    /// written again with this process's words and a fence line, if it still says `words`.
+    func fence(_ key: ClaimerRoles.BatchKey, words: String) -> ClaimerRoles.Fence {
+        guard let root = roots.withLock({ $0[key.inbox] }) else { return .failed }
+        switch BatchLock.fence(root + "/.work/" + key.batch, from: words) {
+        case .written(let words):
+            log.notice("cluster: this host's database session is not confirmed: it takes its open batch \(key.batch) back on the share and goes on alone",
+                       ["INBOX": key.inbox, "BATCH": key.batch])
+            return .taken(words: words)
+        case .saysAnother:
+            return .adopted
+        case .failed:
+            return .failed
+        }
     }
 }
 

@@ -21,7 +21,7 @@ import Synchronization
 /// cluster's host name: several hosts' series side by side stay apart), and two more gauges:
 ///
 /// - `photofinish_cluster_database_up{host}` (1: the cluster's database answers; 0: it does not,
-///   and this host takes no new task)
+///   and this host works alone)
 /// - `photofinish_cluster_tasks_held{host}` (the photo tasks this host holds under a lease)
 ///
 /// Counters start at zero with the process (Prometheus handles the reset).
@@ -200,7 +200,7 @@ public final class Metrics: Sendable {
             out.histogram("photofinish_photo_duration_seconds", ["inbox": name], inboxes[name]!.photoDuration, bounds: Self.photoBuckets)
         }
         if let cluster {
-            out.family("photofinish_cluster_database_up", .gauge, "1 when the cluster's database answers, 0 while it does not (this host takes no new task).")
+            out.family("photofinish_cluster_database_up", .gauge, "1 when the cluster's database answers, 0 while it does not (this host works alone meanwhile).")
             out.sample("photofinish_cluster_database_up", [:], cluster.databaseUp ? 1 : 0)
             out.family("photofinish_cluster_tasks_held", .gauge, "Photo tasks this host holds under a lease.")
             out.sample("photofinish_cluster_tasks_held", [:], Double(cluster.held))
