@@ -89,13 +89,16 @@ let package = Package(
         // The Linux calls on files (one owner per descriptor, one EINTR retry, one SystemError):
         // byte-string names, atomic files, the claim primitive, inotify, statfs. Every module
         // that touches a file does it through System (no FileManager elsewhere).
-        .target(name: "System", dependencies: ["CShims"]),
+        .target(name: "System", dependencies: ["CShims", "CCrypto"]),
         .target(name: "Pixels", dependencies: ["CLCMS", "CResample"], swiftSettings: hotLoops),
         .target(name: "Codecs", dependencies: ["Pixels", "CCodecs", "CCerr", "CJPEG", "CPNG", "CHeif", "CExif", "CExempi", "CWebP", "CLibRaw", "CLCMS"]),
         .target(name: "Typesetting", dependencies: ["Pixels", "CFreeType", "CHarfBuzz", "CFontconfig"],
                 swiftSettings: hotLoops),
         .target(name: "JSON5", dependencies: ["System"]),
-        .target(name: "Configuration", dependencies: ["JSON5", "System"]),
+        // Delivery of finished batches to destinations (SFTP, FTP(S), WebDAV, S3, mail, a folder)
+        // through libcurl, with verified receipts: destinations, transfers and journals, no photo.
+        .target(name: "Delivery", dependencies: ["JSON5", "System", "CCurl", "CArchive"]),
+        .target(name: "Configuration", dependencies: ["JSON5", "System", "Delivery"]),
         .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces", "System"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "Configuration", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
@@ -104,10 +107,10 @@ let package = Package(
         .target(name: "Cluster", dependencies: ["CPostgres"]),
         // An HTTP server on sockets it is given (libmicrohttpd): GET /metrics and the console.
         .target(name: "HTTP", dependencies: ["System", "CMicroHTTPD", "CWebShims", "CSystemd"]),
-        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "Cluster", "CSystemd", "CCurl"]),
+        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "Cluster", "Delivery", "CSystemd", "CCurl"]),
         // The web console: logins, pages, uploads into drop/, a batch's files and its ZIP.
         .target(name: "Web", dependencies: ["Service", "HTTP", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CArchive", "CLibcrypt", "CWebShims"]),
-        .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "Cluster", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
+        .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "Cluster", "Delivery", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
         // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
         // seed and every crash file found; the executable is libFuzzer's when built with
         // --sanitize=fuzzer -DFUZZING, a replay tool otherwise.
@@ -119,7 +122,7 @@ let package = Package(
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "JSON5Tests", dependencies: ["JSON5", "TestSupport"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5", "TestSupport"]),
-        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference", "TestSupport"]),
+        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "System", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference", "TestSupport"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels", "TestSupport"]),
         .testTarget(name: "SystemTests", dependencies: ["System", "TestSupport"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System", "TestSupport"]),
@@ -131,6 +134,7 @@ let package = Package(
         // The tests' own PostgreSQL servers (initdb + pg_ctl into temporary folders), for the
         // cluster's tests and the daemons' end-to-end tests alike.
         .target(name: "PostgresHarness", path: "Tests/PostgresHarness"),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "System", "TestSupport"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "PostgresHarness", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Configuration", "JSON5", "System", "TestSupport"]),

@@ -1,3 +1,4 @@
+import Delivery
 import Foundation
 import JSON5
 import System
@@ -26,6 +27,9 @@ public struct Config: Sendable, Equatable {
         /// Below this much free space on its file system, nothing new is claimed: its own
         /// `minFreeSpace`, else the config's (resolved at load); nil: no minimum.
         public var minFreeSpace: Int?
+        /// Where its finished batches are delivered: its own `deliver` list, else the config's
+        /// (resolved at load).
+        public var deliver: [DestinationSettings] = []
 
         public init(name: String, root: String, template: String) {
             self.name = name
@@ -107,6 +111,14 @@ public struct Config: Sendable, Equatable {
     /// Below this much free space on a hot folder's file system nothing new is claimed there
     /// (every hot folder without its own `minFreeSpace`); nil: no minimum.
     public var minFreeSpace: Int?
+
+    // Delivery's keys (DeliveryConfig.swift).
+    /// Where finished batches are delivered, for every hot folder without its own `deliver`.
+    public var deliver: [DestinationSettings] = []
+    /// The logins destinations name (`credentials: NAME`).
+    public var credentials: String = CredentialStore.defaultPath
+    /// The mail server `mailto:` destinations send through.
+    public var mail: MailSettings?
 
     // The web console's keys (WebConfig.swift).
     /// The console's logins (relative: to the config's folder).
@@ -223,8 +235,9 @@ enum ConfigRules {
                            "rescanInterval", "pollInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
                            "maxFileBytes", "itemTimeout", "onBatch", "metricsFile", "keep", "minFreeSpace"]
                            + WebConfigRules.rootKeys
+                           + DeliveryConfigRules.rootKeys
                            + ClusterConfigRules.rootKeys
-    static let inboxKeys = ["name", "root", "template", "onBatch", "keep", "minFreeSpace"]
+    static let inboxKeys = ["name", "root", "template", "onBatch", "keep", "minFreeSpace", "deliver"]
     static let keepKeys = ["out", "originals", "failed"]
     /// The longest `keep`: a hundred years (a longer one is a typo for `"forever"`).
     static let longestKeep = 100 * 365.0 * 86_400
@@ -243,6 +256,8 @@ enum ConfigRules {
         if let value = root["keep"] { globalKeep = keep(value, at: [.key("keep")], doc: &doc) }
         config.keep = globalKeep.over(Config.Keep())
         if let value = root["minFreeSpace"] { config.minFreeSpace = size(value, at: [.key("minFreeSpace")], doc: &doc) }
+        DeliveryConfigRules.read(root, into: &config, &doc)
+        DeliveryConfigRules.check(config.deliver, at: [.key("deliver")], mail: config.mail, doc: &doc)
         if let value = root["inboxes"] { config.inboxes = inboxes(value, defaults: config, doc: &doc) }
         duration(root, "settle", &config.settle, doc: &doc)
         duration(root, "quiet", &config.quiet, doc: &doc)
@@ -333,7 +348,7 @@ enum ConfigRules {
         return keep
     }
 
-    private static func size(_ value: JSON5Value, at path: [KeyPathComponent], alsoAllowed: String? = nil,
+    static func size(_ value: JSON5Value, at path: [KeyPathComponent], alsoAllowed: String? = nil,
                              doc: inout JSON5Document) -> Int? {
         var bytes: Int?
         switch value {
@@ -349,7 +364,7 @@ enum ConfigRules {
         return bytes
     }
 
-    /// - Parameter defaults: the config's own `keep` and `minFreeSpace`, under each inbox's.
+    /// - Parameter defaults: the config's own `keep`, `minFreeSpace` and `deliver`, under each inbox's.
     private static func inboxes(_ value: JSON5Value, defaults: Config, doc: inout JSON5Document) -> [Config.Inbox] {
         let path: [KeyPathComponent] = [.key("inboxes")]
         guard case .array(let entries) = value else {
@@ -405,8 +420,14 @@ enum ConfigRules {
             if let value = members["minFreeSpace"] {
                 minFreeSpace = size(value, at: entryPath + [.key("minFreeSpace")], doc: &doc)
             }
+            var deliver = defaults.deliver
+            if let value = members["deliver"] {
+                deliver = DeliveryConfigRules.destinations(value, at: entryPath + [.key("deliver")], doc: &doc)
+                DeliveryConfigRules.check(deliver, at: entryPath + [.key("deliver")], mail: defaults.mail, doc: &doc)
+            }
             if ok {
                 var inbox = Config.Inbox(name: name, root: root, template: template)
+                inbox.deliver = deliver
                 inbox.onBatch = hooks
                 // Its own keys over the config's, key by key.
                 inbox.keep = ownKeep.over(defaults.keep)
@@ -418,7 +439,7 @@ enum ConfigRules {
     }
 
     /// Names used in file names and logs: no path tricks, no hidden files, no spaces.
-    private static func isSafeName(_ name: String) -> Bool {
+    static func isSafeName(_ name: String) -> Bool {
         !name.isEmpty && !name.hasPrefix(".") && name.utf8.count <= 128
             && name.unicodeScalars.allSatisfy {
                 ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0)

@@ -142,6 +142,8 @@ public final class HotFolderService: Sendable {
             pool.stop()
             proofs.stop()
             await workers.finishAll()
+            // A delivery under way stops where it is; its journal resumes it at the next start.
+            workers.deliveries.stop()
             // The photos the workers completed recorded first (up to 3 s; 1 s for a database that
             // does not answer), then the member leaves (up to 3 s): what it still holds goes back,
             // or — the database not answering — is left to the leases. A stop is a stop.

@@ -131,6 +131,10 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         public var claimer: String?
         /// Since when `claimer` holds the role (ISO 8601 UTC, as it recorded it).
         public var claimerSince: String?
+        /// Deliveries not done (pending, or failed and tried again), one sentence each:
+        /// `batch → destination: failed (why); tried again at …` (docs/reference.md
+        /// "Delivering finished photos").
+        public var deliveries: [String]?
 
         public init(name: String, root: String) {
             self.name = name

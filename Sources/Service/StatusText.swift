@@ -96,6 +96,11 @@ public enum StatusText {
         if let proof = inbox.proof {
             lines.append("The proof of its template (what each output looks like) is \(ascii(proof)).")
         }
+        if let deliveries = inbox.deliveries, !deliveries.isEmpty {
+            lines.append("")
+            lines.append("Deliveries not done (\(deliveries.count)):")
+            lines += deliveries.map { "- " + ascii($0) }
+        }
         lines.append("")
         if let last = inbox.last {
             let finished = HumanTime.words(isoUTC: last.finished)

@@ -186,6 +186,25 @@ enum Commands {
             ],
             main: { a throws(UsageError) in try await RedoCommand.main(a) }),
         Command(
+            name: "deliver", synopsis: "ROOT BATCH-ID [--to NAME] [--config FILE]",
+            summary: "Deliver a finished batch again, now, to its hot folder's destinations.",
+            details: """
+                Sends out/BATCH-ID/ to the destinations the config gives ROOT (deliver: [ … ]), or to
+                the one --to names, and waits for each: a delivery that failed resumes where it
+                stopped, one delivered is sent again under the same names (nothing is doubled). Each
+                file is verified on the server; the receipts go into the batch's report.json and
+                report.html. A delivery waiting for the batch's approval is not sent. Safe beside a
+                running daemon (a delivery it is sending is refused, not sent twice); run as root it
+                writes as the owner of ROOT/.work/. The logins come from the credentials file.
+                Exit 0: every destination delivered and verified; 1: one failed (the reason is
+                printed); 2: usage or configuration error.
+                """,
+            options: [
+                Option("to", "NAME", "only this destination"),
+                Option("config", "FILE", "the config naming ROOT's destinations (default:\n\(defaultConfig))"),
+            ],
+            sync: { a throws(UsageError) in try DeliverCommand.main(a) }),
+        Command(
             name: "proof", synopsis: "--template F [--out DIR] [--config FILE]",
             summary: "The template on six sample photos, as one contact sheet.",
             details: """

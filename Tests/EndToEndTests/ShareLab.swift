@@ -194,9 +194,11 @@ final class FuseMount {
 final class SSHServer {
     let port = ShareLab.sparePort()
     let identity: String
+    private let dir: String
     private let pidFile: String
 
     init(dir: String) throws {
+        self.dir = dir
         identity = dir + "/user-key"
         pidFile = dir + "/sshd.pid"
         for key in [dir + "/host-key", identity] {
@@ -220,11 +222,22 @@ final class SSHServer {
             """, to: dir + "/sshd_config")
         // sshd's privilege separation folder (Debian makes it at boot).
         try FileManager.default.createDirectory(atPath: "/run/sshd", withIntermediateDirectories: true)
+        try start()
+    }
+
+    /// Starts sshd (again, after `stop`: the same keys, the same port).
+    func start() throws {
         let started = try Harness.exec("/usr/sbin/sshd", ["-f", dir + "/sshd_config", "-E", dir + "/sshd.log"], deadline: .seconds(30))
         if started.status != 0 || !Poll.until(.seconds(20), { ShareLab.listening(self.port) }) {
             Issue.record("sshd did not listen: \(started.stderr)\((try? String(contentsOfFile: dir + "/sshd.log", encoding: .utf8)) ?? "")")
             throw POSIXError(.ECONNREFUSED)
         }
+    }
+
+    /// The server's host key as a known_hosts line (`[127.0.0.1]:PORT ssh-ed25519 AAAA…`).
+    var knownHostsLine: String {
+        let key = ((try? String(contentsOfFile: dir + "/host-key.pub", encoding: .utf8)) ?? "").split(separator: " ").prefix(2).joined(separator: " ")
+        return "[127.0.0.1]:\(port) \(key)\n"
     }
 
     /// `sshfs` of `remote` (a folder on this server) at `point`, in the foreground.

@@ -3,6 +3,7 @@ import Foundation
 import JSON5
 import Testing
 @testable import Finishing
+import System
 
 /// A temporary folder for one test, removed afterwards.
 final class TemplateTestFolder {

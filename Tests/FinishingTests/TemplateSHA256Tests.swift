@@ -1,5 +1,6 @@
 import Testing
 @testable import Finishing
+import System
 
 @Suite struct TemplateSHA256Tests {
     @Test(arguments: [

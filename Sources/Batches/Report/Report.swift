@@ -27,6 +27,10 @@ public struct Report: Codable, Sendable {
     public var outputs: [BatchOutput]
     /// What happened to the batch as a whole, in words (a story not made, and why).
     @OmittedWhenEmpty public var warnings: [String]?
+    /// Where the batch was delivered: one receipt per destination (docs/reference.md
+    /// "Delivering finished photos"). The report is written last when the batch is finished,
+    /// without them; each receipt is added, and changed, by rewriting the report atomically.
+    @OmittedWhenEmpty public var deliveries: [Delivery]?
 
     public init(batch: String, inbox: String?, template: TemplateRef, started: String, finished: String,
                 items: [Item], ignored: [IgnoredFile] = [], outputs: [BatchOutput] = [], interrupted: Bool = false) {
@@ -150,6 +154,35 @@ public struct Report: Codable, Sendable {
         public var original: String?
         public init(source: String, reason: String, original: String? = nil) {
             self.source = source; self.reason = reason; self.original = original
+        }
+    }
+
+    /// A destination's receipt.
+    public struct Delivery: Codable, Sendable, Equatable {
+        /// The destination's name in the config.
+        public var name: String
+        /// Its URL (never a secret: passwords are refused in it).
+        public var to: String
+        /// `delivered` | `failed` | `pending`.
+        public var status: String
+        public var files: Int
+        public var bytes: Int
+        /// How every file was checked on the server: `sha256` (read back and hashed, or the S3
+        /// server's own checksum), `etag`, `size`, or `accepted` (a mail server took the message).
+        public var verified: String?
+        /// When it was delivered, or last failed.
+        public var at: String?
+        public var attempts: Int
+        /// Why the last attempt failed.
+        public var error: String?
+        /// Pending or failed: what it waits for, `approval`, or when it is tried again (ISO 8601);
+        /// left out when nothing more is tried without `photofinish deliver`.
+        public var next: String?
+
+        public init(name: String, to: String, status: String, files: Int, bytes: Int, verified: String? = nil,
+                    at: String? = nil, attempts: Int = 0, error: String? = nil, next: String? = nil) {
+            self.name = name; self.to = to; self.status = status; self.files = files; self.bytes = bytes
+            self.verified = verified; self.at = at; self.attempts = attempts; self.error = error; self.next = next
         }
     }
 

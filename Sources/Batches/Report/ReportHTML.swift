@@ -26,6 +26,11 @@ public enum ReportHTML {
             h += "</ul></section>\n"
         }
         if !r.outputs.isEmpty { h += batchOutputs(r) }
+        if let deliveries = r.deliveries, !deliveries.isEmpty {
+            h += "<section class=\"deliveries\"><h2>Deliveries</h2><ul>\n"
+            for d in deliveries { h += "<li class=\"\(e(d.status))\">\(e(ReportText.deliveryLine(d)))</li>\n" }
+            h += "</ul></section>\n"
+        }
         h += "<h2>Photos, in batch order</h2>\n<ol class=\"items\">\n"
         for item in r.items { h += self.item(item) }
         h += "</ol>\n"

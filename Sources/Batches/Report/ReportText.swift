@@ -60,7 +60,20 @@ public enum ReportText {
             }
         }
         for w in r.warnings ?? [] { lines.append("Batch warning: \(w)") }
+        for d in r.deliveries ?? [] { lines.append("Delivery \(deliveryLine(d))") }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A receipt in words: `client-sftp (sftp://…): delivered, 12 files, 4.1 MB, verified by
+    /// sha256, at …`.
+    public static func deliveryLine(_ d: Report.Delivery) -> String {
+        var line = "\(d.name) (\(d.to)): \(d.status), \(d.files) file\(d.files == 1 ? "" : "s"), \(d.bytes) bytes"
+        if let verified = d.verified { line += ", verified by \(verified)" }
+        if let at = d.at { line += d.status == "delivered" ? ", at \(at)" : ", last tried \(at)" }
+        if d.attempts > 1 { line += " (\(d.attempts) attempts)" }
+        if let error = d.error { line += ": \(error)" }
+        if let next = d.next { line += next == "approval" ? "; waits for the batch's approval" : "; tried again at \(next)" }
+        return line
     }
 
     static func statusWords(_ s: Report.Status) -> String {

@@ -22,6 +22,9 @@ public enum Recovery {
     static let bookkeeping: Set<FileName> = [BatchLock.fileName, Manifest.entryName, ProgressJournal.entryName,
                                                    EarlyJournal.entryName, EarlyJournal.folderEntry]
 
+    /// The folder of `.work/` that holds delivery journals.
+    public static let deliveries = "deliveries"
+
     /// Recovers and sweeps the hot folder's `.work/`.
     /// - Parameters:
     ///   - staleAfter: anything in `.work/` that is not a batch folder and is older than this
@@ -36,7 +39,9 @@ public enum Recovery {
         var result = Result()
         guard let work = try? Directory(layout.work), let names = try? work.names() else { return result }
         let cutoff = now.timeIntervalSince1970 - Double(staleAfter / .milliseconds(1)) / 1000
-        for name in names.sorted() where !skipping.contains(name.escaped) {
+        // `.work/deliveries/` holds the journals of finished batches' deliveries (the service's
+        // delivery, README "Delivering finished photos"): no batch, never swept.
+        for name in names.sorted() where !skipping.contains(name.escaped) && name.string != Self.deliveries {
             let id = name.string ?? ""
             if BatchID.isValid(id), let st = try? work.status(of: name), st.isDirectory {
                 guard let folder = try? work.folder(name) else { continue }

@@ -38,6 +38,8 @@ final class FolderWorkers: Sendable {
     private let log: Logger
     private let stop: StopRequest
     private let hookRunner: BatchHookRunner
+    /// The deliveries of finished batches (each destination a lane of its own).
+    let deliveries: BatchDeliveries
     /// The current limits (a reload changes them for the batches that start after it).
     let limits = Mutex(BatchLimits())
     /// Each hot folder's `onBatch`, as of the last (re)load.
@@ -60,6 +62,7 @@ final class FolderWorkers: Sendable {
         self.stop = stop
         self.log = log
         hookRunner = BatchHookRunner(log: log, userAgent: "photofinish")
+        deliveries = BatchDeliveries(board: board, metrics: metrics, log: log)
         slots = WorkerSlots(batchSlots)
         let me = WeakWorkers()
         if let tasks {
@@ -179,6 +182,7 @@ final class FolderWorkers: Sendable {
                                     failed: c.failed, finished: report.finished)
                 }
                 metrics.record(report, inbox: inbox, folder: batch.layout.out + "/" + batch.id)
+                deliveries.finished(report, inbox: inbox)
                 onFinished()
                 if let hooks = hooks.withLock({ $0[inbox] }) {
                     hookRunner.run(hooks, for: FinishedBatch(inbox: inbox, batch: batch.id, status: report.status.rawValue,

@@ -1,4 +1,5 @@
 import Batches
+import Delivery
 import Foundation
 import HotFolders
 import JSON5
@@ -62,6 +63,11 @@ extension ServiceLoop {
         }
         if new.inboxes.contains(where: { $0.hooks?.webhook != nil }), BatchHookRunner.networkIsPrivate {
             log.warning("onBatch.webhook is set, but this service has no network (the unit's PrivateNetwork=yes): install the drop-in /usr/share/doc/photofinish/examples/webhook-network.conf (see its first lines)")
+        }
+        workers.deliveries.configure(new.config)
+        if previous == nil { workers.deliveries.resume() }
+        if new.config.inboxes.flatMap(\.deliver).contains(where: { $0.destination.kind != .file }), BatchHookRunner.networkIsPrivate {
+            log.warning("deliver names destinations on the network, but this service has no network (the unit's PrivateNetwork=yes): install the drop-in /usr/share/doc/photofinish/examples/delivery-network.conf (see its first lines)")
         }
         workers.limits.withLock { current in
             // One workers limit over all hot folders: the slots are made again only when it changes.

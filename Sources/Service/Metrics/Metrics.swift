@@ -54,6 +54,8 @@ public final class Metrics: Sendable {
         var lastBatch: Double?
         var batchDuration = Histogram(buckets: Metrics.batchBuckets.count)
         var photoDuration = Histogram(buckets: Metrics.photoBuckets.count)
+        /// Deliveries that ended, by destination and result (`delivered`, `failed`).
+        var deliveries: [String: [String: Int]] = [:]
     }
 
     private struct State {
@@ -143,6 +145,12 @@ public final class Metrics: Sendable {
         state.withLock { $0.inboxes[inbox]?.shareAvailable = available }
     }
 
+    /// A delivery to `destination` ended: `delivered`, or `failed` (an attempt failed).
+    func recordDelivery(_ inbox: String, destination: String, result: String) {
+        state.withLock { s in s.inboxes[inbox]?.deliveries[destination, default: [:]][result, default: 0] += 1 }
+        changed()
+    }
+
     func setInFlight(_ count: Int) {
         state.withLock { $0.inFlight = count }
     }
@@ -180,6 +188,15 @@ public final class Metrics: Sendable {
         for name in order {
             out.sample("photofinish_bytes_total", ["inbox": name, "direction": "in"], Double(inboxes[name]!.bytesIn))
             out.sample("photofinish_bytes_total", ["inbox": name, "direction": "out"], Double(inboxes[name]!.bytesOut))
+        }
+        out.family("photofinish_deliveries_total", .counter, "Deliveries of finished batches that ended, by hot folder, destination and result (delivered, failed: an attempt that failed).")
+        for name in order {
+            for (destination, results) in inboxes[name]!.deliveries.sorted(by: { $0.key < $1.key }) {
+                for result in ["delivered", "failed"] {
+                    out.sample("photofinish_deliveries_total", ["inbox": name, "destination": destination, "result": result],
+                               Double(results[result] ?? 0))
+                }
+            }
         }
         out.family("photofinish_pending_files", .gauge, "Files in drop/ not yet claimed (settling or waiting for their batch).")
         for name in order { out.sample("photofinish_pending_files", ["inbox": name], Double(inboxes[name]!.pending)) }

@@ -1,5 +1,6 @@
 import Batches
 import Finishing
+import System
 
 /// The console's stylesheet and script, served from `/static/` (the Content-Security-Policy
 /// allows no inline style or script). Every page works without the script; it only adds live

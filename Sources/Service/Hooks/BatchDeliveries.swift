@@ -1,0 +1,233 @@
+import Batches
+import Configuration
+import Delivery
+import Foundation
+import HotFolders
+import Synchronization
+import System
+
+/// The daemon's side of delivery (README "Delivering finished photos"): a finished batch's
+/// deliveries planned (one journal per destination in `.work/deliveries/<batch-id>/`) and handed
+/// to the `DeliveryWorkers` (a lane per destination); those a stop left resumed at the start;
+/// each receipt written into the batch's report (report.json rewritten atomically, and
+/// report.html), the board (status, STATUS.txt), the metrics and the journal.
+final class BatchDeliveries: Sendable {
+    /// What the config says, as of the last (re)load.
+    private struct Settings: Sendable {
+        var folders: [String: (layout: HotFolderLayout, destinations: [DestinationSettings])] = [:]
+        var credentials = CredentialStore.defaultPath
+        var mail: MailSettings?
+    }
+
+    private let settings = Mutex(Settings())
+    /// Each hot folder's deliveries not done, by journal path: what status shows.
+    private let open = Mutex<[String: [String: String]]>([:])
+    /// One report rewritten at a time (two destinations of one batch end together).
+    private let reportLock = Mutex(())
+    private let workers: DeliveryWorkers
+    private let board: StatusBoard
+    private let metrics: Metrics
+    private let log: Logger
+
+    init(board: StatusBoard, metrics: Metrics, log: Logger) {
+        self.board = board
+        self.metrics = metrics
+        self.log = log
+        let me = Weak()
+        workers = DeliveryWorkers(onReceipt: { key, journal in me.value?.receipt(journal, lane: key) },
+                                  onOutcome: { _, outcome in me.value?.outcome(outcome) })
+        me.value = self
+    }
+
+    private final class Weak: @unchecked Sendable {
+        weak var value: BatchDeliveries?
+    }
+
+
+    /// Takes the config's destinations (at load and at each reload).
+    func configure(_ config: Config) {
+        settings.withLock { s in
+            s.credentials = config.credentials
+            s.mail = config.mail
+            s.folders = Dictionary(config.inboxes.map { ($0.name, (HotFolderLayout(root: $0.root), $0.deliver)) }) { $1 }
+        }
+    }
+
+    /// Plans and starts the deliveries of a batch just finished in `inbox` (nothing when the
+    /// folder has no destination, or the batch no photo that finished).
+    func finished(_ report: Report, inbox: String) {
+        let (folder, credentials, mail) = settings.withLock { ($0.folders[inbox], $0.credentials, $0.mail) }
+        guard let folder, !folder.destinations.isEmpty, report.counts.ok > 0 else { return }
+        let fields: LogFields = ["INBOX": inbox, "BATCH": report.batch]
+        let batchFolder = folder.layout.out + "/" + report.batch
+        let parts = DeliveryReceipts.parts(of: report, in: batchFolder)
+        let journals = DeliveryReceipts.folder(folder.layout, batch: report.batch)
+        var receipts: [Report.Delivery] = []
+        for destination in folder.destinations {
+            let path = journals + "/" + destination.name + ".json"
+            do throws(SystemError) {
+                var journal = try DeliveryRun.read(path)
+                if journal == nil {
+                    let made = try DeliveryPlan.make(batch: report.batch, inbox: inbox, batchFolder: batchFolder, parts: parts,
+                                                     settings: destination, folder: journals)
+                    try DeliveryRun.write(made, to: path)
+                    journal = made
+                }
+                receipts.append(DeliveryReceipts.receipt(journal!))
+                track(journal!, inbox: inbox)
+                let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
+                workers.enqueue(.init(journal: path, context: context, due: 0), lane: inbox + "/" + destination.name)
+            } catch {
+                log.error("delivery to \(destination.name) cannot start: \(error); photofinish deliver \(folder.layout.root) \(report.batch) --to \(destination.name) tries again",
+                          fields)
+                receipts.append(Report.Delivery(name: destination.name, to: destination.destination.description, status: "failed",
+                                                files: 0, bytes: 0, at: BatchID.timestamp(Date()), error: error.description))
+            }
+        }
+        DeliveryReceipts.write(receipts, batchFolder: batchFolder, lock: reportLock, log: log, fields: fields)
+    }
+
+    /// Resumes the deliveries a stop left in each hot folder's `.work/deliveries/` (sending,
+    /// pending, failed and due again); at the start, after `configure`.
+    func resume() {
+        let (folders, credentials, mail) = settings.withLock { ($0.folders, $0.credentials, $0.mail) }
+        for (inbox, folder) in folders.sorted(by: { $0.key < $1.key }) where !folder.destinations.isEmpty {
+            let root = folder.layout.work + "/deliveries"
+            for batch in Files.textNames(in: root).sorted() {
+                for destination in folder.destinations {
+                    let path = root + "/" + batch + "/" + destination.name + ".json"
+                    guard let journal = try? DeliveryRun.read(path), journal.phase != .delivered else { continue }
+                    track(journal, inbox: inbox)
+                    guard journal.phase != .awaitingApproval, !(journal.phase == .failed && journal.final) else { continue }
+                    log.notice("resuming the delivery to \(destination.name) (\(journal.files.filter { $0.stage != .verified }.count) of \(journal.files.count) files to go)",
+                               ["INBOX": inbox, "BATCH": batch])
+                    let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
+                    workers.enqueue(.init(journal: path, context: context, due: journal.nextAttempt ?? 0), lane: inbox + "/" + destination.name)
+                }
+            }
+        }
+    }
+
+    /// The gate of `when: "approved"` deliveries: the approval of the batch opens it (the share
+    /// page's approval calls this; the journal's phase goes from `awaiting-approval` to `pending`).
+    func approve(batch: String, inbox: String) {
+        let (folder, credentials, mail) = settings.withLock { ($0.folders[inbox], $0.credentials, $0.mail) }
+        guard let folder else { return }
+        for destination in folder.destinations where destination.when == .approved {
+            let path = DeliveryReceipts.folder(folder.layout, batch: batch) + "/" + destination.name + ".json"
+            let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
+            workers.enqueue(.init(journal: path, context: context, due: 0, first: .approved), lane: inbox + "/" + destination.name)
+        }
+    }
+
+    /// Stops every lane (a transfer under way stops where it is; resumed at the next start).
+    func stop() { workers.stop() }
+
+    /// A receipt changed: into the report, the board, the metrics and the journal.
+    private func receipt(_ journal: DeliveryJournal, lane: String) {
+        guard let inbox = journal.inbox, let folder = settings.withLock({ $0.folders[inbox] }) else { return }
+        let fields: LogFields = ["INBOX": inbox, "BATCH": journal.batch]
+        let receipt = DeliveryReceipts.receipt(journal)
+        DeliveryReceipts.write([receipt], batchFolder: folder.layout.out + "/" + journal.batch, lock: reportLock, log: log, fields: fields)
+        track(journal, inbox: inbox)
+        switch journal.phase {
+        case .delivered:
+            metrics.recordDelivery(inbox, destination: journal.destination, result: "delivered")
+            log.notice("delivered to \(journal.destination): \(journal.files.count) file\(journal.files.count == 1 ? "" : "s"), \(journal.bytes) bytes, verified by \(receipt.verified ?? "-")"
+                       + (journal.attempts > 1 ? " (attempt \(journal.attempts))" : ""), fields)
+        case .failed:
+            metrics.recordDelivery(inbox, destination: journal.destination, result: "failed")
+            let then = journal.final ? "; not tried again until photofinish deliver \(folder.layout.root) \(journal.batch) --to \(journal.destination)"
+                : receipt.next.map { "; tried again at \($0)" } ?? ""
+            log.warning("delivery to \(journal.destination) failed (attempt \(journal.attempts)): \(journal.error ?? "")\(then)", fields)
+        case .pending, .sending, .awaitingApproval:
+            break
+        }
+    }
+
+    private func outcome(_ outcome: DeliveryRun.Outcome) {
+        if case .broken(let why) = outcome { log.error("delivery: \(why)", [:]) }
+    }
+
+    /// The board's sentences for the deliveries not done.
+    private func track(_ journal: DeliveryJournal, inbox: String) {
+        let key = journal.batch + "/" + journal.destination
+        let receipt = DeliveryReceipts.receipt(journal)
+        let lines = open.withLock { all -> [String] in
+            if journal.phase == .delivered {
+                all[inbox]?[key] = nil
+            } else {
+                var line = "\(journal.batch) → \(journal.destination): \(receipt.status)"
+                if let error = receipt.error { line += " (\(error))" }
+                if let next = receipt.next { line += next == "approval" ? ", waits for approval" : "; tried again at \(next)" }
+                all[inbox, default: [:]][key] = line
+            }
+            return (all[inbox] ?? [:]).sorted { $0.key < $1.key }.map(\.value)
+        }
+        board.update(inbox) { $0.deliveries = lines.isEmpty ? nil : lines }
+    }
+}
+
+/// A batch's delivery receipts in its report, for the daemon and `photofinish deliver` alike.
+public enum DeliveryReceipts {
+    /// The folder of a batch's delivery journals: `.work/deliveries/<batch-id>`.
+    public static func folder(_ layout: HotFolderLayout, batch: String) -> String { layout.work + "/deliveries/" + batch }
+
+    /// The files of a batch folder a delivery may send: the outputs the report names, then the
+    /// report's own files (`report.json`, `report.html`, the thumbnails it shows).
+    public static func parts(of report: Report, in batchFolder: String) -> [DeliveryPlan.Part] {
+        var parts: [DeliveryPlan.Part] = []
+        for item in report.items where item.status == .ok {
+            for output in item.outputs ?? [] { parts.append(.init(output.file)) }
+        }
+        for output in report.outputs { parts.append(.init(output.file)) }
+        parts.append(.init(ReportReader.fileName.escaped, isReport: true))
+        if Files.exists(batchFolder + "/report.html") { parts.append(.init("report.html", isReport: true)) }
+        for item in report.items {
+            if let thumbnail = item.thumbnail, Files.exists(batchFolder + "/" + thumbnail) { parts.append(.init(thumbnail, isReport: true)) }
+        }
+        return parts
+    }
+
+    public static func receipt(_ journal: DeliveryJournal) -> Report.Delivery {
+        let status: String = switch journal.phase {
+        case .delivered: "delivered"
+        case .failed: "failed"
+        case .pending, .sending, .awaitingApproval: "pending"
+        }
+        let next: String? = switch journal.phase {
+        case .awaitingApproval: "approval"
+        case .failed where !journal.final: journal.nextAttempt.map { BatchID.timestamp(Date(timeIntervalSince1970: $0)) }
+        default: nil
+        }
+        return Report.Delivery(name: journal.destination, to: journal.to, status: status, files: journal.files.count,
+                               bytes: journal.bytes, verified: journal.verified?.rawValue,
+                               at: journal.at.map { BatchID.timestamp(Date(timeIntervalSince1970: $0)) },
+                               attempts: journal.attempts, error: journal.phase == .failed ? journal.error : nil, next: next)
+    }
+
+    /// Puts `receipts` into the batch's report (each replacing the one of its destination) and
+    /// writes it again: report.html, then report.json, each atomically.
+    /// - Parameter lock: held while the report is read and written (two destinations of one
+    ///   batch end together).
+    public static func write(_ receipts: [Report.Delivery], batchFolder: String, lock: borrowing Mutex<Void>, log: Logger, fields: LogFields) {
+        lock.withLock { _ in
+            do throws(ReportError) {
+                guard var report = try ReportReader.read(batchFolder: batchFolder) else { return }
+                var all = report.deliveries ?? []
+                for receipt in receipts {
+                    if let i = all.firstIndex(where: { $0.name == receipt.name }) { all[i] = receipt } else { all.append(receipt) }
+                }
+                guard all != report.deliveries ?? [] else { return }
+                report.deliveries = all
+                do throws(SystemError) {
+                    try ReportWriter.write(report, toFolder: batchFolder)
+                } catch {
+                    log.error("cannot write the delivery receipt into \(batchFolder)/report.json: \(error)", fields)
+                }
+            } catch {
+                log.error("cannot read \(batchFolder)/report.json for its delivery receipt: \(error)", fields)
+            }
+        }
+    }
+}

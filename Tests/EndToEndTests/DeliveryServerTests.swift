@@ -1,0 +1,227 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Finished batches delivered to real servers started here on loopback (README "Delivering
+/// finished photos"): each protocol's test starts its server once and runs the whole story on
+/// one daemon — a batch delivered and verified (and a second destination with a wrong login
+/// failing with the reason, the batch itself complete), the server stopped in the middle of a
+/// delivery and started again (delivered once, nothing doubled), the daemon killed (-9) in the
+/// middle of one (resumed, each file once), the server's disk full (failed, then delivered
+/// once there is room again).
+@Suite(.serialized) struct DeliveryServerTests {
+    @Test(.timeLimit(.minutes(6))) func sftp() throws {
+        if let why = DeliveryServers.missing(["/usr/sbin/sshd", "/usr/bin/ssh-keygen"]) { print("skipped: \(why)"); return }
+        let dir = try Harness.tempDir()
+        let disk = try ServerDisk(dir + "/export")
+        let ssh = try SSHServer(dir: dir)
+        defer { ssh.stop() }
+        let knownHosts = dir + "/known_hosts"
+        try Harness.write(ssh.knownHostsLine, to: knownHosts)
+        _ = try Harness.exec("/usr/bin/ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", dir + "/stranger-key"], deadline: .seconds(30))
+        let url = "sftp://root@127.0.0.1:\(ssh.port)\(disk.path)/in/"
+        let story = try DeliveryStory(
+            name: "sftp", to: url, wrongTo: url,
+            credentials: "client: { user: \"root\", privateKey: \"\(ssh.identity)\" }, wrong: { user: \"root\", privateKey: \"\(dir)/stranger-key\" }",
+            options: "knownHosts: \"\(knownHosts)\"")
+        try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
+                      leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },
+                      stop: { ssh.stop() }, start: { try ssh.start() }, disk: disk)
+    }
+
+    @Test(.timeLimit(.minutes(6))) func webdav() throws {
+        if let why = DeliveryServers.missing(["/usr/sbin/apache2", "/usr/bin/htpasswd"]) { print("skipped: \(why)"); return }
+        let dir = try Harness.tempDir()
+        let disk = try ServerDisk(dir + "/export")
+        let server = try WebDAVServer(dir: dir, root: disk.path)
+        defer { server.stop() }
+        let story = try DeliveryStory(
+            name: "webdav", to: "webdav://127.0.0.1:\(server.port)/dav/in/", wrongTo: "webdav://127.0.0.1:\(server.port)/dav/in/",
+            credentials: "client: { user: \"\(WebDAVServer.user)\", password: \"\(WebDAVServer.password)\" }, wrong: { user: \"\(WebDAVServer.user)\", password: \"nope\" }")
+        try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
+                      leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },
+                      stop: { server.stop() }, start: { try server.start() }, disk: disk)
+    }
+
+    @Test(.timeLimit(.minutes(6))) func ftpAndFTPS() throws {
+        if let why = DeliveryServers.missing(["/usr/sbin/vsftpd", "/usr/bin/openssl"]) { print("skipped: \(why)"); return }
+        let dir = try Harness.tempDir()
+        let disk = try ServerDisk(dir + "/export")
+        let server = try FTPServer(dir: dir, root: disk.path)
+        defer { server.stop() }
+        // The destination that works speaks FTPS (TLS verified against the server's certificate);
+        // the one with the wrong password, plain FTP.
+        let story = try DeliveryStory(
+            name: "ftp", to: "ftps://127.0.0.1:\(server.port)/in/", wrongTo: "ftp://127.0.0.1:\(server.port)/in/",
+            credentials: "client: { user: \"\(FTPServer.user)\", password: \"\(FTPServer.password)\" }, wrong: { user: \"\(FTPServer.user)\", password: \"nope\" }",
+            options: "caFile: \"\(server.certificate)\"")
+        try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
+                      leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },
+                      stop: { server.stop() }, start: { try server.start() }, disk: disk)
+    }
+}
+
+/// A small file system of the server's own (a tmpfs of 4 MiB, `nobody`'s), to fill.
+final class ServerDisk {
+    let path: String
+
+    init(_ path: String) throws {
+        self.path = path
+        guard try ShareLab.mountTmpfs(path, size: "4m") else { throw POSIXError(.EPERM) }
+        try FileManager.default.createDirectory(atPath: path + "/in", withIntermediateDirectories: true)
+        try ShareLab.giveToNobody(path + "/in")
+    }
+
+    /// Fills it but for a few KiB.
+    func fill() throws {
+        _ = try Harness.exec("/bin/dd", ["if=/dev/zero", "of=\(path)/filler", "bs=4k"], deadline: .seconds(30))
+    }
+
+    func free() { try? FileManager.default.removeItem(atPath: path + "/filler") }
+
+    deinit { _ = try? Harness.exec("/usr/bin/umount", ["-l", path], deadline: .seconds(20)) }
+}
+
+/// One daemon, one hot folder with two destinations on one server — `client` (a good login)
+/// and `wrong` (a wrong one) — and the story every protocol's test tells.
+struct DeliveryStory {
+    let fixture: HotFolderFixture
+    let name: String
+
+    /// A template whose outputs are tens of KiB (a delivery throttled to 60 kB/s takes a few
+    /// seconds: the test can act in its middle).
+    static let template = """
+        { version: 1, resize: { longSide: 480 }, output: { format: "jpeg", quality: 97 } }
+        """
+
+    init(name: String, to: String, wrongTo: String, credentials: String, options: String = "", function: String = #function) throws {
+        self.name = name
+        let dir = try Harness.tempDir("story" + name)
+        let credentialsFile = dir + "/credentials.json5"
+        try Harness.write("{ \(credentials) }", to: credentialsFile)
+        chmod(credentialsFile, 0o600)
+        let extra = options.isEmpty ? "" : options + ", "
+        fixture = try HotFolderFixture(name: "delivery" + name, extra: """
+            credentials: "\(credentialsFile)",
+            deliver: [
+              { name: "client", to: "\(to)", credentials: "client", \(extra)bandwidth: 60000,
+                retry: { first: "300ms", atMost: "1s" }, stallTimeout: "5s" },
+              { name: "wrong", to: "\(wrongTo)", credentials: "wrong", \(extra)retry: { first: "1h" } },
+            ]
+            """, template: Self.template)
+    }
+
+    /// Runs the story.
+    /// - Parameters:
+    ///   - received: a batch's files as the server has them (name → bytes).
+    ///   - leftovers: temporary files left on the server.
+    func run(received: (String) -> [String: [UInt8]], leftovers: () -> [String], stop: () -> Void, start: () throws -> Void,
+             disk: ServerDisk?) throws {
+        var daemon = try fixture.start()
+        defer { daemon.signal(SIGTERM); _ = daemon.wait() }
+        #expect(daemon.waitUntilReady(), "\(daemon.log)")
+        let clock = ContinuousClock()
+
+        // 1. Delivered and verified; the wrong login fails with its reason; the batch is complete.
+        var began = clock.now
+        let first = try drop(1)
+        #expect(waitFor(first, "client", "delivered", daemon), "\(daemon.log)")
+        #expect(waitFor(first, "wrong", "failed", daemon), "\(daemon.log)")
+        let report = try Harness.report(in: fixture.root + "/out/" + first)
+        #expect(report["status"] as? String == "complete")
+        let wrong = receipt(first, "wrong")
+        #expect((wrong?["error"] as? String)?.contains("refused") == true || (wrong?["error"] as? String)?.contains("401") == true,
+                "\(wrong ?? [:])")
+        #expect(wrong?["next"] == nil, "a refused login is not tried again by itself")
+        expectSame(first, received(first))
+        print("\(name): delivered and verified in \(clock.now - began)")
+
+        // 2. The server stopped in the middle of a delivery, then started: delivered once.
+        began = clock.now
+        let second = try drop(2)
+        #expect(Poll.until(.seconds(60)) { verifiedFiles(second) >= 1 }, "\(daemon.log)")
+        stop()
+        #expect(waitFor(second, "client", "failed", daemon), "\(daemon.log)")
+        try start()
+        #expect(waitFor(second, "client", "delivered", daemon), "\(daemon.log)")
+        expectSame(second, received(second))
+        #expect(leftovers().isEmpty, "\(leftovers())")
+        print("\(name): server stopped and started mid-delivery, delivered in \(clock.now - began)")
+
+        // 3. The daemon killed (-9) in the middle of a delivery: resumed at its start, each file once.
+        began = clock.now
+        let third = try drop(3)
+        #expect(Poll.until(.seconds(60)) { verifiedFiles(third) >= 1 }, "\(daemon.log)")
+        #expect(verifiedFiles(third) < 3, "the kill came after the delivery: nothing tested")
+        daemon.signal(SIGKILL)
+        _ = daemon.wait()
+        daemon = try fixture.start(log: "daemon-2.log")
+        #expect(waitFor(third, "client", "delivered", daemon), "\(daemon.log)")
+        expectSame(third, received(third))
+        #expect(leftovers().isEmpty, "\(leftovers())")
+        print("\(name): daemon killed mid-delivery, resumed and delivered in \(clock.now - began)")
+
+        // 4. The server's disk full: failed with the reason, delivered once there is room.
+        guard let disk else { return }
+        began = clock.now
+        try disk.fill()
+        let fourth = try drop(4)
+        #expect(waitFor(fourth, "client", "failed", daemon), "\(daemon.log)")
+        print("\(name): full disk: \(receipt(fourth, "client")?["error"] ?? "")")
+        disk.free()
+        #expect(waitFor(fourth, "client", "delivered", daemon), "\(daemon.log)")
+        expectSame(fourth, received(fourth))
+        #expect(leftovers().isEmpty, "\(leftovers())")
+        print("\(name): full disk freed, delivered in \(clock.now - began)")
+        for batch in [first, second, third, fourth] {
+            #expect(try Harness.report(in: fixture.root + "/out/" + batch)["status"] as? String == "complete")
+        }
+    }
+
+    /// Drops three photos (differing by `round`) and returns the id of the batch they make.
+    func drop(_ round: Int) throws -> String {
+        let before = Set(fixture.reports().keys)
+        for n in 0..<3 { try fixture.drop(try HotFolderFixture.photo(round * 10 + n, width: 900), as: "R\(round)-\(n).jpg") }
+        var id: String?
+        _ = Poll.until(.seconds(60)) {
+            id = Set(fixture.reports().keys).subtracting(before).first
+            return id != nil
+        }
+        return try #require(id, "batch \(round) was not finished")
+    }
+
+    func receipt(_ batch: String, _ destination: String) -> [String: Any]? {
+        (fixture.reports()[batch]?["deliveries"] as? [[String: Any]])?.first { $0["name"] as? String == destination }
+    }
+
+    func waitFor(_ batch: String, _ destination: String, _ status: String, _ daemon: DaemonProcess) -> Bool {
+        Poll.until(.seconds(90), every: .milliseconds(100)) { receipt(batch, destination)?["status"] as? String == status }
+    }
+
+    /// How many files of `batch`'s delivery to `client` are verified (its journal).
+    func verifiedFiles(_ batch: String) -> Int {
+        guard let data = FileManager.default.contents(atPath: fixture.root + "/.work/deliveries/\(batch)/client.json"),
+              let journal = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return 0 }
+        return (journal["files"] as? [[String: Any]] ?? []).filter { $0["stage"] as? String == "verified" }.count
+    }
+
+    /// What the server has is what the batch made: the same names, the same bytes, nothing more.
+    func expectSame(_ batch: String, _ received: [String: [UInt8]]) {
+        let folder = fixture.root + "/out/" + batch
+        let outputs = ((try? Harness.report(in: folder))?["items"] as? [[String: Any]] ?? [])
+            .flatMap { ($0["outputs"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String } }
+        #expect(Set(received.keys) == Set(outputs), "\(received.keys.sorted()) vs \(outputs.sorted())")
+        for file in outputs {
+            #expect(received[file] == (try? Harness.read(folder + "/" + file)), "\(file) differs on the server")
+        }
+        let r = receipt(batch, "client")
+        #expect(r?["verified"] as? String == "sha256" && r?["files"] as? Int == outputs.count, "\(r ?? [:])")
+    }
+
+    /// The files of a folder on the server's disk (name → bytes).
+    static func read(folder: String) -> [String: [UInt8]] {
+        var out: [String: [UInt8]] = [:]
+        for name in DeliveryServers.files(under: folder) { out[name] = try? Harness.read(folder + "/" + name) }
+        return out
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import Testing
+
+/// The servers the delivery tests send to, each started by its test on a spare 127.0.0.1 port
+/// with folders the test made (README "Delivering finished photos"): Apache with mod_dav
+/// (WebDAV), vsftpd (FTP and explicit FTPS), an SMTP server (aiosmtpd, with STARTTLS and a
+/// login), moto's S3 server; OpenSSH's sshd is `SSHServer` (ShareLab.swift). Each keeps what it
+/// receives where the test reads it back, and can be stopped and started again (same port,
+/// same keys). What the server writes lives on a small tmpfs (`ShareLab.mountTmpfs`) when the
+/// test fills its disk.
+enum DeliveryServers {
+    /// Why a server cannot run here, or nil.
+    static func missing(_ programs: [String]) -> String? {
+        if getuid() != 0 { return "needs root (servers that switch to nobody, a tmpfs for the full disk)" }
+        for p in programs where !FileManager.default.isExecutableFile(atPath: p) {
+            return "\(p) is not installed (scripts/bootstrap installs it)"
+        }
+        return nil
+    }
+
+    /// A self-signed certificate for 127.0.0.1 (`cert.pem`, `key.pem` in `dir`): the CA file the
+    /// destination's `caFile` names.
+    static func certificate(in dir: String) throws -> (cert: String, key: String) {
+        let cert = dir + "/cert.pem", key = dir + "/key.pem"
+        let r = try Harness.exec("/usr/bin/openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1",
+                                                      "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", cert],
+                                 deadline: .seconds(60))
+        guard r.status == 0 else {
+            Issue.record("openssl: \(r.stderr)")
+            throw POSIXError(.EIO)
+        }
+        chmod(key, 0o644)
+        return (cert, key)
+    }
+
+    /// Every regular file under `folder`, relative to it, sorted.
+    static func files(under folder: String) -> [String] {
+        let e = FileManager.default.enumerator(atPath: folder)
+        var out: [String] = []
+        while let p = e?.nextObject() as? String {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: folder + "/" + p, isDirectory: &isDir), !isDir.boolValue { out.append(p) }
+        }
+        return out.sorted()
+    }
+}
+
+/// A server run in the foreground as a child of the test (Apache, vsftpd, aiosmtpd, moto).
+class ForegroundServer {
+    let port = ShareLab.sparePort()
+    let dir: String
+    private var process: Process?
+    private let command: (Int) -> (String, [String], [String: String])
+    private let name: String
+
+    init(name: String, dir: String, command: @escaping (Int) -> (String, [String], [String: String])) {
+        self.name = name
+        self.dir = dir
+        self.command = command
+    }
+
+    func start() throws {
+        let (program, args, environment) = command(port)
+        let p = try ShareLab.spawn(program, args, log: dir + "/\(name).log", environment: environment)
+        process = p
+        if !Poll.until(.seconds(60), { ShareLab.listening(self.port) || !p.isRunning }) || !p.isRunning {
+            Issue.record("\(name) did not listen: \((try? String(contentsOfFile: dir + "/\(name).log", encoding: .utf8)) ?? "")")
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    func stop() {
+        if let process { ShareLab.end(process) }
+        process = nil
+    }
+
+    var log: String { (try? String(contentsOfFile: dir + "/\(name).log", encoding: .utf8)) ?? "" }
+
+    deinit { stop() }
+}
+
+/// Apache with mod_dav and mod_dav_fs: `root` served at `/dav/`, Basic login `studio`/`password`.
+final class WebDAVServer: ForegroundServer {
+    static let user = "studio", password = "pf-dav-secret"
+    let root: String
+
+    init(dir: String, root: String) throws {
+        self.root = root
+        let modules = "/usr/lib/apache2/modules"
+        let config = dir + "/httpd.conf"
+        try FileManager.default.createDirectory(atPath: dir + "/run", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: dir + "/lock", withIntermediateDirectories: true)
+        try ShareLab.giveToNobody(dir + "/lock")
+        _ = try Harness.exec("/usr/bin/htpasswd", ["-cbB", dir + "/htpasswd", Self.user, Self.password], deadline: .seconds(30))
+        chmod(dir + "/htpasswd", 0o644)
+        super.init(name: "apache", dir: dir) { _ in ("/usr/sbin/apache2", ["-f", config, "-DFOREGROUND"], [:]) }
+        try Harness.write("""
+            ServerRoot \(dir)
+            DefaultRuntimeDir \(dir)/run
+            PidFile \(dir)/run/httpd.pid
+            Listen 127.0.0.1:\(port)
+            ServerName 127.0.0.1
+            User nobody
+            Group nogroup
+            ErrorLog \(dir)/apache-error.log
+            LogLevel warn
+            LoadModule mpm_event_module \(modules)/mod_mpm_event.so
+            LoadModule authz_core_module \(modules)/mod_authz_core.so
+            LoadModule authz_user_module \(modules)/mod_authz_user.so
+            LoadModule authn_core_module \(modules)/mod_authn_core.so
+            LoadModule authn_file_module \(modules)/mod_authn_file.so
+            LoadModule auth_basic_module \(modules)/mod_auth_basic.so
+            LoadModule alias_module \(modules)/mod_alias.so
+            LoadModule dav_module \(modules)/mod_dav.so
+            LoadModule dav_fs_module \(modules)/mod_dav_fs.so
+            DavLockDB \(dir)/lock/davlock
+            Alias /dav \(root)
+            <Directory \(root)>
+                Dav On
+                AuthType Basic
+                AuthName "PhotoFinish test"
+                AuthUserFile \(dir)/htpasswd
+                Require valid-user
+            </Directory>
+            """, to: config)
+        try start()
+    }
+}
+
+/// vsftpd, plain FTP and explicit FTPS (`AUTH TLS`) on one port, one virtual user
+/// (`studio`/`password`, checked by a PAM service the test writes and removes) acting as
+/// `nobody` in `root`.
+final class FTPServer: ForegroundServer {
+    static let user = "studio", password = "pf-ftp-secret"
+    let root: String
+    let certificate: String
+    private let pamService: String
+
+    init(dir: String, root: String) throws {
+        self.root = root
+        let (cert, key) = try DeliveryServers.certificate(in: dir)
+        certificate = cert
+        pamService = "pf-test-ftp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let check = dir + "/check-login"
+        try Harness.write("""
+            #!/bin/sh
+            # pam_exec hands the password on stdin, NUL-terminated.
+            pass=$(tr -d '\\000')
+            [ "$PAM_USER" = "\(Self.user)" ] && [ "$pass" = "\(Self.password)" ]
+            """, to: check)
+        chmod(check, 0o755)
+        try Harness.write("auth required pam_exec.so expose_authtok quiet \(check)\naccount required pam_permit.so\n",
+                          to: "/etc/pam.d/" + pamService)
+        try FileManager.default.createDirectory(atPath: dir + "/empty", withIntermediateDirectories: true)
+        chmod(dir + "/empty", 0o755)
+        let config = dir + "/vsftpd.conf"
+        super.init(name: "vsftpd", dir: dir) { _ in ("/usr/sbin/vsftpd", [config], [:]) }
+        try Harness.write("""
+            listen=YES
+            listen_address=127.0.0.1
+            listen_port=\(port)
+            background=NO
+            anonymous_enable=NO
+            local_enable=YES
+            write_enable=YES
+            guest_enable=YES
+            guest_username=nobody
+            virtual_use_local_privs=YES
+            local_root=\(root)
+            local_umask=022
+            file_open_mode=0644
+            pam_service_name=\(pamService)
+            secure_chroot_dir=\(dir)/empty
+            seccomp_sandbox=NO
+            pasv_enable=YES
+            pasv_address=127.0.0.1
+            ssl_enable=YES
+            rsa_cert_file=\(cert)
+            rsa_private_key_file=\(key)
+            force_local_logins_ssl=NO
+            force_local_data_ssl=NO
+            require_ssl_reuse=NO
+            xferlog_enable=NO
+            """, to: config)
+        chmod(config, 0o600)
+        try start()
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: "/etc/pam.d/" + pamService) }
+}
+
+/// An SMTP server (Debian's aiosmtpd) that requires STARTTLS and a login, and keeps each
+/// message it accepts as a file in `maildir/new/`.
+final class SMTPServer: ForegroundServer {
+    static let user = "studio", password = "pf-smtp-secret"
+    let maildir: String
+    let certificate: String
+
+    init(dir: String, maildir: String) throws {
+        self.maildir = maildir
+        let (cert, key) = try DeliveryServers.certificate(in: dir)
+        certificate = cert
+        let script = dir + "/smtp.py"
+        super.init(name: "smtp", dir: dir) { _ in ("/usr/bin/python3", [script], [:]) }
+        try Harness.write("""
+            import asyncio, mailbox, ssl
+            from aiosmtpd.controller import Controller
+            from aiosmtpd.handlers import Mailbox
+            from aiosmtpd.smtp import AuthResult, LoginPassword
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+            context.load_cert_chain("\(cert)", "\(key)")
+            def check(server, session, envelope, mechanism, auth_data):
+                ok = isinstance(auth_data, LoginPassword) and auth_data.login == b"\(Self.user)" and auth_data.password == b"\(Self.password)"
+                return AuthResult(success=ok)
+            controller = Controller(Mailbox("\(maildir)"), hostname="127.0.0.1", port=\(port), tls_context=context,
+                                    require_starttls=True, authenticator=check, auth_required=True)
+            controller.start()
+            print("listening", flush=True)
+            asyncio.new_event_loop().run_forever()
+            """, to: script)
+        try start()
+    }
+
+    /// The messages received, each as its raw text.
+    var messages: [String] {
+        DeliveryServers.files(under: maildir + "/new").compactMap { try? String(contentsOfFile: maildir + "/new/" + $0, encoding: .utf8) }
+    }
+}
+
+/// moto's S3 server (`scripts/s3-server` installs it from PyPI into a virtual environment of its
+/// own), objects in memory, read back by the test with plain GETs.
+final class S3Server: ForegroundServer {
+    static func program() -> String? {
+        if let given = ProcessInfo.processInfo.environment["PF_S3_SERVER"] { return given }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("scripts/s3-server").path
+        guard let r = try? Harness.exec("/bin/bash", [script], deadline: .seconds(900)), r.status == 0 else { return nil }
+        return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    init(dir: String, program: String) throws {
+        super.init(name: "moto", dir: dir) { port in (program, ["-H", "127.0.0.1", "-p", "\(port)"], [:]) }
+        try start()
+    }
+
+    var endpoint: String { "http://127.0.0.1:\(port)" }
+
+    /// A GET of `key` in `bucket`: its bytes, or nil.
+    func object(_ bucket: String, _ key: String) -> [UInt8]? {
+        guard let r = try? Harness.exec("/usr/bin/curl", ["-sf", "\(endpoint)/\(bucket)/\(key)", "-o", dir + "/got"], deadline: .seconds(30)),
+              r.status == 0 else { return nil }
+        return try? Harness.read(dir + "/got")
+    }
+
+    /// The keys in `bucket`.
+    func keys(_ bucket: String) -> [String] {
+        guard let r = try? Harness.exec("/usr/bin/curl", ["-sf", "\(endpoint)/\(bucket)?list-type=2"], deadline: .seconds(30)) else { return [] }
+        return r.stdout.components(separatedBy: "<Key>").dropFirst().compactMap { $0.components(separatedBy: "</Key>").first }.sorted()
+    }
+
+    func makeBucket(_ bucket: String) throws {
+        let r = try Harness.exec("/usr/bin/curl", ["-sf", "-X", "PUT", "\(endpoint)/\(bucket)"], deadline: .seconds(30))
+        guard r.status == 0 else {
+            Issue.record("cannot make bucket \(bucket): \(r.stderr)")
+            throw POSIXError(.EIO)
+        }
+    }
+}
