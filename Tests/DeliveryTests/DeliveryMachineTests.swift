@@ -63,7 +63,7 @@ struct DeliveryMachineTests {
         #expect(m.handle(.failed(failure), now: 1012, jitter: 0.5) == [.save, .receipt, .retry(at: 1012 + 22), .done])
         _ = m.handle(.begin, now: 1040)
         _ = m.handle(.failed(failure), now: 1041)
-        #expect(m.journal.nextAttempt == 1041 + 40)
+        #expect(m.journal.nextAttempt == Double(1041 + 40))
         // An hour after the first attempt: failed for good.
         _ = m.handle(.begin, now: 4600)
         #expect(m.handle(.failed(failure), now: 4601) == [.save, .receipt, .done])
