@@ -111,6 +111,8 @@ enum DeliveryConfigRules {
         if let v = members["giveUpAfter"] {
             ok = ConfigRules.duration(v, at: path + [.key("giveUpAfter")], into: &policy.giveUpAfter, doc: &doc) && ok
         }
+        // A first wait longer than the default ceiling raises the ceiling (unless one is given).
+        if members["atMost"] == nil { policy.atMost = max(policy.atMost, policy.first) }
         if ok && policy.atMost < policy.first {
             doc.fail(path + [.key("atMost")], "is shorter than first (\(Config.words(policy.first)))")
             ok = false

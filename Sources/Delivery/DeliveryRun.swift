@@ -103,6 +103,14 @@ public enum DeliveryRun {
         while !effects.isEmpty {
             let effect = effects.removeFirst()
             let jitter = Double.random(in: 0..<1)
+            // What was being done, for the receipt's error.
+            let step: String? = switch effect {
+            case .write(let i, _): "sending \(machine.journal.files[i].name)"
+            case .rename(let i, _): "renaming \(machine.journal.files[i].name) into place"
+            case .verify(let i): "verifying \(machine.journal.files[i].name)"
+            case .sendMessage: "sending the mail"
+            default: nil
+            }
             do throws(DeliveryMachine.Failure) {
                 switch effect {
                 case .save:
@@ -137,7 +145,9 @@ public enum DeliveryRun {
                 // Stopping: left as it is (a file being sent is sent again at the next start),
                 // not recorded as a failure of the destination.
                 if shouldStop() { return .ran(machine.journal, retryAt: nil) }
-                effects = machine.handle(.failed(error), now: now(), jitter: jitter)
+                var failure = error
+                if let step { failure.message = step + ": " + failure.message }
+                effects = machine.handle(.failed(failure), now: now(), jitter: jitter)
             }
         }
         let ended = machine.journal

@@ -1,4 +1,5 @@
 import Foundation
+import Pixels
 import Testing
 import TestSupport
 
@@ -26,7 +27,7 @@ import TestSupport
             options: "knownHosts: \"\(knownHosts)\"")
         try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
                       leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },
-                      stop: { ssh.stop() }, start: { try ssh.start() }, disk: disk)
+                      stop: { ssh.stopAll() }, start: { try ssh.start() }, disk: disk)
     }
 
     @Test(.timeLimit(.minutes(6))) func webdav() throws {
@@ -88,8 +89,8 @@ struct DeliveryStory {
     let fixture: HotFolderFixture
     let name: String
 
-    /// A template whose outputs are tens of KiB (a delivery throttled to 60 kB/s takes a few
-    /// seconds: the test can act in its middle).
+    /// A template whose outputs (of `noisyPhoto`) are some 150 KB each: a delivery throttled to
+    /// 200 kB/s takes a few seconds, and the test can act in its middle.
     static let template = """
         { version: 1, resize: { longSide: 480 }, output: { format: "jpeg", quality: 97 } }
         """
@@ -104,7 +105,7 @@ struct DeliveryStory {
         fixture = try HotFolderFixture(name: "delivery" + name, extra: """
             credentials: "\(credentialsFile)",
             deliver: [
-              { name: "client", to: "\(to)", credentials: "client", \(extra)bandwidth: 60000,
+              { name: "client", to: "\(to)", credentials: "client", \(extra)bandwidth: 200000,
                 retry: { first: "300ms", atMost: "1s" }, stallTimeout: "5s" },
               { name: "wrong", to: "\(wrongTo)", credentials: "wrong", \(extra)retry: { first: "1h" } },
             ]
@@ -181,13 +182,29 @@ struct DeliveryStory {
     /// Drops three photos (differing by `round`) and returns the id of the batch they make.
     func drop(_ round: Int) throws -> String {
         let before = Set(fixture.reports().keys)
-        for n in 0..<3 { try fixture.drop(try HotFolderFixture.photo(round * 10 + n, width: 900), as: "R\(round)-\(n).jpg") }
+        for n in 0..<3 { try fixture.drop(try Self.noisyPhoto(round * 10 + n), as: "R\(round)-\(n).jpg") }
         var id: String?
         _ = Poll.until(.seconds(60)) {
             id = Set(fixture.reports().keys).subtracting(before).first
             return id != nil
         }
         return try #require(id, "batch \(round) was not finished")
+    }
+
+    /// A 640×480 JPEG of noise: its 480 px output is some 150 KB (a throttled delivery of three
+    /// takes seconds).
+    static func noisyPhoto(_ seed: Int) throws -> [UInt8] {
+        var canvas = Canvas(width: 640, height: 480, channels: 3, fill: [0, 0, 0])
+        var state = UInt64(seed + 1) &* 0x9E37_79B9_7F4A_7C15
+        canvas.withUnsafeMutableRows { rows in
+            for y in 0..<480 {
+                for x in 0..<(640 * 3) {
+                    state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                    rows[y][x] = UInt8(truncatingIfNeeded: state >> 56)
+                }
+            }
+        }
+        return try Harness.jpeg(upright: canvas.finished(), quality: 95)
     }
 
     func receipt(_ batch: String, _ destination: String) -> [String: Any]? {

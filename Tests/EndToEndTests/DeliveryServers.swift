@@ -69,8 +69,14 @@ class ForegroundServer {
         }
     }
 
+    /// Stops the server and every connection it serves (a forking server's children would
+    /// carry on a session under way), as a server going down does.
     func stop() {
-        if let process { ShareLab.end(process) }
+        if let process {
+            let children = ShareLab.descendants(of: process.processIdentifier)
+            for child in children { kill(child, SIGKILL) }
+            ShareLab.end(process, SIGKILL)
+        }
         process = nil
     }
 
@@ -93,7 +99,8 @@ final class WebDAVServer: ForegroundServer {
         try ShareLab.giveToNobody(dir + "/lock")
         _ = try Harness.exec("/usr/bin/htpasswd", ["-cbB", dir + "/htpasswd", Self.user, Self.password], deadline: .seconds(30))
         chmod(dir + "/htpasswd", 0o644)
-        super.init(name: "apache", dir: dir) { _ in ("/usr/sbin/apache2", ["-f", config, "-DFOREGROUND"], [:]) }
+        // -X: one process, no children (stopped, it is gone at once, connections and all).
+        super.init(name: "apache", dir: dir) { _ in ("/usr/sbin/apache2", ["-f", config, "-X"], [:]) }
         try Harness.write("""
             ServerRoot \(dir)
             DefaultRuntimeDir \(dir)/run

@@ -79,6 +79,25 @@ enum ShareLab {
         p.waitUntilExit()
     }
 
+    /// The processes below `pid` (its children, theirs…), read from /proc.
+    static func descendants(of pid: Int32) -> [Int32] {
+        var parents: [Int32: [Int32]] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let child = Int32(name), let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { continue }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            if fields.count > 1, let parent = Int32(fields[1]) { parents[parent, default: []].append(child) }
+        }
+        var out: [Int32] = []
+        var next = [pid]
+        while let p = next.popLast() {
+            let children = parents[p] ?? []
+            out += children
+            next += children
+        }
+        return out
+    }
+
     /// Stops the daemon whose pid is in `pidFile` (SIGTERM, then SIGKILL), if it still runs.
     static func stop(pidFile: String) {
         guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
@@ -252,6 +271,16 @@ final class SSHServer {
     }
 
     func stop() { ShareLab.stop(pidFile: pidFile) }
+
+    /// Stops sshd and every connection it serves (its children: a stopped listener alone
+    /// leaves the sessions open), as a server going down does.
+    func stopAll() {
+        guard let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+              let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)), pid > 1 else { return }
+        let children = ShareLab.descendants(of: pid)
+        stop()
+        for child in children { kill(child, SIGKILL) }
+    }
 
     deinit { stop() }
 }
