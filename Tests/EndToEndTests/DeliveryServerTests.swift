@@ -39,7 +39,9 @@ import TestSupport
         let story = try DeliveryStory(
             name: "webdav", to: "webdav://127.0.0.1:\(server.port)/dav/in/", wrongTo: "webdav://127.0.0.1:\(server.port)/dav/in/",
             credentials: "client: { user: \"\(WebDAVServer.user)\", password: \"\(WebDAVServer.password)\" }, wrong: { user: \"\(WebDAVServer.user)\", password: \"nope\" }")
-        try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
+        // mod_dav_fs writes a PUT to a temporary file of its own first (`.davfs.tmp…`): Apache
+        // killed in the middle of one leaves it; it is the server's, not a file sent twice.
+        try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch).filter { !$0.key.hasPrefix(".davfs.tmp") } },
                       leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },
                       stop: { server.stop() }, start: { try server.start() }, disk: disk)
     }
@@ -50,11 +52,11 @@ import TestSupport
         let disk = try ServerDisk(dir + "/export")
         let server = try FTPServer(dir: dir, root: disk.path)
         defer { server.stop() }
-        // The destination that works speaks FTPS (TLS verified against the server's certificate);
-        // the one with the wrong password, plain FTP.
+        // The destination that works speaks FTPS (TLS verified against the server's certificate),
+        // anonymously; the one with a login the server refuses, plain FTP.
         let story = try DeliveryStory(
             name: "ftp", to: "ftps://127.0.0.1:\(server.port)/in/", wrongTo: "ftp://127.0.0.1:\(server.port)/in/",
-            credentials: "client: { user: \"\(FTPServer.user)\", password: \"\(FTPServer.password)\" }, wrong: { user: \"\(FTPServer.user)\", password: \"nope\" }",
+            credentials: "client: { user: \"anonymous\", password: \"photofinish@\" }, wrong: { user: \"studio\", password: \"nope\" }",
             options: "caFile: \"\(server.certificate)\"")
         try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
                       leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },

@@ -134,30 +134,22 @@ final class WebDAVServer: ForegroundServer {
     }
 }
 
-/// vsftpd, plain FTP and explicit FTPS (`AUTH TLS`) on one port, one virtual user
-/// (`studio`/`password`, checked by a PAM service the test writes and removes) acting as
-/// `nobody` in `root`.
+/// vsftpd, plain FTP and explicit FTPS (`AUTH TLS`) on one port, anonymous uploads acting as
+/// `www-data` (a user with a home: vsftpd changes into it first) into `root/in/`; any other
+/// login is refused ("530 This FTP server is anonymous only": the wrong login). vsftpd refuses
+/// a writable root, so `root` is root's and `in/` the uploader's. `isolate=NO`: its login
+/// process in namespaces of its own is refused in a container.
 final class FTPServer: ForegroundServer {
-    static let user = "studio", password = "pf-ftp-secret"
     let root: String
     let certificate: String
-    private let pamService: String
 
     init(dir: String, root: String) throws {
         self.root = root
         let (cert, key) = try DeliveryServers.certificate(in: dir)
         certificate = cert
-        pamService = "pf-test-ftp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let check = dir + "/check-login"
-        try Harness.write("""
-            #!/bin/sh
-            # pam_exec hands the password on stdin, NUL-terminated.
-            pass=$(tr -d '\\000')
-            [ "$PAM_USER" = "\(Self.user)" ] && [ "$pass" = "\(Self.password)" ]
-            """, to: check)
-        chmod(check, 0o755)
-        try Harness.write("auth required pam_exec.so expose_authtok quiet \(check)\naccount required pam_permit.so\n",
-                          to: "/etc/pam.d/" + pamService)
+        chown(root, 0, 0)
+        chmod(root, 0o755)
+        _ = try Harness.exec("/bin/chown", ["-R", "33:33", root + "/in"], deadline: .seconds(20))
         try FileManager.default.createDirectory(atPath: dir + "/empty", withIntermediateDirectories: true)
         chmod(dir + "/empty", 0o755)
         let config = dir + "/vsftpd.conf"
@@ -167,33 +159,36 @@ final class FTPServer: ForegroundServer {
             listen_address=127.0.0.1
             listen_port=\(port)
             background=NO
-            anonymous_enable=NO
-            local_enable=YES
+            anonymous_enable=YES
+            local_enable=NO
             write_enable=YES
-            guest_enable=YES
-            guest_username=nobody
-            virtual_use_local_privs=YES
-            local_root=\(root)
-            local_umask=022
-            file_open_mode=0644
-            pam_service_name=\(pamService)
+            anon_upload_enable=YES
+            anon_mkdir_write_enable=YES
+            anon_other_write_enable=YES
+            anon_world_readable_only=NO
+            no_anon_password=YES
+            ftp_username=www-data
+            anon_root=\(root)
+            anon_umask=022
             secure_chroot_dir=\(dir)/empty
             seccomp_sandbox=NO
+            isolate=NO
+            isolate_network=NO
             pasv_enable=YES
             pasv_address=127.0.0.1
             ssl_enable=YES
+            allow_anon_ssl=YES
             rsa_cert_file=\(cert)
             rsa_private_key_file=\(key)
-            force_local_logins_ssl=NO
-            force_local_data_ssl=NO
+            force_anon_logins_ssl=NO
+            force_anon_data_ssl=NO
             require_ssl_reuse=NO
             xferlog_enable=NO
+
             """, to: config)
         chmod(config, 0o600)
         try start()
     }
-
-    deinit { try? FileManager.default.removeItem(atPath: "/etc/pam.d/" + pamService) }
 }
 
 /// An SMTP server (Debian's aiosmtpd) that requires STARTTLS and a login, and keeps each

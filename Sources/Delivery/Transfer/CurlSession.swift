@@ -281,7 +281,7 @@ final class CurlSession {
     func httpProblem(_ response: Response, doing what: String) -> Failure? {
         let code = response.status
         guard !(200..<300).contains(code) else { return nil }
-        let said = response.body.trimmingCharacters(in: .whitespacesAndNewlines)
+        let said = Self.words(response.body)
         let text = "\(what): the server answered \(code)" + (said.isEmpty ? "" : ": " + String(said.prefix(300)))
         switch code {
         case 401, 403:
@@ -293,6 +293,22 @@ final class CurlSession {
         default:
             return Failure(text, retryable: true)
         }
+    }
+}
+
+extension CurlSession {
+    /// A response body in a few words: an HTML page's title, else the text without tags.
+    static func words(_ body: String) -> String {
+        if let open = body.range(of: "<title>", options: .caseInsensitive),
+           let close = body.range(of: "</title>", options: .caseInsensitive, range: open.upperBound..<body.endIndex) {
+            return body[open.upperBound..<close.lowerBound].trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        var text = ""
+        var inTag = false
+        for c in body {
+            if c == "<" { inTag = true } else if c == ">" { inTag = false } else if !inTag { text.append(c) }
+        }
+        return text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 }
 
