@@ -211,9 +211,10 @@ final class SMTPServer: ForegroundServer {
             from aiosmtpd.smtp import AuthResult, LoginPassword
             context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
             context.load_cert_chain("\(cert)", "\(key)")
+            # handled=False: aiosmtpd answers 535 itself (True leaves the client waiting).
             def check(server, session, envelope, mechanism, auth_data):
                 ok = isinstance(auth_data, LoginPassword) and auth_data.login == b"\(Self.user)" and auth_data.password == b"\(Self.password)"
-                return AuthResult(success=ok)
+                return AuthResult(success=ok, handled=False)
             controller = Controller(Mailbox("\(maildir)"), hostname="127.0.0.1", port=\(port), tls_context=context,
                                     require_starttls=True, authenticator=check, auth_required=True)
             controller.start()
@@ -223,9 +224,26 @@ final class SMTPServer: ForegroundServer {
         try start()
     }
 
-    /// The messages received, each as its raw text.
-    var messages: [String] {
-        DeliveryServers.files(under: maildir + "/new").compactMap { try? String(contentsOfFile: maildir + "/new/" + $0, encoding: .utf8) }
+    /// The attachments of each message whose subject names `batch` (file name → bytes), read
+    /// with Python's own MIME parser.
+    func attachments(batch: String) -> [[String: [UInt8]]] {
+        var out: [[String: [UInt8]]] = []
+        for (n, name) in DeliveryServers.files(under: maildir + "/new").enumerated() {
+            let into = dir + "/unpacked-\(batch)-\(n)"
+            let script = """
+                import email, os, sys
+                m = email.message_from_binary_file(open(sys.argv[1], "rb"))
+                if sys.argv[3] not in (m["Subject"] or ""): sys.exit(3)
+                os.makedirs(sys.argv[2], exist_ok=True)
+                for part in m.walk():
+                    if part.get_filename():
+                        open(os.path.join(sys.argv[2], part.get_filename()), "wb").write(part.get_payload(decode=True))
+                """
+            guard let r = try? Harness.exec("/usr/bin/python3", ["-c", script, maildir + "/new/" + name, into, batch], deadline: .seconds(30)),
+                  r.status == 0 else { continue }
+            out.append(DeliveryStory.read(folder: into))
+        }
+        return out
     }
 }
 
@@ -249,8 +267,13 @@ final class S3Server: ForegroundServer {
 
     /// A GET of `key` in `bucket`: its bytes, or nil.
     func object(_ bucket: String, _ key: String) -> [UInt8]? {
-        guard let r = try? Harness.exec("/usr/bin/curl", ["-sf", "\(endpoint)/\(bucket)/\(key)", "-o", dir + "/got"], deadline: .seconds(30)),
-              r.status == 0 else { return nil }
+        // Signed, as the objects were put (moto answers some plain reads of them 403).
+        guard let r = try? Harness.exec("/usr/bin/curl", ["-sf", "--user", "AKIAPHOTOFINISHTEST:pf-s3-secret", "--aws-sigv4", "aws:amz:us-east-1:s3",
+                                                          "\(endpoint)/\(bucket)/\(key)", "-o", dir + "/got"], deadline: .seconds(30)),
+              r.status == 0 else {
+            Issue.record("GET \(bucket)/\(key) failed")
+            return nil
+        }
         return try? Harness.read(dir + "/got")
     }
 
