@@ -45,6 +45,7 @@ struct PackageTests {
             "./usr/share/doc/photofinish/README.md",
             "./usr/share/doc/photofinish/reference.md",
             "./usr/share/doc/photofinish/examples/webhook-network.conf",
+            "./usr/share/doc/photofinish/examples/delivery-network.conf",
         ] {
             #expect(paths.contains(path), "\(path) is not in the package")
         }

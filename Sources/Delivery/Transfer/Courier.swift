@@ -48,6 +48,11 @@ final class Courier {
             ])
             if let problem = session.httpProblem(response, doing: "PUT \(name)") { throw problem }
         case .file:
+            // The folder itself must be there: an unmounted disk's mount point is never filled
+            // instead (only the batch's folders below it are made).
+            guard Files.isDirectory(destination.path) else {
+                throw Failure("\(destination.path) is not there (a disk not mounted?)", retryable: true)
+            }
             let target = destination.path + name
             do throws(SystemError) {
                 try Files.makeDirectories(FilePath(target).parent, permissions: 0o755)
