@@ -3,7 +3,7 @@
 /// that touches the server) to `.work/deliveries/<batch-id>/<destination>.json`, so a restart or a
 /// kill resumes where it stopped: a file being sent is sent again under the same temporary name,
 /// a file sent but not verified is verified, a verified file is never sent again
-/// (docs/architecture.md, "A delivery's life").
+/// (docs/reference.md, "Delivering finished photos": the journal).
 ///
 /// Holds no secret: the destination as its URL (which holds no password) and names only.
 public struct DeliveryJournal: Codable, Sendable, Equatable {

@@ -235,7 +235,10 @@ struct HotFolderFixture {
     }
 
     /// Every file under `folder`, as paths relative to it.
-    func allFiles(under folder: String) -> [String] {
+    func allFiles(under folder: String) -> [String] { Self.files(under: folder) }
+
+    /// Every regular file under `folder`, as paths relative to it, sorted.
+    static func files(under folder: String) -> [String] {
         let e = FileManager.default.enumerator(atPath: folder)
         var out: [String] = []
         while let p = e?.nextObject() as? String {

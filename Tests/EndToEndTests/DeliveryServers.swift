@@ -34,15 +34,7 @@ enum DeliveryServers {
     }
 
     /// Every regular file under `folder`, relative to it, sorted.
-    static func files(under folder: String) -> [String] {
-        let e = FileManager.default.enumerator(atPath: folder)
-        var out: [String] = []
-        while let p = e?.nextObject() as? String {
-            var isDir: ObjCBool = false
-            if FileManager.default.fileExists(atPath: folder + "/" + p, isDirectory: &isDir), !isDir.boolValue { out.append(p) }
-        }
-        return out.sorted()
-    }
+    static func files(under folder: String) -> [String] { HotFolderFixture.files(under: folder) }
 }
 
 /// A server run in the foreground as a child of the test (Apache, vsftpd, aiosmtpd, moto).
