@@ -85,7 +85,7 @@ enum DeliverCommand {
             switch outcome {
             case .ran(let journal, _):
                 let receipt = DeliveryReceipts.receipt(journal)
-                print("\(destination.name): " + ReportText.deliveryLine(receipt).dropFirst(destination.name.count + 2))
+                print(ReportText.deliveryLine(receipt))
                 if journal.phase != .delivered { failed = true }
             case .busy:
                 Terminal.error("\(destination.name): the daemon is delivering batch \(id) there now (its journal is locked); see photofinish status")

@@ -27,7 +27,7 @@ import TestSupport
             options: "knownHosts: \"\(knownHosts)\"")
         try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
                       leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },
-                      stop: { ssh.stopAll() }, start: { try ssh.start() }, disk: disk)
+                      stop: { ssh.stopAll() }, start: { try ssh.start() }, disk: disk, stages: DeliveryStory.Stages.all.union(.byHand))
     }
 
     @Test(.timeLimit(.minutes(6))) func webdav() throws {
@@ -156,6 +156,8 @@ struct DeliveryStory {
     struct Stages: OptionSet {
         let rawValue: Int
         static let outage = Stages(rawValue: 1), kill = Stages(rawValue: 2), fullDisk = Stages(rawValue: 4)
+        /// `photofinish deliver` by hand: sent again under the same names.
+        static let byHand = Stages(rawValue: 8)
         static let all: Stages = [.outage, .kill, .fullDisk]
     }
 
@@ -214,6 +216,21 @@ struct DeliveryStory {
         }
         expectSame(first, received(first))
         print("\(name): delivered and verified in \(clock.now - began)")
+        if stages.contains(.byHand) {
+            let again = try Harness.run(["deliver", fixture.root, first, "--to", "client", "--config", fixture.config])
+            #expect(again.status == 0 && again.stdout.hasPrefix("client (") && again.stdout.contains("): delivered"),
+                    "\(again.stdout)\(again.stderr)")
+            #expect(receipt(first, "client")?["attempts"] as? Int == 2)
+            expectSame(first, received(first))
+            let wrong = try Harness.run(["deliver", fixture.root, first, "--to", "wrong", "--config", fixture.config])
+            #expect(wrong.status == 1 && wrong.stdout.contains("): failed") && wrong.stdout.contains("refused the login"),
+                    "\(wrong.stdout)\(wrong.stderr)")
+            let explained = try Harness.run(["explain", "R1-0.jpg", fixture.root, "--config", fixture.config])
+            #expect(explained.stdout.contains("Its batch's delivery to client (") && explained.stdout.contains("delivered"),
+                    "\(explained.stdout)")
+            let unknown = try Harness.run(["deliver", fixture.root, first, "--to", "nobody", "--config", fixture.config])
+            #expect(unknown.status == 2 && unknown.stderr.contains("has no destination 'nobody'"), "\(unknown.stderr)")
+        }
 
         // 2. The server stopped in the middle of a delivery, then started: delivered once.
         var batches = [first]

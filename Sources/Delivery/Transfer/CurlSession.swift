@@ -271,6 +271,10 @@ final class CurlSession {
             return Failure(reason, retryable: false)
         case CURLE_REMOTE_DISK_FULL:
             return Failure("the server's disk is full (\(reason))", retryable: true)
+        case CURLE_SSH where detail.isEmpty:
+            // libssh2 says no more of a write the server failed (SFTP v3 has no "disk full").
+            return Failure("\(reason): the SFTP server failed the request (its disk full, the folder not writable, or the connection cut)",
+                           retryable: true)
         default:
             return Failure(reason, retryable: true)
         }

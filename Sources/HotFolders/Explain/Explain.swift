@@ -81,10 +81,13 @@ public enum Explain {
         /// The host that finished it (the report item's `host`; a report written before there
         /// were hosts has none).
         public var host: String?
+        /// Where its batch was delivered, a receipt in words each (`ReportText.deliveryLine`).
+        public var deliveries: [String] = []
 
         public init(batch: String, finished: String, status: String, outputs: [String], original: String?,
-                    error: String?, source: String, byContent: Bool = false, host: String? = nil) {
+                    error: String?, source: String, byContent: Bool = false, host: String? = nil, deliveries: [String] = []) {
             self.host = host
+            self.deliveries = deliveries
             self.batch = batch
             self.finished = finished
             self.status = status
@@ -213,7 +216,7 @@ public enum Explain {
         Finished(batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
                  outputs: (item.outputs ?? []).map { "out/\(batch)/\($0.file)" }, original: item.original,
                  error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: byContent,
-                 host: item.host)
+                 host: item.host, deliveries: item.status == .ok ? (report.deliveries ?? []).map(ReportText.deliveryLine) : [])
     }
 
     /// The SHA-256 of the file at `path` (to find it in reports under another name), or nil
@@ -281,6 +284,7 @@ public enum Explain {
                 lines.append("\(who) was finished at \(d.finished) in batch \(d.batch)" + (d.host.map { " by host \($0)" } ?? "")
                              + " into \(outputs)"
                              + (d.original.map { "; the original is in \($0)" } ?? "; the original was deleted (originals: delete)") + ".")
+                for delivery in d.deliveries { lines.append("Its batch's delivery to \(delivery).") }
             case "failed":
                 lines.append("\(who) failed at \(d.finished) in batch \(d.batch)" + (d.host.map { " on host \($0)" } ?? "")
                              + ": \(d.error ?? "no reason recorded")"

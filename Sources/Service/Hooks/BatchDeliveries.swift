@@ -88,12 +88,22 @@ final class BatchDeliveries: Sendable {
     }
 
     /// Resumes the deliveries a stop left in each hot folder's `.work/deliveries/` (sending,
-    /// pending, failed and due again); at the start, after `configure`.
+    /// pending, failed and due again), and removes the journals of batches no longer in `out/`;
+    /// at the start, after `configure`.
     func resume() {
         let (folders, credentials, mail) = settings.withLock { ($0.folders, $0.credentials, $0.mail) }
         for (inbox, folder) in folders.sorted(by: { $0.key < $1.key }) where !folder.destinations.isEmpty {
             let root = folder.layout.work + "/deliveries"
             for batch in Files.textNames(in: root).sorted() {
+                // Its batch folder removed (retention, or by hand): nothing left to deliver.
+                if !Files.exists(folder.layout.out + "/" + batch) {
+                    do throws(SystemError) {
+                        try Files.removeTree(root + "/" + batch)
+                    } catch {
+                        log.warning("cannot remove the delivery journals of a removed batch: \(error)", ["INBOX": inbox, "BATCH": batch])
+                    }
+                    continue
+                }
                 for destination in folder.destinations {
                     let path = root + "/" + batch + "/" + destination.name + ".json"
                     guard let journal = try? DeliveryRun.read(path), journal.phase != .delivered else { continue }
