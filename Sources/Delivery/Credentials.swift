@@ -33,6 +33,8 @@ public struct Credential: Sendable, Equatable {
 /// ```
 public struct CredentialStore: Sendable {
     private let entries: [String: Credential]
+    /// The systemd credentials that could not be read, and why, by name.
+    private let broken: [String: String]
     /// Why the file could not be used (read when a destination needs an entry), or nil.
     public let problem: String?
     public let path: String
@@ -44,6 +46,7 @@ public struct CredentialStore: Sendable {
     public init(path: String, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.path = path
         var entries: [String: Credential] = [:]
+        var broken: [String: String] = [:]
         var problem: String?
         do throws(CredentialError) {
             if let text = try Self.readPrivate(path) {
@@ -54,17 +57,26 @@ public struct CredentialStore: Sendable {
         }
         if let folder = environment["CREDENTIALS_DIRECTORY"], !folder.isEmpty {
             for name in Files.textNames(in: folder) {
-                guard let bytes = try? Files.read(folder + "/" + name) else { continue }
-                let text = String(decoding: bytes, as: UTF8.self)
-                if let one = try? Self.entry(text, file: folder + "/" + name) { entries[name] = one }
+                do throws(SystemError) {
+                    guard let bytes = try Files.read(folder + "/" + name) else { continue }
+                    do throws(CredentialError) {
+                        entries[name] = try Self.entry(String(decoding: bytes, as: UTF8.self), file: folder + "/" + name)
+                    } catch {
+                        broken[name] = "the systemd credential \(name): \(error)"
+                    }
+                } catch {
+                    broken[name] = "the systemd credential \(name): \(error)"
+                }
             }
         }
         self.entries = entries
+        self.broken = broken
         self.problem = problem
     }
 
     init(entries: [String: Credential]) {
         self.entries = entries
+        broken = [:]
         problem = nil
         path = "(given)"
     }
@@ -72,6 +84,7 @@ public struct CredentialStore: Sendable {
     /// The login called `name`.
     /// - Throws: `CredentialError` naming the file and the entry when there is none.
     public func credential(_ name: String) throws(CredentialError) -> Credential {
+        if let why = broken[name] { throw CredentialError(why) }
         if let entry = entries[name] { return entry }
         if let problem { throw CredentialError(problem) }
         throw CredentialError("no entry \"\(name)\" in \(path) (nor a systemd credential of that name)")

@@ -48,7 +48,13 @@ public enum DeliveryRun {
     public static func write(_ journal: DeliveryJournal, to path: String) throws(SystemError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(journal)) ?? Data()
+        let data: Data
+        do {
+            data = try encoder.encode(journal)
+        } catch {
+            // Never an empty journal in place of the one there.
+            throw SystemError("encode the delivery journal (\(error))", path, errno: EINVAL)
+        }
         try AtomicFile.write(Array(data), to: path)
     }
 

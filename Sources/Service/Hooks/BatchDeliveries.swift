@@ -93,7 +93,7 @@ final class BatchDeliveries: Sendable {
     func resume() {
         let (folders, credentials, mail) = settings.withLock { ($0.folders, $0.credentials, $0.mail) }
         for (inbox, folder) in folders.sorted(by: { $0.key < $1.key }) where !folder.destinations.isEmpty {
-            let root = folder.layout.work + "/deliveries"
+            let root = folder.layout.work + "/" + Recovery.deliveries
             for batch in Files.textNames(in: root).sorted() {
                 // Its batch folder removed (retention, or by hand): nothing left to deliver.
                 if !Files.exists(folder.layout.out + "/" + batch) {
@@ -106,7 +106,15 @@ final class BatchDeliveries: Sendable {
                 }
                 for destination in folder.destinations {
                     let path = root + "/" + batch + "/" + destination.name + ".json"
-                    guard let journal = try? DeliveryRun.read(path), journal.phase != .delivered else { continue }
+                    let read: DeliveryJournal?
+                    do throws(SystemError) {
+                        read = try DeliveryRun.read(path)
+                    } catch {
+                        log.error("delivery to \(destination.name) cannot resume: \(error); photofinish deliver \(folder.layout.root) \(batch) --to \(destination.name) plans it afresh once the journal is removed",
+                                  ["INBOX": inbox, "BATCH": batch])
+                        continue
+                    }
+                    guard let journal = read, journal.phase != .delivered else { continue }
                     track(journal, inbox: inbox)
                     guard journal.phase != .awaitingApproval, !(journal.phase == .failed && journal.final) else { continue }
                     log.notice("resuming the delivery to \(destination.name) (\(journal.files.filter { $0.stage != .verified }.count) of \(journal.files.count) files to go)",
@@ -181,7 +189,7 @@ final class BatchDeliveries: Sendable {
 /// A batch's delivery receipts in its report, for the daemon and `photofinish deliver` alike.
 public enum DeliveryReceipts {
     /// The folder of a batch's delivery journals: `.work/deliveries/<batch-id>`.
-    public static func folder(_ layout: HotFolderLayout, batch: String) -> String { layout.work + "/deliveries/" + batch }
+    public static func folder(_ layout: HotFolderLayout, batch: String) -> String { layout.work + "/" + Recovery.deliveries + "/" + batch }
 
     /// The files of a batch folder a delivery may send: the outputs the report names, then the
     /// report's own files (`report.json`, `report.html`, the thumbnails it shows).
