@@ -242,10 +242,14 @@ public struct BatchRunner: Sendable {
         let ignored = contents.ignored.map {
             Report.IgnoredFile(source: files[$0.file].name, reason: $0.reason, original: files[$0.file].original)
         }
-        return Report(batch: batch, inbox: inbox, template: .init(name: template.name, sha256: template.sha256, file: template.file),
-                      started: BatchID.timestamp(started), finished: BatchID.timestamp(Date()),
-                      items: finished, ignored: ignored,
-                      interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })
+        var report = Report(batch: batch, inbox: inbox,
+                            template: .init(name: template.name, sha256: template.sha256, file: template.file),
+                            started: BatchID.timestamp(started), finished: BatchID.timestamp(Date()),
+                            items: finished, ignored: ignored,
+                            interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })
+        let warnings = MetadataWarnings.batch(template: template, items: finished)
+        if !warnings.isEmpty { report.warnings = (report.warnings ?? []) + warnings }
+        return report
     }
 
     /// Finishes one photo (0-based `index` of `count`) into `folder` once it holds a worker
@@ -274,8 +278,8 @@ public struct BatchRunner: Sendable {
     }
 
     /// True when a photo's outputs depend on the batch's order only through their stem: no
-    /// `{index}` or `{count}` in a mark's text, the credit or an output's name, of any recipe.
-    /// Such a photo can be finished before its batch closes (`finishEarly`).
+    /// `{index}` or `{count}` in a mark's text, the credit, the metadata or an output's name, of
+    /// any recipe. Such a photo can be finished before its batch closes (`finishEarly`).
     public var finishesEarly: Bool {
         let ordered = ["index", "count"]
         func usesOrder(_ text: String?) -> Bool {
@@ -284,7 +288,8 @@ public struct BatchRunner: Sendable {
         }
         return !template.recipes.contains { _, recipe in
             let credit = recipe.output.credit
-            return [recipe.text?.text, recipe.tile?.text, recipe.output.name, credit?.creator, credit?.copyright, credit?.credit]
+            return ([recipe.text?.text, recipe.tile?.text, recipe.output.name, credit?.creator, credit?.copyright, credit?.credit]
+                    + (recipe.metadata?.texts.map(\.text) ?? []))
                 .contains(where: usesOrder)
         }
     }
@@ -333,6 +338,8 @@ public struct BatchRunner: Sendable {
             decodeLimits.deadline = start + limits.itemTimeout
             var facts = PhotoFacts(filename: source.name, batch: batch, index: index + 1, count: count)
             facts.stem = stem
+            facts.hotFolder = inbox
+            facts.uploader = Uploader.of(source.path)
             let photo = try finisher.finish(bytes: consume bytes, limits: decodeLimits, facts: facts)
             item.format = photo.format
             item.size = [photo.uprightSize.width, photo.uprightSize.height]

@@ -8,6 +8,7 @@
 #include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "fs_glue.h"
 
@@ -64,4 +65,12 @@ int pf_fstat_sync(int fd, void *buffer) {
     if (errno != ENOSYS && errno != EINVAL) return -1;
 #endif
     return fstat(fd, out);
+}
+
+int pf_fsetxattr(int fd, const char *name, const void *value, unsigned long size) {
+    return fsetxattr(fd, name, value, size, 0);
+}
+
+long pf_lgetxattr(const char *path, const char *name, void *value, unsigned long size) {
+    return (long)lgetxattr(path, name, value, size);
 }

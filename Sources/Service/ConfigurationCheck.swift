@@ -28,11 +28,14 @@ public enum ConfigurationCheck {
         public var folders: [HotFolderCheck.Problem] = []
         /// Fonts a template names that are not installed (file:line: key: what is used instead).
         public var fonts: [JSON5Error] = []
+        /// What a template's `metadata` will not write as written (file:line: key: why):
+        /// `MetadataFinding`s.
+        public var metadata: [JSON5Error] = []
         /// Who the hot folders were checked for, in words ("the service user photofinish").
         public var checkedFor: String?
 
         /// Anything short of an error.
-        public var warnings: Int { folders.count + fonts.count }
+        public var warnings: Int { folders.count + fonts.count + metadata.count }
     }
 
     /// Checks the files, then (when they are valid) what the service will meet.
@@ -64,6 +67,7 @@ public enum ConfigurationCheck {
         findings.errors += TemplateLoader.check(paths: unique)
         guard folders, findings.errors.isEmpty else { return findings }
         findings.fonts = fontWarnings(paths: unique)
+        findings.metadata = metadataWarnings(paths: unique)
         if loaded, let configPath {
             let who = HotFolderCheck.Subject.forConfig(WatchPaths.absolute(configPath), environment: environment)
             findings.checkedFor = who.words
@@ -107,6 +111,19 @@ public enum ConfigurationCheck {
             }
         }
         return out
+    }
+}
+
+extension ConfigurationCheck {
+    /// Each template's `MetadataFinding`s, at their lines (`shop.json5:31: metadata.city: …`).
+    static func metadataWarnings(paths: [String]) -> [JSON5Error] {
+        paths.flatMap { path -> [JSON5Error] in
+            guard let template = try? TemplateLoader.load(path: path), let text = try? Files.text(of: path) else { return [] }
+            let locator = JSON5Locator(text: text)
+            return template.metadataFindings.map {
+                JSON5Error(file: path, line: locator.line(of: $0.path), keyPath: $0.path.rendered, message: $0.message)
+            }
+        }
     }
 }
 

@@ -4,8 +4,10 @@ import System
 
 /// `photofinish check [--config FILE] [--strict] [TEMPLATE…]`: validates, naming file, line
 /// and key; then says what the service will meet that the files do not show: each hot folder
-/// it cannot use (checked as the service user), with the commands that fix it, and each font
-/// that is not installed, with the one drawn instead. Those are warnings: the daemon runs the
+/// it cannot use (checked as the service user), with the commands that fix it, each font
+/// that is not installed, with the one drawn instead, and each metadata text that is not
+/// written as given (a code the codes file lacks, a place the policy strips). Those are
+/// warnings: the daemon runs the
 /// other folders (exit 0; 1 with `--strict`). A TEMPLATE with a `/` or ending in `.json5` is a
 /// path; otherwise a name in `templatesDir`. Without arguments: the default config when it exists.
 enum CheckCommand {
@@ -28,6 +30,7 @@ enum CheckCommand {
         }
         for problem in found.folders { print(problem.description) }
         for font in found.fonts { print(font.description) }
+        for finding in found.metadata { print(finding.description) }
         guard found.warnings > 0 else {
             print("configuration OK")
             return 0
@@ -40,6 +43,9 @@ enum CheckCommand {
         }
         if !found.fonts.isEmpty {
             but.append("\(found.fonts.count) font\(found.fonts.count == 1 ? " is" : "s are") not installed")
+        }
+        if !found.metadata.isEmpty {
+            but.append("\(found.metadata.count) metadata text\(found.metadata.count == 1 ? " is" : "s are") not written as given")
         }
         print("configuration OK, but " + but.joined(separator: "; "))
         return a.flags.contains("strict") ? 1 : 0

@@ -1,3 +1,4 @@
+import Finishing
 import Foundation
 import System
 
@@ -33,8 +34,14 @@ public enum ReportText {
                 if let ms = item.ms { line += " · \(ms) ms" }
                 if let color = item.color { line += " · colour \(color)" }
                 lines.append(line)
+                var said: [Applied.MetadataRecord] = []
                 for o in item.outputs ?? [] {
                     lines.append("     → \(o.file) \(o.size.map(String.init).joined(separator: "×")), \(ByteCount.words(o.bytes))")
+                    // Each output's metadata once: the photo's outputs mostly share it.
+                    if let metadata = o.applied.metadata, !said.contains(metadata) {
+                        said.append(metadata)
+                        lines.append("       metadata: \(metadata.words)")
+                    }
                 }
                 for s in item.skipped ?? [] { lines.append("     skipped \(s.ratio): \(s.reason)") }
             case .failed:

@@ -51,7 +51,7 @@ public struct SetOutputs: Sendable {
         if let stitch = template.stitch {
             var marks = self.marks
             if let assets = markAssets {
-                let (filled, _, missing) = template.filled(with: PhotoFacts(batch: report.batch, count: report.items.count))
+                let (filled, _, missing) = template.filled(with: PhotoFacts(batch: report.batch, count: report.items.count), metadata: false)
                 marks = WholeSetMarks.canvas(template: filled, assets: assets)
                 if stitch.marks { warnings += missing.map { "stitched story: \($0)" } }
             }

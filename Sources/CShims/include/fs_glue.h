@@ -26,3 +26,8 @@ int pf_thread_id(void);
    file systems answer as fstat), as a struct stat; plain fstat where statx is missing.
    Returns 0, or -1 with errno set. */
 int pf_fstat_sync(int fd, void *out /* struct stat * */);
+
+/* fsetxattr and lgetxattr (<sys/xattr.h>, which the Glibc module leaves out): a file's extended
+   attributes. Return 0 (set) or the value's length (get), or -1 with errno set. */
+int pf_fsetxattr(int fd, const char *name, const void *value, unsigned long size);
+long pf_lgetxattr(const char *path, const char *name, void *value, unsigned long size);

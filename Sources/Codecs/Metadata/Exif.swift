@@ -136,6 +136,15 @@ public enum Exif {
         return document.save() ?? exif
     }
 
+    /// Sets ImageDescription (the caption, kept in step with XMP dc:description and IPTC
+    /// Caption/Abstract as the Metadata Working Group asks).
+    /// - Returns: the block, or the one given when it cannot be read.
+    public static func describe(_ exif: [UInt8], _ description: String) -> [UInt8] {
+        guard let document = ExifDocument(exif) else { return exif }
+        document.setString(EXIF_TAG_IMAGE_DESCRIPTION, description, in: EXIF_IFD_0)
+        return document.save() ?? exif
+    }
+
     /// An ASCII tag of IFD0 (or another IFD), for tests and readers of outputs.
     public static func string(_ exif: [UInt8], tag: UInt16, ifd: Int = 0) -> String? {
         ExifDocument(exif)?.string(ExifTag(rawValue: UInt32(tag)), in: ExifIfd(rawValue: UInt32(ifd)))

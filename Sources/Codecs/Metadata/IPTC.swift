@@ -98,6 +98,17 @@ public struct IPTC: Sendable, Equatable {
         datasets.insert(Dataset(1, 90, Self.utf8Marker), at: firstAfterEnvelope)
     }
 
+    /// Declares the block UTF-8 (1:90; text already there that is not UTF-8 is converted from
+    /// Latin-1) and gives record 2 its version dataset (2:00, version 4) when it has none:
+    /// what a block PhotoFinish writes text into always carries.
+    public mutating func declareUTF8() {
+        if !isUTF8 { convertToUTF8() }
+        if !datasets.contains(where: { $0.record == 2 && $0.number == 0 }) {
+            let firstOfRecord2 = datasets.firstIndex { $0.record >= 2 } ?? datasets.count
+            datasets.insert(Dataset(2, 0, [0, 4]), at: firstOfRecord2)
+        }
+    }
+
     // MARK: IIM bytes
 
     /// Parses an IIM stream; nil when it is damaged (a length running past the end, a byte

@@ -18,6 +18,53 @@ public struct Credit: Sendable, Equatable {
     var isEmpty: Bool { [creator, copyright, credit].allSatisfy { ($0 ?? "").isEmpty } }
 }
 
+/// The texts a metadata template writes into an output (template `metadata`, variables and
+/// codes already replaced; reference: Metadata templates), whatever the metadata policy — but
+/// for the place (`city`, `country`), never written where the policy strips location. A nil
+/// field is left as the policy left it; `keywords` are added to the photo's own.
+public struct MetadataTexts: Sendable, Equatable {
+    /// XMP dc:title, IPTC Object Name (2:05).
+    public var title: String?
+    /// XMP dc:description, IPTC Caption/Abstract (2:120), and EXIF ImageDescription where the
+    /// output carries EXIF.
+    public var caption: String?
+    /// XMP dc:subject, IPTC Keywords (2:25, one dataset each).
+    public var keywords: [String]
+    /// XMP dc:creator, IPTC By-line (2:80), EXIF Artist.
+    public var creator: String?
+    /// XMP dc:rights, IPTC CopyrightNotice (2:116), EXIF Copyright.
+    public var copyright: String?
+    /// XMP xmpRights:UsageTerms (IIM has no such dataset).
+    public var usageTerms: String?
+    /// XMP photoshop:City, IPTC City (2:90).
+    public var city: String?
+    /// XMP photoshop:Country, IPTC Country/Primary Location Name (2:101).
+    public var country: String?
+    /// XMP Iptc4xmpExt:Event (IIM has no such dataset).
+    public var event: String?
+
+    public init(title: String? = nil, caption: String? = nil, keywords: [String] = [], creator: String? = nil,
+                copyright: String? = nil, usageTerms: String? = nil, city: String? = nil, country: String? = nil,
+                event: String? = nil) {
+        self.title = title
+        self.caption = caption
+        self.keywords = keywords
+        self.creator = creator
+        self.copyright = copyright
+        self.usageTerms = usageTerms
+        self.city = city
+        self.country = country
+        self.event = event
+    }
+
+    var isEmpty: Bool { self == MetadataTexts() }
+
+    /// True when one of the texts has an IIM dataset.
+    var hasIIM: Bool {
+        [title, caption, creator, copyright, city, country].contains { $0 != nil } || !keywords.isEmpty
+    }
+}
+
 /// Where one output's pixels come from, so MWG regions follow them into it.
 public struct RegionFrame: Sendable {
     /// The source as stored, and the orientation that turns it upright.
@@ -55,6 +102,9 @@ public struct OutputMetadata: Sendable, Equatable {
     public var iptc: [UInt8]?
     /// What was taken out, for the report's `removed`.
     public var removed: [String]
+    /// The metadata template's texts as written (its place left out where the policy strips
+    /// location).
+    public var written = MetadataTexts()
 }
 
 /// The metadata policies (template `output.metadata`) and the credit, applied to the EXIF,
@@ -65,20 +115,25 @@ public struct OutputMetadata: Sendable, Equatable {
 /// credit`, `XMP extended part` (JPEG extended XMP: depth maps and the like, made for the
 /// source's pixels), `IPTC (moved to XMP)` (a format without IIM: its fields are written as
 /// their XMP twins), `… (unreadable)` (XMP: `XMP (unreadable: <exempi's reason>)`),
-/// `… (too large for JPEG)`.
+/// `… (too large for JPEG)`, `metadata.city` and `metadata.country` (the metadata template's
+/// place, not written: the policy strips location).
 public enum MetadataRewrite {
     /// The largest XMP packet one JPEG APP1 marker carries (65533 − the 29-byte namespace).
     public static let maxJPEGXMP = 65_504
     /// The largest Photoshop block one JPEG APP13 marker carries.
     public static let maxJPEGPhotoshop = 65_533
 
-    /// Applies `policy`, then `credit`, to a source's metadata for one output.
+    /// Applies `policy`, then the metadata template's `texts` and `credit`, to a source's
+    /// metadata for one output.
     /// - Parameters:
     ///   - info: the source (its EXIF, XMP and IPTC as read).
+    ///   - texts: the metadata template's texts: in JPEG an IIM block is made for them when the
+    ///     source has none (UTF-8, 1:90 set), in every format they go into XMP.
     ///   - width, height: the output's pixel size (frame included).
     ///   - format: the output's format: JPEG carries IPTC IIM, the others get its fields in XMP.
     ///   - regions: where the output's pixels come from (nil: the whole photo, upright).
     public static func rewrite(_ info: SourceInfo, policy: MetadataPolicy, credit: Credit,
+                               texts: MetadataTexts = MetadataTexts(),
                                width: Int, height: Int, format: ImageFormat,
                                regions: RegionFrame? = nil) -> OutputMetadata {
         var removed: [String] = []
@@ -137,6 +192,15 @@ public enum MetadataRewrite {
                 iptc = block
             }
         }
+        // Where the photo was is never written where the policy strips it, the template's words included.
+        var texts = texts
+        if policy != .keep {
+            if texts.city != nil { removed.append("metadata.city") }
+            if texts.country != nil { removed.append("metadata.country") }
+            texts.city = nil
+            texts.country = nil
+        }
+        if !texts.isEmpty { apply(texts, exif: &exif, xmp: &xmp, iptc: &iptc, iim: format == .jpeg) }
         if !credit.isEmpty { apply(credit, exif: &exif, xmp: &xmp, iptc: &iptc) }
         // Only JPEG carries IIM: elsewhere its fields go into XMP, where XMP does not have them.
         if format != .jpeg, let block = iptc {
@@ -156,7 +220,7 @@ public enum MetadataRewrite {
             iim = nil
             removed.append("IPTC (too large for JPEG)")
         }
-        return OutputMetadata(exif: exif, xmp: xmpBytes, iptc: iim, removed: removed)
+        return OutputMetadata(exif: exif, xmp: xmpBytes, iptc: iim, removed: removed, written: texts)
     }
 
     /// Removes every property `drop` names; true when one was there.
@@ -191,6 +255,45 @@ public enum MetadataRewrite {
                                            placed: .init(x: 0.5, y: 0.5, width: 1, height: 1))
         let turn = found.measuredOnStoredPixels(stored: frame.stored, orientation: frame.orientation)
         packet.moveRegions(to: (width, height)) { frame.map($0, turn: turn) }
+    }
+
+    /// Writes a metadata template's texts into the EXIF (creator, copyright; the caption only
+    /// where there is a block already), the XMP and, with `iim` (JPEG), the IIM block — made,
+    /// UTF-8, when there is none. Keywords join the photo's own (XMP's and IIM's), each once.
+    private static func apply(_ texts: MetadataTexts, exif: inout [UInt8]?, xmp: inout XMPPacket?, iptc: inout IPTC?,
+                              iim: Bool) {
+        exif = Exif.credit(exif, artist: texts.creator, copyright: texts.copyright)
+        if let caption = texts.caption, let block = exif { exif = Exif.describe(block, caption) }
+        let packet = xmp ?? XMPPacket()
+        var keywords: [String] = []
+        if !texts.keywords.isEmpty {
+            for keyword in packet.items(XMPNamespace.dc, "dc:subject") + (iptc?.strings(IPTC.Tag.keywords) ?? []) + texts.keywords
+            where !keywords.contains(keyword) {
+                keywords.append(keyword)
+            }
+            packet.setItems(XMPNamespace.dc, "dc:subject", keywords, ordered: false)
+        }
+        for (value, namespace, path) in [(texts.title, XMPNamespace.dc, "dc:title"),
+                                         (texts.caption, XMPNamespace.dc, "dc:description"),
+                                         (texts.copyright, XMPNamespace.dc, "dc:rights"),
+                                         (texts.usageTerms, XMPNamespace.xmpRights, "xmpRights:UsageTerms"),
+                                         (texts.event, XMPNamespace.iptcExt, "Iptc4xmpExt:Event")] {
+            if let value { packet.setLocalizedText(namespace, path, value) }
+        }
+        if let creator = texts.creator { packet.setItems(XMPNamespace.dc, "dc:creator", [creator], ordered: true) }
+        if let city = texts.city { packet.set(XMPNamespace.photoshop, "photoshop:City", city) }
+        if let country = texts.country { packet.set(XMPNamespace.photoshop, "photoshop:Country", country) }
+        xmp = packet
+        guard iim, iptc != nil || texts.hasIIM else { return }
+        var block = iptc ?? IPTC()
+        block.declareUTF8()
+        for (value, tag) in [(texts.title, IPTC.Tag.objectName), (texts.caption, IPTC.Tag.caption),
+                             (texts.creator, IPTC.Tag.byline), (texts.copyright, IPTC.Tag.copyrightNotice),
+                             (texts.city, IPTC.Tag.city), (texts.country, IPTC.Tag.countryName)] {
+            if let value { block.set(tag, [value]) }
+        }
+        if !keywords.isEmpty { block.set(IPTC.Tag.keywords, keywords) }
+        iptc = block
     }
 
     private static func apply(_ credit: Credit, exif: inout [UInt8]?, xmp: inout XMPPacket?, iptc: inout IPTC?) {

@@ -31,6 +31,8 @@ public struct Applied: Codable, Sendable, Equatable {
     @NullWhenNil public var icc: String?
     /// Metadata taken out ("GPS", "EXIF").
     public var removed: [String]
+    /// The metadata template's texts as written into the file, when the template has one.
+    public var metadata: MetadataRecord?
     /// The quality the file was written at, when `output.maxBytes` lowered it.
     public var quality: Int?
 
@@ -42,6 +44,48 @@ public struct Applied: Codable, Sendable, Equatable {
         public var size: [Int]
         /// The raw image's own size, upright.
         public var rawSize: [Int]
+    }
+
+    /// `applied.metadata`: the metadata template's texts as written (variables and codes
+    /// replaced; a text left empty, or the place where the policy strips location, is left out).
+    public struct MetadataRecord: Codable, Sendable, Equatable {
+        public var title: String?
+        public var caption: String?
+        @OmittedWhenEmpty public var keywords: [String]?
+        public var creator: String?
+        public var copyright: String?
+        public var usageTerms: String?
+        public var city: String?
+        public var country: String?
+        public var event: String?
+        /// The `=CODE=`s left as written: not in the codes file (or no text in that column).
+        @OmittedWhenEmpty public var unknownCodes: [String]?
+
+        public init(title: String? = nil, caption: String? = nil, keywords: [String] = [], creator: String? = nil,
+                    copyright: String? = nil, usageTerms: String? = nil, city: String? = nil, country: String? = nil,
+                    event: String? = nil, unknownCodes: [String] = []) {
+            self.title = title
+            self.caption = caption
+            self.keywords = keywords.isEmpty ? nil : keywords
+            self.creator = creator
+            self.copyright = copyright
+            self.usageTerms = usageTerms
+            self.city = city
+            self.country = country
+            self.event = event
+            self.unknownCodes = unknownCodes.isEmpty ? nil : unknownCodes
+        }
+
+        /// The texts in words, in the record's order (`title "…", keywords "a, b", …`; the codes
+        /// left as written at the end): what `explain` and `photofinish report` show.
+        public var words: String {
+            let texts = [("title", title), ("caption", caption), ("keywords", keywords?.joined(separator: ", ")),
+                         ("creator", creator), ("copyright", copyright), ("usageTerms", usageTerms), ("city", city),
+                         ("country", country), ("event", event)]
+                .compactMap { key, text in text.map { "\(key) \"\($0)\"" } }
+            return (texts.isEmpty ? "nothing" : texts.joined(separator: ", "))
+                + (unknownCodes.map { "; not in the codes file, left as written: \($0.joined(separator: " "))" } ?? "")
+        }
     }
 
     /// `applied.crop`.

@@ -1,17 +1,21 @@
 import Codecs
 
 extension Template {
-    /// This template with the variables of its marks and credit filled in from one photo's
-    /// facts (`text.text`, `tile.text`, `output.credit`), the credit to write into its
-    /// outputs, and one warning per variable the photo has no value for (it is left empty).
-    public func filled(with facts: PhotoFacts) -> (template: Template, credit: Codecs.Credit, warnings: [String]) {
+    /// This template with the variables of its marks, credit and metadata filled in from one
+    /// photo's facts (`text.text`, `tile.text`, `output.credit`, `metadata`; the metadata's
+    /// `=CODE=`s replaced after its variables), the credit to write into its outputs, and one
+    /// warning per variable the photo has no value for (it is left empty; `{uploader}` is
+    /// left empty without a warning: most photos are not uploaded through the console).
+    /// - Parameter metadata: false to leave `metadata` as written (an output that carries none).
+    public func filled(with facts: PhotoFacts,
+                       metadata: Bool = true) -> (template: Template, credit: Codecs.Credit, warnings: [String]) {
         let values = facts.values
         var filled = self
         var missing: [(variable: String, key: String)] = []
         func fill(_ text: String?, _ key: String) -> String? {
             guard let text else { return nil }
             let (rendered, empty) = Variables.render(text, values)
-            missing += empty.map { ($0, key) }
+            missing += empty.filter { $0 != "uploader" }.map { ($0, key) }
             return rendered
         }
         if let text = filled.text?.text { filled.text?.text = fill(text, "text.text") ?? text }
@@ -20,6 +24,9 @@ extension Template {
         let credit = Codecs.Credit(creator: fill(given?.creator, "output.credit.creator"),
                             copyright: fill(given?.copyright, "output.credit.copyright"),
                             credit: fill(given?.credit, "output.credit.credit"))
+        if metadata, let written = self.metadata {
+            filled.metadata = written.filled { text, key in fill(text, "metadata." + key) }
+        }
         var warnings: [String] = []
         for variable in missing.map(\.variable).reduce(into: [String](), { if !$0.contains($1) { $0.append($1) } }) {
             let keys = missing.filter { $0.variable == variable }.map(\.key).joined(separator: ", ")
@@ -34,7 +41,54 @@ extension Template {
         case "date", "time", "year": "the photo has no capture date (EXIF DateTimeOriginal)"
         case "camera": "the photo names no camera (EXIF Make, Model)"
         case "lens": "the photo names no lens (EXIF LensModel)"
+        case "hotFolder": "the photo was not taken from a hot folder (photofinish run)"
         default: "it has no value here"
         }
+    }
+}
+
+extension Template.MetadataTemplate {
+    /// The texts as written into one photo's outputs: `render` fills each text's variables
+    /// (given the text and its key), then its `=CODE=`s are replaced through the codes file.
+    /// A text left empty is not written; keywords are written once each. The codes no longer
+    /// apply (`codes` is nil) and `unknownCodes` lists those left as written.
+    func filled(_ render: (String, String) -> String?) -> Template.MetadataTemplate {
+        var out = Template.MetadataTemplate()
+        var unknown: [String] = []
+        func text(_ value: String?, _ key: String) -> String? {
+            guard let value, let rendered = render(value, key) else { return nil }
+            let (replaced, notFound) = CodeReplacements.replace(in: rendered, with: codes)
+            for code in notFound where !unknown.contains(code) { unknown.append(code) }
+            let trimmed = replaced.trimmingSpaces
+            return trimmed.isEmpty ? nil : trimmed
+        }
+        out.title = text(title, "title")
+        out.caption = text(caption, "caption")
+        for (index, keyword) in keywords.enumerated() {
+            if let written = text(keyword, "keywords[\(index)]"), !out.keywords.contains(written) { out.keywords.append(written) }
+        }
+        out.creator = text(creator, "creator")
+        out.copyright = text(copyright, "copyright")
+        out.usageTerms = text(usageTerms, "usageTerms")
+        out.city = text(city, "city")
+        out.country = text(country, "country")
+        out.event = text(event, "event")
+        out.unknownCodes = unknown
+        return out
+    }
+
+    /// The texts in the codecs' terms.
+    var written: MetadataTexts {
+        MetadataTexts(title: title, caption: caption, keywords: keywords, creator: creator, copyright: copyright,
+                      usageTerms: usageTerms, city: city, country: country, event: event)
+    }
+}
+
+extension Applied.MetadataRecord {
+    /// The record of `texts` as written, with the codes left as written.
+    init(_ texts: MetadataTexts, unknownCodes: [String]) {
+        self.init(title: texts.title, caption: texts.caption, keywords: texts.keywords, creator: texts.creator,
+                  copyright: texts.copyright, usageTerms: texts.usageTerms, city: texts.city, country: texts.country,
+                  event: texts.event, unknownCodes: unknownCodes)
     }
 }

@@ -29,6 +29,8 @@ struct OutputSettings {
     let options: EncodeOptions
     /// What the metadata policy removed (`applied.removed`).
     let removed: [String]
+    /// The metadata template's texts as written (`applied.metadata`).
+    let metadata: Applied.MetadataRecord?
     /// A camera raw's embedded preview the output is made from (`applied.rawPreview`).
     let rawPreview: Applied.RawPreviewRecord?
 
@@ -76,6 +78,7 @@ struct OutputSettings {
         size = OutputPlan.Size(width + 2 * border, height + 2 * border)
 
         let metadata = MetadataRewrite.rewrite(info, policy: PhotoFinisher.policy(template.output.metadata), credit: credit,
+                                               texts: template.metadata?.written ?? MetadataTexts(),
                                                width: size.width, height: size.height, format: format,
                                                regions: PhotoFinisher.regionFrame(plan, info: info, orientation: orientation,
                                                                                   border: self.border))
@@ -85,6 +88,7 @@ struct OutputSettings {
         options.iptc = metadata.iptc
         self.options = options
         removed = metadata.removed
+        self.metadata = template.metadata.map { Applied.MetadataRecord(metadata.written, unknownCodes: $0.unknownCodes) }
         rawPreview = info.raw.map { raw in
             let turned = Layout.swapsAxes(orientation)
             return .init(format: raw.kind,
@@ -114,7 +118,7 @@ struct OutputSettings {
             resizedTo: plan.upright, sharpen: sharpen, frame: frame,
             text: marks.text.map { var r = $0; r.box = Self.shifted(r.box, by: border); return r },
             logo: marks.logo.map { var r = $0; r.box = Self.shifted(r.box, by: border); return r },
-            tile: marks.tile, icc: iccNote, removed: removed, quality: quality)
+            tile: marks.tile, icc: iccNote, removed: removed, metadata: metadata, quality: quality)
     }
 
     /// A box in the marked image moved into the framed output's pixels.

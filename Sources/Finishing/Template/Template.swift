@@ -28,6 +28,8 @@ public struct Template: Sendable, Equatable {
     /// `damaged`: a photo whose data turns out damaged while it is decoded fails as
     /// `corrupt-image` (`fail`), or is finished with a warning saying what (`warn`).
     public var damaged: DamagePolicy = .fail
+    /// `metadata`: the captions written into every output's IPTC and XMP (nil: none).
+    public var metadata: MetadataTemplate?
     /// More products from the same decode (`variants`), each this template with the keys it
     /// names overridden.
     public var variants: [Variant] = []
@@ -218,6 +220,40 @@ public struct Template: Sendable, Equatable {
         }
     }
 
+    /// `metadata` (reference: Metadata templates): the texts written into every output as IPTC
+    /// IIM (JPEG) and XMP. Each may hold the text variables and `=CODE=`s, replaced through
+    /// `codes`; once filled for one photo (`filled(with:)`) they are the texts as written.
+    public struct MetadataTemplate: Sendable, Equatable {
+        public var title: String?
+        public var caption: String?
+        public var keywords: [String] = []
+        public var creator: String?
+        public var copyright: String?
+        public var usageTerms: String?
+        public var city: String?
+        public var country: String?
+        public var event: String?
+        /// `codes`: the codes file's codes (nil: no codes file; then every `=CODE=` is left as
+        /// written).
+        public var codes: CodeReplacements?
+        /// The `=CODE=`s left as written in this photo's texts (set by `filled(with:)`): the
+        /// codes file has no such code, or no text in that column.
+        public var unknownCodes: [String] = []
+
+        public init() {}
+
+        /// Every text with the key it is written under (`keywords[2]` for a keyword), in the
+        /// reference's order.
+        public var texts: [(key: String, text: String)] {
+            let single: [(String, String?)] = [("title", title), ("caption", caption)]
+            let rest: [(String, String?)] = [("creator", creator), ("copyright", copyright), ("usageTerms", usageTerms),
+                                             ("city", city), ("country", country), ("event", event)]
+            return single.compactMap { key, text in text.map { (key, $0) } }
+                + keywords.enumerated().map { ("keywords[\($0.offset)]", $0.element) }
+                + rest.compactMap { key, text in text.map { (key, $0) } }
+        }
+    }
+
     /// `output.color`.
     public enum ColorPolicy: String, Sendable, CaseIterable {
         case keep, srgb
@@ -251,6 +287,17 @@ public struct Template: Sendable, Equatable {
         /// The template with this variant's keys applied (no variants of its own).
         public var recipe: Template
         public init(name: String, recipe: Template) { self.name = name; self.recipe = recipe }
+    }
+
+    /// The codes files the template read (`metadata.codes`, its variants' too), by the name it
+    /// gives them, with their texts: a claimed batch keeps them (so it is finished with the
+    /// codes it was claimed with, as with the template itself).
+    public var codesFiles: [String: String] {
+        var files: [String: String] = [:]
+        for (_, recipe) in recipes {
+            if let codes = recipe.metadata?.codes { files[codes.file] = codes.source }
+        }
+        return files
     }
 
     /// The base recipe (variant nil) and each variant's, in order.

@@ -46,13 +46,16 @@ public enum TemplateLoader {
     ///   - file: how errors name the file.
     ///   - name: the template's name.
     ///   - directory: the folder logo paths are relative to (the logo file is checked there).
+    ///   - files: the texts of the codes files the template names, as kept when it was first
+    ///     loaded (`Template.codesFiles`), by the name the template gives them: read from
+    ///     these, not the disk (nil: from the disk).
     /// - Throws: `JSON5Errors` with every problem found.
     public static func parse(text: String, file: String, name: String,
-                             directory: String) throws(JSON5Errors) -> Template {
+                             directory: String, files: [String: String]? = nil) throws(JSON5Errors) -> Template {
         var document = JSON5Document(text: text, file: file)
         var template = Template(name: name, sha256: SHA256.hex(of: Array(text.utf8)), directory: directory)
         if let root = document.root {
-            TemplateRules(directory: directory).read(root, into: &template, &document)
+            TemplateRules(directory: directory, files: files).read(root, into: &template, &document)
         }
         guard document.errors.isEmpty else { throw JSON5Errors(errors: document.sortedErrors) }
         return template
@@ -76,15 +79,17 @@ public enum TemplateLoader {
 /// The rules of the templates (reference: Templates), key by key. Defaults are those of `Template`.
 private struct TemplateRules {
     let directory: String
+    /// The codes files' texts as kept (`TemplateLoader.parse`), or nil: read from the disk.
+    let files: [String: String]?
     /// Where the keys read sit (`variants[2]` for a variant's own keys).
     var prefix: [KeyPathComponent] = []
 
     typealias Path = [KeyPathComponent]
 
     static let rootKeys = ["version", "order", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile",
-                           "stitch", "colorCard", "output", "originals", "damaged", "variants"]
+                           "stitch", "colorCard", "output", "metadata", "originals", "damaged", "variants"]
     /// What a variant may override: everything one photo's outputs are made with.
-    static let variantKeys = ["name", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile", "output"]
+    static let variantKeys = ["name", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile", "output", "metadata"]
     /// Largest pixel size worth asking for (JPEG's limit).
     static let maxDimension = 65_535
     static let fraction = NumberRange(lower: 0, upper: 1)
@@ -124,6 +129,7 @@ private struct TemplateRules {
         if let value = root["output"], let output = output(value, base: Template.Output(), doc: &doc) {
             template.output = output
         }
+        if let value = root["metadata"] { template.metadata = metadata(value, doc: &doc) }
         if let value = root["originals"],
            let originals = doc.choice(value, at: [.key("originals")], as: Template.Originals.self) {
             template.originals = originals
@@ -135,6 +141,9 @@ private struct TemplateRules {
         // A variant that keeps the template's name pattern is checked with it, once.
         for (variant, recipe) in template.recipes where variant == nil || recipe.output.name != template.output.name {
             names(recipe, variant: variant, in: template, doc: &doc)
+        }
+        for (index, (_, recipe)) in template.recipes.enumerated() {
+            credits(recipe, variant: index == 0 ? nil : index - 1, base: template, doc: &doc)
         }
     }
 
@@ -148,7 +157,7 @@ private struct TemplateRules {
         }
         var variants: [Template.Variant] = []
         for (index, entry) in entries.enumerated() {
-            let rules = TemplateRules(directory: directory, prefix: path + [.index(index)])
+            let rules = TemplateRules(directory: directory, files: files, prefix: path + [.index(index)])
             guard let members = doc.object(entry, at: rules.prefix, allowed: Self.variantKeys) else { continue }
             guard let nameValue = members["name"] else {
                 doc.fail(rules.prefix, "missing key 'name' (it goes into the file names, e.g. name: \"thumb\")")
@@ -185,6 +194,7 @@ private struct TemplateRules {
             if let value = given("output"), let output = rules.output(value, base: base.output, doc: &doc) {
                 recipe.output = output
             }
+            if members["metadata"] != nil { recipe.metadata = given("metadata").flatMap { rules.metadata($0, doc: &doc) } }
             variants.append(Template.Variant(name: name, recipe: recipe))
         }
         return variants
@@ -530,6 +540,121 @@ private struct TemplateRules {
         }
         if members.isEmpty { doc.fail(path, "give at least one of creator, copyright, credit (or leave credit out)") }
         return credit
+    }
+
+    /// `metadata`: the captions (reference: Metadata templates). Every text is checked for its
+    /// variables; `codes` names a codes file relative to the template's folder, read now.
+    private func metadata(_ value: JSON5Value, doc: inout JSON5Document) -> Template.MetadataTemplate? {
+        let path: Path = prefix + [.key("metadata")]
+        let texts = ["title", "caption", "creator", "copyright", "usageTerms", "city", "country", "event"]
+        guard let members = doc.object(value, at: path, allowed: texts + ["keywords", "codes"]) else { return nil }
+        var metadata = Template.MetadataTemplate()
+        for key in texts {
+            guard let value = members[key] else { continue }
+            let text = variables(doc.string(value, at: path + [.key(key)]), at: path + [.key(key)], doc: &doc)
+            switch key {
+            case "title": metadata.title = text
+            case "caption": metadata.caption = text
+            case "creator": metadata.creator = text
+            case "copyright": metadata.copyright = text
+            case "usageTerms": metadata.usageTerms = text
+            case "city": metadata.city = text
+            case "country": metadata.country = text
+            default: metadata.event = text
+            }
+        }
+        if let value = members["keywords"] {
+            let listPath = path + [.key("keywords")]
+            if case .array(let entries) = value, !entries.isEmpty {
+                for (index, entry) in entries.enumerated() {
+                    let at = listPath + [.index(index)]
+                    if let keyword = variables(doc.string(entry, at: at), at: at, doc: &doc) { metadata.keywords.append(keyword) }
+                }
+            } else {
+                doc.fail(listPath, "must be a list of keywords like [\"football\", \"=7=\"], got \(value.shown)")
+            }
+        }
+        if let value = members["codes"], let file = doc.string(value, at: path + [.key("codes")]) {
+            switch codes(file) {
+            case .success(let table): metadata.codes = table
+            case .failure(let problem): doc.fail(path + [.key("codes")], problem.message)
+            }
+        }
+        if members.keys.allSatisfy({ $0 == "codes" }) {
+            doc.fail(path, "give at least one of \((texts + ["keywords"]).joined(separator: ", ")) (or leave metadata out)")
+        }
+        return metadata
+    }
+
+    /// Why a codes file cannot be used, in words.
+    private struct CodesProblem: Error {
+        var message: String
+    }
+
+    /// Reads the codes file `file` names (relative to the template's folder): from the texts
+    /// kept with the template when there are some, else from the disk.
+    private func codes(_ file: String) -> Result<CodeReplacements, CodesProblem> {
+        let resolved = file.hasPrefix("/") ? file : (directory as NSString).appendingPathComponent(file)
+        let text: String
+        if let kept = files?[file] {
+            text = kept
+        } else {
+            let bytes: [UInt8]?
+            do {
+                bytes = try Files.contents(of: resolved, limit: Self.maxCodesBytes + 1)
+            } catch {
+                return .failure(CodesProblem(message: "\(resolved): cannot be read: \(error.reason)"))
+            }
+            guard let bytes else {
+                return .failure(CodesProblem(message: "\(resolved): not found (paths are relative to the template's folder)"))
+            }
+            guard bytes.count <= Self.maxCodesBytes else {
+                return .failure(CodesProblem(message: "\(resolved): over \(Self.maxCodesBytes >> 20) MiB: is this the codes file?"))
+            }
+            guard let utf8 = String(validating: bytes, as: UTF8.self) else {
+                let line = Self.firstInvalidLine(bytes)
+                return .failure(CodesProblem(message: "\(resolved):\(line): not UTF-8 text: save the file as UTF-8 "
+                                             + "(a spreadsheet's \"UTF-16\" or \"Windows\" text is not)"))
+            }
+            text = utf8
+        }
+        do throws(CodeReplacements.Problem) {
+            return .success(try CodeReplacements(file: file, text: text))
+        } catch {
+            return .failure(CodesProblem(message: "\(resolved):\(error.line): \(error.message)"))
+        }
+    }
+
+    /// The largest codes file read (a roster of thousands of names is a few hundred KiB).
+    static let maxCodesBytes = 8 << 20
+
+    /// The 1-based line of the first bytes that are not UTF-8.
+    static func firstInvalidLine(_ bytes: [UInt8]) -> Int {
+        var line = 1
+        for part in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            if String(validating: part, as: UTF8.self) == nil { return line }
+            line += 1
+        }
+        return line
+    }
+
+    /// A recipe gives its creator and copyright once: in `metadata` or in `output.credit`
+    /// (both write EXIF Artist/Copyright, XMP dc:creator/dc:rights and IPTC By-line/CopyrightNotice).
+    private func credits(_ recipe: Template, variant: Int?, base: Template, doc: inout JSON5Document) {
+        guard let metadata = recipe.metadata, let credit = recipe.output.credit else { return }
+        for (key, twice) in [("creator", metadata.creator != nil && credit.creator != nil),
+                             ("copyright", metadata.copyright != nil && credit.copyright != nil)] where twice {
+            // A variant that inherits both keys from the template is told once, there.
+            if let variant, base.metadata?.creator == metadata.creator, base.metadata?.copyright == metadata.copyright,
+               base.output.credit == credit { continue }
+            // Said where the variant wrote it: its own credit, else its own metadata.
+            let inCredit = variant != nil && credit != base.output.credit
+            let at: Path = (variant.map { [.key("variants"), .index($0)] } ?? [])
+                + (inCredit ? [.key("output"), .key("credit"), .key(key)] : [.key("metadata"), .key(key)])
+            let other = inCredit ? "metadata.\(key)" : "output.credit.\(key)"
+            doc.fail(at, "\(other) gives the \(key) too: give it once, in metadata or in output.credit "
+                     + "(both write it to EXIF, XMP and IPTC)")
+        }
     }
 
     private func stitch(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Stitch? {

@@ -1,8 +1,10 @@
-/// Text variables (`{camera} · {date}`) in `text.text`, `tile.text`, `output.credit` and
-/// `output.name`: the photo's own facts, filled in per photo. Pure: no files, no EXIF parsing.
+/// Text variables (`{camera} · {date}`) in `text.text`, `tile.text`, `output.credit`,
+/// `output.name` and `metadata`: the photo's own facts, filled in per photo. Pure: no files, no
+/// EXIF parsing.
 public enum Variables {
-    /// The variables of the marks and the credit.
-    public static let photo = ["filename", "stem", "date", "time", "year", "camera", "lens", "batch", "index", "count"]
+    /// The variables of the marks, the credit and the metadata.
+    public static let photo = ["filename", "stem", "date", "time", "year", "camera", "lens", "batch", "index", "count",
+                               "hotFolder", "uploader"]
     /// `output.name` also knows the output's variant and crop ratio.
     public static let name = photo + ["variant", "ratio"]
 
@@ -83,6 +85,11 @@ public struct PhotoFacts: Sendable, Equatable {
     public var make: String?
     public var model: String?
     public var lens: String?
+    /// The hot folder's name (nil for `photofinish run`).
+    public var hotFolder: String?
+    /// The web console user who uploaded the photo (nil: it came another way, or its file
+    /// system keeps no extended attributes: see `Uploader`).
+    public var uploader: String?
 
     public init(filename: String = "", batch: String = "", index: Int = 1, count: Int = 1) {
         self.filename = filename
@@ -102,6 +109,8 @@ public struct PhotoFacts: Sendable, Equatable {
         }
         v["camera"] = Self.camera(make: make, model: model)
         v["lens"] = lens.flatMap { $0.isEmpty ? nil : $0 }
+        v["hotFolder"] = hotFolder
+        v["uploader"] = uploader
         return v
     }
 
@@ -141,7 +150,8 @@ public struct PhotoFacts: Sendable, Equatable {
     }
 }
 
-private extension String {
+extension String {
+    /// Without the white space at either end.
     var trimmingSpaces: String {
         var s = Substring(self)
         while s.first?.isWhitespace == true { s.removeFirst() }

@@ -15,6 +15,10 @@ public struct TemplateSnapshot: Codable, Sendable, Equatable {
     /// The template file's path (`Template.file`, for the report); nil for the built-in default
     /// (and in manifests written before it was kept).
     public var file: String?
+    /// The codes files the template read (`metadata.codes`), by the name it gives them, as
+    /// they were when it was loaded: edited afterwards, they take effect at the next reload,
+    /// like the template. Nil when it reads none (and in manifests written before they were kept).
+    public var codes: [String: String]?
 
     /// The built-in default template (`watch` without `--template`).
     public static let builtIn = TemplateSnapshot(name: Template.builtInDefault.name,
@@ -34,8 +38,10 @@ public struct TemplateSnapshot: Codable, Sendable, Equatable {
             throw failure(error.reason)
         }
         guard let text = read else { throw failure("it is gone, or its bytes are not UTF-8 text") }
-        let snapshot = TemplateSnapshot(name: template.name, sha256: template.sha256, directory: template.directory, text: text,
+        var snapshot = TemplateSnapshot(name: template.name, sha256: template.sha256, directory: template.directory, text: text,
                                         file: template.file)
+        let codes = template.codesFiles
+        snapshot.codes = codes.isEmpty ? nil : codes
         return (snapshot, template)
     }
 
@@ -44,7 +50,7 @@ public struct TemplateSnapshot: Codable, Sendable, Equatable {
     public func template() throws(JSON5Errors) -> Template {
         guard let text else { return .builtInDefault }
         var t = try TemplateLoader.parse(text: text, file: "\(directory)/\(name).json5 (as claimed)", name: name,
-                                         directory: directory)
+                                         directory: directory, files: codes)
         t.sha256 = sha256
         t.file = file
         return t

@@ -1,4 +1,5 @@
 import Batches
+import Finishing
 import Foundation
 import System
 
@@ -65,6 +66,13 @@ public enum Explain {
         }
     }
 
+    /// A metadata template's texts as written (`applied.metadata`), and the output they were
+    /// written into (nil: every output of the photo).
+    public struct WrittenMetadata: Sendable, Equatable {
+        public var file: String?
+        public var record: Applied.MetadataRecord
+    }
+
     /// A report item for the file.
     public struct Finished: Sendable, Equatable {
         public var batch: String
@@ -83,6 +91,9 @@ public enum Explain {
         public var host: String?
         /// Where its batch was delivered, a receipt in words each (`ReportText.deliveryLine`).
         public var deliveries: [String] = []
+        /// The metadata template's texts as written into its outputs (`applied.metadata`): one
+        /// entry for all of them, or one per output when they differ (variants), with its file.
+        public var metadata: [WrittenMetadata] = []
 
         public init(batch: String, finished: String, status: String, outputs: [String], original: String?,
                     error: String?, source: String, byContent: Bool = false, host: String? = nil, deliveries: [String] = []) {
@@ -213,10 +224,18 @@ public enum Explain {
     }
 
     private static func finished(_ item: Report.Item, report: Report, batch: String, byContent: Bool) -> Finished {
-        Finished(batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
-                 outputs: (item.outputs ?? []).map { "out/\(batch)/\($0.file)" }, original: item.original,
-                 error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: byContent,
-                 host: item.host, deliveries: item.status == .ok ? (report.deliveries ?? []).map(ReportText.deliveryLine) : [])
+        var found = Finished(batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
+                             outputs: (item.outputs ?? []).map { "out/\(batch)/\($0.file)" }, original: item.original,
+                             error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: byContent,
+                             host: item.host,
+                             deliveries: item.status == .ok ? (report.deliveries ?? []).map(ReportText.deliveryLine) : [])
+        let written = (item.outputs ?? []).compactMap { output in
+            output.applied.metadata.map { WrittenMetadata(file: "out/\(batch)/\(output.file)", record: $0) }
+        }
+        if let first = written.first {
+            found.metadata = written.allSatisfy({ $0.record == first.record }) ? [WrittenMetadata(file: nil, record: first.record)] : written
+        }
+        return found
     }
 
     /// The SHA-256 of the file at `path` (to find it in reports under another name), or nil
@@ -284,6 +303,9 @@ public enum Explain {
                 lines.append("\(who) was finished at \(d.finished) in batch \(d.batch)" + (d.host.map { " by host \($0)" } ?? "")
                              + " into \(outputs)"
                              + (d.original.map { "; the original is in \($0)" } ?? "; the original was deleted (originals: delete)") + ".")
+                for written in d.metadata {
+                    lines.append("  Its metadata as written\(written.file.map { " into \($0)" } ?? ""): \(written.record.words).")
+                }
                 for delivery in d.deliveries { lines.append("Its batch's delivery to \(delivery).") }
             case "failed":
                 lines.append("\(who) failed at \(d.finished) in batch \(d.batch)" + (d.host.map { " on host \($0)" } ?? "")

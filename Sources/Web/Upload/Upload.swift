@@ -1,4 +1,5 @@
 internal import CWebShims
+import Batches
 import Foundation
 import HTTP
 import HotFolders
@@ -154,6 +155,16 @@ final class Upload: HTTPFormReceiver {
             discard(temp, file)
             refused.append(Refused(sent: sent, reason: "the file is empty"))
             return nil
+        }
+        // Who sent it, for the templates' {uploader}: kept by the file through its claim. A file
+        // system without extended attributes (ENOTSUP) keeps no uploader, as the reference says;
+        // the photo is taken all the same.
+        do throws(SystemError) {
+            try file.setExtendedAttribute(Uploader.attribute, Uploader.value(user))
+        } catch {
+            if error.code != ENOTSUP {
+                log.notice("web: \(sent) from \(user) is kept without its uploader's name: \(error)", ["INBOX": inbox, "USER": user])
+            }
         }
         do throws(SystemError) {
             try file.sync()

@@ -1,0 +1,122 @@
+import Foundation
+
+/// A codes file (template `metadata.codes`; reference: Metadata templates): short codes written
+/// between `=` signs in a metadata text (`=7=`, `=CC11=`) and the texts they stand for, as
+/// Photo Mechanic's code replacement files hold them — a roster, a list of venues.
+///
+/// The file is UTF-8 text (a leading byte order mark is skipped), one code a line: the code, a
+/// tab, its text, and more tab-separated texts for other forms of it (a surname, a team). Blank
+/// lines and lines starting with `//` are left out; spaces around a cell are trimmed; a cell in
+/// double quotes (as spreadsheets export one holding a quote) is unquoted. `=CODE=` stands for
+/// the first text, `=CODE#2=` for the second, and so on. Pure: the file's text in, texts out.
+public struct CodeReplacements: Sendable, Equatable {
+    /// The file as the template names it (relative to the template's folder), for messages.
+    public var file: String
+    /// The file's text as read: kept with a claimed batch (`Template.codesFiles`).
+    public let source: String
+    /// Each code's texts, first column first.
+    private var texts: [String: [String]]
+
+    /// The number of codes.
+    public var count: Int { texts.count }
+
+    /// A problem in the file: its line (1-based) and what is wrong.
+    public struct Problem: Error, Sendable, Equatable {
+        public var line: Int
+        public var message: String
+    }
+
+    /// The longest code a text may look up; longer runs between `=` signs are plain text.
+    static let maxCode = 64
+
+    /// Reads the file's text.
+    /// - Throws: the first `Problem` (a line without a tab, a code given twice, a code with a
+    ///   space or `=` in it, a code with no text).
+    public init(file: String, text: String) throws(Problem) {
+        self.file = file
+        source = text
+        var texts: [String: [String]] = [:]
+        var firstLine: [String: Int] = [:]
+        var body = Substring(text)
+        if body.first == "\u{FEFF}" { body = body.dropFirst() }
+        // `isNewline`: a CRLF is one Character in Swift, never equal to "\n".
+        for (index, content) in body.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let line = index + 1
+            if content.allSatisfy(\.isWhitespace) || content.hasPrefix("//") { continue }
+            let cells = content.split(separator: "\t", omittingEmptySubsequences: false).map(Self.cell)
+            guard cells.count >= 2 else {
+                throw Problem(line: line, message: "no tab after the code: a code and its text are separated by a tab "
+                              + "(spaces do not count), e.g. \"7<tab>Ada Lovelace\"")
+            }
+            let code = cells[0]
+            guard !code.isEmpty, code.count <= Self.maxCode,
+                  !code.contains(where: { $0 == "=" || $0.isWhitespace }) else {
+                throw Problem(line: line, message: "the code \"\(code)\" cannot be written between = signs: a code is 1 to "
+                              + "\(Self.maxCode) characters without spaces or =")
+            }
+            var forms = Array(cells.dropFirst())
+            while forms.last?.isEmpty == true { forms.removeLast() }
+            guard !forms.isEmpty else { throw Problem(line: line, message: "the code \(code) has no text after its tab") }
+            if let first = firstLine[code] {
+                throw Problem(line: line, message: "the code \(code) is given twice (first on line \(first)): keep one")
+            }
+            firstLine[code] = line
+            texts[code] = forms
+        }
+        self.texts = texts
+    }
+
+    /// A cell as written: spaces around it trimmed, and unquoted when a spreadsheet quoted it
+    /// (`"say ""hi"""` → `say "hi"`).
+    private static func cell(_ raw: Substring) -> String {
+        var cell = raw
+        while cell.first?.isWhitespace == true { cell.removeFirst() }
+        while cell.last?.isWhitespace == true { cell.removeLast() }
+        if cell.count >= 2, cell.first == "\"", cell.last == "\"" {
+            return String(cell.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
+        }
+        return String(cell)
+    }
+
+    /// The text `reference` (what stands between the `=` signs: `7`, `7#2`) names, or nil
+    /// when the file has no such code or no text in that column.
+    public func text(for reference: Substring) -> String? {
+        if let forms = texts[String(reference)] { return forms[0] }
+        guard let hash = reference.lastIndex(of: "#"), hash != reference.startIndex,
+              let column = Int(reference[reference.index(after: hash)...]), column >= 1,
+              let forms = texts[String(reference[..<hash])], column <= forms.count else { return nil }
+        let text = forms[column - 1]
+        return text.isEmpty ? nil : text
+    }
+
+    /// `text` with every `=CODE=` it holds replaced; the references `codes` cannot resolve
+    /// (none at all when `codes` is nil) are left as written and returned, in order, once each.
+    /// A reference is `=`, 1 to 64 characters without spaces or `=`, and `=`.
+    public static func replace(in text: String, with codes: CodeReplacements?) -> (text: String, unknown: [String]) {
+        guard text.contains("=") else { return (text, []) }
+        var out = "", unknown: [String] = []
+        var rest = Substring(text)
+        while let open = rest.firstIndex(of: "=") {
+            out += rest[..<open]
+            let inside = rest[rest.index(after: open)...]
+            let name = inside.prefix { $0 != "=" && !$0.isWhitespace }
+            guard !name.isEmpty, name.count <= maxCode, name.endIndex < inside.endIndex, inside[name.endIndex] == "=" else {
+                out += "="
+                rest = inside
+                continue
+            }
+            if let replacement = codes?.text(for: name) {
+                out += replacement
+                rest = inside[inside.index(after: name.endIndex)...]
+            } else {
+                // Left as written; its closing `=` may open the next reference (`=x=7=`).
+                let written = "=" + name + "="
+                if !unknown.contains(written) { unknown.append(written) }
+                out += "=" + name
+                rest = inside[name.endIndex...]
+            }
+        }
+        out += rest
+        return (out, unknown)
+    }
+}
