@@ -6,7 +6,7 @@ import Finishing
 enum MetadataWarnings {
     static func batch(template: Template, items: [Report.Item]) -> [String] {
         guard template.recipes.contains(where: { $0.recipe.metadata != nil }) else { return [] }
-        var warnings = template.metadataFindings.filter { $0.kind == .location }.map { "metadata: " + $0.words }
+        var warnings = template.metadataFindings.filter { $0.kind == .location }.map(\.words)
         var photos: [(code: String, items: [Int])] = []
         for item in items {
             var codes: [String] = []
@@ -26,7 +26,7 @@ enum MetadataWarnings {
         for (code, items) in photos {
             let shown = items.sorted().prefix(10).map(String.init).joined(separator: ", ")
                 + (items.count > 10 ? " and \(items.count - 10) more" : "")
-            warnings.append("metadata: \(code) is not in \(file ?? "any codes file (the template names none: metadata.codes)"): "
+            warnings.append("metadata code \(code) is not in \(file ?? "any codes file (the template names none: metadata.codes)"): "
                             + "left as written in photo\(items.count == 1 ? "" : "s") \(shown)")
         }
         return warnings

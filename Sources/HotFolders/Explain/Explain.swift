@@ -66,10 +66,10 @@ public enum Explain {
         }
     }
 
-    /// A metadata template's texts as written (`applied.metadata`), and the output they were
-    /// written into (nil: every output of the photo).
+    /// A metadata template's texts as written (`applied.metadata`), and the outputs they were
+    /// written into (empty: every output of the photo).
     public struct WrittenMetadata: Sendable, Equatable {
-        public var file: String?
+        public var files: [String]
         public var record: Applied.MetadataRecord
     }
 
@@ -229,12 +229,17 @@ public enum Explain {
                              error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: byContent,
                              host: item.host,
                              deliveries: item.status == .ok ? (report.deliveries ?? []).map(ReportText.deliveryLine) : [])
-        let written = (item.outputs ?? []).compactMap { output in
-            output.applied.metadata.map { WrittenMetadata(file: "out/\(batch)/\(output.file)", record: $0) }
+        // One entry per distinct record, with the outputs that carry it (variants may differ).
+        for output in item.outputs ?? [] {
+            guard let record = output.applied.metadata else { continue }
+            let file = "out/\(batch)/\(output.file)"
+            if let at = found.metadata.firstIndex(where: { $0.record == record }) {
+                found.metadata[at].files.append(file)
+            } else {
+                found.metadata.append(WrittenMetadata(files: [file], record: record))
+            }
         }
-        if let first = written.first {
-            found.metadata = written.allSatisfy({ $0.record == first.record }) ? [WrittenMetadata(file: nil, record: first.record)] : written
-        }
+        if found.metadata.count == 1, found.metadata[0].files.count == item.outputs?.count { found.metadata[0].files = [] }
         return found
     }
 
@@ -304,7 +309,8 @@ public enum Explain {
                              + " into \(outputs)"
                              + (d.original.map { "; the original is in \($0)" } ?? "; the original was deleted (originals: delete)") + ".")
                 for written in d.metadata {
-                    lines.append("  Its metadata as written\(written.file.map { " into \($0)" } ?? ""): \(written.record.words).")
+                    let into = written.files.isEmpty ? "" : " into " + written.files.joined(separator: ", ")
+                    lines.append("  Its metadata as written\(into): \(written.record.words).")
                 }
                 for delivery in d.deliveries { lines.append("Its batch's delivery to \(delivery).") }
             case "failed":
