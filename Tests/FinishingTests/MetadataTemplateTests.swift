@@ -54,6 +54,7 @@ struct MetadataTemplateTests {
         ("=7#9= =99= =99=", "=7#9= =99= =99=", ["=7#9=", "=99="]),
         ("2 = 2, a=b, == and =", "2 = 2, a=b, == and =", []),
         ("E=mc² or x = y=", "E=mc² or x = y=", []),
+        ("E=mc²=energy", "E=mc²=energy", ["=mc²="]),
     ])
     func codesAreReplacedAndTheUnknownLeftAsWritten(_ text: String, _ expected: String, _ unknown: [String]) throws {
         let codes = try CodeReplacements(file: "roster.tsv", text: Self.roster)
@@ -64,6 +65,16 @@ struct MetadataTemplateTests {
 
     @Test func withoutACodesFileEveryCodeIsLeftAsWritten() {
         #expect(CodeReplacements.replace(in: "=7= scores", with: nil) == ("=7= scores", ["=7="]))
+    }
+
+    /// Variables are filled in the text around the codes and inside them, before the look-up; a
+    /// variable's value is never itself taken for a code.
+    @Test func variablesInsideACodeAreFilledFirst() throws {
+        let codes = try CodeReplacements(file: "roster.tsv", text: Self.roster)
+        let values = ["n": "7", "name": "=gk=", "none": ""]
+        let render = { (piece: Substring) in Variables.render(String(piece), values).text }
+        #expect(CodeReplacements.replace(in: "={n}#2=, {name} and ={none}=!", with: codes, render: render)
+                == ("Lovelace, =gk= and !", []))
     }
 
     static let template = """
@@ -97,10 +108,11 @@ struct MetadataTemplateTests {
         #expect(credit == Codecs.Credit(credit: "Studio Nord"))
         #expect(warnings == ["{camera} left empty in metadata.caption: the photo names no camera (EXIF Make, Model)"])
 
-        // No uploader (a photo dropped on the share): empty and not warned about; its code is then unknown.
+        // No uploader (a photo dropped on the share): empty and not warned about; a code made of
+        // it alone is dropped, not written as "==".
         facts.uploader = nil
         let (alone, _, quiet) = template.filled(with: facts)
-        #expect(alone.metadata?.caption == "Ada Lovelace and == at")
+        #expect(alone.metadata?.caption == "Ada Lovelace and  at")
         #expect(alone.metadata?.keywords == ["Lovelace", "football"])
         #expect(quiet == ["{camera} left empty in metadata.caption: the photo names no camera (EXIF Make, Model)"])
     }
@@ -166,6 +178,21 @@ struct MetadataTemplateTests {
         let again = try TemplateLoader.parse(text: text, file: path, name: "t", directory: folder.path, files: loaded.codesFiles)
         #expect(again.metadata == loaded.metadata)
         #expect(!templateTestErrors(text, directory: folder.path).isEmpty, "from the disk, the broken file is refused")
+    }
+
+    /// The example the package installs (the README's sports example).
+    @Test func theSportsExampleCaptionsAGame() throws {
+        let template = try TemplateLoader.load(path: templateExamplesFolder + "/templates/sports.json5")
+        #expect(template.metadata?.codes?.count == 9)
+        #expect(template.metadataFindings.isEmpty)
+        var facts = PhotoFacts(filename: "IMG_1.jpg", batch: "b")
+        facts.captured = "2026:04:12 19:30:00"
+        facts.hotFolder = "g0412"
+        facts.uploader = "jdoe"
+        let written = try #require(template.filled(with: facts).template.metadata)
+        #expect(written.title == "Choo-Choos vs Dunkers, April 12")
+        #expect(written.caption == "Choo-Choos vs Dunkers, April 12 at Riverside Arena. Photo: Jane Doe / Sports Desk")
+        #expect(written.creator == "Jane Doe" && written.copyright == "© 2026 Sports Desk" && written.unknownCodes.isEmpty)
     }
 
     @Test func checkSaysWhatIsNotWrittenAsGiven() throws {

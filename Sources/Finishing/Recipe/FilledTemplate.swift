@@ -3,7 +3,7 @@ import Codecs
 extension Template {
     /// This template with the variables of its marks, credit and metadata filled in from one
     /// photo's facts (`text.text`, `tile.text`, `output.credit`, `metadata`; the metadata's
-    /// `=CODE=`s replaced after its variables), the credit to write into its outputs, and one
+    /// `=CODE=`s replaced too, their own variables filled first), the credit to write into its outputs, and one
     /// warning per variable the photo has no value for (it is left empty; `{uploader}` is
     /// left empty without a warning: most photos are not uploaded through the console).
     /// - Parameter metadata: false to leave `metadata` as written (an output that carries none).
@@ -48,16 +48,17 @@ extension Template {
 }
 
 extension Template.MetadataTemplate {
-    /// The texts as written into one photo's outputs: `render` fills each text's variables
-    /// (given the text and its key), then its `=CODE=`s are replaced through the codes file.
-    /// A text left empty is not written; keywords are written once each. The codes no longer
-    /// apply (`codes` is nil) and `unknownCodes` lists those left as written.
+    /// The texts as written into one photo's outputs: each `=CODE=` is replaced through the
+    /// codes file, its variables filled first (`render`, given a piece of text and its key),
+    /// and so is the text around it. A text left empty is not written; keywords are written
+    /// once each. The codes no longer apply (`codes` is nil) and `unknownCodes` lists those left
+    /// as written.
     func filled(_ render: (String, String) -> String?) -> Template.MetadataTemplate {
         var out = Template.MetadataTemplate()
         var unknown: [String] = []
         func text(_ value: String?, _ key: String) -> String? {
-            guard let value, let rendered = render(value, key) else { return nil }
-            let (replaced, notFound) = CodeReplacements.replace(in: rendered, with: codes)
+            guard let value else { return nil }
+            let (replaced, notFound) = CodeReplacements.replace(in: value, with: codes) { render(String($0), key) ?? "" }
             for code in notFound where !unknown.contains(code) { unknown.append(code) }
             let trimmed = replaced.trimmingSpaces
             return trimmed.isEmpty ? nil : trimmed

@@ -92,31 +92,40 @@ public struct CodeReplacements: Sendable, Equatable {
     /// `text` with every `=CODE=` it holds replaced; the references `codes` cannot resolve
     /// (none at all when `codes` is nil) are left as written and returned, in order, once each.
     /// A reference is `=`, 1 to 64 characters without spaces or `=`, and `=`.
-    public static func replace(in text: String, with codes: CodeReplacements?) -> (text: String, unknown: [String]) {
-        guard text.contains("=") else { return (text, []) }
+    /// - Parameter render: fills the variables of each piece (the text between references, and
+    ///   each reference's inside before it is looked up: `={uploader}=`). A reference whose inside
+    ///   comes out empty is dropped; a variable's value is never itself taken for a reference.
+    public static func replace(in text: String, with codes: CodeReplacements?,
+                               render: (Substring) -> String = { String($0) }) -> (text: String, unknown: [String]) {
         var out = "", unknown: [String] = []
-        var rest = Substring(text)
-        while let open = rest.firstIndex(of: "=") {
-            out += rest[..<open]
-            let inside = rest[rest.index(after: open)...]
-            let name = inside.prefix { $0 != "=" && !$0.isWhitespace }
-            guard !name.isEmpty, name.count <= maxCode, name.endIndex < inside.endIndex, inside[name.endIndex] == "=" else {
-                out += "="
-                rest = inside
+        var index = text.startIndex, literal = text.startIndex
+        while let open = text[index...].firstIndex(of: "=") {
+            let afterOpen = text.index(after: open)
+            let name = text[afterOpen...].prefix { $0 != "=" && !$0.isWhitespace }
+            guard !name.isEmpty, name.count <= maxCode, name.endIndex < text.endIndex, text[name.endIndex] == "=" else {
+                index = afterOpen  // a plain `=`
                 continue
             }
-            if let replacement = codes?.text(for: name) {
+            if literal < open { out += render(text[literal..<open]) }
+            let reference = render(name)
+            let afterClose = text.index(after: name.endIndex)
+            if reference.isEmpty {
+                index = afterClose
+                literal = afterClose
+            } else if let replacement = codes?.text(for: Substring(reference)) {
                 out += replacement
-                rest = inside[inside.index(after: name.endIndex)...]
+                index = afterClose
+                literal = afterClose
             } else {
                 // Left as written; its closing `=` may open the next reference (`=x=7=`).
-                let written = "=" + name + "="
+                let written = "=" + reference + "="
                 if !unknown.contains(written) { unknown.append(written) }
-                out += "=" + name
-                rest = inside[name.endIndex...]
+                out += "=" + reference
+                index = name.endIndex
+                literal = name.endIndex
             }
         }
-        out += rest
+        if literal < text.endIndex { out += render(text[literal...]) }
         return (out, unknown)
     }
 }
