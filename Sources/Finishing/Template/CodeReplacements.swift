@@ -1,5 +1,3 @@
-import Foundation
-
 /// A codes file (template `metadata.codes`; reference: Metadata templates): short codes written
 /// between `=` signs in a metadata text (`=7=`, `=CC11=`) and the texts they stand for, as
 /// Photo Mechanic's code replacement files hold them — a roster, a list of venues.
@@ -37,13 +35,14 @@ public struct CodeReplacements: Sendable, Equatable {
         source = text
         var texts: [String: [String]] = [:]
         var firstLine: [String: Int] = [:]
-        var body = Substring(text)
-        if body.first == "\u{FEFF}" { body = body.dropFirst() }
-        // `isNewline`: a CRLF is one Character in Swift, never equal to "\n".
-        for (index, content) in body.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+        // Read as UTF-8 bytes: every separator is ASCII, so each piece between them is whole
+        // characters (and Swift's Character would take a CRLF for one, never equal to "\n").
+        var bytes = Array(text.utf8)[...]
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes = bytes.dropFirst(3) }
+        for (index, content) in bytes.split(separator: 0x0A, omittingEmptySubsequences: false).enumerated() {
             let line = index + 1
-            if content.allSatisfy(\.isWhitespace) || content.hasPrefix("//") { continue }
-            let cells = content.split(separator: "\t", omittingEmptySubsequences: false).map(Self.cell)
+            if content.allSatisfy(Self.isSpace) || content.starts(with: [0x2F, 0x2F]) { continue }
+            let cells = content.split(separator: 0x09, omittingEmptySubsequences: false).map(Self.cell)
             guard cells.count >= 2 else {
                 throw Problem(line: line, message: "no tab after the code: a code and its text are separated by a tab "
                               + "(spaces do not count), e.g. \"7<tab>Ada Lovelace\"")
@@ -66,16 +65,26 @@ public struct CodeReplacements: Sendable, Equatable {
         self.texts = texts
     }
 
+    /// An ASCII space, tab or line end (CR: a CRLF file's lines end in one).
+    private static func isSpace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || (0x09...0x0D).contains(byte)
+    }
+
     /// A cell as written: spaces around it trimmed, and unquoted when a spreadsheet quoted it
     /// (`"say ""hi"""` → `say "hi"`).
-    private static func cell(_ raw: Substring) -> String {
+    private static func cell(_ raw: ArraySlice<UInt8>) -> String {
         var cell = raw
-        while cell.first?.isWhitespace == true { cell.removeFirst() }
-        while cell.last?.isWhitespace == true { cell.removeLast() }
-        if cell.count >= 2, cell.first == "\"", cell.last == "\"" {
-            return String(cell.dropFirst().dropLast()).replacingOccurrences(of: "\"\"", with: "\"")
+        while let first = cell.first, isSpace(first) { cell = cell.dropFirst() }
+        while let last = cell.last, isSpace(last) { cell = cell.dropLast() }
+        guard cell.count >= 2, cell.first == 0x22, cell.last == 0x22 else { return String(decoding: cell, as: UTF8.self) }
+        var unquoted: [UInt8] = []
+        var quote = false
+        for byte in cell.dropFirst().dropLast() {
+            if byte == 0x22 && quote { quote = false; continue }
+            quote = byte == 0x22
+            unquoted.append(byte)
         }
-        return String(cell)
+        return String(decoding: unquoted, as: UTF8.self)
     }
 
     /// The text `reference` (what stands between the `=` signs: `7`, `7#2`) names, or nil
@@ -97,18 +106,24 @@ public struct CodeReplacements: Sendable, Equatable {
     ///   comes out empty is dropped; a variable's value is never itself taken for a reference.
     public static func replace(in text: String, with codes: CodeReplacements?,
                                render: (Substring) -> String = { String($0) }) -> (text: String, unknown: [String]) {
+        // Scanned as UTF-8 (`=` and the spaces that end a reference are ASCII): a photo's dozen
+        // texts take microseconds.
+        let utf8 = text.utf8
         var out = "", unknown: [String] = []
         var index = text.startIndex, literal = text.startIndex
-        while let open = text[index...].firstIndex(of: "=") {
-            let afterOpen = text.index(after: open)
-            let name = text[afterOpen...].prefix { $0 != "=" && !$0.isWhitespace }
-            guard !name.isEmpty, name.count <= maxCode, name.endIndex < text.endIndex, text[name.endIndex] == "=" else {
+        while let open = utf8[index...].firstIndex(of: 0x3D) {
+            let afterOpen = utf8.index(after: open)
+            var end = afterOpen
+            while end < utf8.endIndex, utf8[end] != 0x3D, !isSpace(utf8[end]) { end = utf8.index(after: end) }
+            let name = text[afterOpen..<end]
+            guard end > afterOpen, end < utf8.endIndex, utf8[end] == 0x3D, utf8.distance(from: afterOpen, to: end) <= 4 * maxCode,
+                  name.count <= maxCode, !name.contains(where: \.isWhitespace) else {
                 index = afterOpen  // a plain `=`
                 continue
             }
             if literal < open { out += render(text[literal..<open]) }
             let reference = render(name)
-            let afterClose = text.index(after: name.endIndex)
+            let afterClose = utf8.index(after: end)
             if reference.isEmpty {
                 index = afterClose
                 literal = afterClose
@@ -121,8 +136,8 @@ public struct CodeReplacements: Sendable, Equatable {
                 let written = "=" + reference + "="
                 if !unknown.contains(written) { unknown.append(written) }
                 out += "=" + reference
-                index = name.endIndex
-                literal = name.endIndex
+                index = end
+                literal = end
             }
         }
         if literal < text.endIndex { out += render(text[literal...]) }

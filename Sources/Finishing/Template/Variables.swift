@@ -55,6 +55,7 @@ public enum Variables {
     /// `text` with every variable filled in from `values`; a variable with no value (or an
     /// empty one) becomes empty and is returned in `missing`.
     public static func render(_ text: String, _ values: [String: String]) -> (text: String, missing: [String]) {
+        guard text.utf8.contains(UInt8(ascii: "{")) else { return (text, []) }
         var out = "", missing: [String] = []
         for piece in pieces(text) {
             switch piece {
