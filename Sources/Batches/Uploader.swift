@@ -1,7 +1,7 @@
 import System
 
-/// Who sent a photo through the web console (the `{uploader}` variable; reference: Text
-/// variables). The console marks each file it takes with its user's name, in the extended
+/// Who sent a photo through the web console (the `{uploader}` variable; reference:
+/// Variables). The console marks each file it takes with its user's name, in the extended
 /// attribute `user.photofinish.uploader`; the file keeps it through its claim (a rename or a
 /// link), so a batch reads it from the source it finishes. A photo dropped any other way has
 /// none, nor has one on a file system that keeps no extended attributes (sshfs, some SMB and

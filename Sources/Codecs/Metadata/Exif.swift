@@ -75,11 +75,14 @@ public enum Exif {
     /// - Returns: the block to embed (TIFF header onwards, no "Exif\0\0"), or nil for none;
     ///   and what was removed, for the report: `["EXIF"]`, `["GPS"]`, `["EXIF other than credit"]`,
     ///   `["EXIF (unreadable)"]` or `[]`.
+    ///   - edits: Artist, Copyright and ImageDescription to write over what is kept (nil: as
+    ///     kept), in the same pass: each parse and save of a block moves its MakerNote, whose
+    ///     offsets some cameras' readers take as absolute (Canon's), so there is one of each.
     public static func rewrite(_ exif: [UInt8], policy: MetadataPolicy,
-                               width: Int, height: Int) -> (exif: [UInt8]?, removed: [String]) {
+                               width: Int, height: Int, edits: Edits = Edits()) -> (exif: [UInt8]?, removed: [String]) {
         if policy == .stripAll { return (nil, ["EXIF"]) }
         guard let document = ExifDocument(exif) else { return (nil, ["EXIF (unreadable)"]) }
-        if policy == .copyrightOnly { return copyrightOnly(document) }
+        if policy == .copyrightOnly { return copyrightOnly(document, edits: edits) }
         var removed: [String] = []
         if policy == .stripLocation {
             let gps = document.content(EXIF_IFD_GPS)
@@ -97,19 +100,42 @@ public enum Exif {
             document.setDimension(EXIF_TAG_PIXEL_Y_DIMENSION, height, in: exifIFD)
         }
         document.dropThumbnail()
+        edits.apply(to: document)
         guard let bytes = document.save() else { return (nil, ["EXIF (unreadable)"]) }
         return (bytes, removed)
     }
 
-    /// Artist and Copyright alone, in a block of their own.
-    private static func copyrightOnly(_ source: ExifDocument) -> (exif: [UInt8]?, removed: [String]) {
-        let kept = [EXIF_TAG_ARTIST, EXIF_TAG_COPYRIGHT].compactMap { tag in
-            source.string(tag, in: EXIF_IFD_0).map { (tag, $0) }
+    /// What a template writes into IFD0 over the source's: the credit's or metadata template's
+    /// creator and copyright, the metadata template's caption. Nil leaves a tag as it is.
+    public struct Edits: Sendable, Equatable {
+        public var artist: String?
+        public var copyright: String?
+        public var description: String?
+
+        public init(artist: String? = nil, copyright: String? = nil, description: String? = nil) {
+            self.artist = artist
+            self.copyright = copyright
+            self.description = description
+        }
+
+        func apply(to document: ExifDocument) {
+            for (tag, value) in [(EXIF_TAG_ARTIST, artist), (EXIF_TAG_COPYRIGHT, copyright),
+                                 (EXIF_TAG_IMAGE_DESCRIPTION, description)] {
+                if let value { document.setString(tag, value, in: EXIF_IFD_0) }
+            }
+        }
+    }
+
+    /// Artist and Copyright alone (the edits' over the source's), in a block of their own.
+    private static func copyrightOnly(_ source: ExifDocument, edits: Edits) -> (exif: [UInt8]?, removed: [String]) {
+        let kept = [(EXIF_TAG_ARTIST, edits.artist), (EXIF_TAG_COPYRIGHT, edits.copyright)].compactMap { tag, edit in
+            (edit ?? source.string(tag, in: EXIF_IFD_0)).map { (tag, $0) }
         }
         let entries = (0..<Int(EXIF_IFD_COUNT.rawValue)).reduce(0) {
             $0 + Int(source.content(ExifIfd(rawValue: UInt32($1))).pointee.count)
         }
-        let removed = entries > kept.count ? ["EXIF other than credit"] : []
+        let removed = entries > [EXIF_TAG_ARTIST, EXIF_TAG_COPYRIGHT].filter({ source.string($0, in: EXIF_IFD_0) != nil }).count
+            ? ["EXIF other than credit"] : []
         guard !kept.isEmpty, let data = exif_data_new() else { return (nil, removed) }
         let document = ExifDocument(owning: data)
         exif_data_set_byte_order(data, EXIF_BYTE_ORDER_INTEL)
@@ -133,15 +159,6 @@ public enum Exif {
         }
         if let artist { document.setString(EXIF_TAG_ARTIST, artist, in: EXIF_IFD_0) }
         if let copyright { document.setString(EXIF_TAG_COPYRIGHT, copyright, in: EXIF_IFD_0) }
-        return document.save() ?? exif
-    }
-
-    /// Sets ImageDescription (the caption, kept in step with XMP dc:description and IPTC
-    /// Caption/Abstract as the Metadata Working Group asks).
-    /// - Returns: the block, or the one given when it cannot be read.
-    public static func describe(_ exif: [UInt8], _ description: String) -> [UInt8] {
-        guard let document = ExifDocument(exif) else { return exif }
-        document.setString(EXIF_TAG_IMAGE_DESCRIPTION, description, in: EXIF_IFD_0)
         return document.save() ?? exif
     }
 

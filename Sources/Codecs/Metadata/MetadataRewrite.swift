@@ -138,11 +138,17 @@ public enum MetadataRewrite {
                                regions: RegionFrame? = nil) -> OutputMetadata {
         var removed: [String] = []
         var exif: [UInt8]?
+        // Written in the same pass as the policy (see `Exif.rewrite`); a block is made for the
+        // creator and copyright when none is kept, the caption goes only into one that is.
+        func given(_ s: String?) -> String? { (s ?? "").isEmpty ? nil : s }
+        let edits = Exif.Edits(artist: given(texts.creator) ?? given(credit.creator),
+                               copyright: given(texts.copyright) ?? given(credit.copyright), description: given(texts.caption))
         if let source = info.exif {
-            let rewritten = Exif.rewrite(source, policy: policy, width: width, height: height)
+            let rewritten = Exif.rewrite(source, policy: policy, width: width, height: height, edits: edits)
             exif = rewritten.exif
             removed += rewritten.removed
         }
+        if exif == nil { exif = Exif.credit(nil, artist: edits.artist, copyright: edits.copyright) }
         var xmp = info.xmp.flatMap { bytes -> XMPPacket? in
             do throws(XMPUnreadable) {
                 return try XMPPacket(reading: bytes)
@@ -200,8 +206,8 @@ public enum MetadataRewrite {
             texts.city = nil
             texts.country = nil
         }
-        if !texts.isEmpty { apply(texts, exif: &exif, xmp: &xmp, iptc: &iptc, iim: format == .jpeg) }
-        if !credit.isEmpty { apply(credit, exif: &exif, xmp: &xmp, iptc: &iptc) }
+        if !texts.isEmpty { apply(texts, xmp: &xmp, iptc: &iptc, iim: format == .jpeg) }
+        if !credit.isEmpty { apply(credit, xmp: &xmp, iptc: &iptc) }
         // Only JPEG carries IIM: elsewhere its fields go into XMP, where XMP does not have them.
         if format != .jpeg, let block = iptc {
             let packet = xmp ?? XMPPacket()
@@ -257,13 +263,10 @@ public enum MetadataRewrite {
         packet.moveRegions(to: (width, height)) { frame.map($0, turn: turn) }
     }
 
-    /// Writes a metadata template's texts into the EXIF (creator, copyright; the caption only
-    /// where there is a block already), the XMP and, with `iim` (JPEG), the IIM block — made,
-    /// UTF-8, when there is none. Keywords join the photo's own (XMP's and IIM's), each once.
-    private static func apply(_ texts: MetadataTexts, exif: inout [UInt8]?, xmp: inout XMPPacket?, iptc: inout IPTC?,
-                              iim: Bool) {
-        exif = Exif.credit(exif, artist: texts.creator, copyright: texts.copyright)
-        if let caption = texts.caption, let block = exif { exif = Exif.describe(block, caption) }
+    /// Writes a metadata template's texts into the XMP and, with `iim` (JPEG), the IIM block —
+    /// made, UTF-8, when there is none (the EXIF's are written with the policy's pass).
+    /// Keywords join the photo's own (XMP's and IIM's), each once.
+    private static func apply(_ texts: MetadataTexts, xmp: inout XMPPacket?, iptc: inout IPTC?, iim: Bool) {
         let packet = xmp ?? XMPPacket()
         var keywords: [String] = []
         if !texts.keywords.isEmpty {
@@ -296,10 +299,9 @@ public enum MetadataRewrite {
         iptc = block
     }
 
-    private static func apply(_ credit: Credit, exif: inout [UInt8]?, xmp: inout XMPPacket?, iptc: inout IPTC?) {
+    private static func apply(_ credit: Credit, xmp: inout XMPPacket?, iptc: inout IPTC?) {
         func given(_ s: String?) -> String? { (s ?? "").isEmpty ? nil : s }
         let creator = given(credit.creator), copyright = given(credit.copyright), line = given(credit.credit)
-        exif = Exif.credit(exif, artist: creator, copyright: copyright)
         let packet = xmp ?? XMPPacket()
         if let creator { packet.setItems(XMPNamespace.dc, "dc:creator", [creator], ordered: true) }
         if let copyright { packet.setLocalizedText(XMPNamespace.dc, "dc:rights", copyright) }

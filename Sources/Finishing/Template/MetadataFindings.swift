@@ -29,15 +29,22 @@ extension Template {
             let base: [KeyPathComponent] = variant == nil ? [] : [.key("variants"), .index(index - 1)]
             // A variant with the template's own metadata and policy was told about there.
             let inherited = variant != nil && metadata == self.metadata && recipe.output.metadata == output.metadata
-            if recipe.output.metadata != .keep && !inherited {
-                for (key, text) in [("city", metadata.city), ("country", metadata.country)] where text != nil {
-                    let policy = recipe.output.metadata.rawValue
+            let place = [("city", metadata.city), ("country", metadata.country)].filter { $0.1 != nil }.map(\.0)
+            if recipe.output.metadata != .keep && !inherited && !place.isEmpty {
+                let policy = "\"\(recipe.output.metadata.rawValue)\""
+                let what = place.joined(separator: " and "), them = place.count == 1 ? "it" : "them"
+                if variant == nil || metadata != self.metadata {
                     findings.append(MetadataFinding(
-                        kind: .location, path: base + [.key("metadata"), .key(key)],
-                        message: "not written\(variant.map { " into the \($0) variant's outputs" } ?? ""): output.metadata "
-                            + "\"\(policy)\" strips where a photo was, the template's words too"
+                        kind: .location, path: base + [.key("metadata")] + (place.count == 1 ? [.key(place[0])] : []),
+                        message: "\(what) \(place.count == 1 ? "is" : "are") not written\(variant.map { " into the \($0) variant's outputs" } ?? ""): "
+                            + "output.metadata \(policy) strips where a photo was, the template's words too"
                             + (recipe.output.metadata == .stripLocation ? " (strip-location is the default)" : "")
-                            + "; set output.metadata: \"keep\" to write it"))
+                            + "; set output.metadata: \"keep\" to write \(them)"))
+                } else {
+                    findings.append(MetadataFinding(
+                        kind: .location, path: base + [.key("output"), .key("metadata")],
+                        message: "\(policy) strips where a photo was: metadata.\(place.joined(separator: " and metadata.")) "
+                            + "\(place.count == 1 ? "is" : "are") not written into the \(variant ?? "") variant's outputs (\"keep\" writes \(them))"))
                 }
             }
             guard !inherited && (variant == nil || metadata != self.metadata) else { continue }
