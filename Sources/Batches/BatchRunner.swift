@@ -289,7 +289,7 @@ public struct BatchRunner: Sendable {
         return !template.recipes.contains { _, recipe in
             let credit = recipe.output.credit
             return ([recipe.text?.text, recipe.tile?.text, recipe.output.name, credit?.creator, credit?.copyright, credit?.credit]
-                    + (recipe.metadata?.texts.map(\.text) ?? []))
+                    + (recipe.metadata?.keyed.map(\.text) ?? []))
                 .contains(where: usesOrder)
         }
     }

@@ -92,7 +92,7 @@ struct MetadataTemplateTests {
         let template = try TemplateLoader.parse(text: Self.template, file: "t.json5", name: "t", directory: folder.path)
         let metadata = try #require(template.metadata)
         #expect(metadata.codes?.count == 5 && metadata.codes?.file == "codes/roster.tsv")
-        #expect(metadata.keywords == ["=7#2=", "football", "=7#2=", "{uploader}"])
+        #expect(metadata.texts.keywords == ["=7#2=", "football", "=7#2=", "{uploader}"])
 
         var facts = PhotoFacts(filename: "IMG_1.jpg", batch: "b", index: 1, count: 1)
         facts.captured = "2026:11:29 15:04:05"
@@ -100,10 +100,10 @@ struct MetadataTemplateTests {
         facts.uploader = "anna"
         let (filled, credit, warnings) = template.filled(with: facts)
         let written = try #require(filled.metadata)
-        #expect(written.title == "u12-finals — 2026-11-29")
-        #expect(written.caption == "Ada Lovelace and Anna Bell at", "a variable's value may be a code; {camera} is empty")
-        #expect(written.keywords == ["Lovelace", "football", "anna"], "each keyword once")
-        #expect(written.copyright == "© 2026 Studio Nord" && written.city == "Zürich" && written.event == "Cup Final")
+        #expect(written.texts.title == "u12-finals — 2026-11-29")
+        #expect(written.texts.caption == "Ada Lovelace and Anna Bell at", "a variable's value may be a code; {camera} is empty")
+        #expect(written.texts.keywords == ["Lovelace", "football", "anna"], "each keyword once")
+        #expect(written.texts.copyright == "© 2026 Studio Nord" && written.texts.city == "Zürich" && written.texts.event == "Cup Final")
         #expect(written.unknownCodes.isEmpty)
         #expect(credit == Codecs.Credit(credit: "Studio Nord"))
         #expect(warnings == ["{camera} left empty in metadata.caption: the photo names no camera (EXIF Make, Model)"])
@@ -112,22 +112,22 @@ struct MetadataTemplateTests {
         // it alone is dropped, not written as "==".
         facts.uploader = nil
         let (alone, _, quiet) = template.filled(with: facts)
-        #expect(alone.metadata?.caption == "Ada Lovelace and  at")
-        #expect(alone.metadata?.keywords == ["Lovelace", "football"])
+        #expect(alone.metadata?.texts.caption == "Ada Lovelace and  at")
+        #expect(alone.metadata?.texts.keywords == ["Lovelace", "football"])
         #expect(quiet == ["{camera} left empty in metadata.caption: the photo names no camera (EXIF Make, Model)"])
     }
 
     @Test func aTextLeftEmptyIsNotWrittenAndUnknownCodesAreKept() throws {
         var template = Template(name: "t")
         var metadata = Template.MetadataTemplate()
-        metadata.title = "{uploader}"
-        metadata.caption = "=7= by =ghost#2="
-        metadata.keywords = ["  ", "{uploader}", "=ghost#2="]
+        metadata.texts.title = "{uploader}"
+        metadata.texts.caption = "=7= by =ghost#2="
+        metadata.texts.keywords = ["  ", "{uploader}", "=ghost#2="]
         template.metadata = metadata
         let (filled, _, warnings) = template.filled(with: PhotoFacts(filename: "a.jpg"))
-        #expect(filled.metadata?.title == nil)
-        #expect(filled.metadata?.caption == "=7= by =ghost#2=")
-        #expect(filled.metadata?.keywords == ["=ghost#2="])
+        #expect(filled.metadata?.texts.title == nil)
+        #expect(filled.metadata?.texts.caption == "=7= by =ghost#2=")
+        #expect(filled.metadata?.texts.keywords == ["=ghost#2="])
         #expect(filled.metadata?.unknownCodes == ["=7=", "=ghost#2="])
         #expect(warnings.isEmpty)
         // The story of a batch carries no metadata: nothing filled, nothing warned.
@@ -190,9 +190,9 @@ struct MetadataTemplateTests {
         facts.hotFolder = "g0412"
         facts.uploader = "jdoe"
         let written = try #require(template.filled(with: facts).template.metadata)
-        #expect(written.title == "Choo-Choos vs Dunkers, April 12")
-        #expect(written.caption == "Choo-Choos vs Dunkers, April 12 at Riverside Arena. Photo: Jane Doe / Sports Desk")
-        #expect(written.creator == "Jane Doe" && written.copyright == "© 2026 Sports Desk" && written.unknownCodes.isEmpty)
+        #expect(written.texts.title == "Choo-Choos vs Dunkers, April 12")
+        #expect(written.texts.caption == "Choo-Choos vs Dunkers, April 12 at Riverside Arena. Photo: Jane Doe / Sports Desk")
+        #expect(written.texts.creator == "Jane Doe" && written.texts.copyright == "© 2026 Sports Desk" && written.unknownCodes.isEmpty)
     }
 
     @Test func checkSaysWhatIsNotWrittenAsGiven() throws {

@@ -1,3 +1,4 @@
+import Codecs
 import Foundation
 import Pixels
 
@@ -61,18 +62,11 @@ public struct Applied: Codable, Sendable, Equatable {
         /// The `=CODE=`s left as written: not in the codes file (or no text in that column).
         @OmittedWhenEmpty public var unknownCodes: [String]?
 
-        public init(title: String? = nil, caption: String? = nil, keywords: [String] = [], creator: String? = nil,
-                    copyright: String? = nil, usageTerms: String? = nil, city: String? = nil, country: String? = nil,
-                    event: String? = nil, unknownCodes: [String] = []) {
-            self.title = title
-            self.caption = caption
-            self.keywords = keywords.isEmpty ? nil : keywords
-            self.creator = creator
-            self.copyright = copyright
-            self.usageTerms = usageTerms
-            self.city = city
-            self.country = country
-            self.event = event
+        /// The record of `texts` as written, with the codes left as written.
+        public init(_ texts: MetadataTexts, unknownCodes: [String]) {
+            (title, caption, creator, copyright) = (texts.title, texts.caption, texts.creator, texts.copyright)
+            (usageTerms, city, country, event) = (texts.usageTerms, texts.city, texts.country, texts.event)
+            keywords = texts.keywords.isEmpty ? nil : texts.keywords
             self.unknownCodes = unknownCodes.isEmpty ? nil : unknownCodes
         }
 

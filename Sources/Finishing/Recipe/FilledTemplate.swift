@@ -63,33 +63,21 @@ extension Template.MetadataTemplate {
             let trimmed = replaced.trimmingSpaces
             return trimmed.isEmpty ? nil : trimmed
         }
-        out.title = text(title, "title")
-        out.caption = text(caption, "caption")
-        for (index, keyword) in keywords.enumerated() {
-            if let written = text(keyword, "keywords[\(index)]"), !out.keywords.contains(written) { out.keywords.append(written) }
+        let given = texts
+        out.texts.title = text(given.title, "title")
+        out.texts.caption = text(given.caption, "caption")
+        for (index, keyword) in given.keywords.enumerated() {
+            if let written = text(keyword, "keywords[\(index)]"), !out.texts.keywords.contains(written) {
+                out.texts.keywords.append(written)
+            }
         }
-        out.creator = text(creator, "creator")
-        out.copyright = text(copyright, "copyright")
-        out.usageTerms = text(usageTerms, "usageTerms")
-        out.city = text(city, "city")
-        out.country = text(country, "country")
-        out.event = text(event, "event")
+        out.texts.creator = text(given.creator, "creator")
+        out.texts.copyright = text(given.copyright, "copyright")
+        out.texts.usageTerms = text(given.usageTerms, "usageTerms")
+        out.texts.city = text(given.city, "city")
+        out.texts.country = text(given.country, "country")
+        out.texts.event = text(given.event, "event")
         out.unknownCodes = unknown
         return out
-    }
-
-    /// The texts in the codecs' terms.
-    var written: MetadataTexts {
-        MetadataTexts(title: title, caption: caption, keywords: keywords, creator: creator, copyright: copyright,
-                      usageTerms: usageTerms, city: city, country: country, event: event)
-    }
-}
-
-extension Applied.MetadataRecord {
-    /// The record of `texts` as written, with the codes left as written.
-    init(_ texts: MetadataTexts, unknownCodes: [String]) {
-        self.init(title: texts.title, caption: texts.caption, keywords: texts.keywords, creator: texts.creator,
-                  copyright: texts.copyright, usageTerms: texts.usageTerms, city: texts.city, country: texts.country,
-                  event: texts.event, unknownCodes: unknownCodes)
     }
 }

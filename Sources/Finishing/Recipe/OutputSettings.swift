@@ -78,7 +78,7 @@ struct OutputSettings {
         size = OutputPlan.Size(width + 2 * border, height + 2 * border)
 
         let metadata = MetadataRewrite.rewrite(info, policy: PhotoFinisher.policy(template.output.metadata), credit: credit,
-                                               texts: template.metadata?.written ?? MetadataTexts(),
+                                               texts: template.metadata?.texts ?? MetadataTexts(),
                                                width: size.width, height: size.height, format: format,
                                                regions: PhotoFinisher.regionFrame(plan, info: info, orientation: orientation,
                                                                                   border: self.border))

@@ -29,7 +29,7 @@ extension Template {
             let base: [KeyPathComponent] = variant == nil ? [] : [.key("variants"), .index(index - 1)]
             // A variant with the template's own metadata and policy was told about there.
             let inherited = variant != nil && metadata == self.metadata && recipe.output.metadata == output.metadata
-            let place = [("city", metadata.city), ("country", metadata.country)].filter { $0.1 != nil }.map(\.0)
+            let place = [("city", metadata.texts.city), ("country", metadata.texts.country)].filter { $0.1 != nil }.map(\.0)
             if recipe.output.metadata != .keep && !inherited && !place.isEmpty {
                 let policy = "\"\(recipe.output.metadata.rawValue)\""
                 let what = place.joined(separator: " and "), them = place.count == 1 ? "it" : "them"
@@ -48,7 +48,7 @@ extension Template {
                 }
             }
             guard !inherited && (variant == nil || metadata != self.metadata) else { continue }
-            for (key, text) in metadata.texts {
+            for (key, text) in metadata.keyed {
                 for code in CodeReplacements.replace(in: text, with: metadata.codes).unknown
                 where !code.contains("{") && !code.contains("}") {
                     let message = metadata.codes.map {

@@ -224,15 +224,9 @@ public struct Template: Sendable, Equatable {
     /// IIM (JPEG) and XMP. Each may hold the text variables and `=CODE=`s, replaced through
     /// `codes`; once filled for one photo (`filled(with:)`) they are the texts as written.
     public struct MetadataTemplate: Sendable, Equatable {
-        public var title: String?
-        public var caption: String?
-        public var keywords: [String] = []
-        public var creator: String?
-        public var copyright: String?
-        public var usageTerms: String?
-        public var city: String?
-        public var country: String?
-        public var event: String?
+        /// `title`, `caption`, `keywords`, `creator`, `copyright`, `usageTerms`, `city`,
+        /// `country`, `event`: as the template writes them, or once filled, as written.
+        public var texts = MetadataTexts()
         /// `codes`: the codes file's codes (nil: no codes file; then every `=CODE=` is left as
         /// written).
         public var codes: CodeReplacements?
@@ -244,12 +238,13 @@ public struct Template: Sendable, Equatable {
 
         /// Every text with the key it is written under (`keywords[2]` for a keyword), in the
         /// reference's order.
-        public var texts: [(key: String, text: String)] {
-            let single: [(String, String?)] = [("title", title), ("caption", caption)]
-            let rest: [(String, String?)] = [("creator", creator), ("copyright", copyright), ("usageTerms", usageTerms),
-                                             ("city", city), ("country", country), ("event", event)]
+        public var keyed: [(key: String, text: String)] {
+            let t = texts
+            let single: [(String, String?)] = [("title", t.title), ("caption", t.caption)]
+            let rest: [(String, String?)] = [("creator", t.creator), ("copyright", t.copyright), ("usageTerms", t.usageTerms),
+                                             ("city", t.city), ("country", t.country), ("event", t.event)]
             return single.compactMap { key, text in text.map { (key, $0) } }
-                + keywords.enumerated().map { ("keywords[\($0.offset)]", $0.element) }
+                + t.keywords.enumerated().map { ("keywords[\($0.offset)]", $0.element) }
                 + rest.compactMap { key, text in text.map { (key, $0) } }
         }
     }

@@ -553,14 +553,14 @@ private struct TemplateRules {
             guard let value = members[key] else { continue }
             let text = variables(doc.string(value, at: path + [.key(key)]), at: path + [.key(key)], doc: &doc)
             switch key {
-            case "title": metadata.title = text
-            case "caption": metadata.caption = text
-            case "creator": metadata.creator = text
-            case "copyright": metadata.copyright = text
-            case "usageTerms": metadata.usageTerms = text
-            case "city": metadata.city = text
-            case "country": metadata.country = text
-            default: metadata.event = text
+            case "title": metadata.texts.title = text
+            case "caption": metadata.texts.caption = text
+            case "creator": metadata.texts.creator = text
+            case "copyright": metadata.texts.copyright = text
+            case "usageTerms": metadata.texts.usageTerms = text
+            case "city": metadata.texts.city = text
+            case "country": metadata.texts.country = text
+            default: metadata.texts.event = text
             }
         }
         if let value = members["keywords"] {
@@ -568,7 +568,7 @@ private struct TemplateRules {
             if case .array(let entries) = value, !entries.isEmpty {
                 for (index, entry) in entries.enumerated() {
                     let at = listPath + [.index(index)]
-                    if let keyword = variables(doc.string(entry, at: at), at: at, doc: &doc) { metadata.keywords.append(keyword) }
+                    if let keyword = variables(doc.string(entry, at: at), at: at, doc: &doc) { metadata.texts.keywords.append(keyword) }
                 }
             } else {
                 doc.fail(listPath, "must be a list of keywords like [\"football\", \"=7=\"], got \(value.shown)")
@@ -641,11 +641,11 @@ private struct TemplateRules {
     /// A recipe gives its creator and copyright once: in `metadata` or in `output.credit`
     /// (both write EXIF Artist/Copyright, XMP dc:creator/dc:rights and IPTC By-line/CopyrightNotice).
     private func credits(_ recipe: Template, variant: Int?, base: Template, doc: inout JSON5Document) {
-        guard let metadata = recipe.metadata, let credit = recipe.output.credit else { return }
+        guard let metadata = recipe.metadata?.texts, let credit = recipe.output.credit else { return }
         for (key, twice) in [("creator", metadata.creator != nil && credit.creator != nil),
                              ("copyright", metadata.copyright != nil && credit.copyright != nil)] where twice {
             // A variant that inherits both keys from the template is told once, there.
-            if let variant, base.metadata?.creator == metadata.creator, base.metadata?.copyright == metadata.copyright,
+            if let variant, base.metadata?.texts.creator == metadata.creator, base.metadata?.texts.copyright == metadata.copyright,
                base.output.credit == credit { continue }
             // Said where the variant wrote it: its own credit, else its own metadata.
             let inCredit = variant != nil && credit != base.output.credit
