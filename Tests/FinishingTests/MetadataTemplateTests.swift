@@ -202,12 +202,14 @@ struct MetadataTemplateTests {
             { version: 1,
               metadata: { caption: "=7= =8= ={uploader}=", city: "Zürich", country: "Schweiz", codes: "r.tsv" },
               variants: [ { name: "web" }, { name: "agency", output: { metadata: "keep" } },
-                          { name: "plain", metadata: { caption: "=7=" } }, { name: "bare", output: { metadata: "strip-all" } } ] }
+                          { name: "plain", metadata: { caption: "=7=", city: "Bern" } }, { name: "bare", output: { metadata: "strip-all" } } ] }
             """, file: "t.json5", name: "t", directory: folder.path)
         #expect(template.metadataFindings.map(\.words) == [
             "metadata: city and country are not written: output.metadata \"strip-location\" strips where a photo was, the "
                 + "template's words too (strip-location is the default); set output.metadata: \"keep\" to write them",
             "metadata.caption: =8= is not in the codes file r.tsv: it is written as it is",
+            "variants[2].metadata.city: not written into the plain variant's outputs: output.metadata \"strip-location\" strips "
+                + "where a photo was, the template's words too (strip-location is the default); set output.metadata: \"keep\" to write it",
             "variants[2].metadata.caption: =7= looks like a code, but no codes file is named (metadata.codes): it is written as it is",
             "variants[3].output.metadata: \"strip-all\" strips where a photo was: metadata.city and metadata.country are not "
                 + "written into the bare variant's outputs (\"keep\" writes them)",

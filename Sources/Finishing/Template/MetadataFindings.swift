@@ -36,7 +36,8 @@ extension Template {
                 if variant == nil || metadata != self.metadata {
                     findings.append(MetadataFinding(
                         kind: .location, path: base + [.key("metadata")] + (place.count == 1 ? [.key(place[0])] : []),
-                        message: "\(what) \(place.count == 1 ? "is" : "are") not written\(variant.map { " into the \($0) variant's outputs" } ?? ""): "
+                        message: (place.count == 1 ? "not written" : "\(what) are not written")
+                            + "\(variant.map { " into the \($0) variant's outputs" } ?? ""): "
                             + "output.metadata \(policy) strips where a photo was, the template's words too"
                             + (recipe.output.metadata == .stripLocation ? " (strip-location is the default)" : "")
                             + "; set output.metadata: \"keep\" to write \(them)"))
