@@ -77,16 +77,18 @@ enum Commands {
                 Then what the service will meet: each hot folder it cannot use — a root that does
                 not exist, that its user may not write, or outside the unit's ReadWritePaths —
                 with the commands that fix it, checked as the service user (the unit's User= for
-                the config the unit runs), and each font that is not installed, with the font
-                drawn instead. These are warnings (exit 0, or 1 with --strict): the daemon runs
-                the other hot folders and tries a refused one again at every reload.
+                the config the unit runs), each font that is not installed, with the font drawn
+                instead, and each metadata text not written as given (a =CODE= its codes file
+                lacks, a city or country the metadata policy strips). These are warnings (exit 0,
+                or 1 with --strict): the daemon runs the other hot folders and tries a refused
+                one again at every reload.
                 A TEMPLATE containing '/' or ending in .json5 is a file; otherwise it is a name in
                 the config's templatesDir (\(defaultConfig) names /etc/photofinish/templates).
                 Without arguments, checks \(defaultConfig) when it exists.
                 """,
             options: [
                 Option("config", "FILE", "the config to check, with the template of each of its hot folders"),
-                Option("strict", nil, "exit 1 when there are warnings (a hot folder that cannot be used, a\nmissing font)"),
+                Option("strict", nil, "exit 1 when there are warnings (a hot folder that cannot be used, a\nmissing font, a metadata text not written as given)"),
             ],
             sync: { a throws(UsageError) in try CheckCommand.main(a) }),
         Command(
