@@ -118,7 +118,7 @@ import Testing
         for n in 0..<3 { try rig.reach(n, at: proxies[n].conninfo(rig.databaseName)) }
         let daemons = try (0..<3).map { try rig.start($0) }
         for d in daemons { d.waitUntilReady() }
-        #expect(Poll.until(.seconds(30)) { let c = rig.claimers(); return c[0] != nil && Set(c).count == 1 }, "claimers: \(rig.claimers())")
+        #expect(Poll.until(.seconds(120)) { let c = rig.claimers(); return c[0] != nil && Set(c).count == 1 }, "claimers: \(rig.claimers())")
         guard let name = rig.claimers()[0], let claimer = rig.names.firstIndex(of: name) else { return }
         let other = (claimer + 1) % 3, connected = (claimer + 2) % 3
         let first = try rig.dropPhotos("F", count: 60, width: 600)
@@ -133,7 +133,7 @@ import Testing
         let dropped = first.merging(second) { a, _ in a }
         // The host with the database takes the folder's role (the server ended the claimer's
         // session); the claimer cut off takes its open batch back on the share and goes on alone.
-        #expect(Poll.until(.seconds(30)) { rig.claimers()[connected] == rig.names[connected] }, "claimers: \(rig.claimers())")
+        #expect(Poll.until(.seconds(120)) { rig.claimers()[connected] == rig.names[connected] }, "claimers: \(rig.claimers())")
         #expect(Poll.until(.seconds(180)) { rig.allFinished(dropped) }, "\(rig.logs(daemons))")
         rig.expectEachOnce(dropped, daemons)
         #expect(daemons[claimer].log.contains("takes its open batch"), "\(daemons[claimer].log)")
