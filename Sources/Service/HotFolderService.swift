@@ -23,6 +23,8 @@ public final class HotFolderService: Sendable {
     private let board: StatusBoard
     private let metrics = Metrics()
     private let stop = StopRequest()
+    /// The batch locks this service holds (its own: never shared with another service in the process).
+    private let locks = BatchLocks()
     /// The batch workers while the service runs (the metrics count their photos in flight).
     private let workers = Mutex<FolderWorkers?>(nil)
     /// Threads for claims, take-ups, recovery and reloads (see `OpenFiles` for what each holds).
@@ -121,7 +123,7 @@ public final class HotFolderService: Sendable {
             self.workers.withLock { $0 = workers }
             loop = try ServiceLoop(setup: setup, reload: reload, log: log, board: board, metrics: metrics, proofs: proofs,
                                    workers: workers, publisher: publisher, pool: pool, mailbox: mailbox, signals: signals,
-                                   stop: stop, openFileLimit: limit,
+                                   stop: stop, openFileLimit: limit, locks: locks,
                                    roles: cluster?.roles)
             cluster?.onRolesChanged { mailbox.post(.roles) }
             cluster?.roles.onHolding { mailbox.post(.holding($0)) }

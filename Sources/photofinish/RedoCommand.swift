@@ -54,7 +54,7 @@ enum RedoCommand {
         do {
             let mover = try FolderSystem.probe(layout).mover
             batch = try Redo.claim(id, layout: layout, inbox: choice.inbox, template: choice.snapshot, order: choice.order,
-                                   mover: mover)
+                                   locks: BatchLocks(), mover: mover)
         } catch {
             Terminal.error("redo: \(error)")
             return 2

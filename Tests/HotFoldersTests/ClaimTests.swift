@@ -8,6 +8,9 @@ import Testing
 
 /// Claims and recovery on real temporary folders (no daemon, no photos decoded).
 struct ClaimTests {
+    /// The batch locks of this test, as one service holds them.
+    let locks = BatchLocks()
+
     func hotFolder() throws -> HotFolderLayout {
         let root = TemporaryFolder.path("claim")
         let layout = HotFolderLayout(root: root)
@@ -23,7 +26,7 @@ struct ClaimTests {
         let layout = try hotFolder()
         for name in ["IMG_10.jpg", "IMG_2.jpg", "IMG_1.jpg"] { try write(name, layout.drop + "/" + name) }
         let batch = try #require(try Claim.claim(["IMG_10.jpg", "IMG_2.jpg", "IMG_1.jpg", "gone.jpg"], layout: layout,
-                                                 inbox: "shop", template: .builtIn, order: .name).batch)
+                                                 inbox: "shop", template: .builtIn, order: .name, locks: locks).batch)
         #expect(batch.manifest.items.map(\.name) == ["IMG_1.jpg", "IMG_2.jpg", "IMG_10.jpg"])
         #expect(batch.manifest.items[0].sha256 == SHA256.hex(of: Array("IMG_1.jpg".utf8)))
         #expect(batch.manifest.items[0].bytes == 9)
@@ -40,11 +43,11 @@ struct ClaimTests {
         try write("a", layout.drop + "/a.jpg")
         let mover = Mover(.renameChecked, renamesOpenFiles: false, renamesFullFolders: false)
         let batch = try #require(try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                 order: .name, mover: mover).batch)
+                                                 order: .name, locks: locks, mover: mover).batch)
         #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work) == [batch.id])
         let said = try String(contentsOfFile: batch.folder + "/lock", encoding: .utf8)
         #expect(said.hasPrefix("host="), "\(said)")
-        #expect(BatchLock.tryAcquire(batch.folder) == nil, "the claim holds its lock")
+        #expect(locks.tryAcquire(batch.folder) == nil, "the claim holds its lock")
         #expect(batch.manifest.items.map(\.name) == ["a.jpg"])
     }
 
@@ -55,7 +58,7 @@ struct ClaimTests {
         try write("linked", layout.drop + "/c.jpg")
         try FileManager.default.linkItem(atPath: layout.drop + "/c.jpg", toPath: layout.root + "/c-elsewhere.jpg")
         let batch = try #require(try Claim.claim(["a.jpg", "b.jpg.part", "c.jpg"], layout: layout, inbox: "shop",
-                                                 template: .builtIn, order: .name).batch)
+                                                 template: .builtIn, order: .name, locks: locks).batch)
         #expect(batch.manifest.items.map(\.name) == ["a.jpg"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: layout.drop).sorted() == ["b.jpg.part", "c.jpg"])
         let st = try #require(try Files.status(FilePath(layout.drop).appending("c.jpg")))
@@ -66,7 +69,7 @@ struct ClaimTests {
     @Test func aFileClaimedByAnotherDaemonIsSkippedAndNothingLeftBehind() throws {
         let layout = try hotFolder()
         // Another daemon took it between our scan and our claim: the rename finds nothing.
-        let outcome = try Claim.claim(["taken.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name)
+        let outcome = try Claim.claim(["taken.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name, locks: locks)
         #expect(outcome.batch == nil && outcome.refused.isEmpty)
         #expect(try FileManager.default.contentsOfDirectory(atPath: layout.work).isEmpty)
     }
@@ -74,12 +77,12 @@ struct ClaimTests {
     @Test func recoveryLeavesALiveBatchAloneAndRollsBackAnUnfinishedClaim() throws {
         let layout = try hotFolder()
         try write("a", layout.drop + "/a.jpg")
-        var owner: ClaimedBatch? = try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name).batch
+        var owner: ClaimedBatch? = try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name, locks: locks).batch
         let live = try #require(owner)
         let id = live.id
         do {
             // Its lock is held (by `live`): recovery must not take it.
-            let first = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent)
+            let first = Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, log: .silent)
             #expect(first.resumable.isEmpty && first.returned.isEmpty)
             #expect(FileManager.default.fileExists(atPath: live.folder + "/src/a.jpg"))
 
@@ -88,7 +91,7 @@ struct ClaimTests {
             try FileManager.default.createDirectory(atPath: dead + "/src", withIntermediateDirectories: true)
             try write("b", dead + "/src/b.jpg")
             try write("c, dropped again since", layout.drop + "/b.jpg")
-            let second = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent)
+            let second = Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, log: .silent)
             #expect(second.resumable.isEmpty)
             #expect(second.returned == ["b-recovered-1.jpg"])
             #expect(!FileManager.default.fileExists(atPath: dead))
@@ -98,7 +101,7 @@ struct ClaimTests {
         // Once its owner lets go, the batch is resumable (it has a manifest).
         owner = nil
         _ = consume live
-        let third = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent)
+        let third = Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, log: .silent)
         #expect(third.resumable.map(\.id) == [id])
     }
 
@@ -111,7 +114,7 @@ struct ClaimTests {
         let folder: String
         do {
             let batch = try #require(try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                     order: .name).batch)
+                                                     order: .name, locks: locks).batch)
             folder = batch.folder
         }
         let path = folder + "/" + Manifest.fileName
@@ -136,7 +139,7 @@ struct ClaimTests {
         }
         let lines = Mutex<[String]>([])
         let log = Logger { _, message, _ in lines.withLock { $0.append(message) } }
-        let found = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: log)
+        let found = Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, log: log)
         #expect(found.resumable.isEmpty && found.returned.isEmpty)
         #expect(FileManager.default.fileExists(atPath: folder + "/src/a.jpg"))
         #expect(lines.withLock { $0 }.contains { $0.hasPrefix("cannot recover batch ") && $0.contains(path) }, "\(lines.withLock { $0 })")
@@ -148,7 +151,7 @@ struct ClaimTests {
         let layout = try hotFolder()
         try write("a", layout.drop + "/a.jpg")
         var batch = try #require(try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                 order: .name).batch)
+                                                 order: .name, locks: locks).batch)
         batch.manifest.template.text = "{ version: 1, resize: { longSide: -3 } }"
         batch.manifest.template.file = nil
         do {
@@ -175,7 +178,7 @@ struct ClaimTests {
         let done = Atomic<Bool>(false)
         let racer = Thread {
             while !done.load(ordering: .relaxed) {
-                let found = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: log)
+                let found = Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, log: log)
                 #expect(found.returned.isEmpty && found.resumable.isEmpty)
             }
         }
@@ -183,9 +186,9 @@ struct ClaimTests {
         for n in 0..<150 {
             try write("photo \(n)", layout.drop + "/\(n).jpg")
             let batch = try #require(try Claim.claim([FileName("\(n).jpg")!], layout: layout, inbox: "shop", template: .builtIn,
-                                                     order: .name).batch)
+                                                     order: .name, locks: locks).batch)
             try FileManager.default.removeItem(atPath: batch.folder + "/src/\(n).jpg")
-            try BatchLock.removeFolder(batch.folder, lock: batch.lock)
+            try locks.removeFolder(batch.folder, lock: batch.lock)
         }
         done.store(true, ordering: .relaxed)
         while !racer.isFinished { usleep(1000) }
@@ -199,10 +202,10 @@ struct ClaimTests {
         let layout = try hotFolder()
         let path = layout.work + "/20261201-120000-aaaa"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        let lock = try #require(BatchLock.tryAcquire(path))
+        let lock = try #require(locks.tryAcquire(path))
         var old = [timespec(tv_sec: 1_000_000_000, tv_nsec: 0), timespec(tv_sec: 1_000_000_000, tv_nsec: 0)]
         #expect(utimensat(AT_FDCWD, path + "/lock", &old, 0) == 0)
-        BatchLock.renewLeases(now: .now + .seconds(11))
+        locks.renewLeases(now: .now + .seconds(11))
         let mtime = try #require(try FileManager.default.attributesOfItem(atPath: path + "/lock")[.modificationDate] as? Date)
         #expect(mtime.timeIntervalSince1970 > 1_000_000_000, "touched")
         #expect(try FileManager.default.contentsOfDirectory(atPath: path) == ["lock"])
@@ -217,15 +220,15 @@ struct ClaimTests {
         let path = layout.work + "/20261201-120000-bbbb"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         try write("host=elsewhere/0123\nboot=b00t\npid=7\n", path + "/lock")
-        let first = try #require(BatchLock.lookAgain(path))
-        let same = try #require(BatchLock.lookAgain(path))
+        let first = try #require(locks.lookAgain(path))
+        let same = try #require(locks.lookAgain(path))
         #expect(same.expires == first.expires, "unchanged: its timeout runs on")
         try write("host=elsewhere/0123\nboot=b00t\npid=7\nrenewed=1\n", path + "/lease")
-        let renewed = try #require(BatchLock.lookAgain(path))
+        let renewed = try #require(locks.lookAgain(path))
         #expect(renewed.expires > first.expires, "renewed by its lease file")
         try write("host=elsewhere/0123\nboot=b00t\npid=7\nrenewed=22\n", path + "/lease")
-        let again = try #require(BatchLock.lookAgain(path))
+        let again = try #require(locks.lookAgain(path))
         #expect(again.expires > renewed.expires, "renewed again")
-        #expect(BatchLock.tryAcquire(path) == nil, "held from another machine whose lease is renewed")
+        #expect(locks.tryAcquire(path) == nil, "held from another machine whose lease is renewed")
     }
 }

@@ -12,6 +12,9 @@ import Testing
 /// that stops the finisher twice is failed; claims work with every claim primitive (SPEC §7).
 /// On real temporary folders, with real (small) photos.
 @Suite(.serialized) struct DurabilityTests {
+    /// The batch locks of this test, as one service holds them.
+    let locks = BatchLocks()
+
     func hotFolder() throws -> HotFolderLayout {
         let layout = HotFolderLayout(root: TemporaryFolder.path("durable"))
         try layout.create()
@@ -33,7 +36,7 @@ import Testing
     }
 
     func claim(_ names: [FileName], _ layout: HotFolderLayout, mover: Mover = Mover(.renameNoReplace)) throws -> ClaimedBatch {
-        try #require(try Claim.claim(names, layout: layout, inbox: "shop", template: .builtIn, order: .name, mover: mover).batch)
+        try #require(try Claim.claim(names, layout: layout, inbox: "shop", template: .builtIn, order: .name, locks: locks, mover: mover).batch)
     }
 
     /// Lines the code under test logs, for checking what it said.
@@ -84,9 +87,9 @@ import Testing
         let batch = try claim(["1.jpg", "2.jpg", "3.jpg"], layout)
         // Two earlier runs were killed while photo 1 was being finished; photo 2 was in
         // flight beside it the second time.
-        try ProgressJournal.started(1, folder: batch.folder)
-        try ProgressJournal.started(1, folder: batch.folder)
-        try ProgressJournal.started(2, folder: batch.folder)
+        try ProgressJournal.started(1, to: batch.journals)
+        try ProgressJournal.started(1, to: batch.journals)
+        try ProgressJournal.started(2, to: batch.journals)
         let lines = Lines()
         let (report, _) = try await finish(batch, log: lines.logger)
         let items = try #require(report?.items)
@@ -183,7 +186,7 @@ import Testing
         try Data().write(to: URL(fileURLWithPath: half + "/lock"))
         var old = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
         #expect(utimensat(AT_FDCWD, half, &old, 0) == 0)
-        let result = Recovery.run(layout: layout, staleAfter: .seconds(86_400), mover: Mover(.renameAndLink), log: .silent)
+        let result = Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, mover: Mover(.renameAndLink), log: .silent)
         #expect(result.returned == ["b.jpg"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: layout.drop) == ["b.jpg"])
         var st = stat()
@@ -211,7 +214,7 @@ import Testing
             return
         }
         defer { _ = try? immutable(layout.drop + "/stuck.jpg", false) }
-        let outcome = try Claim.claim(["stuck.jpg", "fine.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name)
+        let outcome = try Claim.claim(["stuck.jpg", "fine.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name, locks: locks)
         #expect(outcome.batch?.manifest.items.map(\.name) == ["fine.jpg"])
         #expect(outcome.refused.map(\.name) == ["stuck.jpg"])
         #expect(outcome.refused.first?.error.code == EPERM)
@@ -245,7 +248,7 @@ import Testing
         #expect(try immutable(layout.failed + "/" + batch.id, false))
         let id = batch.id
         _ = consume batch
-        let again = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent)
+        let again = Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, log: .silent)
         let resumed = try #require(again.resumable.first)
         let (_, stillLeft) = try await finish(resumed)
         #expect(stillLeft.isEmpty)
@@ -267,7 +270,7 @@ import Testing
         let layout = try hotFolder()
         let folder = try batch(heldBy: "host=elsewhere/0123\nboot=not-this-kernel\npid=42\n", layout)
         func recover() -> [ClaimedBatch] {
-            Recovery.run(layout: layout, staleAfter: .seconds(86_400), leaseTimeout: .milliseconds(300), log: .silent).resumable
+            Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, leaseTimeout: .milliseconds(300), log: .silent).resumable
         }
         #expect(recover().isEmpty, "first seen: the other machine may be working on it")
         // The owner renews its lease (touches the file): still its.
@@ -299,15 +302,15 @@ import Testing
         // Held for good (a live holder): refused, once the wait for an instant is over.
         let held = lockElsewhere()
         let start = ContinuousClock.now
-        #expect(BatchLock.takeOver(folder, from: dead) == nil)
+        #expect(locks.takeOver(folder, from: dead) == nil)
         #expect(ContinuousClock.now - start >= BatchLock.heldForAnInstant)
         close(held)
         // Not the dead holder's words (another took it over meanwhile): refused at once.
-        #expect(BatchLock.takeOver(folder, from: "host=other/1\nboot=b\npid=7\n") == nil)
+        #expect(locks.takeOver(folder, from: "host=other/1\nboot=b\npid=7\n") == nil)
         // Held for 300 ms by a look: taken once the look lets go.
         let look = lockElsewhere()
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.3) { close(look) }
-        let lock = BatchLock.takeOver(folder, from: dead)
+        let lock = locks.takeOver(folder, from: dead)
         #expect(lock?.takenFrom == "elsewhere")
         let text = try String(contentsOfFile: folder + "/lock", encoding: .utf8)
         #expect(text.contains("pid=\(getpid())") && !text.contains("elsewhere"))
@@ -322,7 +325,7 @@ import Testing
         // Written by this process when it claimed: host=<this machine>; make it an older boot.
         let host = BatchLockProbe.host()
         try Data("host=\(host)\nboot=an-earlier-boot\npid=1\n".utf8).write(to: URL(fileURLWithPath: folder + "/lock"))
-        let resumed = Recovery.run(layout: layout, staleAfter: .seconds(86_400), log: .silent).resumable
+        let resumed = Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, log: .silent).resumable
         #expect(resumed.map(\.folder) == [folder])
     }
 }
@@ -332,7 +335,7 @@ enum BatchLockProbe {
     static func host() -> String {
         let dir = TemporaryFolder.path("lockprobe")
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        guard let lock = BatchLock.tryAcquire(dir) else { return "?" }
+        guard let lock = BatchLocks().tryAcquire(dir) else { return "?" }
         let text = (try? String(contentsOfFile: dir + "/lock", encoding: .utf8)) ?? ""
         _ = lock
         let line = text.split(separator: "\n").first { $0.hasPrefix("host=") } ?? ""

@@ -12,7 +12,8 @@ struct JournalWriterTests {
     @Test func linesReadBackAsTheJournalsOwn() throws {
         let folder = try TemporaryFolder.make("journal")
         defer { try? FileManager.default.removeItem(atPath: folder) }  // best effort: a temp folder
-        let writer = ProgressJournal.Writer(folder: folder, how: .append, shared: false)
+        let journals = BatchJournals(folder: folder, how: .append)
+        let writer = ProgressJournal.Writer(journals, shared: false)
         try writer.started(1)
         try writer.started(2)
         try writer.append(Report.Item(index: 1, source: "a.jpg", status: .ok))
@@ -23,7 +24,7 @@ struct JournalWriterTests {
         try writer.append(Report.Item(index: 2, source: "b.jpg", status: .failed))
         try writer.flush()
         // A line written the old way beside it, then the run's again (a journal opened afresh).
-        try ProgressJournal.started(3, folder: folder)
+        try ProgressJournal.started(3, to: journals)
         try writer.started(3)
         try writer.flush()
         progress = try ProgressJournal.read(folder: folder)
@@ -39,7 +40,7 @@ struct JournalWriterTests {
         let folder = try TemporaryFolder.make("journal-share")
         defer { try? FileManager.default.removeItem(atPath: folder) }  // best effort: a temp folder
         for how in [Files.Appending.atEnd, .rewrite] {
-            let writer = ProgressJournal.Writer(folder: folder, how: how, shared: true)
+            let writer = ProgressJournal.Writer(BatchJournals(folder: folder, how: how), shared: true)
             try writer.started(1)
             try writer.append(Report.Item(index: 1, source: "a.jpg", status: .ok))
             try writer.flush()

@@ -11,6 +11,9 @@ import Testing
 /// A batch whose photos are claimed and finished as they settle (SPEC §2): claims into the open
 /// batch, its close, and its run taking the photos finished early. Real folders, small photos.
 @Suite(.serialized) struct OpenBatchTests {
+    /// The batch locks of this test, as one service holds them.
+    let locks = BatchLocks()
+
     func hotFolder() throws -> HotFolderLayout {
         let layout = HotFolderLayout(root: NSTemporaryDirectory() + "pf-open-\(UInt32.random(in: 0...UInt32.max))")
         try layout.create()
@@ -54,9 +57,9 @@ import Testing
         let folder = EarlyJournal.outputFolder(photo, batchFolder: batch.folder)
         try Files.makeDirectories(folder)
         let source = BatchRunner.Source(path: FilePath(batch.folder).appending("src").appending(name), file: name)
-        try EarlyJournal.started(photo, source: name, folder: batch.folder)
+        try EarlyJournal.started(photo, source: name, to: batch.journals)
         let early = await runner.finishEarly(source, photo: photo, batch: batch.id, folder: folder)
-        try EarlyJournal.done(photo, source: name, early: early, folder: batch.folder)
+        try EarlyJournal.done(photo, source: name, early: early, to: batch.journals)
         return early
     }
 
@@ -75,7 +78,7 @@ import Testing
         let layout = try hotFolder()
         try drop(["IMG_10.jpg"], into: layout)
         let opened = try #require(try Claim.claim(["IMG_10.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                  order: .name, open: true).batch)
+                                                  order: .name, locks: locks, open: true).batch)
         #expect(opened.manifest.open == true)
         try drop(["IMG_2.jpg", "IMG_1.jpg"], into: layout, seed: 1)
         let (outcome, added) = try Claim.add(["IMG_2.jpg", "IMG_1.jpg"], to: opened)
@@ -97,7 +100,7 @@ import Testing
         let layout = try hotFolder()
         try drop(["a.jpg"], into: layout)
         let opened = try #require(try Claim.claim(["a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                  order: .name, open: true).batch)
+                                                  order: .name, locks: locks, open: true).batch)
         try drop(["b.jpg", "c.jpg", "d.jpg"], into: layout, seed: 1)
         // In a cluster its hold is no longer certain after the second file: nothing more is
         // moved, and the manifest is not written (another host may be adopting the batch).
@@ -118,7 +121,7 @@ import Testing
         let layout = try hotFolder()
         try drop(["c.jpg", "a.jpg"], into: layout)
         let opened = try #require(try Claim.claim(["c.jpg", "a.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                  order: .name, open: true).batch)
+                                                  order: .name, locks: locks, open: true).batch)
         // Finished into early/1/ as a cluster's host does: nothing journaled on the share.
         let runner = BatchRunner(template: try opened.manifest.template.template(), limits: limits, inbox: "shop")
         let folder = EarlyJournal.outputFolder(1, batchFolder: opened.folder)
@@ -145,14 +148,14 @@ import Testing
         // Today's way: one claim of the three, finished at once.
         let whole = try hotFolder()
         try drop(names.map(\.readable), into: whole)
-        let once = try #require(try Claim.claim(names, layout: whole, inbox: "shop", template: .builtIn, order: .name).batch)
+        let once = try #require(try Claim.claim(names, layout: whole, inbox: "shop", template: .builtIn, order: .name, locks: locks).batch)
         let expected = try await finish(once)
 
         // Claimed as they settle: c, then a and b; c and a finished while the batch is open.
         let layout = try hotFolder()
         try drop(names.map(\.readable), into: layout)
         let opened = try #require(try Claim.claim(["c.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                  order: .name, open: true).batch)
+                                                  order: .name, locks: locks, open: true).batch)
         let earlyC = try await finishEarly(opened, "c.jpg", photo: 1)
         let (outcome, _) = try Claim.add(["a.jpg", "b.jpg"], to: opened)
         let grown = try #require(outcome.batch)
@@ -186,7 +189,7 @@ import Testing
         // order the second is IMG_1-2.
         try drop(["IMG_1.JPG", "IMG_1.jpg"], into: layout)
         let opened = try #require(try Claim.claim(["IMG_1.JPG", "IMG_1.jpg"], layout: layout, inbox: "shop",
-                                                  template: .builtIn, order: .name, open: true).batch)
+                                                  template: .builtIn, order: .name, locks: locks, open: true).batch)
         _ = try await finishEarly(opened, "IMG_1.JPG", photo: 1)
         _ = try await finishEarly(opened, "IMG_1.jpg", photo: 2)
         let lines = Lines()
@@ -202,11 +205,11 @@ import Testing
         let layout = try hotFolder()
         try drop(["1.jpg", "2.jpg", "3.jpg"], into: layout)
         let opened = try #require(try Claim.claim(["1.jpg", "2.jpg", "3.jpg"], layout: layout, inbox: "shop",
-                                                  template: .builtIn, order: .name, open: true).batch)
+                                                  template: .builtIn, order: .name, locks: locks, open: true).batch)
         // Two daemons were killed while 1.jpg was finished early, one while 2.jpg was.
-        try EarlyJournal.started(1, source: "1.jpg", folder: opened.folder)
-        try EarlyJournal.started(1, source: "1.jpg", folder: opened.folder)
-        try EarlyJournal.started(2, source: "2.jpg", folder: opened.folder)
+        try EarlyJournal.started(1, source: "1.jpg", to: opened.journals)
+        try EarlyJournal.started(1, source: "1.jpg", to: opened.journals)
+        try EarlyJournal.started(2, source: "2.jpg", to: opened.journals)
         let lines = Lines()
         let report = try await finish(opened, log: lines.logger)
         #expect(report.items[0].status == .failed && report.items[0].error?.message.hasPrefix("stopped the finisher twice") == true)

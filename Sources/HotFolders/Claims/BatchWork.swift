@@ -46,34 +46,6 @@ public enum BatchWork {
         case givenBack(SystemError)
     }
 
-    /// Batches given back when the share failed under them (by folder), with the photos whose
-    /// start the share cut short: their `released` lines are written to the journal as soon as
-    /// it can be written, so those starts never count as a crash.
-    public enum GivenBack {
-        /// The `released` lines owed, by batch folder; and the batch folders given back and not
-        /// resumed since.
-        private static let state = Mutex<(owed: [String: Set<Int>], left: Set<String>)>(([:], []))
-
-        static func record(_ folder: String, _ photos: Set<Int>) {
-            state.withLock {
-                $0.owed[folder, default: []].formUnion(photos)
-                $0.left.insert(folder)
-            }
-        }
-
-        /// True when this process gave back the batch at `folder` and has not taken it up
-        /// since; the next call says false (recovery asks once, as it resumes the batch).
-        public static func takeUp(_ folder: String) -> Bool { state.withLock { $0.left.remove(folder) != nil } }
-
-        /// Writes the `released` lines still owed to the batch at `folder`.
-        /// - Throws: `SystemError` when its journal cannot be written yet (kept for the next try).
-        static func settle(_ folder: String, how: Files.Appending) throws(SystemError) {
-            guard let photos = state.withLock({ $0.owed[folder] }) else { return }
-            for index in photos.sorted() { try ProgressJournal.released(index, folder: folder, how: how) }
-            _ = state.withLock { $0.owed.removeValue(forKey: folder) }
-        }
-    }
-
     /// Finishes (or resumes) `batch`.
     /// - Parameters:
     ///   - limits: the photo limits and workers.
@@ -94,10 +66,10 @@ public enum BatchWork {
         // A share (or a dead one: statfs fails) counts I/O and connection errors as its own.
         let shared = (try? Files.fileSystem(batch.folder))?.isShared ?? true
         do throws(BatchError) {
-            try BatchError.wrap { () throws(SystemError) in try GivenBack.settle(batch.folder, how: batch.mover.appending) }
+            try BatchError.wrap { () throws(SystemError) in try batch.lock.locks.givenBack.settle(batch.journals) }
             return try await steps(batch, limits: limits, stop: stop, shared: shared, early: early, log: log, progress: progress)
         } catch .system(let error) where ShareHealth.isShareFailure(error, shared: shared) {
-            GivenBack.record(batch.folder, [])
+            batch.lock.locks.givenBack.record(batch.folder, [])
             batch.lock.release()
             return .givenBack(error)
         }
@@ -176,7 +148,7 @@ public enum BatchWork {
                 var item = stoppedTwice(index, batch.manifest.items[photo.main])
                 item.alternates = photo.alternates.isEmpty ? nil : photo.alternates.map { batch.manifest.items[$0].name.escaped }
                 done[index] = item
-                try? ProgressJournal.append(item, folder: folder, how: batch.mover.appending)
+                try? ProgressJournal.append(item, to: batch.journals)
                 log.error("\(item.error!.message)", fields.with("FILE", item.source))
             } else {
                 alone.insert(index)
@@ -188,11 +160,10 @@ public enum BatchWork {
         if !wholeSet { log.error("the batch's own outputs (story, colour card) stopped the finisher twice: not made again", fields) }
 
         let started = Self.date(batch.manifest.claimed) ?? Date()
-        let appending = batch.mover.appending
         // The share failing under the batch stops it (no new photo starts) and gives it back:
         // what failed for the share is neither journaled nor reported (`ShareWatch`).
         let watch = ShareWatch(layout: layout, shared: shared, stop: stop)
-        let journaling = ProgressJournal.Writer(folder: folder, how: appending, shared: shared)
+        let journaling = ProgressJournal.Writer(batch.journals, shared: shared)
         var report = await runner.run(batch: id, sources: sources, contents: contents, folder: staged, stop: watch.stop,
                                       started: started,
                                       finished: done, resumable: true, alone: alone, wholeSet: wholeSet,
@@ -256,8 +227,9 @@ public enum BatchWork {
     /// back), or it was stopped (SIGTERM: resumed by the next start).
     private static func stopped(_ batch: ClaimedBatch, watch: ShareWatch) -> Outcome {
         guard let error = watch.failure else { return .interrupted }
-        GivenBack.record(batch.folder, watch.cutShort)
-        try? GivenBack.settle(batch.folder, how: batch.mover.appending)
+        let givenBack = batch.lock.locks.givenBack
+        givenBack.record(batch.folder, watch.cutShort)
+        try? givenBack.settle(batch.journals)
         batch.lock.release()
         return .givenBack(error)
     }
@@ -374,7 +346,7 @@ public enum BatchWork {
         // the files where they go and takes them again.
         let thumbnails = Set(adopted.compactMap(\.thumbnail).compactMap { path in path.lastIndex(of: "/").map { String(path[..<$0]) } })
         for folder in [""] + thumbnails.sorted().map({ "/" + $0 }) { try Files.syncDirectory(staged + folder) }
-        try ProgressJournal.append(adopted, folder: batch.folder, how: batch.mover.appending)
+        try ProgressJournal.append(adopted, to: batch.journals)
         for item in adopted { journal.finished[item.index] = item }
         log.info("\(adopted.count) of \(contents.photos.count) photos were finished while the batch was open",
                  ["INBOX": batch.manifest.inbox, "BATCH": batch.id])
@@ -562,7 +534,7 @@ public enum BatchWork {
             }
         }
         guard left.isEmpty else { return left }
-        try BatchLock.removeFolder(folder, lock: batch.lock)
+        try batch.lock.locks.removeFolder(folder, lock: batch.lock)
         try Files.syncDirectory(batch.layout.work)
         return []
     }

@@ -59,6 +59,7 @@ public enum Claim {
 
     /// Claims `names` from the hot folder's `drop/`.
     /// - Parameters:
+    ///   - locks: the service's batch locks (the new batch's is among them).
     ///   - mover: how names move in this hot folder (`FolderSystem.mover`).
     ///   - heartbeat: called between files (hashing a big batch takes a while; the service
     ///     keeps its watchdog fed from here).
@@ -67,10 +68,10 @@ public enum Claim {
     ///   - open: the batch stays open (`Manifest.open`): `add` claims more photos into it,
     ///     in the order given here; its run puts them in `order` (`close`).
     public static func claim(_ names: [FileName], layout: HotFolderLayout, inbox: String, template: TemplateSnapshot,
-                             order: Template.Order, mover: Mover = Mover(.renameNoReplace), now: Date = Date(),
-                             open: Bool = false, heartbeat: () -> Void = {}) throws(SystemError) -> Outcome {
+                             order: Template.Order, locks: BatchLocks, mover: Mover = Mover(.renameNoReplace),
+                             now: Date = Date(), open: Bool = false, heartbeat: () -> Void = {}) throws(SystemError) -> Outcome {
         var outcome = Outcome()
-        let (id, lock) = try makeBatchFolder(layout: layout, mover: mover, now: now)
+        let (id, lock) = try makeBatchFolder(layout: layout, locks: locks, mover: mover, now: now)
         let folder = layout.workFolder(id)
         let batch = try Directory(folder)
         try batch.makeFolder(sourceFolder)
@@ -78,7 +79,7 @@ public enum Claim {
         let src = try batch.folder(sourceFolder)
         let claimed = take(names, from: drop, into: src, mover: mover, refused: &outcome.refused)
         guard !claimed.isEmpty else {
-            try? BatchLock.removeFolder(folder, lock: lock)
+            try? lock.locks.removeFolder(folder, lock: lock)
             try? Files.syncDirectory(layout.work)
             return outcome
         }
@@ -230,7 +231,8 @@ public enum Claim {
     }
 
     /// Step 1: a fresh `.work/<id>/` whose lock this process holds.
-    static func makeBatchFolder(layout: HotFolderLayout, mover: Mover, now: Date) throws(SystemError) -> (String, BatchLock) {
+    static func makeBatchFolder(layout: HotFolderLayout, locks: BatchLocks, mover: Mover,
+                                now: Date) throws(SystemError) -> (String, BatchLock) {
         try Files.makeDirectory(layout.work)
         let work = try Directory(layout.work)
         while true {
@@ -238,7 +240,7 @@ public enum Claim {
             let staging = FileName(".new-" + id)!
             try work.makeFolder(staging)
             let lockPath = layout.work + "/" + staging.escaped + "/" + BatchLock.fileName.escaped
-            guard let lock = BatchLock.tryAcquire(try work.folder(staging)) else {
+            guard let lock = locks.tryAcquire(try work.folder(staging)) else {
                 throw SystemError("lock", lockPath, errno: EWOULDBLOCK)
             }
             // Where a folder holding an open file cannot be renamed (SMB), the lock is let go
@@ -249,7 +251,7 @@ public enum Claim {
             // file in it: its lock file is removed for the rename and made again after it (a
             // daemon that takes the folder meanwhile stops this claim the same way).
             let empties = !mover.renamesFullFolders
-            let held: BatchLock? = try BatchLock.letGo(layout.workFolder(id)) { () throws(SystemError) -> BatchLock? in
+            let held: BatchLock? = try locks.letGo(layout.workFolder(id)) { () throws(SystemError) -> BatchLock? in
                 if !mover.renamesOpenFiles || empties { lock.release() }
                 if empties { try work.folder(staging).remove(BatchLock.fileName) }
                 do throws(SystemError) {
@@ -264,7 +266,7 @@ public enum Claim {
                 // Made again, its words on the server before it is held (rclone sends what an
                 // open file holds only when it is closed).
                 if empties { try BatchLock.writeOwnerFile(in: placed) }
-                guard let again = BatchLock.acquire(placed) else {
+                guard let again = locks.acquire(placed) else {
                     throw SystemError("lock", layout.workFolder(id) + "/" + BatchLock.fileName.escaped, errno: EWOULDBLOCK)
                 }
                 return again

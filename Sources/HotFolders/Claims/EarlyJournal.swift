@@ -1,6 +1,5 @@
 import Batches
 import Foundation
-import Synchronization
 import System
 
 /// `.work/<batch-id>/tasks`: the photos of a batch finished while it was open (photos start as they
@@ -58,14 +57,10 @@ public enum EarlyJournal {
         var early: EarlyItem
     }
 
-    private static let lock = Mutex(())
-
-    private static func append(_ line: Data?, folder: String, how: Files.Appending) throws(SystemError) {
-        guard var bytes = line.map({ [UInt8]($0) }) else { return }
+    private static func append(_ line: Data, to journals: BatchJournals) throws(SystemError) {
+        var bytes = [UInt8](line)
         bytes.append(UInt8(ascii: "\n"))
-        try lock.withLock { _ throws(SystemError) in
-            try Files.appendDurably(bytes, to: folder + "/" + fileName, how: how)
-        }
+        try journals.appendDurably(bytes, to: fileName)
     }
 
     /// Where task `task`'s outputs are made.
@@ -73,13 +68,14 @@ public enum EarlyJournal {
         batchFolder + "/" + folderName + "/" + String(task)
     }
 
-    public static func started(_ task: Int, source: FileName, folder: String, how: Files.Appending = .append) throws(SystemError) {
-        try append(try? JSONEncoder().encode(Started(started: task, source: source)), folder: folder, how: how)
+    /// Records that task `task` (of `source`) is about to be worked on.
+    public static func started(_ task: Int, source: FileName, to journals: BatchJournals) throws(SystemError) {
+        try append(try JournalLine.encode(Started(started: task, source: source)), to: journals)
     }
 
-    public static func done(_ task: Int, source: FileName, early: EarlyItem, folder: String,
-                            how: Files.Appending = .append) throws(SystemError) {
-        try append(try? JSONEncoder().encode(Done(done: task, source: source, early: early)), folder: folder, how: how)
+    /// Records task `task` done, its outputs in place in `early/<task>/`.
+    public static func done(_ task: Int, source: FileName, early: EarlyItem, to journals: BatchJournals) throws(SystemError) {
+        try append(try JournalLine.encode(Done(done: task, source: source, early: early)), to: journals)
     }
 
     /// What the journal in `folder` says (nothing when there is none; a torn line is skipped).

@@ -105,43 +105,33 @@ public enum ProgressJournal {
         var released: Int
     }
 
-    /// Appends one line and syncs it (one writer at a time: photos start side by side).
-    private static let lock = Mutex(())
-
-    private static func append(_ line: Data, folder: String, how: Files.Appending) throws(SystemError) {
+    private static func append(_ line: Data, to journals: BatchJournals) throws(SystemError) {
         var bytes = [UInt8](line)
         bytes.append(UInt8(ascii: "\n"))
-        try lock.withLock { _ throws(SystemError) in
-            try Files.appendDurably(bytes, to: folder + "/" + fileName, how: how)
-        }
+        try journals.appendDurably(bytes, to: fileName)
     }
 
     /// Records one finished photo.
-    /// - Parameter how: how the journal grows on this file system (`Mover.appending`).
-    public static func append(_ item: Report.Item, folder: String, how: Files.Appending = .append) throws(SystemError) {
-        guard let line = try? JSONEncoder().encode(item) else { return }
-        try append(line, folder: folder, how: how)
+    public static func append(_ item: Report.Item, to journals: BatchJournals) throws(SystemError) {
+        try append(try JournalLine.encode(item), to: journals)
     }
 
     /// Records finished photos at once: one append, one sync (a batch taking the photos it
     /// finished while open).
-    public static func append(_ items: [Report.Item], folder: String, how: Files.Appending = .append) throws(SystemError) {
+    public static func append(_ items: [Report.Item], to journals: BatchJournals) throws(SystemError) {
         let encoder = JSONEncoder()
         var bytes: [UInt8] = []
         for item in items {
-            guard let line = try? encoder.encode(item) else { continue }
-            bytes += [UInt8](line)
+            bytes += [UInt8](try JournalLine.encode(item, with: encoder))
             bytes.append(UInt8(ascii: "\n"))
         }
         guard !bytes.isEmpty else { return }
-        try lock.withLock { _ throws(SystemError) in
-            try Files.appendDurably(bytes, to: folder + "/" + fileName, how: how)
-        }
+        try journals.appendDurably(bytes, to: fileName)
     }
 
     /// Records that photo `index` (0: the batch's own outputs) is about to be worked on.
-    public static func started(_ index: Int, folder: String, how: Files.Appending = .append) throws(SystemError) {
-        try append(Data(startLine(index).dropLast()), folder: folder, how: how)
+    public static func started(_ index: Int, to journals: BatchJournals) throws(SystemError) {
+        try append(Data(startLine(index).dropLast()), to: journals)
     }
 
     /// `{"started":N}` and its newline: what `JSONEncoder` makes of `Start`, without it.
@@ -160,8 +150,7 @@ public enum ProgressJournal {
     /// `.rewrite`) or is on a share (an error there may show only at the sync: the item must fail
     /// with it), every line is synced as it is written, as `append` does.
     public final class Writer: Sendable {
-        public let folder: String
-        let how: Files.Appending
+        public let journals: BatchJournals
         let deferItems: Bool
         private struct State {
             var file: FileDescriptor?
@@ -174,16 +163,15 @@ public enum ProgressJournal {
         /// before it (two workers start photos side by side: one sync for both).
         private let syncing = Mutex(())
 
-        public init(folder: String, how: Files.Appending, shared: Bool) {
-            self.folder = folder
-            self.how = how
-            deferItems = how == .append && !shared
+        public init(_ journals: BatchJournals, shared: Bool) {
+            self.journals = journals
+            deferItems = journals.how == .append && !shared
         }
 
         /// Records that photo `index` is about to be worked on (durable when it returns, with
         /// the items before it).
         public func started(_ index: Int) throws(SystemError) {
-            guard deferItems else { return try ProgressJournal.started(index, folder: folder, how: how) }
+            guard deferItems else { return try ProgressJournal.started(index, to: journals) }
             let (file, line) = try write(ProgressJournal.startLine(index))
             try syncing.withLock { _ throws(SystemError) in
                 let upTo = state.withLock { $0.synced >= line ? nil : $0.written }
@@ -195,9 +183,8 @@ public enum ProgressJournal {
 
         /// Records one finished photo (synced with the next start, or by `flush`).
         public func append(_ item: Report.Item) throws(SystemError) {
-            guard deferItems else { return try ProgressJournal.append(item, folder: folder, how: how) }
-            guard let data = try? JSONEncoder().encode(item) else { return }
-            var line = [UInt8](data)
+            guard deferItems else { return try ProgressJournal.append(item, to: journals) }
+            var line = [UInt8](try JournalLine.encode(item))
             line.append(UInt8(ascii: "\n"))
             _ = try write(line)
         }
@@ -217,16 +204,16 @@ public enum ProgressJournal {
 
         /// Appends `bytes` (one line); returns the journal and the line's number.
         private func write(_ bytes: [UInt8]) throws(SystemError) -> (FileDescriptor, Int) {
-            // The journal's lock: `append` may write the same file (a photo failed for
+            // The batch's journal lock: `append` may write the same file (a photo failed for
             // stopping the finisher twice).
-            try ProgressJournal.lock.withLock { _ throws(SystemError) in
+            try journals.appends.withLock { () throws(SystemError) in
                 try state.withLock { s throws(SystemError) in
                     let file: FileDescriptor
                     if let open = s.file {
                         file = open
                     } else {
-                        file = try FileDescriptor.open(folder + "/" + ProgressJournal.fileName, .write, [.append, .create, .noFollow],
-                                                       permissions: 0o600)
+                        file = try FileDescriptor.open(journals.folder + "/" + ProgressJournal.fileName, .write,
+                                                       [.append, .create, .noFollow], permissions: 0o600)
                         s.file = file
                     }
                     try file.write(bytes)
@@ -238,9 +225,8 @@ public enum ProgressJournal {
     }
 
     /// Records that photo `index`'s last start was cut short by the share, not by the finisher.
-    public static func released(_ index: Int, folder: String, how: Files.Appending = .append) throws(SystemError) {
-        guard let line = try? JSONEncoder().encode(Release(released: index)) else { return }
-        try append(line, folder: folder, how: how)
+    public static func released(_ index: Int, to journals: BatchJournals) throws(SystemError) {
+        try append(try JournalLine.encode(Release(released: index)), to: journals)
     }
 
     /// What the journal in `folder` says (nothing when there is none).
@@ -258,5 +244,60 @@ public enum ProgressJournal {
             }
         }
         return progress
+    }
+}
+
+/// A batch folder's journal files (`journal`, `tasks`) as this process appends to them: where,
+/// how a file grows there (`Mover.appending`), and the batch's own lock that keeps two appends
+/// from interleaving (the `BatchLock`'s) — one lock per batch folder, never one for the process:
+/// a share that hangs in `fsync` holds up its own batches alone (docs/architecture.md, Locks).
+public struct BatchJournals: Sendable {
+    public let folder: String
+    public let how: Files.Appending
+    let appends: AppendLock
+
+    init(folder: String, how: Files.Appending, appends: AppendLock) {
+        self.folder = folder
+        self.how = how
+        self.appends = appends
+    }
+
+    /// The journals of a batch folder that only this value writes (a test's, a tool's): a lock
+    /// of their own.
+    public init(folder: String, how: Files.Appending = .append) {
+        self.init(folder: folder, how: how, appends: AppendLock())
+    }
+
+    /// Appends `bytes` to the journal `name` and syncs it, under the batch's lock.
+    func appendDurably(_ bytes: [UInt8], to name: String) throws(SystemError) {
+        try appends.withLock { () throws(SystemError) in
+            try Files.appendDurably(bytes, to: folder + "/" + name, how: how)
+        }
+    }
+}
+
+extension ClaimedBatch {
+    /// The batch's journal files, under its lock's own append lock.
+    public var journals: BatchJournals { BatchJournals(folder: folder, how: mover.appending, appends: lock.appends) }
+}
+
+/// One lock for the appends to one batch folder's journals.
+final class AppendLock: Sendable {
+    private let mutex = Mutex(())
+
+    func withLock<T>(_ body: () throws(SystemError) -> T) throws(SystemError) -> T {
+        try mutex.withLock { _ throws(SystemError) in try body() }
+    }
+}
+
+/// A journal line's JSON. Encoding a report item or a line of our own cannot fail (plain
+/// strings and numbers); should it, the line is refused with the reason, never left out quietly.
+enum JournalLine {
+    static func encode<T: Encodable>(_ value: T, with encoder: JSONEncoder = JSONEncoder()) throws(SystemError) -> Data {
+        do {
+            return try encoder.encode(value)
+        } catch {
+            throw SystemError("encode a journal line for", "\(T.self): \(error)", errno: EINVAL)
+        }
     }
 }

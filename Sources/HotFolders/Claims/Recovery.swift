@@ -33,9 +33,11 @@ public enum Recovery {
     ///   - skipping: batch ids this process already owns.
     ///   - leaseTimeout: a batch held from another machine is taken once its lease has not been
     ///     renewed for this long (`BatchLock.Lease`).
-    public static func run(layout: HotFolderLayout, staleAfter: Duration, mover: Mover = Mover(.renameNoReplace),
-                           skipping: Set<String> = [], leaseTimeout: Duration = BatchLock.Lease.timeout,
-                           log: Logger, now: Date = Date()) -> Result {
+    ///   - locks: the service's batch locks (the locks taken are among them; what it holds or
+    ///     lets go of for an instant is left alone).
+    public static func run(layout: HotFolderLayout, staleAfter: Duration, locks: BatchLocks,
+                           mover: Mover = Mover(.renameNoReplace), skipping: Set<String> = [],
+                           leaseTimeout: Duration = BatchLock.Lease.timeout, log: Logger, now: Date = Date()) -> Result {
         var result = Result()
         guard let work = try? Directory(layout.work), let names = try? work.names() else { return result }
         let cutoff = now.timeIntervalSince1970 - Double(staleAfter / .milliseconds(1)) / 1000
@@ -50,11 +52,11 @@ public enum Recovery {
                 // its lock again and then move photos in. Left alone for a minute: taken now, its
                 // removal could meet the photos that claim moves in.
                 if (try? folder.names())?.isEmpty == true, st.modified > now.timeIntervalSince1970 - 60 { continue }
-                guard let lock = BatchLock.tryAcquire(folder, leaseTimeout: leaseTimeout)
+                guard let lock = locks.tryAcquire(folder, leaseTimeout: leaseTimeout)
                 else { continue }  // a live owner, here or on another machine
                 let path = layout.workFolder(id)
                 do throws(BatchError) {
-                    let givenBack = BatchWork.GivenBack.takeUp(path)
+                    let givenBack = locks.givenBack.takeUp(path)
                     if let manifest = try Manifest.read(fromFolder: path) {
                         result.resumable.append(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover))
                         if Files.exists(layout.out + "/" + id) && !Files.exists(path + "/out") {
@@ -77,7 +79,7 @@ public enum Recovery {
                             try returnSources(from: folder, to: layout, mover: mover, topLevel: true)
                         }
                         result.returned += returned
-                        try BatchError.wrap { () throws(SystemError) in try BatchLock.removeFolder(path, lock: lock) }
+                        try BatchError.wrap { () throws(SystemError) in try locks.removeFolder(path, lock: lock) }
                         result.removed.append(name)
                         if !returned.isEmpty {
                             log.notice("rolled back batch \(id): it was claimed but never started; its \(returned.count) file\(returned.count == 1 ? " is" : "s are") back in drop/",
@@ -94,13 +96,13 @@ public enum Recovery {
             if isHalfMade(name), let st = try? work.status(of: name), st.modified < now.timeIntervalSince1970 - 60 {
                 var lock: BatchLock?
                 if st.isDirectory {
-                    guard let folder = try? work.folder(name), let held = BatchLock.tryAcquire(folder) else { continue }
+                    guard let folder = try? work.folder(name), let held = locks.tryAcquire(folder) else { continue }
                     lock = held
                 }
                 do throws(SystemError) {
                     if st.isDirectory {
                         result.returned += try returnSources(from: try work.folder(name), to: layout, mover: mover, topLevel: true)
-                        try BatchLock.removeFolder(FilePath(layout.work).appending(name), lock: lock)
+                        try locks.removeFolder(FilePath(layout.work).appending(name), lock: lock)
                     } else {
                         try work.removeTree(name)
                     }
@@ -131,7 +133,7 @@ public enum Recovery {
     }
 
     /// The locks of the batches in the hot folder's `.work/` that this process does not hold,
-    /// looked at now (`BatchLock.lookAgain`): on a share, called every `pollInterval`, so a batch
+    /// looked at now (`BatchLocks.lookAgain`): on a share, called every `pollInterval`, so a batch
     /// another machine claimed after this process's last recovery is watched too, a dead host's
     /// batch is seen to be free within `Lease.timeout` + one `pollInterval` of its last renewal,
     /// and a batch nobody holds (its daemon on this machine died; a share client brought a
@@ -139,10 +141,11 @@ public enum Recovery {
     /// the look `isDue`. Each look is a listing of `.work/` and, per such batch, an open and a
     /// read of its lock.
     /// - Returns: what was found; nothing when `.work/` cannot be listed.
-    public static func leases(layout: HotFolderLayout, leaseTimeout: Duration = BatchLock.Lease.timeout) -> BatchLock.LeaseLook {
+    public static func leases(layout: HotFolderLayout, locks: BatchLocks,
+                              leaseTimeout: Duration = BatchLock.Lease.timeout) -> BatchLock.LeaseLook {
         guard let names = try? Directory(layout.work).names() else { return BatchLock.LeaseLook() }
         let batches = names.compactMap(\.string).filter(BatchID.isValid).sorted()
-        return BatchLock.lookAgain(in: layout.work, folders: batches, leaseTimeout: leaseTimeout)
+        return locks.lookAgain(in: layout.work, folders: batches, leaseTimeout: leaseTimeout)
     }
 
     /// `.new-<id>` (a batch folder being made), `.pf-probe-*` (the claim-primitive probe),

@@ -24,11 +24,12 @@ public enum Redo {
     ///   - inbox: the hot folder's name for the report.
     ///   - template: the template to finish it with (the folder's current one).
     ///   - order: the template's `order` (the files are sorted again, as at a claim).
+    ///   - locks: the batch locks of this process (the new batch's is among them).
     /// - Returns: the new batch, claimed and durable, its lock held: finish it with
     ///   `BatchWork.finish`.
     /// - Throws: `Refusal` for a batch id that is not one, or that has nothing filed.
     public static func claim(_ id: String, layout: HotFolderLayout, inbox: String, template: TemplateSnapshot,
-                             order: Template.Order, mover: Mover = Mover(.renameNoReplace),
+                             order: Template.Order, locks: BatchLocks, mover: Mover = Mover(.renameNoReplace),
                              now: Date = Date()) throws(Refusal) -> ClaimedBatch {
         guard BatchID.isValid(id) else {
             throw Refusal(description: "'\(id)' is not a batch id (YYYYMMDD-HHMMSS-xxxx, as in out/)")
@@ -49,7 +50,7 @@ public enum Redo {
                 : "no batch \(id) in \(layout.root) (nothing in out/, originals/ or failed/)")
         }
         do throws(SystemError) {
-            let (newID, lock) = try Claim.makeBatchFolder(layout: layout, mover: mover, now: now)
+            let (newID, lock) = try Claim.makeBatchFolder(layout: layout, locks: locks, mover: mover, now: now)
             let folder = layout.workFolder(newID)
             let batch = try Directory(folder)
             try batch.makeFolder(Claim.sourceFolder)

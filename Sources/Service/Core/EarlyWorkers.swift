@@ -14,7 +14,8 @@ final class EarlyWorkers: Sendable {
     /// What the tasks of one open batch are finished with.
     private struct Open: Sendable {
         var runner: BatchRunner
-        var appending: Files.Appending
+        /// Where its tasks are journaled (on the share, outside a cluster).
+        var journals: BatchJournals
         var inbox: String
     }
 
@@ -48,7 +49,7 @@ final class EarlyWorkers: Sendable {
             if let known = adopted.withLock({ $0[task.folder] }) { return known }
             guard let manifest = try? Manifest.read(fromFolder: task.folder), let made = runner(manifest),
                   made.finishesEarly else { return nil }
-            let batch = Open(runner: made, appending: Mover(.renameNoReplace).appending, inbox: manifest.inbox)
+            let batch = Open(runner: made, journals: BatchJournals(folder: task.folder), inbox: manifest.inbox)
             adopted.withLock { all in
                 if all.count >= 16 { all.removeAll() }  // the batches of a while: made again if need be
                 all[task.folder] = batch
@@ -67,7 +68,7 @@ final class EarlyWorkers: Sendable {
     @discardableResult
     func opened(_ batch: ClaimedBatch, runner: BatchRunner) -> Bool {
         guard runner.finishesEarly else { return false }
-        open.withLock { $0[batch.folder] = Open(runner: runner, appending: batch.mover.appending, inbox: batch.manifest.inbox) }
+        open.withLock { $0[batch.folder] = Open(runner: runner, journals: batch.journals, inbox: batch.manifest.inbox) }
         let wanted = runner.limits.sharedSlots?.capacity ?? runner.limits.effectiveWorkers
         loops.withLock { loops in
             while loops.count < wanted { loops.append(Task { [self] in await work() }) }
@@ -178,7 +179,7 @@ final class EarlyWorkers: Sendable {
         let early = await runner.finishEarly(source, photo: task.id.photo, batch: task.id.batch, folder: folder) {
             guard !stop.isRequested, onShare else { return }
             do throws(SystemError) {
-                try EarlyJournal.started(task.id.photo, source: task.source, folder: task.folder, how: batch.appending)
+                try EarlyJournal.started(task.id.photo, source: task.source, to: batch.journals)
             } catch {
                 journaled.withLock { $0 = false }
             }
@@ -189,7 +190,7 @@ final class EarlyWorkers: Sendable {
         if let error = early.item.error, error.code == "io-error" { return .left(error.message) }
         do throws(SystemError) {
             if onShare {
-                try EarlyJournal.done(task.id.photo, source: task.source, early: early, folder: task.folder, how: batch.appending)
+                try EarlyJournal.done(task.id.photo, source: task.source, early: early, to: batch.journals)
             }
         } catch {
             log.warning("cannot journal \(task.source.escaped) finished early: \(error); it is finished again when the batch closes", fields)

@@ -47,7 +47,7 @@ extension ServiceLoop {
         claimsInFlight += 1
         let name = folder.inbox.name, inbox = folder.inbox, open = folder.open
         let limits = workers.limits.withLock { $0 }
-        let roles = roles
+        let roles = roles, locks = locks
         pool.run(name) { [mailbox, freeSpace] in
             let space = freeSpace(inbox)
             if space.low != nil {
@@ -59,15 +59,17 @@ extension ServiceLoop {
                 if let open {
                     let key = open.key
                     let (outcome, added) = try Claim.add(names, to: open, mayWrite: { roles?.mayWrite(key) ?? true }) {
-                        BatchLock.renewLeases()
+                        locks.renewLeases()
                     }
                     result = .added(outcome, added: added, first: open.manifest.items.count + 1, runner: nil)
                 } else if closes {
                     result = .outcome(try Claim.claim(names, layout: inbox.layout, inbox: name, template: inbox.template,
-                                                      order: inbox.order, mover: system.mover) { BatchLock.renewLeases() })
+                                                      order: inbox.order, locks: locks, mover: system.mover) { locks.renewLeases() })
                 } else {
                     let outcome = try Claim.claim(names, layout: inbox.layout, inbox: name, template: inbox.template,
-                                                  order: inbox.order, mover: system.mover, open: true) { BatchLock.renewLeases() }
+                                                  order: inbox.order, locks: locks, mover: system.mover, open: true) {
+                        locks.renewLeases()
+                    }
                     let runner = outcome.batch.flatMap { batch in
                         (try? batch.manifest.template.template()).map { BatchRunner(template: $0, limits: limits, inbox: name) }
                     }
@@ -168,10 +170,10 @@ extension ServiceLoop {
         folder.claiming = true
         claimsInFlight += 1
         let name = folder.inbox.name
-        pool.run(name) { [mailbox] in
+        pool.run(name) { [mailbox, locks] in
             var closed: ClaimedBatch?
             if roles.mayWrite(batch.key), let template = try? batch.manifest.template.template() {
-                closed = try? Claim.close(batch, order: template.order) { BatchLock.renewLeases() }
+                closed = try? Claim.close(batch, order: template.order) { locks.renewLeases() }
             }
             mailbox.post(.closedOnShare(inbox: name, batch, closed: closed))
         }
@@ -196,12 +198,12 @@ extension ServiceLoop {
             // Counted as a claim (a stop waits for it); the folder claims nothing meanwhile (its
             // role says so until `adoptionEnded`).
             claimsInFlight += 1
-            pool.run(key.inbox) { [mailbox] in
+            pool.run(key.inbox) { [mailbox, locks] in
                 let path = layout.workFolder(key.batch)
                 let result: Result<AdoptedBatch, AdoptionRefused>
                 if (try? Manifest.read(fromFolder: path))?.open != true {
                     result = .failure(AdoptionRefused(why: "it is closed or gone"))
-                } else if let lock = BatchLock.takeOver(path, from: expected) {
+                } else if let lock = locks.takeOver(path, from: expected) {
                     // Read again under its lock: its holder can no longer write (the database says so).
                     if let manifest = try? Manifest.read(fromFolder: path), manifest.open == true {
                         let runner = (try? manifest.template.template()).map { BatchRunner(template: $0, limits: limits, inbox: key.inbox) }
@@ -248,14 +250,14 @@ extension ServiceLoop {
             folder.deadHeld[batch]?.looking = true
             claimsInFlight += 1
             let key = ClaimerRoles.BatchKey(inbox: name, batch: batch)
-            pool.run(name) { [mailbox] in
+            pool.run(name) { [mailbox, locks] in
                 let path = layout.workFolder(batch)
                 let result: Result<ClaimedBatch?, AdoptionRefused>
                 if !Files.exists(path) {
                     result = .failure(AdoptionRefused(why: "it is gone"))
-                } else if let lease = BatchLock.lookAgain(path, leaseTimeout: ClaimerRoles.deadLease), lease.expires > .now {
+                } else if let lease = locks.lookAgain(path, leaseTimeout: ClaimerRoles.deadLease), lease.expires > .now {
                     result = .success(nil)
-                } else if let lock = BatchLock.takeOver(path, from: dead.lock) {
+                } else if let lock = locks.takeOver(path, from: dead.lock) {
                     if let manifest = try? Manifest.read(fromFolder: path) {
                         result = .success(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: system.mover))
                     } else {
@@ -333,8 +335,8 @@ extension ServiceLoop {
     func startRecovery(_ folder: Folder) {
         guard let system = folder.system else { return }
         let name = folder.inbox.name, layout = folder.inbox.layout, staleAfter = setup.config.staleAfter
-        pool.run(name) { [mailbox, log] in
-            let batches = TakeUp.recover(layout, system: system, staleAfter: staleAfter, log: log)
+        pool.run(name) { [mailbox, log, locks] in
+            let batches = TakeUp.recover(layout, system: system, staleAfter: staleAfter, locks: locks, log: log)
             if !batches.isEmpty { mailbox.post(.recovered(inbox: name, batches)) }
         }
     }
@@ -345,9 +347,9 @@ extension ServiceLoop {
     func startLeaseLook(_ folder: Folder) {
         folder.leaseLooking = true
         let name = folder.inbox.name, layout = folder.inbox.layout
-        pool.run(name) { [mailbox] in
-            let look = Recovery.leases(layout: layout)
-            let waiting = BatchLock.foreignLeases(in: layout.work).filter(\.isStale).map(\.words)
+        pool.run(name) { [mailbox, locks] in
+            let look = Recovery.leases(layout: layout, locks: locks)
+            let waiting = locks.foreignLeases(in: layout.work).filter(\.isStale).map(\.words)
             mailbox.post(.leases(inbox: name, due: look.isDue, waiting: waiting))
         }
     }

@@ -27,9 +27,10 @@ extension ServiceLoop {
         takeUps += 1
         let name = folder.inbox.name, attempt = folder.attempts, inbox = folder.inbox
         let staleAfter = setup.config.staleAfter, watchedOnly = !readySent
-        pool.run(name) { [mailbox, probes, log] in
+        pool.run(name) { [mailbox, probes, log, locks] in
             mailbox.post(.takenUp(inbox: name, attempt: attempt,
-                                  TakeUp.run(inbox, staleAfter: staleAfter, probes: probes, watchedOnly: watchedOnly, log: log)))
+                                  TakeUp.run(inbox, staleAfter: staleAfter, probes: probes, watchedOnly: watchedOnly,
+                                             locks: locks, log: log)))
         }
     }
 

@@ -176,6 +176,8 @@ final class ServiceLoop: @unchecked Sendable {
     /// holds recorded with its claimer session, and the roles let go when the daemon stops (the
     /// other hosts claim while it drains).
     let roles: ClaimerRoles?
+    /// The batch locks this service holds, and what it knows of other machines' leases.
+    let locks: BatchLocks
 
     var setup: ServiceSetup
     var folders: [String: Folder] = [:]
@@ -197,7 +199,7 @@ final class ServiceLoop: @unchecked Sendable {
     init(setup: ServiceSetup, reload: @escaping @Sendable () throws(JSON5Errors) -> ServiceSetup,
          log: Logger, board: StatusBoard, metrics: Metrics, proofs: ProofKeeper, workers: FolderWorkers,
          publisher: StatusPublisher, pool: WorkPool, mailbox: Mailbox<Message>, signals: SignalEvents,
-         stop: StopRequest, openFileLimit: UInt64?, roles: ClaimerRoles? = nil,
+         stop: StopRequest, openFileLimit: UInt64?, locks: BatchLocks, roles: ClaimerRoles? = nil,
          freeSpace: @escaping @Sendable (ServiceSetup.Inbox) -> SpaceCheck = ServiceLoop.spaceCheck) throws(SystemError) {
         self.setup = setup
         self.reload = reload
@@ -213,6 +215,7 @@ final class ServiceLoop: @unchecked Sendable {
         self.stop = stop
         self.openFileLimit = openFileLimit
         self.roles = roles
+        self.locks = locks
         self.freeSpace = freeSpace
         timer = try DeadlineTimer()
         watcher = DropWatcher(log: log)
@@ -285,7 +288,7 @@ final class ServiceLoop: @unchecked Sendable {
         let holding = board.isBusy || claimsInFlight > 0
         if holding {
             if nextLeaseRenewal.map({ now >= $0 }) ?? true {
-                BatchLock.renewLeases()
+                locks.renewLeases()
                 nextLeaseRenewal = now + BatchLock.Lease.renewal
             }
         } else {

@@ -61,7 +61,7 @@ enum TakeUp {
     /// ready (`fileLater`) — each folder made is a new inode, which on ext4 is most of the
     /// start-up's CPU (40,000 of them at 10,000 new folders: 3.7–10 s of system time here).
     static func run(_ inbox: ServiceSetup.Inbox, staleAfter: Duration, probes: Probes, watchedOnly: Bool,
-                    log: Logger) -> Result<Ready, FolderProblem> {
+                    locks: BatchLocks, log: Logger) -> Result<Ready, FolderProblem> {
         let layout = inbox.layout
         let system: FolderSystem, first: Bool
         do throws(SystemError) {
@@ -71,7 +71,7 @@ enum TakeUp {
             return .failure(FolderProblem.refusal(error, layout: layout))
         }
         let last = LastBatch.newest(in: layout)
-        let resumable = recover(layout, system: system, staleAfter: staleAfter, log: log)
+        let resumable = recover(layout, system: system, staleAfter: staleAfter, locks: locks, log: log)
         return .success(Ready(system: system, last: last, resumable: resumable, firstOnFileSystem: first))
     }
 
@@ -89,12 +89,13 @@ enum TakeUp {
 
     /// Recovery of `.work/` (reference: Claims and crash safety), when it holds anything: an empty
     /// `.work/` (what 10,000 idle folders have) costs one listing, not a recovery and two fsyncs.
-    static func recover(_ layout: HotFolderLayout, system: FolderSystem, staleAfter: Duration, log: Logger) -> [ClaimedBatch] {
+    static func recover(_ layout: HotFolderLayout, system: FolderSystem, staleAfter: Duration, locks: BatchLocks,
+                        log: Logger) -> [ClaimedBatch] {
         do throws(SystemError) {
             if try Directory(layout.work).names().isEmpty { return [] }
         } catch where error.code == ENOENT {
             return []  // not made yet (`createWatched(work: false)`): nothing to recover
         } catch {}
-        return Recovery.run(layout: layout, staleAfter: staleAfter, mover: system.mover, log: log).resumable
+        return Recovery.run(layout: layout, staleAfter: staleAfter, locks: locks, mover: system.mover, log: log).resumable
     }
 }
