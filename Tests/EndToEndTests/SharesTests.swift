@@ -101,34 +101,71 @@ import Testing
         return binary
     }
 
+    /// The test file system mounted: `backing` shown at `mount` (both in `dir`) until `unmount()`;
+    /// its stderr in `log`.
+    final class TestFSMount {
+        let backing: String
+        let mount: String
+        let logPath: String
+        private let process = Process()
+
+        /// Mounts it (nil, with the reason printed, where it cannot run here).
+        /// - Parameter environment: the file system's own (`PF_TESTFS_HANG_FSYNC`).
+        static func make(in dir: String, environment: [String: String] = [:]) throws -> TestFSMount? {
+            if let reason = SharesTests.missing(["/usr/bin/cc", "/usr/bin/pkg-config", "/usr/bin/fusermount3"]) {
+                print("skipped: \(reason)")
+                return nil
+            }
+            guard FileManager.default.fileExists(atPath: "/dev/fuse") else { print("skipped: no /dev/fuse"); return nil }
+            guard let fs = try SharesTests.buildTestFS(into: dir) else {
+                print("skipped: libfuse3 (libfuse3-dev) is not installed")
+                return nil
+            }
+            return try TestFSMount(fs, in: dir, environment: environment)
+        }
+
+        private init(_ fs: String, in dir: String, environment: [String: String]) throws {
+            backing = dir + "/backing"
+            mount = dir + "/mnt"
+            logPath = dir + "/pf-testfs.log"
+            for d in [backing, mount] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
+            _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+            let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+            process.executableURL = URL(fileURLWithPath: fs)
+            process.arguments = [backing, mount, "-f"]
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = log
+            try process.run()
+            // statfs says FUSE (0x65735546) once it is mounted.
+            #expect(Poll.until(.seconds(10)) {
+                (try? SharesTests.run("/usr/bin/stat", ["-f", "-c", "%t", mount]))?.stdout == "65735546\n"
+            }, "not mounted")
+        }
+
+        var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
+
+        /// The syncs held with `PF_TESTFS_HANG_FSYNC` return (and every later one at once).
+        func releaseSyncs() {
+            _ = FileManager.default.createFile(atPath: backing + "/.pf-testfs-release", contents: nil)
+        }
+
+        /// Unmounts (lazily when something still holds the mount) and ends the file system.
+        func unmount() {
+            if (try? SharesTests.run("/usr/bin/fusermount3", ["-u", mount]))?.status != 0 {
+                _ = try? SharesTests.run("/usr/bin/fusermount3", ["-u", "-z", mount])
+            }
+            process.terminate()
+            if !Poll.until(.seconds(10), { !self.process.isRunning }) { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+    }
+
     @Test func aHotFolderOnAFuseShareClaimsByRenameAndLinkAndPollsOtherMachinesWrites() throws {
-        if let reason = Self.missing(["/usr/bin/cc", "/usr/bin/pkg-config", "/usr/bin/fusermount3"]) {
-            print("skipped: \(reason)")
-            return
-        }
-        guard FileManager.default.fileExists(atPath: "/dev/fuse") else { print("skipped: no /dev/fuse"); return }
         let dir = try Harness.tempDir()
-        guard let fs = try Self.buildTestFS(into: dir) else {
-            print("skipped: libfuse3 (libfuse3-dev) is not installed")
-            return
-        }
-        let backing = dir + "/backing", mount = dir + "/mnt"
-        for d in [backing, mount] { try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: true) }
-        let fuse = Process()
-        fuse.executableURL = URL(fileURLWithPath: fs)
-        fuse.arguments = [backing, mount, "-f"]
-        fuse.standardOutput = FileHandle.nullDevice
-        fuse.standardError = FileHandle.nullDevice
-        try fuse.run()
-        defer {
-            _ = try? Self.run("/usr/bin/fusermount3", ["-u", mount])
-            fuse.terminate()
-            fuse.waitUntilExit()
-        }
-        // statfs says FUSE (0x65735546) once it is mounted.
-        #expect(Poll.until(.seconds(10)) {
-            (try? Self.run("/usr/bin/stat", ["-f", "-c", "%t", mount]))?.stdout == "65735546\n"
-        }, "not mounted")
+        guard let fs = try TestFSMount.make(in: dir) else { return }
+        defer { fs.unmount() }
+        let backing = fs.backing, mount = fs.mount
 
         // Polled every 300 ms; the full rescan is an hour away, so only polling sees the
         // backing folder's files.
@@ -181,6 +218,60 @@ import Testing
         #expect(hot.names(in: hot.root + "/.work").isEmpty)
         let status = try String(contentsOfFile: hot.root + "/STATUS.txt", encoding: .utf8)
         #expect(status.contains("drop/ is checked by polling every 0.3 s (fuse.pf-testfs)"), "\(status)")
+    }
+
+    // MARK: - A share whose syncs hang
+
+    /// A hot folder on a share whose server stops answering syncs (its batch journals' fsync
+    /// never returns) holds up its own batches alone: another hot folder of the same daemon, on
+    /// a local disk, still finishes and publishes its batches (each batch's journals have a
+    /// lock of their own: docs/architecture.md, Locks).
+    @Test func aShareWhoseFsyncHangsHoldsUpItsOwnBatchesAlone() throws {
+        let dir = try Harness.tempDir()
+        guard let fs = try TestFSMount.make(in: dir, environment: ["PF_TESTFS_HANG_FSYNC": "tasks,journal"]) else { return }
+        let hot = try HotFolderFixture(root: fs.mount + "/shop")
+        let local = hot.dir + "/studio"
+        for sub in ["drop", "out", "originals", "failed", ".work"] {
+            try FileManager.default.createDirectory(atPath: local + "/" + sub, withIntermediateDirectories: true)
+        }
+        try Harness.write("""
+            { templatesDir: "templates", settle: "300ms", quiet: "400ms", rescanInterval: "2s", staleAfter: "24h",
+              pollInterval: "300ms", workers: 2,
+              inboxes: [ { name: "shop", root: "\(hot.root)", template: "small" },
+                         { name: "studio", root: "\(local)", template: "small" } ] }
+            """, to: hot.config)
+        let daemon = try hot.start()
+        defer {
+            // The syncs answered first: a request the kernel handed to the file system is waited
+            // for even by a killed daemon.
+            fs.releaseSyncs()
+            if daemon.process.isRunning { daemon.signal(SIGKILL) }
+            daemon.process.waitUntilExit()
+            fs.unmount()
+        }
+        daemon.waitUntilReady()
+        try hot.drop(try HotFolderFixture.photo(1), as: "stuck.jpg")
+        #expect(Poll.until(.seconds(60)) { fs.log.contains("pf-testfs: fsync of /shop/.work/") },
+                "the shop's journal was never synced; log:\n\(daemon.log)\n\(fs.log)")
+
+        // The studio's items, from its published reports.
+        func studio() -> [[String: Any]] {
+            hot.names(in: local + "/out").flatMap { batch in
+                ((try? Harness.report(in: local + "/out/" + batch))?["items"] as? [[String: Any]]) ?? []
+            }
+        }
+        for n in 0..<3 { try hot.drop(try HotFolderFixture.photo(10 + n), as: "S\(n).jpg", through: local) }
+        #expect(Poll.until(.seconds(60)) { studio().count == 3 },
+                "the studio's batch waited for the shop's share; log:\n\(daemon.log)\n\(fs.log)")
+        #expect(studio().allSatisfy { $0["status"] as? String == "ok" }, "\(studio())")
+        #expect(hot.reports().isEmpty, "the shop's batch cannot have finished: its sync hangs")
+
+        // The share answers again: the shop's batch finishes too, and the daemon stops cleanly.
+        fs.releaseSyncs()
+        #expect(Poll.until(.seconds(60)) { Self.items(hot).count == 1 }, "log:\n\(daemon.log)")
+        #expect(Self.items(hot).first?.item["status"] as? String == "ok", "\(Self.items(hot))")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
     }
 
     // MARK: - A power cut after a claim

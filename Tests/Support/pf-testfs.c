@@ -4,6 +4,14 @@
  * Files written straight into the backing folder play another machine's writes: they reach
  * no inotify watch on the mount point.
  *
+ * PF_TESTFS_HANG_FSYNC=NAME[,NAME...] plays a share whose server stops answering syncs: an fsync
+ * (or fdatasync) of a file of one of those names does not return until a file named
+ * .pf-testfs-release is made in the backing folder (the server answers again), and
+ * "pf-testfs: fsync of PATH hangs" is written to stderr when one starts (what the test waits
+ * for). Other requests are still answered meanwhile (libfuse's threads). A request the kernel
+ * handed over is waited for even by a killed client: the test releases the syncs before it
+ * stops anything.
+ *
  *   cc -O1 -o pf-testfs pf-testfs.c $(pkg-config --cflags --libs fuse3)
  *   pf-testfs BACKING MOUNTPOINT -f [-o options]
  *
@@ -142,8 +150,31 @@ static int fs_write(const char *path, const char *buf, size_t size, off_t offset
 
 static int fs_statfs(const char *path, struct statvfs *st) { PATH(path); CHECK(statvfs(real, st)); }
 static int fs_release(const char *path, struct fuse_file_info *fi) { (void)path; close((int)fi->fh); return 0; }
+/* Whether an fsync of `path` hangs (PF_TESTFS_HANG_FSYNC names its last component). */
+static int hangs(const char *path) {
+    const char *names = getenv("PF_TESTFS_HANG_FSYNC");
+    if (!names || !path) return 0;
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t len = strlen(base);
+    for (const char *p = names; *p;) {
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n == len && strncmp(p, base, n) == 0) return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
 static int fs_fsync(const char *path, int datasync, struct fuse_file_info *fi) {
-    (void)path;
+    if (hangs(path)) {
+        char release[PATH_MAX];
+        full(release, "/.pf-testfs-release");
+        fprintf(stderr, "pf-testfs: fsync of %s hangs\n", path);
+        fflush(stderr);
+        while (access(release, F_OK) != 0) usleep(50000);
+    }
     CHECK(datasync ? fdatasync((int)fi->fh) : fsync((int)fi->fh));
 }
 static int fs_access(const char *path, int mask) { PATH(path); CHECK(access(real, mask)); }
