@@ -51,7 +51,7 @@ public final class HotFolderService: Sendable {
     /// `photofinish status` would read it (a snapshot: cheap): for the web console. "stopping"
     /// once a stop was asked for.
     public func liveStatus() -> ServiceStatus {
-        board.snapshot(state: stop.isRequested ? "stopping" : "running")
+        board.snapshot(state: stop.isRequested ? .stopping : .running)
     }
 
     /// The setup in force (changes at a reload); nil before the first one is applied.

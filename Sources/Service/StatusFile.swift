@@ -11,8 +11,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public var pid: Int32
     /// ISO 8601 UTC.
     public var updated: String
-    /// "running" or "stopped" (the last thing a daemon writes on its way out).
-    public var state: String
+    /// Running, or stopped (the last thing a daemon writes on its way out).
+    public var state: State
     /// What the process runs, as a person would type it: `daemon --config /etc/…`, `watch /srv/…`.
     public var command: String?
     /// The absolute path of the config the process runs (`daemon`, or `watch --config`).
@@ -73,7 +73,7 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         }
     }
 
-    public init(pid: Int32, updated: String, state: String, command: String? = nil, config: String? = nil,
+    public init(pid: Int32, updated: String, state: State, command: String? = nil, config: String? = nil,
                 inboxes: [Inbox]) {
         self.pid = pid
         self.updated = updated
@@ -85,7 +85,7 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
 
     /// Whether the process that wrote this is still there and says it runs.
     public var isRunning: Bool {
-        state == "running" && (kill(pid, 0) == 0 || errno == EPERM)
+        state == .running && (kill(pid, 0) == 0 || errno == EPERM)
     }
 
     public struct Inbox: Codable, Sendable, Equatable {
@@ -147,8 +147,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     public struct FolderState: Codable, Sendable, Equatable {
         /// `starting` (being taken up), `watching`, `refused` (cannot be used: `why`, `fix`),
         /// `share-unavailable` (its share does not answer), `low-space` (watched, but nothing
-        /// new is claimed: below `minFreeSpace`), `stopped` (the service stopped).
-        public var kind: String
+        /// new is claimed: below `minFreeSpace`), `stopped` (the service stopped): `Kind`.
+        public var kind: Kind
         /// What is wrong, in words (for `refused`, `share-unavailable`, `low-space`).
         public var why: String?
         /// What fixes it: commands or sentences, one a line.
@@ -156,22 +156,15 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         /// Since when (ISO 8601 UTC).
         public var since: String?
 
-        public init(kind: String, why: String? = nil, fix: [String]? = nil, since: String? = nil) {
+        public init(kind: Kind, why: String? = nil, fix: [String]? = nil, since: String? = nil) {
             self.kind = kind
             self.why = why
             self.fix = fix
             self.since = since
         }
 
-        public static let starting = "starting"
-        public static let watching = "watching"
-        public static let refused = "refused"
-        public static let shareUnavailable = "share-unavailable"
-        public static let lowSpace = "low-space"
-        public static let stopped = "stopped"
-
         /// True when the folder is not watched and needs someone to act (`status` exits 1).
-        public var isRefused: Bool { kind == Self.refused }
+        public var isRefused: Bool { kind == .refused }
     }
 
     public struct Progress: Codable, Sendable, Equatable {
@@ -211,8 +204,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         let lead = cluster.map { $0.database == ClusterState.unreachable ? "cluster database unreachable · " : "" } ?? ""
         return lead + inboxes.map { inbox in
             var parts: [String] = []
-            if let state = inbox.state, state.kind != FolderState.watching {
-                return inbox.name + ": " + state.kind.replacingOccurrences(of: "-", with: " ")
+            if let state = inbox.state, state.kind != .watching {
+                return inbox.name + ": " + state.kind.summaryWords
             }
             if let p = inbox.processing { parts.append("processing \(p.done) of \(p.total)") }
             if inbox.queued > 0 { parts.append("\(inbox.queued) batch\(inbox.queued == 1 ? "" : "es") queued") }
@@ -451,7 +444,7 @@ final class StatusBoard: Sendable {
         state.withLock { $0.busy > 0 }
     }
 
-    func snapshot(state kind: String) -> ServiceStatus {
+    func snapshot(state kind: ServiceStatus.State) -> ServiceStatus {
         let (all, names, failed, cluster) = state.withLock { ($0.inboxes, $0.order, $0.reloadFailed, $0.cluster) }
         var status = ServiceStatus(pid: getpid(), updated: BatchID.timestamp(Date()), state: kind,
                                    command: target.command, config: target.config, inboxes: names.compactMap { all[$0] })
@@ -474,7 +467,7 @@ final class StatusBoard: Sendable {
     }
 
     /// The snapshot and the hot folders changed since the last call (`nil`: all of them).
-    func take(state kind: String) -> (status: ServiceStatus, dirty: Set<String>?) {
+    func take(state kind: ServiceStatus.State) -> (status: ServiceStatus, dirty: Set<String>?) {
         let dirty = state.withLock { s -> Set<String>? in
             defer { s.dirty = []; s.allDirty = false }
             return s.allDirty ? nil : s.dirty

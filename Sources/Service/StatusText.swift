@@ -33,18 +33,10 @@ public enum StatusText {
             lines.append("PhotoFinish still runs with the configuration it had (photofinish check says more).")
             lines.append("")
         }
-        let state = running ? inbox.state : nil
-        if let state, state.kind == ServiceStatus.FolderState.refused {
-            lines.append("PhotoFinish cannot use this hot folder: \(ascii(state.why ?? "the reason is in the journal")).")
+        if running, let state = inbox.state, let lead = state.textLead {
+            lines.append(lead)
             lines += fixLines(state)
-            lines.append("It is tried again at every reload and rescan. Files dropped meanwhile wait in drop/.")
-        } else if let state, state.kind == ServiceStatus.FolderState.shareUnavailable {
-            lines.append("The share holding this hot folder does not answer: \(ascii(state.why ?? "")).")
-            lines += fixLines(state)
-            lines.append("Files dropped meanwhile are finished once it answers again.")
-        } else if let state, state.kind == ServiceStatus.FolderState.lowSpace {
-            lines.append("Nothing new is taken from drop/: \(ascii(state.why ?? "too little free space")).")
-            lines += fixLines(state)
+            if let tail = state.textTail { lines.append(tail) }
         }
         if !running {
             lines.append("PhotoFinish is stopped. Files dropped now wait in drop/ until it starts again.")
@@ -175,7 +167,7 @@ public enum StatusText {
         @discardableResult
         mutating func update(_ status: ServiceStatus, only: Set<String>? = nil, now: Duration, log: Logger,
                              staging: (ServiceStatus.Inbox) -> String? = { _ in nil }) -> Duration? {
-            let running = status.state == "running"
+            let running = status.state == .running
             let look = only.map { $0.union(waiting) }
             var next: Duration?
             func later(_ t: Duration) { next = min(next ?? t, t) }
@@ -217,7 +209,7 @@ public enum StatusText {
                     let delay = failed[inbox.root].map { min($0.delay * 2, Self.maxRetryDelay) } ?? Self.interval
                     // A folder refused (its root missing, not ours) says so itself: its STATUS.txt
                     // failing to be written is no news.
-                    let refused = inbox.state?.kind == ServiceStatus.FolderState.refused
+                    let refused = inbox.state?.isRefused == true
                     if failed[inbox.root] == nil {
                         log.log(refused ? .debug : .warning, "cannot write \(path): \(error); tried again after 1 s, 2 s, 4 s … (at most every 5 minutes)",
                                     ["INBOX": inbox.name])

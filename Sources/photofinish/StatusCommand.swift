@@ -125,7 +125,7 @@ enum StatusCommand {
 
     static func lines(_ inbox: ServiceStatus.Inbox) -> String {
         var out = "\(inbox.name)  \(inbox.root)\n"
-        if let state = inbox.state, let said = stateLine(state) {
+        if let state = inbox.state, let said = state.statusLine {
             out += "  \(said)\n"
             for fix in state.fix ?? [] { out += "    \(fix)\n" }
             // A refused folder is not watched: its counts say nothing.
@@ -157,22 +157,6 @@ enum StatusCommand {
             out += "  no batch finished since the daemon started\n"
         }
         return String(out.dropLast())
-    }
-
-    /// The state in words when it is not plain watching: "refused since 01:02: why", with
-    /// `nil` for watching (and for a kind this version does not know: said as it is).
-    static func stateLine(_ state: ServiceStatus.FolderState) -> String? {
-        typealias Kind = ServiceStatus.FolderState
-        let since = state.since.map { " since \(HumanTime.words(isoUTC: $0))" } ?? ""
-        let why = state.why.map { ": \($0)" } ?? ""
-        switch state.kind {
-        case Kind.watching: return nil
-        case Kind.refused: return "refused\(since)\(why)" + (state.fix?.isEmpty == false ? "; to fix it:" : "")
-        case Kind.lowSpace: return "low on space\(since)\(why)" + (state.fix?.isEmpty == false ? "; to fix it:" : "")
-        case Kind.shareUnavailable: return "share unavailable\(since)\(why)" + (state.fix?.isEmpty == false ? "; to fix it:" : "")
-        case Kind.starting: return "starting (being taken up)"
-        default: return "\(state.kind)\(since)\(why)"
-        }
     }
 
     /// "last batch 20261129-…: complete, 3 of 3 finished at …".

@@ -48,7 +48,7 @@ struct ClusterStatusTextTests {
     }
 
     @Test func theStatusLineLeadsWithAnUnreachableDatabase() {
-        var status = ServiceStatus(pid: 1, updated: "", state: "running", inboxes: [ServiceStatus.Inbox(name: "shop", root: "/srv/shop")])
+        var status = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: [ServiceStatus.Inbox(name: "shop", root: "/srv/shop")])
         #expect(status.summary == "shop: idle")
         status.cluster = Self.host("unreachable")
         #expect(status.summary == "cluster database unreachable · shop: idle")

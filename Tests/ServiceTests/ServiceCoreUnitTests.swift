@@ -67,14 +67,14 @@ struct FolderStateTextTests {
 
     @Test func aRefusedFolderSaysWhyAndTheFix() {
         var shop = ServiceStatus.Inbox(name: "shop", root: "/srv/shop")
-        shop.state = .init(kind: "refused", why: "cannot change the permissions of /srv/shop/.work: Operation not permitted",
+        shop.state = .init(kind: .refused, why: "cannot change the permissions of /srv/shop/.work: Operation not permitted",
                            fix: ["chown -R photofinish:photofinish /srv/shop", "systemctl reload photofinish"])
         let lines = StatusText.render(shop, running: true, updated: updated).components(separatedBy: "\r\n")
         #expect(lines.contains("PhotoFinish cannot use this hot folder: cannot change the permissions of /srv/shop/.work: Operation not permitted."))
         #expect(lines.contains("To fix it:"))
         #expect(lines.contains("  chown -R photofinish:photofinish /srv/shop"))
         #expect(lines.contains("It is tried again at every reload and rescan. Files dropped meanwhile wait in drop/."))
-        let status = ServiceStatus(pid: 1, updated: "", state: "running", inboxes: [shop])
+        let status = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: [shop])
         #expect(status.summary == "shop: refused")
     }
 
@@ -84,13 +84,13 @@ struct FolderStateTextTests {
         #expect(StatusText.render(shop, running: false, updated: updated)
             .contains("Claimed and waiting in .work/: 6 photos, finished when PhotoFinish starts again."))
         #expect(StatusText.render(shop, running: true, updated: updated).contains("Claimed and waiting in .work/: 6 photos, finished in turn."))
-        #expect(ServiceStatus(pid: 1, updated: "", state: "running", inboxes: [shop]).summary == "shop: 6 pending")
+        #expect(ServiceStatus(pid: 1, updated: "", state: .running, inboxes: [shop]).summary == "shop: 6 pending")
     }
 
     /// A STATUS.txt that cannot be written is tried again after 1, 2, 4 … seconds, not every second.
     @Test func failedWritesBackOff() throws {
         let root = "/nonexistent-pf-\(UInt32.random(in: 0...UInt32.max))/shop"
-        let status = ServiceStatus(pid: 1, updated: "", state: "running", inboxes: [ServiceStatus.Inbox(name: "shop", root: root)])
+        let status = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: [ServiceStatus.Inbox(name: "shop", root: root)])
         var writer = StatusText.Writer()
         #expect(writer.update(status, now: .seconds(10), log: .silent) == .seconds(11))
         #expect(writer.update(status, only: [], now: .seconds(11), log: .silent) == .seconds(13))

@@ -39,7 +39,7 @@ struct StatusPublisherTests {
         let status = root + "/STATUS.txt"
         #expect(Poll.until(.seconds(10)) { FileManager.default.fileExists(atPath: status) },
                 "ready() during a publish: STATUS.txt written by the next one")
-        publisher.stop(final: board.snapshot(state: "stopped"))
+        publisher.stop(final: board.snapshot(state: .stopped))
         #expect(((try? String(contentsOfFile: status, encoding: .utf8)) ?? "").contains("PhotoFinish is stopped."))
     }
 }

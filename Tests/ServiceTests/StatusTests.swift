@@ -14,7 +14,7 @@ struct StatusTests {
         studio.last = .init(batch: "20261129-140000-0001", status: "complete", items: 12, ok: 12, failed: 0,
                             finished: "2026-11-29T14:00:09.000Z")
         let idle = ServiceStatus.Inbox(name: "new", root: "/srv/photofinish/new")
-        let status = ServiceStatus(pid: 1, updated: "", state: "running", inboxes: [shop, studio, idle])
+        let status = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: [shop, studio, idle])
         #expect(status.summary == "shop: processing 23 of 80; 2 pending · studio: idle, last batch 20261129-140000-0001 complete (12 of 12) · new: idle")
     }
 
@@ -37,7 +37,7 @@ struct StatusTests {
         #expect((shop.path as NSString).lastPathComponent.hasPrefix("watch-shop-"))
         #expect(Set([daemon.path, shop.path, web.path]).count == 3, "two folders of one name still differ")
 
-        let status = ServiceStatus(pid: getpid(), updated: "2026-11-29T15:00:00.000Z", state: "running",
+        let status = ServiceStatus(pid: getpid(), updated: "2026-11-29T15:00:00.000Z", state: .running,
                                    command: shop.command, inboxes: [.init(name: "shop", root: "/srv/photofinish/shop")])
         try status.write(to: shop.path)
         #expect(try ServiceStatus.read(from: shop.path) == status)
@@ -138,7 +138,7 @@ struct StatusTextTests {
             return
         }
         defer { _ = chattr("-i") }
-        let status = ServiceStatus(pid: 1, updated: "", state: "running", inboxes: [ServiceStatus.Inbox(name: "shop", root: root)])
+        let status = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: [ServiceStatus.Inbox(name: "shop", root: root)])
         var writer = StatusText.Writer()
         let file = root + "/STATUS.txt"
         writer.update(status, now: .seconds(10), log: .silent)

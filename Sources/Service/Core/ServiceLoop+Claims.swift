@@ -372,14 +372,14 @@ extension ServiceLoop {
         if let low {
             if folder.lowSpace == nil { log.warning("\(low)", ["INBOX": folder.inbox.name]) }
             folder.lowSpace = low
-            setState(folder, ServiceStatus.FolderState.lowSpace, why: low,
+            setState(folder, .lowSpace, why: low,
                      fix: ["free space on the disk of \(folder.inbox.layout.root), or lower minFreeSpace"])
             folder.nextSpaceCheck = now + Self.spaceRecheck
         } else if folder.lowSpace != nil {
             log.notice("there is room again: claims resume", ["INBOX": folder.inbox.name])
             folder.lowSpace = nil
             folder.nextSpaceCheck = nil
-            setState(folder, ServiceStatus.FolderState.watching)
+            setState(folder, .watching)
         }
         schedule(folder)
         show(folder)

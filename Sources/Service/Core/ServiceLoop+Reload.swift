@@ -32,7 +32,7 @@ extension ServiceLoop {
             board.reload(failed: error.errors.map(\.description))
             for e in error.errors { log.error("reload: \(e.description)") }
             log.error("the new configuration has errors: keeping the old one")
-            Notify.ready(status: board.snapshot(state: "running").summary)
+            Notify.ready(status: board.snapshot(state: .running).summary)
         }
         if reloadAgain {
             reloadAgain = false

@@ -49,7 +49,7 @@ extension ServiceLoop {
             watch.update(rules: setup.rules, pollInterval: setup.config.pollInterval, rescanInterval: setup.config.rescanInterval)
             watcher.add(watch, now: now, logWords: ready.firstOnFileSystem)
             folder.watch = watch
-            setState(folder, ServiceStatus.FolderState.watching)
+            setState(folder, .watching)
             publisher.staged.withLock { _ = $0.insert(name) }
             if let last = ready.last {
                 board.update(name) { $0.last = $0.last ?? last }
@@ -85,7 +85,7 @@ extension ServiceLoop {
                       + (problem.fix.isEmpty ? "" : " (to fix it: \(problem.fix.joined(separator: "; then ")))"), ["INBOX": name])
         }
         folder.problem = problem
-        setState(folder, ServiceStatus.FolderState.refused, why: problem.why, fix: problem.fix)
+        setState(folder, .refused, why: problem.why, fix: problem.fix)
         publisher.staged.withLock { _ = $0.remove(name) }
         folder.nextRetry = now + setup.config.rescanInterval
         schedule(folder)
@@ -101,7 +101,7 @@ extension ServiceLoop {
             publisher.ready()
             // The line first: whoever waits for READY=1 finds it in the journal then.
             log.notice(readyLine())
-            Notify.ready(status: board.snapshot(state: "running").summary)
+            Notify.ready(status: board.snapshot(state: .running).summary)
             // What the folders taken up so far did not make before READY, on their strands
             // (before any claim queued after this; a batch makes a missing one itself anyway).
             for inbox in setup.inboxes where folders[inbox.name]?.watch != nil {
@@ -111,7 +111,7 @@ extension ServiceLoop {
         } else if reloadAwaitsReady {
             reloadAwaitsReady = false
             publisher.publishNow()
-            Notify.ready(status: board.snapshot(state: "running").summary)
+            Notify.ready(status: board.snapshot(state: .running).summary)
         }
     }
 

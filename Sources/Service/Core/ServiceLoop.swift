@@ -143,7 +143,7 @@ final class ServiceLoop: @unchecked Sendable {
 
         init(_ inbox: ServiceSetup.Inbox, now: String) {
             self.inbox = inbox
-            state = .init(kind: ServiceStatus.FolderState.starting, since: now)
+            state = .init(kind: .starting, since: now)
         }
     }
 
@@ -462,20 +462,20 @@ final class ServiceLoop: @unchecked Sendable {
             // The share does not answer (or its disk is full): one state until it does.
             let words = watch.health.words
             if case .full = watch.health {
-                setState(folder, ServiceStatus.FolderState.lowSpace, why: words,
+                setState(folder, .lowSpace, why: words,
                          fix: ["free space on the server's disk of \(folder.inbox.layout.root)"])
             } else {
-                setState(folder, ServiceStatus.FolderState.shareUnavailable, why: words,
+                setState(folder, .shareUnavailable, why: words,
                          fix: ["mount the share of \(folder.inbox.layout.root) again, or bring its server back"])
             }
         } else if let watch = folder.watch, folder.lowSpace == nil {
             // drop/ gone (deleted, moved away, unreadable): not watched until it is back.
             if let error = watch.attachError, !watch.isAttached {
                 let problem = FolderProblem.refusal(error, layout: folder.inbox.layout)
-                setState(folder, ServiceStatus.FolderState.refused, why: problem.why + " (drop/ is looked for every 2 s)",
+                setState(folder, .refused, why: problem.why + " (drop/ is looked for every 2 s)",
                          fix: error.code == ENOENT ? ["mkdir \(folder.inbox.layout.drop) (or photofinish init \(folder.inbox.layout.root))"] : problem.fix)
             } else if watch.isAttached {
-                setState(folder, ServiceStatus.FolderState.watching)
+                setState(folder, .watching)
             }
         }
         let generation = folder.watch?.generation ?? -1
@@ -511,7 +511,7 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    func setState(_ folder: Folder, _ kind: String, why: String? = nil, fix: [String]? = nil) {
+    func setState(_ folder: Folder, _ kind: ServiceStatus.FolderState.Kind, why: String? = nil, fix: [String]? = nil) {
         let since = folder.state.kind == kind && folder.state.why == why ? folder.state.since : BatchID.timestamp(Date())
         let next = ServiceStatus.FolderState(kind: kind, why: why, fix: fix, since: since)
         guard next != folder.state else { return }
@@ -533,10 +533,10 @@ final class ServiceLoop: @unchecked Sendable {
     func stoppedStatus() -> ServiceStatus {
         for name in folders.keys {
             board.update(name) {
-                $0.state = .init(kind: ServiceStatus.FolderState.stopped, since: BatchID.timestamp(Date()))
+                $0.state = .init(kind: .stopped, since: BatchID.timestamp(Date()))
                 $0.claimer = nil  // its roles were let go
             }
         }
-        return board.snapshot(state: "stopped")
+        return board.snapshot(state: .stopped)
     }
 }

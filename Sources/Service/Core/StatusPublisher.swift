@@ -156,7 +156,7 @@ final class StatusPublisher: Sendable {
     private func publish() {
         let t = now()
         let boardVersion = board.version, metricsVersion = metrics.version
-        let (status, dirty) = board.take(state: "running")
+        let (status, dirty) = board.take(state: .running)
         let staged = staged.withLock { $0 }
         // One reading of what to do, `urgent` taken with it: a `ready()` or `publishNow()` that
         // comes while this publish runs asks for the next one (cleared at the end instead, a

@@ -1,0 +1,157 @@
+import Batches
+import Foundation
+
+// The states a process and its hot folders are in, and every word users are told of them:
+// the status file's values, the `STATUS=` line, `photofinish status`, STATUS.txt and the
+// console read them here (docs/architecture.md, States; reference: Hot folder states).
+
+extension ServiceStatus {
+    /// What a daemon or `watch` process is doing, as its status file says (`state`).
+    public enum State: Sendable, Equatable, Codable {
+        case running
+        /// A stop was asked for: the photos in flight finish first (the console says so).
+        case stopping
+        /// The last thing a process writes on its way out.
+        case stopped
+        /// A word another version wrote: shown as it is.
+        case other(String)
+
+        public init(_ word: String) {
+            switch word {
+            case "running": self = .running
+            case "stopping": self = .stopping
+            case "stopped": self = .stopped
+            default: self = .other(word)
+            }
+        }
+
+        /// The word in the status file.
+        public var word: String {
+            switch self {
+            case .running: "running"
+            case .stopping: "stopping"
+            case .stopped: "stopped"
+            case .other(let word): word
+            }
+        }
+
+        public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(word)
+        }
+    }
+}
+
+extension ServiceStatus.FolderState {
+    /// A hot folder's state: watched or not, and why.
+    public enum Kind: Sendable, Equatable, Codable {
+        /// Being taken up (its folders made, its file system probed, its `.work/` recovered).
+        case starting
+        case watching
+        /// Cannot be used (`why`, `fix`): tried again at every reload and `rescanInterval`.
+        case refused
+        /// Its share does not answer (`why`): nothing is claimed until it does.
+        case shareUnavailable
+        /// Watched, but nothing new is claimed: below `minFreeSpace`, or its share's disk is full.
+        case lowSpace
+        /// The service stopped.
+        case stopped
+        /// A word another version wrote: shown as it is.
+        case other(String)
+
+        public init(_ word: String) {
+            switch word {
+            case "starting": self = .starting
+            case "watching": self = .watching
+            case "refused": self = .refused
+            case "share-unavailable": self = .shareUnavailable
+            case "low-space": self = .lowSpace
+            case "stopped": self = .stopped
+            default: self = .other(word)
+            }
+        }
+
+        /// The word in the status file (`state.kind`).
+        public var word: String {
+            switch self {
+            case .starting: "starting"
+            case .watching: "watching"
+            case .refused: "refused"
+            case .shareUnavailable: "share-unavailable"
+            case .lowSpace: "low-space"
+            case .stopped: "stopped"
+            case .other(let word): word
+            }
+        }
+
+        /// In the `STATUS=` line for systemd: "shop: share unavailable".
+        public var summaryWords: String { word.replacingOccurrences(of: "-", with: " ") }
+
+        /// What `photofinish status` leads a folder's state line with ("low on space since …").
+        public var statusWords: String {
+            switch self {
+            case .lowSpace: "low on space"
+            case .starting: "starting (being taken up)"
+            default: summaryWords
+            }
+        }
+
+        public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            try container.encode(word)
+        }
+    }
+
+    /// `photofinish status`'s line for the state when it is not plain watching: "refused since
+    /// 01:02: why; to fix it:" (the fixes follow, one a line); `nil` for watching.
+    public var statusLine: String? {
+        let since = since.map { " since \(HumanTime.words(isoUTC: $0))" } ?? ""
+        let why = why.map { ": \($0)" } ?? ""
+        let fixes = fix?.isEmpty == false ? "; to fix it:" : ""
+        switch kind {
+        case .watching: return nil
+        case .starting: return kind.statusWords
+        case .refused, .lowSpace, .shareUnavailable: return kind.statusWords + since + why + fixes
+        case .stopped, .other: return kind.word + since + why
+        }
+    }
+
+    /// What STATUS.txt says of the state, before the fixes (nothing while watching, starting
+    /// or stopped: the lines after it say those).
+    var textLead: String? {
+        switch kind {
+        case .refused: "PhotoFinish cannot use this hot folder: \(StatusText.ascii(why ?? "the reason is in the journal"))."
+        case .shareUnavailable: "The share holding this hot folder does not answer: \(StatusText.ascii(why ?? ""))."
+        case .lowSpace: "Nothing new is taken from drop/: \(StatusText.ascii(why ?? "too little free space"))."
+        default: nil
+        }
+    }
+
+    /// What STATUS.txt says after the fixes.
+    var textTail: String? {
+        switch kind {
+        case .refused: "It is tried again at every reload and rescan. Files dropped meanwhile wait in drop/."
+        case .shareUnavailable: "Files dropped meanwhile are finished once it answers again."
+        default: nil
+        }
+    }
+}
+
+// For the code outside the service core that still names the states as the status file's
+// words did (the console, the cluster host): gone once they use `Kind` and `State`.
+extension ServiceStatus.FolderState {
+    public static let starting = Kind.starting
+    public static let watching = Kind.watching
+    public static let refused = Kind.refused
+    public static let shareUnavailable = Kind.shareUnavailable
+    public static let lowSpace = Kind.lowSpace
+    public static let stopped = Kind.stopped
+}
+
+extension ServiceStatus.State: ExpressibleByStringLiteral {
+    public init(stringLiteral word: String) { self.init(word) }
+}
