@@ -25,7 +25,7 @@ public struct ServiceSource: ConsoleSource {
                 folder.state = .starting
                 return folder
             }
-            folder.state = Self.state(s.state, running: status.state == "running")
+            folder.state = Self.state(s.state, running: status.state == .running)
             folder.waiting = s.settling + s.pending
             folder.queued = s.queued
             folder.processing = s.processing
@@ -34,21 +34,20 @@ public struct ServiceSource: ConsoleSource {
             return folder
         }
         return ConsoleSnapshot(folders: folders, maxFileBytes: setup.config.maxFileBytes,
-                               running: status.state == "running")
+                               running: status.state == .running)
     }
 
     /// The service's folder state as the console shows it (a status without one: watching
     /// while the service runs).
     static func state(_ state: ServiceStatus.FolderState?, running: Bool) -> ConsoleFolder.State {
-        typealias Kind = ServiceStatus.FolderState
         guard running else { return .stopped }
         switch state?.kind {
-        case Kind.starting: return .starting
-        case Kind.refused: return .refused(why: state?.why ?? "not watched", fix: state?.fix ?? [])
-        case Kind.shareUnavailable: return .unavailable(since: state?.since, error: state?.why ?? "the share does not answer")
-        case Kind.lowSpace: return .lowSpace(why: state?.why ?? "below minFreeSpace: nothing new is claimed")
-        case Kind.stopped: return .stopped
-        default: return .watching
+        case .starting: return .starting
+        case .refused: return .refused(why: state?.why ?? "not watched", fix: state?.fix ?? [])
+        case .shareUnavailable: return .unavailable(since: state?.since, error: state?.why ?? "the share does not answer")
+        case .lowSpace: return .lowSpace(why: state?.why ?? "below minFreeSpace: nothing new is claimed")
+        case .stopped: return .stopped
+        case .watching, .other, nil: return .watching
         }
     }
 }
