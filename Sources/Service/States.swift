@@ -141,17 +141,3 @@ extension ServiceStatus.FolderState {
     }
 }
 
-// For the code outside the service core that still names the states as the status file's
-// words did (the console, the cluster host): gone once they use `Kind` and `State`.
-extension ServiceStatus.FolderState {
-    public static let starting = Kind.starting
-    public static let watching = Kind.watching
-    public static let refused = Kind.refused
-    public static let shareUnavailable = Kind.shareUnavailable
-    public static let lowSpace = Kind.lowSpace
-    public static let stopped = Kind.stopped
-}
-
-extension ServiceStatus.State: ExpressibleByStringLiteral {
-    public init(stringLiteral word: String) { self.init(word) }
-}

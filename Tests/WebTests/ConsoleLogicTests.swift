@@ -218,16 +218,16 @@ struct PageTests {
 
     /// The service's folder states as the console shows them.
     @Test func theServicesFolderStatesAreShown() {
-        typealias Kind = ServiceStatus.FolderState
-        let refused = Kind(kind: Kind.refused, why: "cannot write", fix: ["chown photofinish /srv/x"], since: "2026-12-02T01:00:00Z")
+        typealias State = ServiceStatus.FolderState
+        let refused = State(kind: .refused, why: "cannot write", fix: ["chown photofinish /srv/x"], since: "2026-12-02T01:00:00Z")
         #expect(ServiceSource.state(refused, running: true) == .refused(why: "cannot write", fix: ["chown photofinish /srv/x"]))
-        #expect(ServiceSource.state(Kind(kind: Kind.lowSpace, why: "only 1 MiB free"), running: true) == .lowSpace(why: "only 1 MiB free"))
-        #expect(ServiceSource.state(Kind(kind: Kind.shareUnavailable, why: "EIO", since: "t"), running: true)
+        #expect(ServiceSource.state(State(kind: .lowSpace, why: "only 1 MiB free"), running: true) == .lowSpace(why: "only 1 MiB free"))
+        #expect(ServiceSource.state(State(kind: .shareUnavailable, why: "EIO", since: "t"), running: true)
                 == .unavailable(since: "t", error: "EIO"))
-        #expect(ServiceSource.state(Kind(kind: Kind.starting), running: true) == .starting)
-        #expect(ServiceSource.state(Kind(kind: Kind.watching), running: true) == .watching)
+        #expect(ServiceSource.state(State(kind: .starting), running: true) == .starting)
+        #expect(ServiceSource.state(State(kind: .watching), running: true) == .watching)
         #expect(ServiceSource.state(nil, running: true) == .watching)
-        #expect(ServiceSource.state(Kind(kind: Kind.watching), running: false) == .stopped)
+        #expect(ServiceSource.state(State(kind: .watching), running: false) == .stopped)
     }
 
     @Test func formFieldsAreDecoded() {

@@ -174,8 +174,7 @@ final class ClusterHost: Sendable {
     private func takeable() -> [String] {
         configured.withLock { $0 }.filter { name in
             let kind = board.inbox(name)?.state?.kind
-            return kind != ServiceStatus.FolderState.shareUnavailable && kind != ServiceStatus.FolderState.refused
-                && kind != ServiceStatus.FolderState.stopped
+            return kind != .shareUnavailable && kind != .refused && kind != .stopped
         }
     }
 
