@@ -95,8 +95,7 @@ extension ServiceLoop {
             workers.remove(inbox: name)
             // Its open batch stays in .work/ for recovery (it closes then), once no photo of it
             // is in flight.
-            if let open = folder.open {
-                folder.open = nil
+            if let open = folder.claims.open {
                 let early = workers.early
                 early.close(open)
                 Task {
@@ -104,7 +103,7 @@ extension ServiceLoop {
                     open.lock.release()
                 }
             }
-            if folder.hasRoom { roomUsed -= 1 }
+            if folder.takingUp.hasRoom { roomUsed -= 1 }
             folders[name] = nil
             deadlines.set(name, at: nil)
             publisher.staged.withLock { _ = $0.remove(name) }
@@ -120,26 +119,27 @@ extension ServiceLoop {
             if let folder = folders[inbox.name] {
                 let templateChanged = folder.inbox.template.sha256 != inbox.template.sha256
                 if folder.watch != nil, inbox.keep != folder.inbox.keep {
-                    folder.nextSweep = inbox.keep.isForever ? nil : now
+                    _ = folder.housekeeping.handle(.keepChanged(forever: inbox.keep.isForever), now: now)
                 }
+                folder.housekeeping.keepsForever = inbox.keep.isForever
                 folder.inbox = inbox
                 folder.watch?.update(rules: new.rules, pollInterval: new.config.pollInterval,
                                      rescanInterval: new.config.rescanInterval)
-                if templateChanged { folder.proofWanted = true }
-                if folder.watch != nil, folder.proofWanted {
-                    folder.proofWanted = false
-                    proofs.request(.init(inbox: inbox.name, root: inbox.layout.root, template: inbox.template,
-                                         maxPixels: new.config.maxPixels))
-                }
+                folder.recovering.pollInterval = new.config.pollInterval
+                folder.recovering.rescanInterval = new.config.rescanInterval
+                folder.takingUp.rescanInterval = new.config.rescanInterval
                 folder.stateChanged = true
-                if folder.watch == nil { startTakeUp(folder, now: now) }
+                carryOut(folder.takingUp.handle(.reloaded(templateChanged: templateChanged, noRoom: noRoom(for: folder)), now: now),
+                         folder)
                 schedule(folder)
                 show(folder)
             } else {
-                let folder = Folder(inbox, now: stamp)
+                let folder = Folder(inbox, config: new.config, cluster: roles != nil, now: stamp)
                 folders[inbox.name] = folder
                 show(folder)
-                startTakeUp(folder, now: now)
+                carryOut(folder.takingUp.handle(.start(noRoom: noRoom(for: folder)), now: now), folder)
+                schedule(folder)
+                show(folder)
             }
         }
         announceReady()

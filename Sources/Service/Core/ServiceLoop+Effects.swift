@@ -1,0 +1,360 @@
+import Batches
+import Cluster
+import Foundation
+import HotFolders
+import System
+
+/// Carrying out what a folder's concerns decided: the slow work queued on the folder's strand
+/// of the work pool (its answer comes back as a `Message`), batches queued for the folder's
+/// worker, states shown, lines logged.
+extension ServiceLoop {
+    // MARK: - What the concerns are told
+
+    /// Whether `folder` may claim (open, add to or close a batch) now (`Claiming.mayClaim`), and
+    /// one more lock fits in the open-file limit (else it is looked at again when a batch
+    /// starts: `OpenFiles`).
+    func canClaim(_ folder: Folder) -> Bool {
+        let name = folder.name
+        let open = folder.claims.open
+        let roles = self.roles.map { roles in
+            Claiming<ClaimedBatch>.Roles(mayClaim: open != nil || roles.mayClaim(name),
+                                         mayWriteOpen: open.map { roles.mayWrite($0.key) } ?? true)
+        } ?? .alone
+        guard folder.claims.mayClaim(stopping: stopping, lowSpace: folder.housekeeping.lowSpace != nil, roles: roles) else { return false }
+        if let limit = openFileLimit, locksWaiting + claimsInFlight >= work.lockRoom(limit: limit, folders: roomUsed) {
+            waitingForLocks.insert(name)
+            return false
+        }
+        return true
+    }
+
+    /// What the cluster's database says of `batch` now (outside a cluster: not held).
+    func hold(of batch: ClaimedBatch?) -> Claiming<ClaimedBatch>.Hold {
+        guard let roles, let batch else { return .alone }
+        let held = roles.isHeld(batch.key)
+        return .init(held: held, writable: !held || roles.mayWrite(batch.key))
+    }
+
+    /// Why `folder` cannot have one of the open-file places for hot folders, should it need one
+    /// (nil: there is room).
+    func noRoom(for folder: Folder) -> FolderProblem? {
+        guard !folder.takingUp.hasRoom, roomUsed >= room else { return nil }
+        let total = folders.count
+        return FolderProblem.openFiles(why: "the open-file limit (\(openFileLimit ?? 0)) leaves room for \(room) of \(total) hot folders",
+                                       need: work.need(folders: total))
+    }
+
+    /// Below `minFreeSpace` (`low`: the words) nothing new is claimed; looked at again every
+    /// `spaceRecheck` until there is room, then claims resume.
+    func setLowSpace(_ folder: Folder, _ low: String?, now: Duration) {
+        guard folder.watch != nil else { return }
+        carryOut(folder.housekeeping.handle(.space(low: low), now: now), folder)
+        schedule(folder)
+        show(folder)
+    }
+
+    func log(_ line: LogLine, _ folder: Folder) {
+        log.log(line.priority, line.text, line.fields(inbox: folder.name))
+    }
+
+    // MARK: - Taking up
+
+    func carryOut(_ effects: [TakingUp.Effect], _ folder: Folder) {
+        let name = folder.name
+        for effect in effects {
+            switch effect {
+            case .takeRoom:
+                roomUsed += 1
+            case .giveRoomBack:
+                roomUsed -= 1
+            case .takeUp(let attempt):
+                takeUps += 1
+                let inbox = folder.inbox, staleAfter = setup.config.staleAfter, watchedOnly = !readySent
+                pool.run(name) { [mailbox, probes, log, locks] in
+                    mailbox.post(.takenUp(inbox: name, attempt: attempt,
+                                          TakeUp.run(inbox, staleAfter: staleAfter, probes: probes, watchedOnly: watchedOnly,
+                                                     locks: locks, log: log)))
+                }
+            case .watch:
+                break  // `takenUp` sets the watch up: it has the take-up's answer
+            case .refuse(let problem, let logged):
+                if logged {
+                    let every = words(setup.config.rescanInterval)
+                    log.error("\(problem.why): this hot folder is not watched; it is tried again at every reload and every \(every)"
+                              + (problem.fix.isEmpty ? "" : " (to fix it: \(problem.fix.joined(separator: "; then ")))"), ["INBOX": name])
+                }
+                folder.setState(.refused, why: problem.why, fix: problem.fix)
+                publisher.staged.withLock { _ = $0.remove(name) }
+            case .makeProof:
+                proofs.request(.init(inbox: name, root: folder.inbox.layout.root, template: folder.inbox.template,
+                                     maxPixels: setup.config.maxPixels))
+            }
+        }
+    }
+
+    // MARK: - Claiming
+
+    func carryOut(_ effects: [Claiming<ClaimedBatch>.Effect], _ folder: Folder) {
+        for effect in effects {
+            switch effect {
+            case .claim(let names, let open, let closes):
+                startClaim(folder, names, into: open, closes: closes)
+            case .closed(let batch):
+                workers.early.close(batch)
+            case .closeOnShare(let batch):
+                closeOnShare(batch, folder)
+            case .queue(let batch):
+                locksWaiting += 1
+                workers.enqueue(batch, to: folder.name)
+            case .forget(let batch):
+                workers.early.forget(batch)
+                folder.watch?.abandonOpen()
+            case .log(let line):
+                log(line, folder)
+            }
+        }
+    }
+
+    /// Claims `names` into the folder's open batch (made with them if there is none), and
+    /// closes it when `closes` (its run puts it in order and makes the whole-set outputs).
+    func startClaim(_ folder: Folder, _ names: [FileName], into open: ClaimedBatch?, closes: Bool) {
+        guard let system = folder.system else { return }
+        claimsInFlight += 1
+        let name = folder.name, inbox = folder.inbox
+        let limits = workers.limits.withLock { $0 }
+        let roles = roles, locks = locks
+        pool.run(name) { [mailbox, freeSpace, log] in
+            let space = freeSpace(inbox)
+            if space.low != nil {
+                mailbox.post(.claimed(inbox: name, names: names, .lowSpace(space)))
+                return
+            }
+            let result: ClaimResult
+            do throws(SystemError) {
+                if let open {
+                    let key = open.key
+                    let (outcome, added) = try Claim.add(names, to: open, mayWrite: { roles?.mayWrite(key) ?? true }) {
+                        locks.renewLeases()
+                    }
+                    result = .added(outcome, added: added, first: open.manifest.items.count + 1, runner: nil)
+                } else if closes {
+                    result = .outcome(try Claim.claim(names, layout: inbox.layout, inbox: name, template: inbox.template,
+                                                      order: inbox.order, locks: locks, mover: system.mover) { locks.renewLeases() })
+                } else {
+                    let outcome = try Claim.claim(names, layout: inbox.layout, inbox: name, template: inbox.template,
+                                                  order: inbox.order, locks: locks, mover: system.mover, open: true) {
+                        locks.renewLeases()
+                    }
+                    let runner = outcome.batch.flatMap { batch in Self.runner(for: batch.manifest, limits: limits, log: log) }
+                    // In a cluster: recorded with this host's claimer session before anything
+                    // else (a kill now leaves the database's word for the next claimer).
+                    if let batch = outcome.batch, runner != nil { roles?.holdNow(batch.key) }
+                    result = .added(outcome, added: outcome.batch?.manifest.items ?? [], first: 1, runner: runner)
+                }
+            } catch {
+                result = .failed(error)
+            }
+            mailbox.post(.claimed(inbox: name, names: names, result))
+        }
+    }
+
+    /// The runner of an open batch's photos (finished as they come), from the template it was
+    /// claimed with; nil, said in the log, when that template no longer validates (its photos
+    /// are then finished at its close, whose run says why if it still does not).
+    static func runner(for manifest: Manifest, limits: BatchLimits, log: Logger) -> BatchRunner? {
+        do {
+            return BatchRunner(template: try manifest.template.template(), limits: limits, inbox: manifest.inbox)
+        } catch {
+            log.warning("the template of open batch \(manifest.batch) does not validate (\(error)): its photos are finished when it closes",
+                        ["INBOX": manifest.inbox, "BATCH": manifest.batch])
+            return nil
+        }
+    }
+
+    /// Closes an open batch held in the database on the share, while that hold is certain; its
+    /// record goes then (`closedOnShare`).
+    func closeOnShare(_ batch: ClaimedBatch, _ folder: Folder) {
+        guard let roles else { return }
+        claimsInFlight += 1
+        let name = folder.name
+        pool.run(name) { [mailbox, locks, log] in
+            var closed: ClaimedBatch?
+            if roles.mayWrite(batch.key) {
+                do {
+                    let template = try batch.manifest.template.template()
+                    closed = try Claim.close(batch, order: template.order) { locks.renewLeases() }
+                } catch {
+                    log.warning("cannot close open batch \(batch.id) on the share now (\(error)): its run closes it",
+                                ["INBOX": name, "BATCH": batch.id])
+                }
+            }
+            mailbox.post(.closedOnShare(inbox: name, batch, closed: closed))
+        }
+    }
+
+    // MARK: - Housekeeping
+
+    func carryOut(_ effects: [Housekeeping.Effect], _ folder: Folder) {
+        let name = folder.name
+        for effect in effects {
+            switch effect {
+            case .sweep:
+                let layout = folder.inbox.layout, keep = folder.inbox.keep
+                let inUse = workers.inUse(name)
+                pool.run(name) { [mailbox, log] in
+                    let outcome = Retention.sweep(layout: layout, keep: keep, inUse: inUse, inbox: name, log: log)
+                    mailbox.post(.swept(inbox: name, deferred: outcome.deferred))
+                }
+            case .checkSpace:
+                let inbox = folder.inbox
+                pool.run(name) { [mailbox, freeSpace] in mailbox.post(.space(inbox: name, freeSpace(inbox))) }
+            case .lowSpace(let low, let logged):
+                if logged { log.warning("\(low)", ["INBOX": name]) }
+                folder.setState(.lowSpace, why: low, fix: ["free space on the disk of \(folder.inbox.layout.root), or lower minFreeSpace"])
+            case .roomAgain:
+                log.notice("there is room again: claims resume", ["INBOX": name])
+                folder.setState(.watching)
+            }
+        }
+    }
+
+    /// Below `minFreeSpace`, the words that say so (`nil`: enough, or no minimum).
+    static func spaceCheck(_ inbox: ServiceSetup.Inbox) -> SpaceCheck {
+        guard let minimum = inbox.minFreeSpace else { return SpaceCheck() }
+        return SpaceCheck(low: FreeSpace.check(inbox.layout.root, minimum: minimum).words(inbox.layout.root))
+    }
+
+    // MARK: - Leases and recovery
+
+    func carryOut(_ effects: [Recovering.Effect], _ folder: Folder) {
+        let name = folder.name
+        for effect in effects {
+            switch effect {
+            case .recover:
+                guard let system = folder.system else { continue }
+                let layout = folder.inbox.layout, staleAfter = setup.config.staleAfter
+                pool.run(name) { [mailbox, log, locks] in
+                    let batches = TakeUp.recover(layout, system: system, staleAfter: staleAfter, locks: locks, log: log)
+                    if !batches.isEmpty { mailbox.post(.recovered(inbox: name, batches)) }
+                }
+            case .lookAtLeases:
+                // A listing of .work/ and a read of each lock, past the client's caches
+                // (`Recovery.leases`): a dead host's batch is taken over within
+                // `Lease.timeout` + `pollInterval`.
+                let layout = folder.inbox.layout
+                pool.run(name) { [mailbox, locks] in
+                    let look = Recovery.leases(layout: layout, locks: locks)
+                    let waiting = locks.foreignLeases(in: layout.work).filter(\.isStale).map(\.words)
+                    mailbox.post(.leases(inbox: name, due: look.isDue, waiting: waiting))
+                }
+            case .showTakeovers(let waiting):
+                board.update(name) { $0.takeovers = waiting.isEmpty ? nil : waiting }
+            }
+        }
+    }
+
+    // MARK: - Adopting (a cluster's dead hosts' batches)
+
+    func carryOut(_ effects: [Adopting<AdoptedBatch>.Effect], _ folder: Folder) {
+        for effect in effects {
+            switch effect {
+            case .lookToAdopt(let key, let from, let expected):
+                lookToAdopt(key, from: from, expected: expected, folder)
+            case .adoptionEnded(let key, let adopted):
+                roles?.adoptionEnded(key, adopted: adopted)
+            case .open(let batch):
+                if let runner = batch.runner { workers.early.opened(batch.batch, runner: runner) }
+                folder.watch?.adopt(batch.batch.photoCount, now: now())
+                carryOut(folder.claims.handle(.adopted(batch.batch, stopping: stopping, hold: hold(of: batch.batch)), now: now()),
+                         folder)
+            case .queue(let batch):
+                carryOut(folder.claims.handle(.queue([batch.batch]), now: now()), folder)
+            case .lookAtDead(let key, let from, let lock):
+                lookAtDead(key, from: from, lock: lock, folder)
+            case .dropRecord(let key, let lock):
+                roles?.drop(key, lock: lock)
+            case .log(let line):
+                log(line, folder)
+            }
+        }
+    }
+
+    /// Looks at a dead claimer's open batch on the share: still open, its lock taken (the
+    /// database says its holder can no longer write), and read again under it.
+    func lookToAdopt(_ key: ClaimerRoles.BatchKey, from: String, expected: String, _ folder: Folder) {
+        guard let system = folder.system else { return }
+        let layout = folder.inbox.layout, limits = workers.limits.withLock { $0 }
+        // Counted as a claim (a stop waits for it); the folder claims nothing meanwhile (its
+        // role says so until `adoptionEnded`).
+        claimsInFlight += 1
+        pool.run(key.inbox) { [mailbox, locks, log] in
+            let path = layout.workFolder(key.batch)
+            let result: Result<AdoptedBatch, AdoptionRefused>
+            switch Self.openManifest(path) {
+            case .failure(let refused):
+                result = .failure(refused)
+            case .success:
+                if let lock = locks.takeOver(path, from: expected) {
+                    // Read again under its lock: its holder can no longer write (the database says so).
+                    switch Self.openManifest(path) {
+                    case .success(let manifest):
+                        let batch = ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: system.mover)
+                        result = .success(AdoptedBatch(batch: batch, runner: Self.runner(for: manifest, limits: limits, log: log)))
+                    case .failure(let refused):
+                        result = .failure(AdoptionRefused(why: refused.why + " (read under its lock)"))
+                    }
+                } else {
+                    result = .failure(AdoptionRefused(why: "its lock on the share is held by another process now"))
+                }
+            }
+            mailbox.post(.adopted(key, from: from, result))
+        }
+    }
+
+    /// The manifest of the batch folder at `path` when it is an open batch's; else why it is
+    /// not to be adopted.
+    static func openManifest(_ path: String) -> Result<Manifest, AdoptionRefused> {
+        do throws(BatchError) {
+            guard let manifest = try Manifest.read(fromFolder: path), manifest.open == true else {
+                return .failure(AdoptionRefused(why: "it is closed or gone"))
+            }
+            return .success(manifest)
+        } catch {
+            return .failure(AdoptionRefused(why: "its manifest cannot be read (\(error))"))
+        }
+    }
+
+    /// Looks again (past the client's caches) at the lock of a dead holder's closed batch: one
+    /// unrenewed for `ClaimerRoles.deadLease` is taken over if it still says the dead holder's
+    /// words, and queued to be finished (as recovery does after the full lease).
+    func lookAtDead(_ key: ClaimerRoles.BatchKey, from: String, lock expected: String, _ folder: Folder) {
+        guard let system = folder.system else { return }
+        let layout = folder.inbox.layout
+        claimsInFlight += 1
+        pool.run(folder.name) { [mailbox, locks] in
+            let path = layout.workFolder(key.batch)
+            let result: Adopting<AdoptedBatch>.DeadLook
+            if !Files.exists(path) {
+                result = .refused(why: "it is gone")
+            } else if let lease = locks.lookAgain(path, leaseTimeout: ClaimerRoles.deadLease), lease.expires > .now {
+                result = .notYet
+            } else if let lock = locks.takeOver(path, from: expected) {
+                do throws(BatchError) {
+                    guard let manifest = try Manifest.read(fromFolder: path) else { throw .data(BatchDataError(.manifest, file: path, reason: "it is missing")) }
+                    result = .takenOver(AdoptedBatch(batch: ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: system.mover)))
+                } catch {
+                    lock.release()
+                    result = .refused(why: "its manifest cannot be read (\(error))")
+                }
+            } else {
+                result = .refused(why: "its lock on the share is another's now")
+            }
+            mailbox.post(.deadLook(key, from: from, result))
+        }
+    }
+}
+
+extension ClaimedBatch {
+    /// The batch as the cluster's claimer roles name it.
+    var key: ClaimerRoles.BatchKey { ClaimerRoles.BatchKey(inbox: manifest.inbox, batch: id) }
+}
