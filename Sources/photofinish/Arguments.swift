@@ -3,16 +3,23 @@ import System
 
 /// One option of a command: `--name VALUE` (when `value` is set) or a flag `--name`.
 struct Option: Sendable {
-    var name: String
+    var name: Name
     /// How the value is shown in help (`F`, `DIR`, `N`); `nil` for a flag.
     var value: String?
     /// What it does, for `--help` and `help COMMAND`.
     var help: String
 
-    init(_ name: String, _ value: String?, _ help: String) {
+    init(_ name: Name, _ value: String?, _ help: String) {
         self.name = name
         self.value = value
         self.help = help
+    }
+
+    /// Every option any command takes, by the name typed after `--`: a command's code asks for
+    /// one by its case (`a[.config]`, `a.has(.strict)`), never by a string that could be mistyped.
+    enum Name: String, Sendable, CaseIterable {
+        case admin, config, database, drop, help, inbox, json, out, strict, template, to, workers
+        case passwordStdin = "password-stdin"
     }
 }
 
@@ -24,8 +31,8 @@ struct Option: Sendable {
 /// positional argument keeps its bytes in `positionalPaths` so such a file can be named.
 /// The text forms are for everything else (option values, batch ids), UTF-8 repaired.
 struct Arguments {
-    var options: [String: String] = [:]
-    var flags: Set<String> = []
+    var options: [Option.Name: String] = [:]
+    var flags: Set<Option.Name> = []
     var positional: [String] = []
     /// The positional arguments as the bytes given: the files and folders they name.
     var positionalPaths: [FilePath] = []
@@ -60,24 +67,30 @@ struct Arguments {
                 value = String(name[name.index(after: eq)...])
                 name = String(name[..<eq])
             }
-            guard let option = known.first(where: { $0.name == name }) else {
-                let names = known.map { "--\($0.name)" }
+            guard let option = known.first(where: { $0.name.rawValue == name }) else {
+                let names = known.map { "--\($0.name.rawValue)" }
                 throw UsageError("unknown option --\(name)"
                                  + (names.isEmpty ? " (this command takes none)" : " (options: \(names.joined(separator: ", ")))"))
             }
             if option.value == nil {
                 guard value == nil else { throw UsageError("--\(name) takes no value") }
-                flags.insert(name)
+                flags.insert(option.name)
             } else {
                 if value == nil {
                     guard i < args.count else { throw UsageError("--\(name) needs a value (\(option.value!))") }
                     value = args[i]
                     i += 1
                 }
-                options[name] = value
+                options[option.name] = value
             }
         }
     }
+
+    /// The value given for `option`, if it was given.
+    subscript(_ option: Option.Name) -> String? { options[option] }
+
+    /// Whether the flag `option` was given.
+    func has(_ option: Option.Name) -> Bool { flags.contains(option) }
 
     /// The words after the program's name, as the bytes the shell passed.
     static var commandLine: [[UInt8]] {

@@ -12,7 +12,7 @@ import System
 /// path; otherwise a name in `templatesDir`. Without arguments: the default config when it exists.
 enum CheckCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
-        var config = a.options["config"]
+        var config = a[.config]
         if config == nil, a.positional.isEmpty {
             guard Files.existsFollowingLinks(Commands.defaultConfig) else {
                 throw UsageError("""
@@ -48,6 +48,6 @@ enum CheckCommand {
             but.append("\(found.metadata.count) metadata text\(found.metadata.count == 1 ? " is" : "s are") not written as given")
         }
         print("configuration OK, but " + but.joined(separator: "; "))
-        return a.flags.contains("strict") ? 1 : 0
+        return a.has(.strict) ? 1 : 0
     }
 }

@@ -11,10 +11,10 @@ enum ClusterCommand {
         guard let verb = a.positional.first else { throw UsageError("cluster needs a verb: status") }
         guard verb == "status" else { throw UsageError("unknown cluster verb '\(verb)' (known: status)") }
         guard a.positional.count == 1 else { throw UsageError("cluster status takes no more arguments") }
-        var conninfo = a.options["database"] ?? ""
+        var conninfo = a[.database] ?? ""
         var lease = ClusterSettings.defaultLease
-        if a.options["database"] == nil {
-            let path = a.options["config"] ?? Commands.defaultConfig
+        if a[.database] == nil {
+            let path = a[.config] ?? Commands.defaultConfig
             let config: Config
             do {
                 config = try Config.load(path: path)
@@ -45,7 +45,7 @@ enum ClusterCommand {
         }
         do throws(ClusterError) {
             let status = try ClusterStatus.read(database)
-            if a.flags.contains("json") {
+            if a.has(.json) {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: (try? encoder.encode(status)) ?? Data(), as: UTF8.self))

@@ -21,8 +21,8 @@ struct Command: Sendable {
     var help: String {
         var out = "usage: photofinish \(name)\(synopsis.isEmpty ? "" : " " + synopsis)\n\n\(summary)\n"
         if !details.isEmpty { out += "\n\(details)\n" }
-        let listed = options + [Option("help", nil, "this text")]
-        let labels = listed.map { "--\($0.name)" + ($0.value.map { " \($0)" } ?? "") }
+        let listed = options + [Option(.help, nil, "this text")]
+        let labels = listed.map { "--\($0.name.rawValue)" + ($0.value.map { " \($0)" } ?? "") }
         let width = labels.map(\.count).max()! + 2
         out += "\noptions:\n"
         for (label, option) in zip(labels, listed) {
@@ -63,10 +63,10 @@ enum Commands {
                 template error.
                 """,
             options: [
-                Option("template", "F", "the template file (required)"),
-                Option("out", "DIR", "where the batch folder goes (default: ./out)"),
-                Option("workers", "N", "photos in flight at once (0 = one per core, the default)"),
-                Option("config", "FILE", "take maxPixels, maxFileBytes, itemTimeout and workers from this config"),
+                Option(.template, "F", "the template file (required)"),
+                Option(.out, "DIR", "where the batch folder goes (default: ./out)"),
+                Option(.workers, "N", "photos in flight at once (0 = one per core, the default)"),
+                Option(.config, "FILE", "take maxPixels, maxFileBytes, itemTimeout and workers from this config"),
             ],
             main: { a throws(UsageError) in try await RunCommand.main(a) }),
         Command(
@@ -87,8 +87,8 @@ enum Commands {
                 Without arguments, checks \(defaultConfig) when it exists.
                 """,
             options: [
-                Option("config", "FILE", "the config to check, with the template of each of its hot folders"),
-                Option("strict", nil, "exit 1 when there are warnings (a hot folder that cannot be used, a\nmissing font, a metadata text not written as given)"),
+                Option(.config, "FILE", "the config to check, with the template of each of its hot folders"),
+                Option(.strict, nil, "exit 1 when there are warnings (a hot folder that cannot be used, a\nmissing font, a metadata text not written as given)"),
             ],
             sync: { a throws(UsageError) in try CheckCommand.main(a) }),
         Command(
@@ -106,8 +106,8 @@ enum Commands {
                 side 2048 px, JPEG q88, location stripped) unless --template names one.
                 """,
             options: [
-                Option("template", "F", "the template file (default: the built-in template)"),
-                Option("config", "FILE", "take timing and limits from this config (its hot folders are not used)"),
+                Option(.template, "F", "the template file (default: the built-in template)"),
+                Option(.config, "FILE", "take timing and limits from this config (its hot folders are not used)"),
             ],
             main: { a throws(UsageError) in try await WatchCommand.main(a) }),
         Command(
@@ -119,8 +119,8 @@ enum Commands {
                 templatesDir) and the commands to check, reload or try it, ready to copy.
                 """,
             options: [
-                Option("template", "NAME", "the template the entry names (default: one that exists, by preference\nthe folder's own name)"),
-                Option("config", "FILE", "the config the entry is meant for (default: \(defaultConfig))"),
+                Option(.template, "NAME", "the template the entry names (default: one that exists, by preference\nthe folder's own name)"),
+                Option(.config, "FILE", "the config the entry is meant for (default: \(defaultConfig))"),
             ],
             sync: { a throws(UsageError) in try InitCommand.main(a) }),
         Command(
@@ -131,7 +131,7 @@ enum Commands {
                 (keeping the old ones on error); SIGTERM finishes the photos in flight and stops.
                 """,
             options: [
-                Option("config", "FILE", "the config (default: \(defaultConfig))"),
+                Option(.config, "FILE", "the config (default: \(defaultConfig))"),
             ],
             main: { a throws(UsageError) in try await DaemonCommand.main(a) }),
         Command(
@@ -146,10 +146,10 @@ enum Commands {
                 The console reads the file again when it changes: no reload needed.
                 """,
             options: [
-                Option("inbox", "A,B", "add: the hot folders (inbox names) this user may see and upload into"),
-                Option("admin", nil, "add: this user sees every hot folder"),
-                Option("password-stdin", nil, "add: read the password from one line of standard input"),
-                Option("config", "FILE", "the config naming the users file and the hot folders (default:\n\(defaultConfig))"),
+                Option(.inbox, "A,B", "add: the hot folders (inbox names) this user may see and upload into"),
+                Option(.admin, nil, "add: this user sees every hot folder"),
+                Option(.passwordStdin, nil, "add: read the password from one line of standard input"),
+                Option(.config, "FILE", "the config naming the users file and the hot folders (default:\n\(defaultConfig))"),
             ],
             main: { a throws(UsageError) in try UserCommand.main(a) }),
         Command(
@@ -164,8 +164,8 @@ enum Commands {
                 is running, 1 when it is not.
                 """,
             options: [
-                Option("config", "FILE", "only the daemon that runs this config, and only its hot folders"),
-                Option("json", nil, "print the running processes' statuses as JSON"),
+                Option(.config, "FILE", "only the daemon that runs this config, and only its hot folders"),
+                Option(.json, nil, "print the running processes' statuses as JSON"),
             ],
             sync: { a throws(UsageError) in try StatusCommand.main(a) }),
         Command(
@@ -183,8 +183,8 @@ enum Commands {
                 Exit 0: every photo finished; 1: some failed; 2: usage or configuration error.
                 """,
             options: [
-                Option("template", "F", "finish with this template file"),
-                Option("config", "FILE", "the config naming ROOT's template, and the limits (default:\n\(defaultConfig))"),
+                Option(.template, "F", "finish with this template file"),
+                Option(.config, "FILE", "the config naming ROOT's template, and the limits (default:\n\(defaultConfig))"),
             ],
             main: { a throws(UsageError) in try await RedoCommand.main(a) }),
         Command(
@@ -202,8 +202,8 @@ enum Commands {
                 printed); 2: usage or configuration error.
                 """,
             options: [
-                Option("to", "NAME", "only this destination"),
-                Option("config", "FILE", "the config naming ROOT's destinations (default:\n\(defaultConfig))"),
+                Option(.to, "NAME", "only this destination"),
+                Option(.config, "FILE", "the config naming ROOT's destinations (default:\n\(defaultConfig))"),
             ],
             sync: { a throws(UsageError) in try DeliverCommand.main(a) }),
         Command(
@@ -214,9 +214,9 @@ enum Commands {
                 photo, a screenshot, a square and a panorama, every output 360 px high and labelled.
                 """,
             options: [
-                Option("template", "F", "the template file (required)"),
-                Option("out", "DIR", "where the sheet goes (default: the current folder)"),
-                Option("config", "FILE", "take maxPixels from this config"),
+                Option(.template, "F", "the template file (required)"),
+                Option(.out, "DIR", "where the sheet goes (default: the current folder)"),
+                Option(.config, "FILE", "take maxPixels from this config"),
             ],
             main: { a throws(UsageError) in try ProofCommand.main(a) }),
         Command(
@@ -228,7 +228,7 @@ enum Commands {
                 FILE's path lies in, else the config's. Exit 1 when nothing is known.
                 """,
             options: [
-                Option("config", "FILE", "search this config's hot folders (default: \(defaultConfig))"),
+                Option(.config, "FILE", "search this config's hot folders (default: \(defaultConfig))"),
             ],
             sync: { a throws(UsageError) in try ExplainCommand.main(a) }),
         Command(
@@ -242,8 +242,8 @@ enum Commands {
                 --drop, only drops the samples into a hot folder's drop/.
                 """,
             options: [
-                Option("template", "F", "the template file (default: the built-in template, plus a story\nand a colour card)"),
-                Option("drop", "ROOT", "only drop the sample photos into ROOT/drop/"),
+                Option(.template, "F", "the template file (default: the built-in template, plus a story\nand a colour card)"),
+                Option(.drop, "ROOT", "only drop the sample photos into ROOT/drop/"),
             ],
             main: { a throws(UsageError) in try await DemoCommand.main(a) }),
         Command(
@@ -258,9 +258,9 @@ enum Commands {
                 Exit 0; 1 when the config has no cluster or the database does not answer.
                 """,
             options: [
-                Option("config", "FILE", "take cluster.database from this config (default: \(defaultConfig))"),
-                Option("database", "CONNINFO", "a libpq connection string instead of the config's"),
-                Option("json", nil, "print it as JSON"),
+                Option(.config, "FILE", "take cluster.database from this config (default: \(defaultConfig))"),
+                Option(.database, "CONNINFO", "a libpq connection string instead of the config's"),
+                Option(.json, nil, "print it as JSON"),
             ],
             sync: { a throws(UsageError) in try ClusterCommand.main(a) }),
         Command(

@@ -11,7 +11,7 @@ import Web
 enum DaemonCommand {
     static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
         guard a.positional.isEmpty else { throw UsageError("daemon takes no arguments besides --config FILE") }
-        let path = WatchCommand.absolute(a.options["config"] ?? Commands.defaultConfig)
+        let path = WatchCommand.absolute(a[.config] ?? Commands.defaultConfig)
         // First: from here on SIGHUP, SIGTERM and SIGINT are events the service's loop reads
         // (one that comes before it runs is kept).
         guard let signals = DaemonCommand.signalEvents() else { return 1 }

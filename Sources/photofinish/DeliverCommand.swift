@@ -17,7 +17,7 @@ enum DeliverCommand {
         let root = WatchCommand.absolute(a.positional[0]), id = a.positional[1]
         let layout = HotFolderLayout(root: root)
         guard layout.exists else { throw UsageError("\(root) is not a hot folder (it has no drop/)") }
-        let configPath = a.options["config"] ?? Commands.defaultConfig
+        let configPath = a[.config] ?? Commands.defaultConfig
         let config: Config
         do throws(JSON5Errors) {
             config = try Config.load(path: configPath)
@@ -29,7 +29,7 @@ enum DeliverCommand {
             throw UsageError("\(configPath) names no hot folder at \(root)")
         }
         var destinations = inbox.deliver
-        if let name = a.options["to"] {
+        if let name = a[.to] {
             destinations = destinations.filter { $0.name == name }
             if destinations.isEmpty {
                 let known = inbox.deliver.map(\.name)

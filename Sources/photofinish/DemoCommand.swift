@@ -8,7 +8,7 @@ import Foundation
 /// `drop/` (for a `watch` or a daemon to finish).
 enum DemoCommand {
     static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
-        if let root = a.options["drop"] {
+        if let root = a[.drop] {
             do {
                 let paths = try SamplePhotos.write(into: root + "/drop")
                 Terminal.note("dropped \(paths.count) sample files into \(root)/drop/ (broken.jpg fails on purpose; "
@@ -25,7 +25,7 @@ enum DemoCommand {
         var template = Template.builtInDefault
         template.stitch = Template.Stitch()
         template.colorCard = true
-        if let path = a.options["template"] {
+        if let path = a[.template] {
             do {
                 template = try TemplateLoader.load(path: path)
             } catch {

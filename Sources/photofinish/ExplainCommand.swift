@@ -21,10 +21,10 @@ enum ExplainCommand {
         var roots: [String] = []
         if a.positional.count == 2 {
             roots = [a.positional[1]]
-        } else if let inferred = root(of: file), a.options["config"] == nil {
+        } else if let inferred = root(of: file), a[.config] == nil {
             roots = [inferred]
         }
-        let configPath = a.options["config"] ?? (roots.isEmpty && Files.existsFollowingLinks(Commands.defaultConfig) ? Commands.defaultConfig : nil)
+        let configPath = a[.config] ?? (roots.isEmpty && Files.existsFollowingLinks(Commands.defaultConfig) ? Commands.defaultConfig : nil)
         if let configPath {
             do {
                 config = try Config.load(path: configPath)

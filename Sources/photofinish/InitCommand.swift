@@ -11,15 +11,15 @@ enum InitCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard a.positional.count == 1 else { throw UsageError("init needs one ROOT folder") }
         let root = WatchCommand.absolute(a.positional[0])
-        let configPath = WatchCommand.absolute(a.options["config"] ?? Commands.defaultConfig)
+        let configPath = WatchCommand.absolute(a[.config] ?? Commands.defaultConfig)
         var config: Config?
-        if a.options["config"] != nil || Files.existsFollowingLinks(configPath) {
+        if a[.config] != nil || Files.existsFollowingLinks(configPath) {
             do {
                 config = try Config.load(path: configPath)
             } catch {
                 for e in error.errors { Terminal.note(e.description) }
                 // The default config only helps to suggest a template; a named one must be right.
-                guard a.options["config"] == nil else {
+                guard a[.config] == nil else {
                     Terminal.error("the config has errors: fix them first (photofinish check --config \(shell(configPath)))")
                     return 2
                 }
@@ -29,7 +29,7 @@ enum InitCommand {
         let available = templates(in: templatesDir)
         let name = uniqueName(inboxName(for: root), config: config)
         let template: String?
-        if let asked = a.options["template"] {
+        if let asked = a[.template] {
             guard available.contains(asked) else {
                 throw UsageError("no template '\(asked)' in \(templatesDir)"
                                  + (available.isEmpty ? " (it has none)" : " (there: \(available.joined(separator: ", ")))"))

@@ -10,18 +10,18 @@ import Service
 /// (default out: the current folder).
 enum ProofCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
-        guard let templatePath = a.options["template"] else { throw UsageError("proof needs --template FILE") }
+        guard let templatePath = a[.template] else { throw UsageError("proof needs --template FILE") }
         guard a.positional.isEmpty else { throw UsageError("proof takes no photos: it makes its own (unexpected '\(a.positional[0])')") }
         let template: Template
         var maxPixels = Config.defaults.maxPixels
         do {
             template = try TemplateLoader.load(path: templatePath)
-            if let configPath = a.options["config"] { maxPixels = try Config.load(path: configPath).maxPixels }
+            if let configPath = a[.config] { maxPixels = try Config.load(path: configPath).maxPixels }
         } catch {
             for e in error.errors { Terminal.note(e.description) }
             return 2
         }
-        let out = a.options["out"] ?? "."
+        let out = a[.out] ?? "."
         let path = out + "/" + fileName(template.name)
         Terminal.note("rendering the template '\(template.name)' on 6 sample photos (landscape, portrait, 48 MP, screenshot, square, panorama) …")
         do {

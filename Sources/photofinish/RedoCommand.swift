@@ -116,17 +116,17 @@ enum RedoCommand {
         var limits = BatchLimits()
 
         init(_ a: Arguments, root: String, batch id: String, layout: HotFolderLayout) throws {
-            let given = a.options["config"]
+            let given = a[.config]
             // Without --config, the default config is read only when it exists and no template
             // is named: a folder run by `watch` has none.
-            let configPath = given ?? (a.options["template"] == nil && Files.exists(Commands.defaultConfig)
+            let configPath = given ?? (a[.template] == nil && Files.exists(Commands.defaultConfig)
                                        ? Commands.defaultConfig : nil)
             let config = try configPath.map { path throws(JSON5Errors) in try Config.load(path: path) }
             let entry = config?.inboxes.first { WatchCommand.absolute($0.root) == root }
             if let config, given != nil || entry != nil { limits = BatchLimits(config: config) }
             let report = Self.report(layout, batch: id)
             inbox = entry?.name ?? report?.inbox ?? InitCommand.inboxName(for: root)
-            if let path = a.options["template"] {
+            if let path = a[.template] {
                 let (s, t) = try TemplateSnapshot.load(path: path)
                 (snapshot, order, which) = (s, t.order, "the template '\(s.name)' (--template \(path))")
             } else if let config, let entry {

@@ -11,23 +11,23 @@ import System
 /// one batch now. Inputs are never moved or changed.
 enum RunCommand {
     static func main(_ a: Arguments) async throws(UsageError) -> Int32 {
-        guard let templatePath = a.options["template"] else { throw UsageError("run needs --template FILE") }
+        guard let templatePath = a[.template] else { throw UsageError("run needs --template FILE") }
         guard !a.positional.isEmpty else { throw UsageError("run needs at least one FILE or DIR") }
         let template: Template
         var limits = BatchLimits()
         do {
             template = try TemplateLoader.load(path: templatePath)
-            if let configPath = a.options["config"] { limits = BatchLimits(config: try Config.load(path: configPath)) }
+            if let configPath = a[.config] { limits = BatchLimits(config: try Config.load(path: configPath)) }
         } catch {
             for e in error.errors { Terminal.note(e.description) }
             return 2
         }
-        if let w = a.options["workers"] {
+        if let w = a[.workers] {
             guard let n = Int(w), n >= 0 else { throw UsageError("--workers takes a whole number (0 = one per core)") }
             limits.workers = n
         }
         let paths = try inputs(a.positionalPaths, order: template.order)
-        return await execute(template: template, paths: paths, outRoot: a.options["out"] ?? "out", limits: limits)
+        return await execute(template: template, paths: paths, outRoot: a[.out] ?? "out", limits: limits)
     }
 
     /// FILE arguments keep their order; a DIR stands for its files in the template's order (hidden

@@ -21,7 +21,7 @@ enum StatusCommand {
         let places = StatusFiles.directories().joined(separator: ", ")
         var found = StatusFiles.all().map(\.status)
         var names: [String]?
-        if let configPath = a.options["config"] {
+        if let configPath = a[.config] {
             let absolute = WatchCommand.absolute(configPath)
             do {
                 names = try Config.load(path: configPath).inboxes.map(\.name)
@@ -55,7 +55,7 @@ enum StatusCommand {
             print("photofinish is not running (no status in \(places))")
             return 1
         }
-        if a.flags.contains("json") {
+        if a.has(.json) {
             var shownStatuses = running
             for i in shownStatuses.indices { shownStatuses[i].inboxes = shownStatuses[i].inboxes.filter(shown) }
             let encoder = JSONEncoder()

@@ -11,7 +11,7 @@ import Web
 enum UserCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard let verb = a.positional.first else { throw UsageError("user needs add NAME, remove NAME or list") }
-        let configPath = WatchCommand.absolute(a.options["config"] ?? Commands.defaultConfig)
+        let configPath = WatchCommand.absolute(a[.config] ?? Commands.defaultConfig)
         let config: Config
         do {
             config = try Config.load(path: configPath)
@@ -37,7 +37,7 @@ enum UserCommand {
             return try add(a.positional[1], a, config: config, users: users, path: usersPath)
         case "remove":
             guard a.positional.count == 2 else { throw UsageError("user remove needs one NAME") }
-            guard a.options["inbox"] == nil, !a.flags.contains("admin"), !a.flags.contains("password-stdin") else {
+            guard a[.inbox] == nil, !a.has(.admin), !a.has(.passwordStdin) else {
                 throw UsageError("user remove takes only NAME and --config")
             }
             let name = a.positional[1]
@@ -70,8 +70,8 @@ enum UserCommand {
         guard Users.isValidName(name) else {
             throw UsageError("'\(name)' cannot be a login name: letters, digits, '.', '_', '-' or '@', at most 64")
         }
-        let admin = a.flags.contains("admin")
-        let inboxes = (a.options["inbox"] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let admin = a.has(.admin)
+        let inboxes = (a[.inbox] ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard admin != !inboxes.isEmpty else {
             throw UsageError(admin ? "--inbox and --admin exclude each other (an admin sees every hot folder)"
                              : "say which hot folders \(name) may use: --inbox A,B (or --admin for all)")
@@ -83,7 +83,7 @@ enum UserCommand {
                                 ?? " (it has: \(known.isEmpty ? "none" : known.joined(separator: ", ")))"))
         }
         let password: String
-        if a.flags.contains("password-stdin") {
+        if a.has(.passwordStdin) {
             guard let line = readLine(strippingNewline: true) else {
                 Terminal.error("--password-stdin: standard input is empty")
                 return 2

@@ -18,13 +18,13 @@ enum WatchCommand {
         // (one that comes before it runs is kept).
         guard let signals = DaemonCommand.signalEvents() else { return 1 }
         let log = ServiceLog.make()
-        let options = a.options
+        let configPath = a[.config], templatePath = a[.template]
         let load = { @Sendable () throws(JSON5Errors) -> ServiceSetup in
             var config = Config.defaults
-            if let path = options["config"] { config = try Config.load(path: path) }
+            if let path = configPath { config = try Config.load(path: path) }
             var snapshot = TemplateSnapshot.builtIn
             var order = Template.builtInDefault.order
-            if let path = options["template"] {
+            if let path = templatePath {
                 let (s, t) = try TemplateSnapshot.load(path: path)
                 snapshot = s
                 order = t.order
