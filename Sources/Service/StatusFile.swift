@@ -224,8 +224,14 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         try Files.makeDirectories(FilePath(path).parent, permissions: 0o755)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let data: Data
+        do {
+            data = try encoder.encode(self)
+        } catch {
+            throw SystemError("encode the status for", "\(path): \(error)", errno: EINVAL)
+        }
         // Not fsynced: it lives in /run (memory) and is rewritten at every change.
-        try PublishedFile.write([UInt8]((try? encoder.encode(self)) ?? Data()), to: path)
+        try PublishedFile.write([UInt8](data), to: path)
     }
 
     public static func read(from path: String) throws -> ServiceStatus {

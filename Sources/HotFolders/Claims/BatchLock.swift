@@ -144,13 +144,39 @@ public final class BatchLock: Sendable {
     /// Touches the lock file; and, where its times wait for its close (`renewsByFile`), writes
     /// the lease file beside it — never while the folder is let go (a claim renaming it, which
     /// must go with no file in it on rclone), nor in a staging `.new-` folder, nor once retired.
-    func renew() {
-        try? file.touch()
-        guard renewsByFile else { return }
-        retired.withLock { retired in
+    /// - Returns: why the renewal failed, when the one before did not (said once per outage:
+    ///   unrenewed for `Lease.timeout`, the batch may be taken over by another machine).
+    func renew() -> SystemError? {
+        let failure = renewing()
+        return failed.withLock { failed in
+            defer { failed = failure != nil }
+            return failed ? nil : failure
+        }
+    }
+
+    /// The last renewal failed.
+    private let failed = Mutex(false)
+
+    /// The renewal itself: the touch, and the lease file where there is one (each tried even
+    /// when the other fails: where the lock's times do not reach the server, the lease file is
+    /// what renews). The lease file's failure is the one said, when both fail.
+    private func renewing() -> SystemError? {
+        var failure: SystemError?
+        do throws(SystemError) {
+            try file.touch()
+        } catch {
+            failure = error
+        }
+        guard renewsByFile else { return failure }
+        return retired.withLock { retired -> SystemError? in
             guard !retired, !locks.isLetGo(folder), let last = FilePath(folder).lastComponent,
-                  !last.escaped.hasPrefix("."), let dir = try? Directory(folder) else { return }
-            try? Self.writeLeaseFile(in: dir)
+                  !last.escaped.hasPrefix(".") else { return failure }
+            do throws(SystemError) {
+                try Self.writeLeaseFile(in: try Directory(folder))
+                return nil
+            } catch {
+                return error
+            }
         }
     }
 

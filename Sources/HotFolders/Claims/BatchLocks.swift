@@ -130,7 +130,9 @@ public final class BatchLocks: Sendable {
 
     /// Renews the lease of every lock this service holds (touches its file), at most once
     /// per `Lease.renewal`: called from the loop that watches (and between files of a long claim).
-    public func renewLeases(now: ContinuousClock.Instant = .now) {
+    /// - Returns: the batch folders whose lease could not be renewed, each once per outage, and why.
+    @discardableResult
+    public func renewLeases(now: ContinuousClock.Instant = .now) -> [(folder: String, error: SystemError)] {
         let due = held.withLock { all in
             var due: [BatchLock] = []
             for (key, entry) in all where now - entry.renewed >= BatchLock.Lease.renewal {
@@ -140,7 +142,7 @@ public final class BatchLocks: Sendable {
             }
             return due
         }
-        for lock in due { lock.renew() }
+        return due.compactMap { lock in lock.renew().map { (lock.folder, $0) } }
     }
 
     /// True when this service holds the batch folder at `path` (its lock, or the folder while

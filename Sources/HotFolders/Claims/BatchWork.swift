@@ -148,7 +148,12 @@ public enum BatchWork {
                 var item = stoppedTwice(index, batch.manifest.items[photo.main])
                 item.alternates = photo.alternates.isEmpty ? nil : photo.alternates.map { batch.manifest.items[$0].name.escaped }
                 done[index] = item
-                try? ProgressJournal.append(item, to: batch.journals)
+                do throws(SystemError) {
+                    try ProgressJournal.append(item, to: batch.journals)
+                } catch {
+                    log.warning("cannot journal \(item.source) as failed: \(error) (it is failed again, as now, if the batch runs again)",
+                                fields.with("FILE", item.source))
+                }
                 log.error("\(item.error!.message)", fields.with("FILE", item.source))
             } else {
                 alone.insert(index)
@@ -192,8 +197,13 @@ public enum BatchWork {
         // The items written since the last start line, synced before anything relies on them
         // (the sources are filed next: a photo done again needs its source).
         guard watch.failure == nil, !report.items.contains(where: { $0.status == .interrupted }) else {
-            try? journaling.flush()
-            return stopped(batch, watch: watch)
+            do throws(SystemError) {
+                try journaling.flush()
+            } catch {
+                log.warning("cannot sync the batch's journal as it stops: \(error) (after a power cut its last photos are finished again)",
+                            fields)
+            }
+            return stopped(batch, watch: watch, log: log)
         }
         try journaling.flush()
         report.redoes = batch.manifest.redoes
@@ -225,11 +235,18 @@ public enum BatchWork {
 
     /// A run that did not get every photo done: the share failed under it (the batch given
     /// back), or it was stopped (SIGTERM: resumed by the next start).
-    private static func stopped(_ batch: ClaimedBatch, watch: ShareWatch) -> Outcome {
+    private static func stopped(_ batch: ClaimedBatch, watch: ShareWatch, log: Logger) -> Outcome {
         guard let error = watch.failure else { return .interrupted }
         let givenBack = batch.lock.locks.givenBack
         givenBack.record(batch.folder, watch.cutShort)
-        try? givenBack.settle(batch.journals)
+        do throws(SystemError) {
+            try givenBack.settle(batch.journals)
+        } catch {
+            // The share that failed: the lines stay owed, written when the batch resumes (`finish`
+            // settles them first). The next line of the log says the batch was given back.
+            log.log(.debug, "the photos the share cut short are journaled when the batch resumes (\(error))",
+                    ["INBOX": batch.manifest.inbox, "BATCH": batch.id])
+        }
         batch.lock.release()
         return .givenBack(error)
     }
@@ -391,7 +408,14 @@ public enum BatchWork {
         let id = batch.id
         let fields: LogFields = ["INBOX": batch.manifest.inbox, "BATCH": id]
         var changed = false
-        guard let src = try? Directory(FilePath(batch.folder).appending(Claim.sourceFolder)) else { return false }
+        let src: Directory
+        do throws(SystemError) {
+            src = try Directory(FilePath(batch.folder).appending(Claim.sourceFolder))
+        } catch {
+            log.error("cannot open .work/\(id)/src/ to file the sources: \(error); they stay there and are filed when the batch is looked at again (recovery)",
+                      fields)
+            return false
+        }
         /// Where each photo's files went ("originals", "failed"; nil: they stay in src/).
         var homes: [String?] = Array(repeating: nil, count: report.items.count)
         var opened: [String: Directory] = [:]
@@ -418,10 +442,14 @@ public enum BatchWork {
                     changed = true
                     log.error("\(error): the photo is failed", fileFields)
                     kind = "failed"
-                    if (try? file(name, from: src, into: kind, batch: batch, sync: false, opened: &opened)) == true {
-                        report.items[i].original = "failed/\(id)/\(name.escaped)"
-                        homes[i] = kind
-                        continue
+                    do throws(SystemError) {
+                        if try file(name, from: src, into: kind, batch: batch, sync: false, opened: &opened) {
+                            report.items[i].original = "failed/\(id)/\(name.escaped)"
+                            homes[i] = kind
+                            continue
+                        }
+                    } catch let again {
+                        log.error("\(again): it cannot be filed in failed/ either", fileFields)
                     }
                 }
                 report.items[i].original = ".work/\(id)/src/\(name.escaped)"
@@ -454,7 +482,12 @@ public enum BatchWork {
             let moved = (try? src.status(of: name)) == nil
             report.ignored?[k].original = kind.map { moved ? "\($0)/\(id)/\(name.escaped)" : ".work/\(id)/src/\(name.escaped)" }
         }
-        try? src.sync()
+        do throws(SystemError) {
+            try src.sync()
+        } catch {
+            log.warning("cannot sync .work/\(id)/src/ after filing its sources: \(error) (after a power cut a filed source may be in src/ again: it is filed again then)",
+                        fields)
+        }
         return changed
     }
 
@@ -514,7 +547,15 @@ public enum BatchWork {
                         log: Logger) throws(SystemError) -> [String] {
         let folder = batch.folder
         var left: [String] = []
-        if let src = try? Directory(FilePath(folder).appending(Claim.sourceFolder)) {
+        // No src/ any more: every source is filed. Any other reason it cannot be opened stops
+        // the clean-up (the batch folder stays, its sources with it).
+        let src: Directory?
+        do throws(SystemError) {
+            src = try Directory(FilePath(folder).appending(Claim.sourceFolder))
+        } catch where error.code == ENOENT {
+            src = nil
+        }
+        if let src {
             for (i, item) in batch.manifest.items.enumerated() where try src.status(of: item.name) != nil {
                 // A file that is no photo is kept with the originals, never deleted.
                 let photo = contents.photo(ofFile: i)

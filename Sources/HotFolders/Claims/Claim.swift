@@ -55,6 +55,9 @@ public enum Claim {
         public var batch: ClaimedBatch?
         /// Names that could not be moved out of `drop/`, and why (they stay there).
         public var refused: [(name: FileName, error: SystemError)] = []
+        /// What went wrong beside the claim itself, in words with what becomes of it (an empty
+        /// batch folder recovery removes; a swapped-in link that stays in `src/`): for the log.
+        public var warnings: [String] = []
     }
 
     /// Claims `names` from the hot folder's `drop/`.
@@ -77,10 +80,14 @@ public enum Claim {
         try batch.makeFolder(sourceFolder)
         let drop = try Directory(layout.drop)
         let src = try batch.folder(sourceFolder)
-        let claimed = take(names, from: drop, into: src, mover: mover, refused: &outcome.refused)
+        let claimed = take(names, from: drop, into: src, mover: mover, refused: &outcome.refused, warnings: &outcome.warnings)
         guard !claimed.isEmpty else {
-            try? lock.locks.removeFolder(folder, lock: lock)
-            try? Files.syncDirectory(layout.work)
+            do throws(SystemError) {
+                try lock.locks.removeFolder(folder, lock: lock)
+                try Files.syncDirectory(layout.work)
+            } catch {
+                outcome.warnings.append("cannot remove the empty batch folder .work/\(id)/ (nothing was claimed): \(error); recovery removes it")
+            }
             return outcome
         }
         let srcPath = FilePath(folder).appending(sourceFolder)
@@ -113,7 +120,8 @@ public enum Claim {
         let layout = batch.layout
         let drop = try Directory(layout.drop)
         let src = try Directory(FilePath(batch.folder).appending(sourceFolder))
-        let claimed = take(names, from: drop, into: src, mover: batch.mover, refused: &outcome.refused, mayWrite: mayWrite)
+        let claimed = take(names, from: drop, into: src, mover: batch.mover, refused: &outcome.refused, warnings: &outcome.warnings,
+                           mayWrite: mayWrite)
         var updated = batch
         guard !claimed.isEmpty, mayWrite() else {
             outcome.batch = batch
@@ -170,7 +178,8 @@ public enum Claim {
 
     /// Step 2: moves each of `names` from `drop/` into `src/`; returns those claimed.
     static func take(_ names: [FileName], from drop: Directory, into src: Directory, mover: Mover,
-                     refused: inout [(name: FileName, error: SystemError)], mayWrite: () -> Bool = { true }) -> [FileName] {
+                     refused: inout [(name: FileName, error: SystemError)], warnings: inout [String],
+                     mayWrite: () -> Bool = { true }) -> [FileName] {
         var claimed: [FileName] = []
         for name in names {
             guard mayWrite() else { break }
@@ -182,11 +191,25 @@ public enum Claim {
                 continue
             }
             // Check the descriptor of what we actually moved: a name swapped for a symlink
-            // or hard-linked between the check and the move goes straight back.
-            if let moved = try? src.status(of: name), Takeable.accepts(name, moved) {
+            // or hard-linked between the check and the move goes straight back. One that cannot
+            // be looked at is claimed (it fails as io-error unless it can be read by then: the
+            // batch's rules for a file it cannot read), never left unlisted in src/.
+            let moved: FileStatus?
+            do throws(SystemError) {
+                moved = try src.status(of: name)
+            } catch {
                 claimed.append(name)
-            } else {
-                _ = try? mover.move(name, from: src, to: drop)
+                continue
+            }
+            if let moved, Takeable.accepts(name, moved) {
+                claimed.append(name)
+            } else if moved != nil {
+                do throws(SystemError) {
+                    _ = try mover.move(name, from: src, to: drop)
+                } catch {
+                    warnings.append("\(name.escaped) was swapped for a link while it was claimed and cannot go back to drop/: \(error); "
+                                    + "it is not a photo of the batch and is removed with its folder (the file it links to is not touched)")
+                }
             }
         }
         return claimed

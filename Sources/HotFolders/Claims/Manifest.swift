@@ -46,7 +46,7 @@ public struct Manifest: Codable, Sendable, Equatable {
     public func write(toFolder folder: String) throws(SystemError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = (try? encoder.encode(self)) ?? Data()
+        let data = try JournalLine.encode(self, with: encoder)
         try AtomicFile.write([UInt8](data), to: folder + "/" + Self.fileName)
     }
 
@@ -290,8 +290,9 @@ final class AppendLock: Sendable {
     }
 }
 
-/// A journal line's JSON. Encoding a report item or a line of our own cannot fail (plain
-/// strings and numbers); should it, the line is refused with the reason, never left out quietly.
+/// A journal line's (or the manifest's) JSON. Encoding a report item or a record of our own
+/// cannot fail (plain strings and numbers); should it, the write is refused with the reason,
+/// never made empty or left out quietly.
 enum JournalLine {
     static func encode<T: Encodable>(_ value: T, with encoder: JSONEncoder = JSONEncoder()) throws(SystemError) -> Data {
         do {

@@ -126,8 +126,16 @@ public enum Recovery {
                 log.error("cannot sweep \(layout.work)/\(name.escaped): \(error)", ["FILE": name.escaped])
             }
         }
-        try? work.sync()
-        try? Files.syncDirectory(layout.drop)
+        // The moves back to drop/ and the removals durable (what cannot be synced now is synced
+        // by the next recovery; a power cut meanwhile may show a returned file in both places:
+        // the next recovery returns it again as `-recovered-N`, nothing is lost).
+        for (folder, what) in [(layout.work, ".work/"), (layout.drop, "drop/")] {
+            do throws(SystemError) {
+                try Files.syncDirectory(folder)
+            } catch {
+                log.warning("cannot sync \(what) after recovering it: \(error) (it is synced again at the next rescan)")
+            }
+        }
         result.resumable.sort { $0.id < $1.id }
         return result
     }

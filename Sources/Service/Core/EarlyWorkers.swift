@@ -26,8 +26,13 @@ final class EarlyWorkers: Sendable {
     private let log: Logger
 
     /// In a cluster: opens a batch another host claimed, from the share (its runner, journal
-    /// mode, inbox), for a task of it this host took.
-    private let opener: (@Sendable (OpenPhotoTask) -> Open?)?
+    /// mode, inbox), for a task of it this host took; or says why it cannot.
+    private let opener: (@Sendable (OpenPhotoTask) -> Result<Open, CannotOpen>)?
+
+    /// Why a batch another host claimed cannot be opened here (its task is refused with it).
+    struct CannotOpen: Error, Sendable {
+        var why: String
+    }
 
     init(queue: any PhotoTaskQueue = MemoryTaskQueue(), stop: StopRequest, log: Logger) {
         self.queue = queue
@@ -38,23 +43,38 @@ final class EarlyWorkers: Sendable {
 
     /// Workers of the cluster's tasks: `workers` loops from the start (tasks come from every
     /// host's claims), each batch opened from the share as its first task comes (`runner`:
-    /// this host's runner for a batch's template and inbox, nil when it cannot be made).
+    /// this host's runner for a batch's template and inbox, or why it cannot be made).
     init(queue: any PhotoTaskQueue, stop: StopRequest, log: Logger, workers: Int,
-         runner: @escaping @Sendable (_ manifest: Manifest) -> BatchRunner?) {
+         runner: @escaping @Sendable (_ manifest: Manifest) -> Result<BatchRunner, CannotOpen>) {
         self.queue = queue
         self.stop = stop
         self.log = log
         let adopted = Mutex<[String: Open]>([:])
         opener = { task in
-            if let known = adopted.withLock({ $0[task.folder] }) { return known }
-            guard let manifest = try? Manifest.read(fromFolder: task.folder), let made = runner(manifest),
-                  made.finishesEarly else { return nil }
+            if let known = adopted.withLock({ $0[task.folder] }) { return .success(known) }
+            let manifest: Manifest
+            do throws(BatchError) {
+                guard let read = try Manifest.read(fromFolder: task.folder) else {
+                    return .failure(CannotOpen(why: "its batch has no manifest in \(task.folder)"))
+                }
+                manifest = read
+            } catch {
+                return .failure(CannotOpen(why: "its batch's manifest cannot be read: \(error)"))
+            }
+            let made: BatchRunner
+            switch runner(manifest) {
+            case .success(let runner): made = runner
+            case .failure(let cannot): return .failure(cannot)
+            }
+            guard made.finishesEarly else {
+                return .failure(CannotOpen(why: "its template numbers the photos ({index} or {count}): they are finished when the batch closes"))
+            }
             let batch = Open(runner: made, journals: BatchJournals(folder: task.folder), inbox: manifest.inbox)
             adopted.withLock { all in
                 if all.count >= 16 { all.removeAll() }  // the batches of a while: made again if need be
                 all[task.folder] = batch
             }
-            return batch
+            return .success(batch)
         }
         loops.withLock { loops in
             while loops.count < workers { loops.append(Task { [self] in await work() }) }
@@ -137,9 +157,19 @@ final class EarlyWorkers: Sendable {
                 queue.giveBack(task)
                 continue
             }
-            guard let batch = open.withLock({ $0[task.folder] }) ?? opener?(task) else {
-                queue.refuse(task, reason: "its batch cannot be opened here (its manifest or template)")
-                continue
+            let batch: Open
+            if let known = open.withLock({ $0[task.folder] }) {
+                batch = known
+            } else {
+                switch opener?(task) {
+                case .success(let opened): batch = opened
+                case .failure(let cannot):
+                    queue.refuse(task, reason: "its batch cannot be opened here: \(cannot.why)")
+                    continue
+                case nil:
+                    queue.refuse(task, reason: "its batch is not open here (it closed)")
+                    continue
+                }
             }
             switch await finish(task, batch) {
             case .done(let early): queue.complete(task, item: early)

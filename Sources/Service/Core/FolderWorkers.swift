@@ -68,8 +68,14 @@ final class FolderWorkers: Sendable {
         if let tasks {
             early = EarlyWorkers(queue: tasks.queue, stop: stop, log: log, workers: tasks.workers) { manifest in
                 // A batch another host claimed, finished here under this host's limits.
-                guard let limits = me.value?.limits.withLock({ $0 }), let template = try? manifest.template.template() else { return nil }
-                return BatchRunner(template: template, limits: limits, inbox: manifest.inbox)
+                guard let limits = me.value?.limits.withLock({ $0 }) else {
+                    return .failure(EarlyWorkers.CannotOpen(why: "this host is stopping"))
+                }
+                do {
+                    return .success(BatchRunner(template: try manifest.template.template(), limits: limits, inbox: manifest.inbox))
+                } catch {
+                    return .failure(EarlyWorkers.CannotOpen(why: "its template no longer validates here: \(error)"))
+                }
             }
         } else {
             early = EarlyWorkers(stop: stop, log: log)

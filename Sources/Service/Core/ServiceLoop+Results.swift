@@ -132,6 +132,7 @@ extension ServiceLoop {
         switch result {
         case .outcome(let outcome):
             for (file, error) in outcome.refused { folder.watch?.refuse(file, because: error, now: now) }
+            for warning in outcome.warnings { log.warning(warning, ["INBOX": folder.name]) }
             if let batch = outcome.batch {
                 taken = Set(batch.manifest.items.map(\.name))
                 whole = batch
@@ -139,6 +140,7 @@ extension ServiceLoop {
             }
         case .added(let outcome, let added, let first, let runner):
             for (file, error) in outcome.refused { folder.watch?.refuse(file, because: error, now: now) }
+            for warning in outcome.warnings { log.warning(warning, ["INBOX": folder.name]) }
             if let batch = outcome.batch {
                 taken = Set(added.map(\.name))
                 opened = batch

@@ -221,7 +221,11 @@ final class ServiceLoop: @unchecked Sendable {
         let holding = board.isBusy || claimsInFlight > 0
         if holding {
             if nextLeaseRenewal.map({ now >= $0 }) ?? true {
-                locks.renewLeases()
+                for (folder, error) in locks.renewLeases() {
+                    let batch = FilePath(folder).lastComponent?.escaped ?? folder
+                    log.warning("cannot renew the lease of batch \(batch): \(error) (unrenewed for \(words(BatchLock.Lease.timeout)), another machine may take the batch over; said once until it works again)",
+                                ["BATCH": batch])
+                }
                 nextLeaseRenewal = now + BatchLock.Lease.renewal
             }
         } else {
