@@ -126,7 +126,7 @@ let package = Package(
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels", "TestSupport"]),
         .testTarget(name: "SystemTests", dependencies: ["System", "TestSupport"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System", "TestSupport"]),
-        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Configuration", "JSON5", "Cluster", "TestSupport"]),
+        .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Batches", "Configuration", "JSON5", "Cluster", "TestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "PostgresHarness", "TestSupport"]),
         // What every test target shares: decoding a written image whole, polling with a
         // deadline, a locked value, temporary folders, threads of their own for async tests.

@@ -76,9 +76,12 @@ enum RedoCommand {
         }
         progress.finish()
         switch outcome {
-        case .finished(let report, let left):
+        case .finished(let report, let left, let cleanUp):
             RunCommand.summarize(report, folder: layout.out + "/" + batch.id)
             for line in left { Terminal.note(line) }
+            if let cleanUp {
+                Terminal.note("\(cleanUp): the batch is finished; its work folder .work/\(batch.id)/ is cleaned up by the daemon's recovery")
+            }
             return report.status == .complete ? 0 : 1
         case .filing, .interrupted, .givenBack:
             Terminal.note("stopped: batch \(batch.id) stays in \(root)/.work/ and is finished when the daemon (or watch) next recovers it")

@@ -50,8 +50,8 @@ import Testing
         var limits = BatchLimits()
         limits.workers = 2
         switch try await BatchWork.finish(batch, limits: limits, stop: StopRequest(), log: log) {
-        case .finished(let report, let left): return (report, left)
-        case .filing(let left): return (nil, left)
+        case .finished(let report, let left, let cleanUp): return (report, left + (cleanUp.map { ["clean-up: \($0)"] } ?? []))
+        case .filing(let left, let cleanUp): return (nil, left + (cleanUp.map { ["clean-up: \($0)"] } ?? []))
         case .interrupted: return (nil, ["interrupted"])
         case .givenBack(let error): return (nil, ["given back: \(error)"])
         }

@@ -45,7 +45,7 @@ import Testing
     }
 
     func finish(_ batch: ClaimedBatch, log: Logger = .silent) async throws -> Report {
-        guard case .finished(let report, _) = try await BatchWork.finish(batch, limits: limits, stop: StopRequest(), log: log) else {
+        guard case .finished(let report, _, _) = try await BatchWork.finish(batch, limits: limits, stop: StopRequest(), log: log) else {
             throw SystemError("finish", batch.folder, errno: EIO)
         }
         return report
@@ -132,7 +132,7 @@ import Testing
         var recorded = EarlyJournal.Progress()
         recorded.done["c.jpg"] = (1, early)
         let lines = Lines()
-        guard case .finished(let report, _) = try await BatchWork.finish(opened, limits: limits, stop: StopRequest(), log: lines.logger,
+        guard case .finished(let report, _, _) = try await BatchWork.finish(opened, limits: limits, stop: StopRequest(), log: lines.logger,
                                                                           early: recorded) else {
             Issue.record("not finished")
             return

@@ -1,3 +1,4 @@
+import Batches
 import Cluster
 import Foundation
 import HotFolders
@@ -239,5 +240,46 @@ struct AdoptingTests {
                     .queue(batch)])
         #expect(concern.handle(.due(stopping: false, available: true), now: at(11)).isEmpty)
         #expect(concern.nextDeadline == nil, "nothing left to look at")
+    }
+}
+
+struct BatchLifeTests {
+    func report(failed: Int) -> Report {
+        var items = [Report.Item(index: 1, source: "a.jpg", status: .ok)]
+        for n in 0..<failed {
+            var item = Report.Item(index: 2 + n, source: "bad\(n).jpg", status: .failed)
+            item.error = .init(code: "corrupt-image", message: "JPEG data ends early")
+            items.append(item)
+        }
+        return Report(batch: "20261201-101500-3f2a", inbox: "shop", template: .init(name: "web", sha256: "00"),
+                      started: "2026-12-01T10:15:00.000Z", finished: "2026-12-01T10:15:09.000Z", items: items)
+    }
+
+    /// Published, a batch is finished: said in the journal, shown as the last batch, counted,
+    /// its hooks run — once, whatever asks again.
+    @Test func aPublishedBatchIsAnnouncedOnce() {
+        var life = BatchLife(id: "20261201-101500-3f2a", inbox: "shop", folder: "/srv/shop/out/20261201-101500-3f2a")
+        #expect(life.stage == .closed)
+        let effects = life.handle(.published(report(failed: 1)))
+        #expect(life.stage == .finished)
+        let logged = effects.compactMap { if case .log(let line) = $0 { line } else { nil } }
+        #expect(logged == [.warning("batch partial: 1 of 2 finished, 1 failed → out/20261201-101500-3f2a/", batch: "20261201-101500-3f2a"),
+                           .warning("corrupt-image: JPEG data ends early", batch: "20261201-101500-3f2a", file: "bad0.jpg")])
+        let last = effects.compactMap { if case .showLast(let last) = $0 { last } else { nil } }
+        #expect(last == [.init(batch: "20261201-101500-3f2a", status: "partial", items: 2, ok: 1, failed: 1,
+                               finished: "2026-12-01T10:15:09.000Z")])
+        let hooks = effects.compactMap { if case .runHooks(let batch) = $0 { batch } else { nil } }
+        #expect(hooks.map(\.folder) == ["/srv/shop/out/20261201-101500-3f2a"] && hooks.map(\.inbox) == ["shop"])
+        #expect(effects.contains { if case .count(_, let folder) = $0 { folder == "/srv/shop/out/20261201-101500-3f2a" } else { false } })
+        #expect(life.handle(.published(report(failed: 1))).isEmpty, "announced once")
+    }
+
+    /// A batch that awaits something (its approval, a delivery) is held once finished: the
+    /// approval and delivery work make it so; its announcement is the same.
+    @Test func aBatchThatAwaitsItsApprovalIsHeld() {
+        var life = BatchLife(id: "b", inbox: "shop", folder: "/srv/shop/out/b", awaiting: [.approval])
+        let effects = life.handle(.published(report(failed: 0)))
+        #expect(life.stage == .held && life.awaiting == [.approval])
+        #expect(effects.compactMap { if case .log(let line) = $0 { line.text } else { nil } } == ["batch complete: 1 of 1 finished → out/b/"])
     }
 }

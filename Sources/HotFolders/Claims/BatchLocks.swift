@@ -20,8 +20,49 @@ public final class BatchLocks: Sendable {
     private let seen = Mutex<[String: Seen]>([:])
     /// The batches this service gave back when the share failed under them.
     public let givenBack = GivenBack()
+    /// How a batch folder's entries are removed (the system's calls; a test's that fail first).
+    let removal: Removal
 
-    public init() {}
+    public init() {
+        removal = .system
+    }
+
+    /// The locks of a test whose removals go through `removal`.
+    init(removal: Removal) {
+        self.removal = removal
+    }
+
+    /// How `removeFolder` removes a batch folder's entries, and waits between tries: the
+    /// system's calls in the service; in a test, calls that fail first (`EBUSY`, as a share does).
+    struct Removal: Sendable {
+        /// Removes `name` from the folder (and all in it, for a folder).
+        var remove: @Sendable (Directory, FileName) throws(SystemError) -> Void
+        var pause: @Sendable (Duration) -> Void
+
+        static let system = Removal(remove: { folder, name throws(SystemError) in try folder.removeTree(name) },
+                                    pause: { Thread.sleep(forTimeInterval: Double($0 / .microseconds(1)) / 1e6) })
+
+        /// Errors a share answers for a moment after a file was closed (SMB keeps the handle a
+        /// while: smbnetfs answers `EBUSY` to an unlink right after the close, 4 times in 300
+        /// while another thread uses the mount): tried again.
+        static let transient: Set<Int32> = [EBUSY, ETXTBSY, EAGAIN]
+        /// The waits between tries: 10 ms, doubling, at most 200 ms apart, 8 tries (0.7 s in all).
+        static let waits: [Duration] = [10, 20, 40, 80, 160, 200, 200].map { .milliseconds($0) }
+
+        /// Removes `name` from `folder`, trying again after each `waits` while the answer is
+        /// transient.
+        /// - Throws: the last error, when it is not transient or the tries are spent.
+        func removing(_ name: FileName, in folder: Directory) throws(SystemError) {
+            var waits = Self.waits[...]
+            while true {
+                do {
+                    return try remove(folder, name)
+                } catch where Self.transient.contains(error.code) && !waits.isEmpty {
+                    pause(waits.removeFirst())
+                }
+            }
+        }
+    }
 
     private struct Held: @unchecked Sendable {
         weak var lock: BatchLock?
@@ -273,7 +314,9 @@ public final class BatchLocks: Sendable {
     /// first, then the lock is let go, then its file and the folder — this service's own
     /// recovery leaves the folder alone meanwhile (`letGo`). Should another daemon open the
     /// lock in that instant, the folder stays, empty but for the lock, and its recovery removes
-    /// it (quietly: there is nothing to roll back).
+    /// it (quietly: there is nothing to roll back). What a share answers for a moment after a
+    /// file is closed (`EBUSY`, `ETXTBSY`) is tried again a few times within a second (`Removal`).
+    /// - Throws: what kept an entry from going; the folder is then left for recovery.
     public func removeFolder(_ path: some FilePathRepresentable, lock: BatchLock?) throws(SystemError) {
         let fs = path.filePath
         let folder: Directory
@@ -283,13 +326,13 @@ public final class BatchLocks: Sendable {
             return
         }
         lock?.retire()
-        for name in try folder.names() where name != BatchLock.fileName { try folder.removeTree(name) }
+        for name in try folder.names() where name != BatchLock.fileName { try removal.removing(name, in: folder) }
         try letGo(fs) { () throws(SystemError) in
             lock?.release()
-            try folder.remove(BatchLock.fileName)
+            try removal.removing(BatchLock.fileName, in: folder)
             guard let name = fs.lastComponent else { return }
             do throws(SystemError) {
-                try Directory(fs.parent).removeTree(name)
+                try removal.removing(name, in: try Directory(fs.parent))
             } catch where error.code == ENOTEMPTY || error.code == EBUSY {
                 return
             }

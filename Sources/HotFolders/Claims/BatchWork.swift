@@ -28,15 +28,24 @@ import System
 ///    appears at once, and never holds a temporary name.
 /// 5. With `originals: "delete"`, the finished sources are deleted now that the report is
 ///    durable; then `.work/<id>/` is removed.
+///
+/// Between 4 and 5 the batch is announced (`announce`: its journal line, STATUS.txt, metrics,
+/// hooks), once: its journal records it (`BatchStage.finished`) before the clean-up, so a run
+/// that finds the batch published and not announced (the daemon stopped in between) announces
+/// it, and one that finds it announced only cleans up. A clean-up that fails (a share answering
+/// EBUSY for longer than `BatchLocks.Removal` tries) leaves the work folder to recovery: the
+/// batch is finished all the same.
 public enum BatchWork {
     /// How a call ended.
     public enum Outcome: Sendable {
-        /// The batch folder is published under `out/<id>/` with its report. `left` names the
-        /// sources that could not be filed and wait in `.work/<id>/src/` (in words).
-        case finished(Report, left: [String])
-        /// The batch was published before (by an earlier run); only its sources that could
-        /// not be filed then were tried again. `left`: those still waiting.
-        case filing(left: [String])
+        /// The batch folder is published under `out/<id>/` with its report, and announced now.
+        /// `left` names the sources that could not be filed and wait in `.work/<id>/src/` (in
+        /// words); `cleanUp`: why the work folder could not be cleaned up (recovery does it).
+        case finished(Report, left: [String], cleanUp: SystemError?)
+        /// The batch was published and announced before (by an earlier run); only its clean-up
+        /// was done again: its sources that could not be filed then (`left`: those still
+        /// waiting), its work folder (`cleanUp`: why it is still there).
+        case filing(left: [String], cleanUp: SystemError?)
         /// Stopped (SIGTERM) before every photo was done: the batch stays in `.work/` and is
         /// resumed by the next start.
         case interrupted
@@ -59,15 +68,19 @@ public enum BatchWork {
     ///   throws: it fails that photo.
     ///   - early: the photos finished while the batch was open as a cluster's database recorded
     ///     them (laid over the batch's `tasks` journal); nil: the journal alone.
+    ///   - announce: called once the batch is published (its report), before its clean-up, once
+    ///     in the batch's life: its journal line, STATUS.txt, metrics and hooks.
     public static func finish(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, log: Logger,
                               early: EarlyJournal.Progress? = nil,
-                              progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in })
+                              progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+                              announce: @Sendable (Report) async -> Void = { _ in })
         async throws(BatchError) -> Outcome {
         // A share (or a dead one: statfs fails) counts I/O and connection errors as its own.
         let shared = (try? Files.fileSystem(batch.folder))?.isShared ?? true
         do throws(BatchError) {
             try BatchError.wrap { () throws(SystemError) in try batch.lock.locks.givenBack.settle(batch.journals) }
-            return try await steps(batch, limits: limits, stop: stop, shared: shared, early: early, log: log, progress: progress)
+            return try await steps(batch, limits: limits, stop: stop, shared: shared, early: early, log: log, progress: progress,
+                                   announce: announce)
         } catch .system(let error) where ShareHealth.isShareFailure(error, shared: shared) {
             batch.lock.locks.givenBack.record(batch.folder, [])
             batch.lock.release()
@@ -77,7 +90,8 @@ public enum BatchWork {
 
     static func steps(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, shared: Bool,
                       early: EarlyJournal.Progress? = nil, log: Logger,
-                      progress: @escaping @Sendable (Int, Int) -> Void) async throws(BatchError) -> Outcome {
+                      progress: @escaping @Sendable (Int, Int) -> Void,
+                      announce: @Sendable (Report) async -> Void) async throws(BatchError) -> Outcome {
         var batch = batch
         let layout = batch.layout, id = batch.id, folder = batch.folder
         let staged = folder + "/out", published = layout.out + "/" + id
@@ -112,22 +126,48 @@ public enum BatchWork {
         let contents = BatchContents.read(sources)
         if !Files.exists(staged) && Files.exists(published) {
             let report = try publishedReport(published)
-            return .filing(left: try BatchError.wrap { [batch] () throws(SystemError) in
-                try cleanUp(batch, contents: contents, template: template, report: report, log: log)
-            })
+            let announced = try BatchError.wrap { () throws(SystemError) in try ProgressJournal.read(folder: folder) }.stage != nil
+            return await completed(batch, report: report, contents: contents, template: template, announced: announced,
+                                   log: log, announce: announce)
         }
         do throws(SystemError) {
             return try await run(batch, template: template, sources: sources, contents: contents, limits: limits,
-                                 stop: stop, shared: shared, early: early, log: log, progress: progress)
+                                 stop: stop, shared: shared, early: early, log: log, progress: progress, announce: announce)
         } catch {
             throw .system(error)
         }
     }
 
+    /// A published batch: announced (once: `announced` when its journal says it was), then
+    /// cleaned up (step 5); a clean-up that fails is left to recovery, the batch finished all
+    /// the same.
+    static func completed(_ batch: ClaimedBatch, report: Report, contents: BatchContents, template: Template,
+                          announced: Bool, log: Logger, announce: @Sendable (Report) async -> Void) async -> Outcome {
+        if !announced {
+            await announce(report)
+            do throws(SystemError) {
+                try ProgressJournal.stage(.finished, to: batch.journals)
+            } catch {
+                log.warning("cannot journal that the batch was announced: \(error) (should its clean-up be cut short too, it is announced again)",
+                            ["INBOX": batch.manifest.inbox, "BATCH": batch.id])
+            }
+        }
+        var left: [String] = [], failure: SystemError?
+        do throws(SystemError) {
+            left = try cleanUp(batch, contents: contents, template: template, report: report, log: log)
+        } catch {
+            failure = error
+            // Recovery's now (this service's, or another host's at once).
+            batch.lock.release()
+        }
+        return announced ? .filing(left: left, cleanUp: failure) : .finished(report, left: left, cleanUp: failure)
+    }
+
     /// Steps 1 to 5 of a batch not published yet (`steps` has read its template and closed it).
     static func run(_ batch: ClaimedBatch, template: Template, sources: [BatchRunner.Source], contents: BatchContents,
                     limits: BatchLimits, stop: StopRequest, shared: Bool, early: EarlyJournal.Progress? = nil, log: Logger,
-                    progress: @escaping @Sendable (Int, Int) -> Void) async throws(SystemError) -> Outcome {
+                    progress: @escaping @Sendable (Int, Int) -> Void,
+                    announce: @Sendable (Report) async -> Void) async throws(SystemError) -> Outcome {
         let layout = batch.layout, id = batch.id, folder = batch.folder
         let staged = folder + "/out"
         let fields: LogFields = ["INBOX": batch.manifest.inbox, "BATCH": id]
@@ -229,8 +269,10 @@ public enum BatchWork {
         try batch.mover.renameFolder("out", in: try Directory(folder), to: out, as: FileName(id)!)
         try out.sync()
         try Files.syncDirectory(folder)
-        // 5. Delete what the template says to delete, then the work folder.
-        return .finished(report, left: try cleanUp(batch, contents: contents, template: template, report: report, log: log))
+        // The batch is finished for everyone: announced, then (5) what the template says to
+        // delete is deleted and the work folder removed.
+        return await completed(batch, report: report, contents: contents, template: template, announced: false,
+                               log: log, announce: announce)
     }
 
     /// A run that did not get every photo done: the share failed under it (the batch given

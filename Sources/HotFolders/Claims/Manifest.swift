@@ -78,6 +78,8 @@ public struct Manifest: Codable, Sendable, Equatable {
 /// - `{"released": N}`: photo N's start did not stop the finisher — the share failed under
 ///   it (an I/O error, the connection gone, a full disk) and the batch was given back: that
 ///   start does not count.
+/// - `{"stage": "finished"}`: the batch, published, was announced (`BatchStage`): a run that
+///   finds it published again only cleans up.
 ///
 /// A torn last line (a crash mid-append) is ignored: that photo is simply done again.
 public enum ProgressJournal {
@@ -90,6 +92,8 @@ public enum ProgressJournal {
         public var finished: [Int: Report.Item] = [:]
         /// How often each photo (0: the batch's own outputs) was started.
         public var starts: [Int: Int] = [:]
+        /// The last stage of its life recorded (nil: none yet: open or closed).
+        public var stage: BatchStage?
 
         /// Photos started and not finished, and how often: what stopped the finisher.
         public var unfinished: [Int: Int] {
@@ -103,6 +107,15 @@ public enum ProgressJournal {
 
     private struct Release: Codable {
         var released: Int
+    }
+
+    private struct Stage: Codable {
+        var stage: BatchStage
+    }
+
+    /// Records that the batch reached `stage` (durable when it returns).
+    public static func stage(_ stage: BatchStage, to journals: BatchJournals) throws(SystemError) {
+        try append(try JournalLine.encode(Stage(stage: stage)), to: journals)
     }
 
     private static func append(_ line: Data, to journals: BatchJournals) throws(SystemError) {
@@ -241,6 +254,8 @@ public enum ProgressJournal {
                 progress.starts[start.started, default: 0] += 1
             } else if let release = try? decoder.decode(Release.self, from: Data(line)) {
                 progress.starts[release.released] = max(0, (progress.starts[release.released] ?? 0) - 1)
+            } else if let stage = try? decoder.decode(Stage.self, from: Data(line)) {
+                progress.stage = stage.stage
             }
         }
         return progress

@@ -60,7 +60,13 @@ public enum Recovery {
                     if let manifest = try Manifest.read(fromFolder: path) {
                         result.resumable.append(ClaimedBatch(layout: layout, manifest: manifest, lock: lock, mover: mover))
                         if Files.exists(layout.out + "/" + id) && !Files.exists(path + "/out") {
-                            log.info("batch \(id) is published; filing again what it could not file", ["INBOX": manifest.inbox, "BATCH": id])
+                            // Published: announced already (its journal says so), or not when a
+                            // stop came in between (`BatchWork.completed`).
+                            let announced = (try? ProgressJournal.read(folder: path))?.stage != nil
+                            log.notice(announced
+                                ? "batch \(id) is finished; cleaning up what its run could not (its sources' filing, its work folder)"
+                                : "batch \(id) is published but was not announced (the daemon stopped in between): announcing it now, then cleaning up",
+                                ["INBOX": manifest.inbox, "BATCH": id])
                         } else if let host = lock.takenFrom {
                             log.notice("taking over batch \(id) (\(manifest.items.count) photos) from \(host), which stopped renewing its lease \(Explain.words(Explain.seconds(leaseTimeout))) ago",
                                        ["INBOX": manifest.inbox, "BATCH": id])
@@ -83,6 +89,9 @@ public enum Recovery {
                         result.removed.append(name)
                         if !returned.isEmpty {
                             log.notice("rolled back batch \(id): it was claimed but never started; its \(returned.count) file\(returned.count == 1 ? " is" : "s are") back in drop/",
+                                       ["BATCH": id])
+                        } else if Files.exists(layout.out + "/" + id) {
+                            log.notice("removed the work folder of batch \(id), finished and announced, left when it could not be removed",
                                        ["BATCH": id])
                         }
                     }

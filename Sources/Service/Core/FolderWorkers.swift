@@ -165,36 +165,23 @@ final class FolderWorkers: Sendable {
         let recorded = await early.records(batch)
         do throws(BatchError) {
             let progress = Mutex(0)
-            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log, early: recorded) { [board] done, total in
+            let life = Mutex(BatchLife(id: batch.id, inbox: inbox, folder: batch.layout.out + "/" + batch.id))
+            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log, early: recorded, progress: { [board] done, total in
                 progress.withLock { $0 = done }
                 board.update(inbox) { $0.processing = .init(batch: batch.id, done: done, total: total) }
-            }
+            }, announce: { [self] report in
+                carryOut(life.withLock { $0.handle(.published(report)) }, inbox: inbox)
+            })
             switch outcome {
-            case .filing(let left):
+            case .filing(let left, let cleanUp):
+                let wasUnfiled = board.inbox(inbox)?.unfiled?[batch.id] != nil
                 board.update(inbox) { $0.unfiled = Self.unfiled($0.unfiled, batch: batch.id, left) }
-                if left.isEmpty { log.notice("every source of the batch is filed now", fields) }
-            case .finished(let report, let left):
+                if left.isEmpty && wasUnfiled { log.notice("every source of the batch is filed now", fields) }
+                if let cleanUp { leftToRecovery(batch, cleanUp, fields) }
+            case .finished(_, let left, let cleanUp):
                 board.update(inbox) { $0.unfiled = Self.unfiled($0.unfiled, batch: batch.id, left) }
                 for line in left { log.error(line, fields) }
-                let c = report.counts
-                let line = "batch \(report.status.rawValue): \(c.ok) of \(c.items) finished"
-                    + (c.failed > 0 ? ", \(c.failed) failed" : "") + " → out/\(batch.id)/"
-                if c.failed > 0 { log.warning(line, fields) } else { log.notice(line, fields) }
-                for item in report.items where item.status == .failed {
-                    log.warning("\(item.error.map { "\($0.code): \($0.message)" } ?? "failed")", fields.with("FILE", item.source))
-                }
-                board.update(inbox) {
-                    $0.last = .init(batch: batch.id, status: report.status.rawValue, items: c.items, ok: c.ok,
-                                    failed: c.failed, finished: report.finished)
-                }
-                metrics.record(report, inbox: inbox, folder: batch.layout.out + "/" + batch.id)
-                deliveries.finished(report, inbox: inbox)
-                onFinished()
-                if let hooks = hooks.withLock({ $0[inbox] }) {
-                    hookRunner.run(hooks, for: FinishedBatch(inbox: inbox, batch: batch.id, status: report.status.rawValue,
-                                                             folder: batch.layout.out + "/" + batch.id,
-                                                             items: c.items, ok: c.ok, failed: c.failed))
-                }
+                if let cleanUp { leftToRecovery(batch, cleanUp, fields) }
             case .interrupted:
                 stoppedAt = max(1, total - progress.withLock { $0 })
                 log.notice("batch stopped; it resumes at the next start", fields)
@@ -207,6 +194,32 @@ final class FolderWorkers: Sendable {
         } catch {
             log.error("cannot finish the batch: \(error); it stays in .work/ and is retried", fields)
         }
+    }
+
+    /// Carries out what a batch's life decided (`BatchLife`): the journal line, the status, the
+    /// metrics, the hooks.
+    private func carryOut(_ effects: [BatchLife.Effect], inbox: String) {
+        for effect in effects {
+            switch effect {
+            case .log(let line):
+                log.log(line.priority, line.text, line.fields(inbox: inbox))
+            case .showLast(let last):
+                board.update(inbox) { $0.last = last }
+            case .count(let report, let folder):
+                metrics.record(report, inbox: inbox, folder: folder)
+            case .deliver(let report):
+                deliveries.finished(report, inbox: inbox)
+                onFinished()
+            case .runHooks(let batch):
+                if let hooks = hooks.withLock({ $0[inbox] }) { hookRunner.run(hooks, for: batch) }
+            }
+        }
+    }
+
+    /// A finished batch whose work folder could not be cleaned up: said once; recovery does it.
+    private func leftToRecovery(_ batch: ClaimedBatch, _ error: SystemError, _ fields: LogFields) {
+        log.warning("\(error): the batch is finished; its work folder .work/\(batch.id)/ is cleaned up by recovery (at the next rescan, or the next start)",
+                    fields)
     }
 
     /// The unfiled sources by batch, with `batch`'s replaced by `left`.

@@ -244,7 +244,11 @@ extension ServiceLoop {
                 let layout = folder.inbox.layout
                 pool.run(name) { [mailbox, locks] in
                     let look = Recovery.leases(layout: layout, locks: locks)
-                    let waiting = locks.foreignLeases(in: layout.work).filter(\.isStale).map(\.words)
+                    // A batch published meanwhile waits for no one (its host may have stopped
+                    // before its work folder was removed: recovery removes it).
+                    let waiting = locks.foreignLeases(in: layout.work).filter { lease in
+                        lease.isStale && !Files.exists(layout.out + "/" + (FilePath(lease.folder).lastComponent?.escaped ?? ""))
+                    }.map(\.words)
                     mailbox.post(.leases(inbox: name, due: look.isDue, waiting: waiting))
                 }
             case .showTakeovers(let waiting):

@@ -343,6 +343,9 @@ final class ServiceLoop: @unchecked Sendable {
             board.update(name) {
                 $0.state = .init(kind: .stopped, since: BatchID.timestamp(Date()))
                 $0.claimer = nil  // its roles were let go
+                // Stopped, it no longer looks at the other hosts' leases: what it last saw may
+                // be stale within seconds (the batch published by a host that took it over).
+                $0.takeovers = nil
             }
         }
         return board.snapshot(state: .stopped)
