@@ -118,6 +118,7 @@ public final class HotFolderService: Sendable {
                                             case .started(let inbox): mailbox.post(.started(inbox: inbox))
                                             case .givenBack(let inbox, let error): mailbox.post(.givenBack(inbox: inbox, error))
                                             case .ended(let inbox, let batch): mailbox.post(.batchEnded(inbox: inbox, batch: batch))
+                                            case .leftToRecovery(let inbox): mailbox.post(.leftToRecovery(inbox: inbox))
                                             }
                                         }, onFinished: { publisher.poke() })
             self.workers.withLock { $0 = workers }

@@ -195,7 +195,11 @@ struct RecoveringTests {
         #expect(concern.handle(.due(stopping: false, available: true, shareReturned: true), now: at(10)) == [.recover])
         #expect(concern.handle(.due(stopping: false, available: true, shareReturned: false), now: at(300)) == [.recover])
         #expect(concern.nextDeadline == at(600))
-        #expect(concern.handle(.due(stopping: true, available: true, shareReturned: true), now: at(600)).isEmpty)
+        // A finished batch's work folder left over: recovery runs a minute later, not at the rescan.
+        _ = concern.handle(.leftOver, now: at(310))
+        #expect(concern.nextDeadline == at(375))
+        #expect(concern.handle(.due(stopping: false, available: true, shareReturned: false), now: at(375)) == [.recover])
+        #expect(concern.handle(.due(stopping: true, available: true, shareReturned: true), now: at(675)).isEmpty)
     }
 }
 

@@ -50,14 +50,14 @@ public final class BatchLocks: Sendable {
         static let waits: [Duration] = [10, 20, 40, 80, 160, 200, 200].map { .milliseconds($0) }
 
         /// Removes `name` from `folder`, trying again after each `waits` while the answer is
-        /// transient.
+        /// transient (or one of `also`).
         /// - Throws: the last error, when it is not transient or the tries are spent.
-        func removing(_ name: FileName, in folder: Directory) throws(SystemError) {
+        func removing(_ name: FileName, in folder: Directory, also: Set<Int32> = []) throws(SystemError) {
             var waits = Self.waits[...]
             while true {
                 do {
                     return try remove(folder, name)
-                } catch where Self.transient.contains(error.code) && !waits.isEmpty {
+                } catch where (Self.transient.contains(error.code) || also.contains(error.code)) && !waits.isEmpty {
                     pause(waits.removeFirst())
                 }
             }
@@ -315,26 +315,32 @@ public final class BatchLocks: Sendable {
     /// recovery leaves the folder alone meanwhile (`letGo`). Should another daemon open the
     /// lock in that instant, the folder stays, empty but for the lock, and its recovery removes
     /// it (quietly: there is nothing to roll back). What a share answers for a moment after a
-    /// file is closed (`EBUSY`, `ETXTBSY`) is tried again a few times within a second (`Removal`).
+    /// file is closed (`EBUSY`, `ETXTBSY`; and a folder not empty yet, where a FUSE client still
+    /// holds an unlinked file as `.fuse_hidden*` until its close is done) is tried again a few
+    /// times within a second (`Removal`).
+    /// - Returns: false when the folder itself stays (not empty: another process holds a file in
+    ///   it): recovery removes it.
     /// - Throws: what kept an entry from going; the folder is then left for recovery.
-    public func removeFolder(_ path: some FilePathRepresentable, lock: BatchLock?) throws(SystemError) {
+    @discardableResult
+    public func removeFolder(_ path: some FilePathRepresentable, lock: BatchLock?) throws(SystemError) -> Bool {
         let fs = path.filePath
         let folder: Directory
         do {
             folder = try Directory(fs)
         } catch where error.code == ENOENT {
-            return
+            return true
         }
         lock?.retire()
         for name in try folder.names() where name != BatchLock.fileName { try removal.removing(name, in: folder) }
-        try letGo(fs) { () throws(SystemError) in
+        return try letGo(fs) { () throws(SystemError) -> Bool in
             lock?.release()
             try removal.removing(BatchLock.fileName, in: folder)
-            guard let name = fs.lastComponent else { return }
+            guard let name = fs.lastComponent else { return true }
             do throws(SystemError) {
-                try removal.removing(name, in: try Directory(fs.parent))
+                try removal.removing(name, in: try Directory(fs.parent), also: [ENOTEMPTY])
+                return true
             } catch where error.code == ENOTEMPTY || error.code == EBUSY {
-                return
+                return false
             }
         }
     }

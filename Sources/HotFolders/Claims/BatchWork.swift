@@ -617,8 +617,11 @@ public enum BatchWork {
             }
         }
         guard left.isEmpty else { return left }
-        try batch.lock.locks.removeFolder(folder, lock: batch.lock)
+        let removed = try batch.lock.locks.removeFolder(folder, lock: batch.lock)
         try Files.syncDirectory(batch.layout.work)
+        // Another process holds a file in it (a share client still closing one, a recovery
+        // looking at its lock): empty now, recovery removes it.
+        guard removed else { throw SystemError("remove the emptied folder", folder, errno: ENOTEMPTY) }
         return []
     }
 

@@ -85,7 +85,7 @@ public enum Recovery {
                             try returnSources(from: folder, to: layout, mover: mover, topLevel: true)
                         }
                         result.returned += returned
-                        try BatchError.wrap { () throws(SystemError) in try locks.removeFolder(path, lock: lock) }
+                        _ = try BatchError.wrap { () throws(SystemError) in try locks.removeFolder(path, lock: lock) }
                         result.removed.append(name)
                         if !returned.isEmpty {
                             log.notice("rolled back batch \(id): it was claimed but never started; its \(returned.count) file\(returned.count == 1 ? " is" : "s are") back in drop/",

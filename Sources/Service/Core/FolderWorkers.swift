@@ -22,6 +22,8 @@ final class FolderWorkers: Sendable {
         case givenBack(inbox: String, SystemError)
         /// A batch's run ended (published, failed, or given back).
         case ended(inbox: String, batch: String)
+        /// A finished batch's work folder could not be cleaned up: recovery's.
+        case leftToRecovery(inbox: String)
     }
 
     private struct Queued: Sendable {
@@ -218,8 +220,9 @@ final class FolderWorkers: Sendable {
 
     /// A finished batch whose work folder could not be cleaned up: said once; recovery does it.
     private func leftToRecovery(_ batch: ClaimedBatch, _ error: SystemError, _ fields: LogFields) {
-        log.warning("\(error): the batch is finished; its work folder .work/\(batch.id)/ is cleaned up by recovery (at the next rescan, or the next start)",
+        log.warning("\(error): the batch is finished; its work folder .work/\(batch.id)/ is cleaned up by recovery (within \(words(Recovering.leftOverDelay)))",
                     fields)
+        onEvent(.leftToRecovery(inbox: batch.manifest.inbox))
     }
 
     /// The unfiled sources by batch, with `batch`'s replaced by `left`.

@@ -78,6 +78,10 @@ extension ServiceLoop {
             show(folder)
         case .batchEnded(let name, let batch):
             roles?.letGo(ClaimerRoles.BatchKey(inbox: name, batch: batch))
+        case .leftToRecovery(let name):
+            guard let folder = folders[name], folder.watch != nil else { return }
+            _ = folder.recovering.handle(.leftOver, now: now)
+            schedule(folder)
         case .deadLook(let key, let from, let result):
             claimsInFlight -= 1
             guard let folder = folders[key.inbox] else { return }

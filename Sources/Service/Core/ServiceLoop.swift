@@ -60,6 +60,8 @@ final class ServiceLoop: @unchecked Sendable {
         case closedOnShare(inbox: String, ClaimedBatch, closed: ClaimedBatch?)
         /// A batch's run ended (its record in the cluster goes).
         case batchEnded(inbox: String, batch: String)
+        /// A finished batch's work folder could not be cleaned up: recovery runs soon.
+        case leftToRecovery(inbox: String)
         /// The look at a dead holder's closed batch.
         case deadLook(ClaimerRoles.BatchKey, from: String, Adopting<AdoptedBatch>.DeadLook)
     }

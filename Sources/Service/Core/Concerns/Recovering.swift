@@ -27,7 +27,13 @@ struct Recovering: Sendable {
         /// The leases were looked at: `due` when recovery should run now, `waiting` the
         /// sentences for the batches whose holder stopped renewing.
         case leasesLooked(due: Bool, waiting: [String], stopping: Bool, available: Bool)
+        /// A finished batch's work folder could not be cleaned up: recovery runs within
+        /// `leftOverDelay` (once the folder is a minute old: recovery leaves a younger empty one
+        /// alone, for a claim may be putting it in place).
+        case leftOver
     }
+
+    static var leftOverDelay: Duration { .seconds(65) }
 
     enum Effect: Sendable, Equatable {
         case recover
@@ -61,6 +67,9 @@ struct Recovering: Sendable {
                 effects.append(.recover)
             }
             return effects
+        case .leftOver:
+            nextRecovery = earliest(nextRecovery, now + Self.leftOverDelay)
+            return []
         case .leasesLooked(let due, let waiting, let stopping, let available):
             leaseLooking = false
             var effects: [Effect] = [.showTakeovers(waiting)]
