@@ -5,7 +5,7 @@ import Synchronization
 import System
 
 /// The batch locks one service holds, and what it knows of the others' (docs/architecture.md,
-/// Custody): the locks it holds (their leases renewed together), the batch folders it lets go of
+/// Locks): the locks it holds (their leases renewed together), the batch folders it lets go of
 /// for an instant (its own recovery leaves them alone meanwhile), the leases of batches held
 /// from other machines as it has seen them, and the batches it gave back when a share failed
 /// under them. One per service instance, never one per process: two services in one test
