@@ -4,23 +4,23 @@ import Foundation
 import HotFolders
 import System
 
-/// Carrying out what a folder's concerns decided: the slow work queued on the folder's strand
-/// of the work pool (its answer comes back as a `Message`), batches queued for the folder's
+/// Carrying out what a hot folder's concerns decided: the slow work queued on the hot folder's strand
+/// of the work pool (its answer comes back as a `Message`), batches queued for the hot folder's
 /// worker, states shown, lines logged.
 extension ServiceLoop {
     // MARK: - What the concerns are told
 
-    /// Whether `folder` may claim (open, add to or close a batch) now (`Claiming.mayClaim`), and
+    /// Whether `hot folder` may claim (open, add to or close a batch) now (`Claiming.mayClaim`), and
     /// one more lock fits in the open-file limit (else it is looked at again when a batch
     /// starts: `OpenFiles`).
-    func canClaim(_ folder: Folder) -> Bool {
-        let name = folder.name
-        let open = folder.claims.open
+    func canClaim(_ hotFolder: HotFolder) -> Bool {
+        let name = hotFolder.name
+        let open = hotFolder.claims.open
         let roles = self.roles.map { roles in
             Claiming<ClaimedBatch>.Roles(mayClaim: open != nil || roles.mayClaim(name),
                                          mayWriteOpen: open.map { roles.mayWrite($0.key) } ?? true)
         } ?? .alone
-        guard folder.claims.mayClaim(stopping: stopping, lowSpace: folder.housekeeping.lowSpace != nil, roles: roles) else { return false }
+        guard hotFolder.claims.mayClaim(stopping: stopping, lowSpace: hotFolder.housekeeping.lowSpace != nil, roles: roles) else { return false }
         if let limit = openFileLimit, locksWaiting + claimsInFlight >= work.lockRoom(limit: limit, folders: roomUsed) {
             waitingForLocks.insert(name)
             return false
@@ -35,32 +35,32 @@ extension ServiceLoop {
         return .init(held: held, writable: !held || roles.mayWrite(batch.key))
     }
 
-    /// Why `folder` cannot have one of the open-file places for hot folders, should it need one
+    /// Why `hot folder` cannot have one of the open-file places for hot folders, should it need one
     /// (nil: there is room).
-    func noRoom(for folder: Folder) -> FolderProblem? {
-        guard !folder.takingUp.hasRoom, roomUsed >= room else { return nil }
-        let total = folders.count
+    func noRoom(for hotFolder: HotFolder) -> FolderProblem? {
+        guard !hotFolder.takingUp.hasRoom, roomUsed >= room else { return nil }
+        let total = hotFolders.count
         return FolderProblem.openFiles(why: "the open-file limit (\(openFileLimit ?? 0)) leaves room for \(room) of \(total) hot folders",
                                        need: work.need(folders: total))
     }
 
     /// Below `minFreeSpace` (`low`: the words) nothing new is claimed; looked at again every
     /// `spaceRecheck` until there is room, then claims resume.
-    func setLowSpace(_ folder: Folder, _ low: String?, now: Duration) {
-        guard folder.watch != nil else { return }
-        carryOut(folder.housekeeping.handle(.space(low: low), now: now), folder)
-        schedule(folder)
-        show(folder)
+    func setLowSpace(_ hotFolder: HotFolder, _ low: String?, now: Duration) {
+        guard hotFolder.watch != nil else { return }
+        carryOut(hotFolder.housekeeping.handle(.space(low: low), now: now), hotFolder)
+        schedule(hotFolder)
+        show(hotFolder)
     }
 
-    func log(_ line: LogLine, _ folder: Folder) {
-        log.log(line.priority, line.text, line.fields(inbox: folder.name))
+    func log(_ line: LogLine, _ hotFolder: HotFolder) {
+        log.log(line.priority, line.text, line.fields(inbox: hotFolder.name))
     }
 
     // MARK: - Taking up
 
-    func carryOut(_ effects: [TakingUp.Effect], _ folder: Folder) {
-        let name = folder.name
+    func carryOut(_ effects: [TakingUp.Effect], _ hotFolder: HotFolder) {
+        let name = hotFolder.name
         for effect in effects {
             switch effect {
             case .takeRoom:
@@ -69,7 +69,7 @@ extension ServiceLoop {
                 roomUsed -= 1
             case .takeUp(let attempt):
                 takeUps += 1
-                let inbox = folder.inbox, staleAfter = setup.config.staleAfter, watchedOnly = !readySent
+                let inbox = hotFolder.settings, staleAfter = setup.config.staleAfter, watchedOnly = !readySent
                 pool.run(name) { [mailbox, probes, log, locks] in
                     mailbox.post(.takenUp(inbox: name, attempt: attempt,
                                           TakeUp.run(inbox, staleAfter: staleAfter, probes: probes, watchedOnly: watchedOnly,
@@ -83,10 +83,10 @@ extension ServiceLoop {
                     log.error("\(problem.why): this hot folder is not watched; it is tried again at every reload and every \(every)"
                               + (problem.fix.isEmpty ? "" : " (to fix it: \(problem.fix.joined(separator: "; then ")))"), ["INBOX": name])
                 }
-                folder.setState(.refused, why: problem.why, fix: problem.fix)
+                hotFolder.setState(.refused, why: problem.why, fix: problem.fix)
                 publisher.staged.withLock { _ = $0.remove(name) }
             case .makeProof:
-                proofs.request(.init(inbox: name, root: folder.inbox.layout.root, template: folder.inbox.template,
+                proofs.request(.init(inbox: name, root: hotFolder.settings.layout.root, template: hotFolder.settings.template,
                                      maxPixels: setup.config.maxPixels))
             }
         }
@@ -94,33 +94,33 @@ extension ServiceLoop {
 
     // MARK: - Claiming
 
-    func carryOut(_ effects: [Claiming<ClaimedBatch>.Effect], _ folder: Folder) {
+    func carryOut(_ effects: [Claiming<ClaimedBatch>.Effect], _ hotFolder: HotFolder) {
         for effect in effects {
             switch effect {
             case .claim(let names, let open, let closes):
-                startClaim(folder, names, into: open, closes: closes)
+                startClaim(hotFolder, names, into: open, closes: closes)
             case .closed(let batch):
                 workers.early.close(batch)
             case .closeOnShare(let batch):
-                closeOnShare(batch, folder)
+                closeOnShare(batch, hotFolder)
             case .queue(let batch):
                 locksWaiting += 1
-                workers.enqueue(batch, to: folder.name)
+                workers.enqueue(batch, to: hotFolder.name)
             case .forget(let batch):
                 workers.early.forget(batch)
-                folder.watch?.abandonOpen()
+                hotFolder.watch?.abandonOpen()
             case .log(let line):
-                log(line, folder)
+                log(line, hotFolder)
             }
         }
     }
 
-    /// Claims `names` into the folder's open batch (made with them if there is none), and
+    /// Claims `names` into the hot folder's open batch (made with them if there is none), and
     /// closes it when `closes` (its run puts it in order and makes the whole-set outputs).
-    func startClaim(_ folder: Folder, _ names: [FileName], into open: ClaimedBatch?, closes: Bool) {
-        guard let system = folder.system else { return }
+    func startClaim(_ hotFolder: HotFolder, _ names: [FileName], into open: ClaimedBatch?, closes: Bool) {
+        guard let system = hotFolder.system else { return }
         claimsInFlight += 1
-        let name = folder.name, inbox = folder.inbox
+        let name = hotFolder.name, inbox = hotFolder.settings
         let limits = workers.limits.withLock { $0 }
         let roles = roles, locks = locks
         pool.run(name) { [mailbox, freeSpace, log] in
@@ -173,10 +173,10 @@ extension ServiceLoop {
 
     /// Closes an open batch held in the database on the share, while that hold is certain; its
     /// record goes then (`closedOnShare`).
-    func closeOnShare(_ batch: ClaimedBatch, _ folder: Folder) {
+    func closeOnShare(_ batch: ClaimedBatch, _ hotFolder: HotFolder) {
         guard let roles else { return }
         claimsInFlight += 1
-        let name = folder.name
+        let name = hotFolder.name
         pool.run(name) { [mailbox, locks, log] in
             var closed: ClaimedBatch?
             if roles.mayWrite(batch.key) {
@@ -194,26 +194,26 @@ extension ServiceLoop {
 
     // MARK: - Housekeeping
 
-    func carryOut(_ effects: [Housekeeping.Effect], _ folder: Folder) {
-        let name = folder.name
+    func carryOut(_ effects: [Housekeeping.Effect], _ hotFolder: HotFolder) {
+        let name = hotFolder.name
         for effect in effects {
             switch effect {
             case .sweep:
-                let layout = folder.inbox.layout, keep = folder.inbox.keep
+                let layout = hotFolder.settings.layout, keep = hotFolder.settings.keep
                 let inUse = workers.inUse(name)
                 pool.run(name) { [mailbox, log] in
                     let outcome = Retention.sweep(layout: layout, keep: keep, inUse: inUse, inbox: name, log: log)
                     mailbox.post(.swept(inbox: name, deferred: outcome.deferred))
                 }
             case .checkSpace:
-                let inbox = folder.inbox
+                let inbox = hotFolder.settings
                 pool.run(name) { [mailbox, freeSpace] in mailbox.post(.space(inbox: name, freeSpace(inbox))) }
             case .lowSpace(let low, let logged):
                 if logged { log.warning("\(low)", ["INBOX": name]) }
-                folder.setState(.lowSpace, why: low, fix: ["free space on the disk of \(folder.inbox.layout.root), or lower minFreeSpace"])
+                hotFolder.setState(.lowSpace, why: low, fix: ["free space on the disk of \(hotFolder.settings.layout.root), or lower minFreeSpace"])
             case .roomAgain:
                 log.notice("there is room again: claims resume", ["INBOX": name])
-                folder.setState(.watching)
+                hotFolder.setState(.watching)
             }
         }
     }
@@ -226,13 +226,13 @@ extension ServiceLoop {
 
     // MARK: - Leases and recovery
 
-    func carryOut(_ effects: [Recovering.Effect], _ folder: Folder) {
-        let name = folder.name
+    func carryOut(_ effects: [Recovering.Effect], _ hotFolder: HotFolder) {
+        let name = hotFolder.name
         for effect in effects {
             switch effect {
             case .recover:
-                guard let system = folder.system else { continue }
-                let layout = folder.inbox.layout, staleAfter = setup.config.staleAfter
+                guard let system = hotFolder.system else { continue }
+                let layout = hotFolder.settings.layout, staleAfter = setup.config.staleAfter
                 pool.run(name) { [mailbox, log, locks] in
                     let batches = TakeUp.recover(layout, system: system, staleAfter: staleAfter, locks: locks, log: log)
                     if !batches.isEmpty { mailbox.post(.recovered(inbox: name, batches)) }
@@ -241,11 +241,11 @@ extension ServiceLoop {
                 // A listing of .work/ and a read of each lock, past the client's caches
                 // (`Recovery.leases`): a dead host's batch is taken over within
                 // `Lease.timeout` + `pollInterval`.
-                let layout = folder.inbox.layout
+                let layout = hotFolder.settings.layout
                 pool.run(name) { [mailbox, locks] in
                     let look = Recovery.leases(layout: layout, locks: locks)
                     // A batch published meanwhile waits for no one (its host may have stopped
-                    // before its work folder was removed: recovery removes it).
+                    // before its work hot folder was removed: recovery removes it).
                     let waiting = locks.foreignLeases(in: layout.work).filter { lease in
                         lease.isStale && !Files.exists(layout.out + "/" + (FilePath(lease.folder).lastComponent?.escaped ?? ""))
                     }.map(\.words)
@@ -259,36 +259,36 @@ extension ServiceLoop {
 
     // MARK: - Adopting (a cluster's dead hosts' batches)
 
-    func carryOut(_ effects: [Adopting<AdoptedBatch>.Effect], _ folder: Folder) {
+    func carryOut(_ effects: [Adopting<AdoptedBatch>.Effect], _ hotFolder: HotFolder) {
         for effect in effects {
             switch effect {
             case .lookToAdopt(let key, let from, let expected):
-                lookToAdopt(key, from: from, expected: expected, folder)
+                lookToAdopt(key, from: from, expected: expected, hotFolder)
             case .adoptionEnded(let key, let adopted):
                 roles?.adoptionEnded(key, adopted: adopted)
             case .open(let batch):
                 if let runner = batch.runner { workers.early.opened(batch.batch, runner: runner) }
-                folder.watch?.adopt(batch.batch.photoCount, now: now())
-                carryOut(folder.claims.handle(.adopted(batch.batch, stopping: stopping, hold: hold(of: batch.batch)), now: now()),
-                         folder)
+                hotFolder.watch?.adopt(batch.batch.photoCount, now: now())
+                carryOut(hotFolder.claims.handle(.adopted(batch.batch, stopping: stopping, hold: hold(of: batch.batch)), now: now()),
+                         hotFolder)
             case .queue(let batch):
-                carryOut(folder.claims.handle(.queue([batch.batch]), now: now()), folder)
+                carryOut(hotFolder.claims.handle(.queue([batch.batch]), now: now()), hotFolder)
             case .lookAtDead(let key, let from, let lock):
-                lookAtDead(key, from: from, lock: lock, folder)
+                lookAtDead(key, from: from, lock: lock, hotFolder)
             case .dropRecord(let key, let lock):
                 roles?.drop(key, lock: lock)
             case .log(let line):
-                log(line, folder)
+                log(line, hotFolder)
             }
         }
     }
 
     /// Looks at a dead claimer's open batch on the share: still open, its lock taken (the
     /// database says its holder can no longer write), and read again under it.
-    func lookToAdopt(_ key: ClaimerRoles.BatchKey, from: String, expected: String, _ folder: Folder) {
-        guard let system = folder.system else { return }
-        let layout = folder.inbox.layout, limits = workers.limits.withLock { $0 }
-        // Counted as a claim (a stop waits for it); the folder claims nothing meanwhile (its
+    func lookToAdopt(_ key: ClaimerRoles.BatchKey, from: String, expected: String, _ hotFolder: HotFolder) {
+        guard let system = hotFolder.system else { return }
+        let layout = hotFolder.settings.layout, limits = workers.limits.withLock { $0 }
+        // Counted as a claim (a stop waits for it); the hot folder claims nothing meanwhile (its
         // role says so until `adoptionEnded`).
         claimsInFlight += 1
         pool.run(key.inbox) { [mailbox, locks, log] in
@@ -315,7 +315,7 @@ extension ServiceLoop {
         }
     }
 
-    /// The manifest of the batch folder at `path` when it is an open batch's; else why it is
+    /// The manifest of the batch hot folder at `path` when it is an open batch's; else why it is
     /// not to be adopted.
     static func openManifest(_ path: String) -> Result<Manifest, AdoptionRefused> {
         do throws(BatchError) {
@@ -331,11 +331,11 @@ extension ServiceLoop {
     /// Looks again (past the client's caches) at the lock of a dead holder's closed batch: one
     /// unrenewed for `ClaimerRoles.deadLease` is taken over if it still says the dead holder's
     /// words, and queued to be finished (as recovery does after the full lease).
-    func lookAtDead(_ key: ClaimerRoles.BatchKey, from: String, lock expected: String, _ folder: Folder) {
-        guard let system = folder.system else { return }
-        let layout = folder.inbox.layout
+    func lookAtDead(_ key: ClaimerRoles.BatchKey, from: String, lock expected: String, _ hotFolder: HotFolder) {
+        guard let system = hotFolder.system else { return }
+        let layout = hotFolder.settings.layout
         claimsInFlight += 1
-        pool.run(folder.name) { [mailbox, locks] in
+        pool.run(hotFolder.name) { [mailbox, locks] in
             let path = layout.workFolder(key.batch)
             let result: Adopting<AdoptedBatch>.DeadLook
             if !Files.exists(path) {

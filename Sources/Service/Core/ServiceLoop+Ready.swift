@@ -6,19 +6,19 @@ import System
 
 /// `READY=1` once every hot folder is taken up (watched) or refused, and the line that says so.
 extension ServiceLoop {
-    /// `READY=1` once every folder of the start (or of a reload) has been taken up or refused.
+    /// `READY=1` once every hot folder of the start (or of a reload) has been taken up or refused.
     func announceReady() {
         guard takeUps == 0 else { return }
         if !readySent {
             readySent = true
-            // Every folder's STATUS.txt, written from now on (before, only the status file).
+            // Every hot folder's STATUS.txt, written from now on (before, only the status file).
             publisher.ready()
             // The line first: whoever waits for READY=1 finds it in the journal then.
             log.notice(readyLine())
             Notify.ready(status: board.snapshot(state: .running).summary)
-            // What the folders taken up so far did not make before READY, on their strands
+            // What the hot folders taken up so far did not make before READY, on their strands
             // (before any claim queued after this; a batch makes a missing one itself anyway).
-            for inbox in setup.inboxes where folders[inbox.name]?.watch != nil {
+            for inbox in setup.inboxes where hotFolders[inbox.name]?.watch != nil {
                 let layout = inbox.layout, name = inbox.name
                 pool.run(name) { [log] in TakeUp.fileLater(layout, inbox: name, log: log) }
             }
@@ -32,14 +32,14 @@ extension ServiceLoop {
     /// "ready: watching shop (/srv/shop/drop), studio (…); not watched: x (why)".
     func readyLine() -> String {
         let shown = 20
-        let inboxes = setup.inboxes.compactMap { folders[$0.name] }
+        let inboxes = setup.inboxes.compactMap { hotFolders[$0.name] }
         let watched = inboxes.filter { $0.watch != nil }, refused = inboxes.filter { $0.watch == nil }
         func list(_ items: [String]) -> String {
             items.prefix(shown).joined(separator: ", ") + (items.count > shown ? " and \(items.count - shown) more" : "")
         }
-        var line = "ready: watching " + (watched.isEmpty ? "nothing" : list(watched.map { "\($0.inbox.name) (\($0.inbox.layout.drop))" }))
+        var line = "ready: watching " + (watched.isEmpty ? "nothing" : list(watched.map { "\($0.settings.name) (\($0.settings.layout.drop))" }))
         if !refused.isEmpty {
-            line += "; not watched (refused): " + list(refused.map { "\($0.inbox.name) (\($0.takingUp.problem?.why ?? "not taken up"))" })
+            line += "; not watched (refused): " + list(refused.map { "\($0.settings.name) (\($0.takingUp.problem?.why ?? "not taken up"))" })
                 + " — photofinish status says why and what fixes it"
         }
         return line

@@ -41,16 +41,16 @@ extension ServiceLoop {
     }
 
     /// What the work in flight needs of the open files. Asked before every claim and for every
-    /// folder scheduled: the workers are the shared slots' count (made from `effectiveWorkers`
+    /// hot folder scheduled: the workers are the shared slots' count (made from `effectiveWorkers`
     /// at each apply), not `effectiveWorkers` again — that asks Foundation for the processor
     /// count, which reads the cgroup's files each time (a third of the loop's CPU at start-up
-    /// with 3,000 folders, measured with perf).
+    /// with 3,000 hot folders, measured with perf).
     var work: OpenFiles.Work {
         OpenFiles.Work(claimThreads: pool.threads, batchSlots: workers.slots.capacity,
                        workers: workers.limits.withLock { $0.sharedSlots?.capacity ?? $0.effectiveWorkers })
     }
 
-    /// Starts what a (new) setup needs and stops what it no longer has; a folder refused is
+    /// Starts what a (new) setup needs and stops what it no longer has; a hot folder refused is
     /// tried again (the reload is what an administrator does after fixing it).
     func apply(_ new: ServiceSetup, previous: ServiceSetup?) {
         let now = now()
@@ -86,16 +86,16 @@ extension ServiceLoop {
 
         // A hot folder whose root moved is a different hot folder: stop the old, start anew.
         let wanted = Dictionary(new.inboxes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-        for (name, folder) in folders where wanted[name]?.layout != folder.inbox.layout {
-            if let watch = folder.watch {
+        for (name, hotFolder) in hotFolders where wanted[name]?.layout != hotFolder.settings.layout {
+            if let watch = hotFolder.watch {
                 watch.close(watcher.inotify)
                 watcher.remove(inbox: name)
-                log.notice("no longer watching \(folder.inbox.layout.root) (changed in the config)", ["INBOX": name])
+                log.notice("no longer watching \(hotFolder.settings.layout.root) (changed in the config)", ["INBOX": name])
             }
             workers.remove(inbox: name)
             // Its open batch stays in .work/ for recovery (it closes then), once no photo of it
             // is in flight.
-            if let open = folder.claims.open {
+            if let open = hotFolder.claims.open {
                 let early = workers.early
                 early.close(open)
                 Task {
@@ -103,8 +103,8 @@ extension ServiceLoop {
                     open.lock.release()
                 }
             }
-            if folder.takingUp.hasRoom { roomUsed -= 1 }
-            folders[name] = nil
+            if hotFolder.takingUp.hasRoom { roomUsed -= 1 }
+            hotFolders[name] = nil
             deadlines.set(name, at: nil)
             publisher.staged.withLock { _ = $0.remove(name) }
         }
@@ -116,30 +116,30 @@ extension ServiceLoop {
         }
         let stamp = BatchID.timestamp(Date())
         for inbox in new.inboxes {
-            if let folder = folders[inbox.name] {
-                let templateChanged = folder.inbox.template.sha256 != inbox.template.sha256
-                if folder.watch != nil, inbox.keep != folder.inbox.keep {
-                    _ = folder.housekeeping.handle(.keepChanged(forever: inbox.keep.isForever), now: now)
+            if let hotFolder = hotFolders[inbox.name] {
+                let templateChanged = hotFolder.settings.template.sha256 != inbox.template.sha256
+                if hotFolder.watch != nil, inbox.keep != hotFolder.settings.keep {
+                    _ = hotFolder.housekeeping.handle(.keepChanged(forever: inbox.keep.isForever), now: now)
                 }
-                folder.housekeeping.keepsForever = inbox.keep.isForever
-                folder.inbox = inbox
-                folder.watch?.update(rules: new.rules, pollInterval: new.config.pollInterval,
+                hotFolder.housekeeping.keepsForever = inbox.keep.isForever
+                hotFolder.settings = inbox
+                hotFolder.watch?.update(rules: new.rules, pollInterval: new.config.pollInterval,
                                      rescanInterval: new.config.rescanInterval)
-                folder.recovering.pollInterval = new.config.pollInterval
-                folder.recovering.rescanInterval = new.config.rescanInterval
-                folder.takingUp.rescanInterval = new.config.rescanInterval
-                folder.stateChanged = true
-                carryOut(folder.takingUp.handle(.reloaded(templateChanged: templateChanged, noRoom: noRoom(for: folder)), now: now),
-                         folder)
-                schedule(folder)
-                show(folder)
+                hotFolder.recovering.pollInterval = new.config.pollInterval
+                hotFolder.recovering.rescanInterval = new.config.rescanInterval
+                hotFolder.takingUp.rescanInterval = new.config.rescanInterval
+                hotFolder.stateChanged = true
+                carryOut(hotFolder.takingUp.handle(.reloaded(templateChanged: templateChanged, noRoom: noRoom(for: hotFolder)), now: now),
+                         hotFolder)
+                schedule(hotFolder)
+                show(hotFolder)
             } else {
-                let folder = Folder(inbox, config: new.config, cluster: roles != nil, now: stamp)
-                folders[inbox.name] = folder
-                show(folder)
-                carryOut(folder.takingUp.handle(.start(noRoom: noRoom(for: folder)), now: now), folder)
-                schedule(folder)
-                show(folder)
+                let hotFolder = HotFolder(inbox, config: new.config, cluster: roles != nil, now: stamp)
+                hotFolders[inbox.name] = hotFolder
+                show(hotFolder)
+                carryOut(hotFolder.takingUp.handle(.start(noRoom: noRoom(for: hotFolder)), now: now), hotFolder)
+                schedule(hotFolder)
+                show(hotFolder)
             }
         }
         announceReady()

@@ -13,18 +13,18 @@ import System
 /// and carries out what the concern decides (docs/architecture.md, The service core). No tick:
 /// an idle service sleeps until its next timer (a rescan, the watchdog).
 ///
-/// Each hot folder (`Folder`) has its concerns, each a pure state machine with its own deadline:
+/// Each hot folder (`HotFolder`) has its concerns, each a pure state machine with its own deadline:
 /// taking it up (`TakingUp`), claiming what settles (`Claiming`, fed by its `DropWatch`),
 /// housekeeping (`Housekeeping`: retention and free space), leases and recovery
 /// (`Recovering`), and in a cluster the adoption of dead hosts' batches (`Adopting`). Their
-/// deadlines are kept in one heap (`Deadlines`): a turn costs only the folders due. The slow
-/// work they ask for runs on the work pool (`WorkPool`, a strand per folder: one folder's big
+/// deadlines are kept in one heap (`Deadlines`): a turn costs only the hot folders due. The slow
+/// work they ask for runs on the work pool (`WorkPool`, a strand per folder: one hot folder's big
 /// claim never delays another's nor the reading of inotify) and comes back as a `Message`;
 /// batches are finished by `FolderWorkers`, status is written by `StatusPublisher`, proofs by
 /// `ProofKeeper`, each on its own thread. A reload reads the config on the work pool and applies
 /// what changed here.
 ///
-/// This file holds the loop and a folder's turn; carrying out the concerns' effects
+/// This file holds the loop and a hot folder's turn; carrying out the concerns' effects
 /// (ServiceLoop+Effects), the results of the work handed off (ServiceLoop+Results), taking up and
 /// `READY=1` (ServiceLoop+Ready) and reloads (ServiceLoop+Reload) have files of their own.
 ///
@@ -44,11 +44,11 @@ final class ServiceLoop: @unchecked Sendable {
         case swept(inbox: String, deferred: Bool)
         /// A batch was given back: the share failed under it (`BatchWork.Outcome.givenBack`).
         case givenBack(inbox: String, SystemError)
-        /// The leases of a shared folder's batches held from other machines were looked at:
+        /// The leases of a shared hot folder's batches held from other machines were looked at:
         /// `due` when one ran out or a batch lies unheld (recovery takes it now), `waiting` the
         /// sentences for the batches whose host stopped renewing.
         case leases(inbox: String, due: Bool, waiting: [String])
-        /// In a cluster: a folder's claimer role was taken or lost (`ClaimerRoles`).
+        /// In a cluster: a hot folder's claimer role was taken or lost (`ClaimerRoles`).
         case roles
         /// In a cluster: an open batch to adopt (its holder's session is gone), a closed one to
         /// take over, or one this host held that another host adopted (`ClaimerRoles.Holding`).
@@ -60,7 +60,7 @@ final class ServiceLoop: @unchecked Sendable {
         case closedOnShare(inbox: String, ClaimedBatch, closed: ClaimedBatch?)
         /// A batch's run ended (its record in the cluster goes).
         case batchEnded(inbox: String, batch: String)
-        /// A finished batch's work folder could not be cleaned up: recovery runs soon.
+        /// A finished batch's work hot folder could not be cleaned up: recovery runs soon.
         case leftToRecovery(inbox: String)
         /// The look at a dead holder's closed batch.
         case deadLook(ClaimerRoles.BatchKey, from: String, Adopting<AdoptedBatch>.DeadLook)
@@ -78,7 +78,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     enum ClaimResult: Sendable {
         case outcome(Claim.Outcome)
-        /// Photos claimed into the folder's open batch as they settled (`added`, numbered from
+        /// Photos claimed into the hot folder's open batch as they settled (`added`, numbered from
         /// `first` in the claim order); `runner`: the batch opened with them.
         case added(Claim.Outcome, added: [Manifest.Item], first: Int, runner: BatchRunner?)
         case failed(SystemError)
@@ -107,7 +107,7 @@ final class ServiceLoop: @unchecked Sendable {
     let freeSpace: @Sendable (ServiceSetup.Inbox) -> SpaceCheck
     let probes = TakeUp.Probes()
     let openFileLimit: UInt64?
-    /// In a cluster: who may claim from a folder (its claimer role), the open batches this host
+    /// In a cluster: who may claim from a hot folder (its claimer role), the open batches this host
     /// holds recorded with its claimer session, and the roles let go when the daemon stops (the
     /// other hosts claim while it drains).
     let roles: ClaimerRoles?
@@ -115,7 +115,7 @@ final class ServiceLoop: @unchecked Sendable {
     let locks: BatchLocks
 
     var setup: ServiceSetup
-    var folders: [String: Folder] = [:]
+    var hotFolders: [String: HotFolder] = [:]
     var deadlines = Deadlines<String>()
     var takeUps = 0
     var readySent = false
@@ -209,7 +209,7 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    /// The earliest thing to do: a folder's deadline, the watchdog, a lease renewal.
+    /// The earliest thing to do: a hot folder's deadline, the watchdog, a lease renewal.
     func nextWake(_ now: Duration) -> Duration? {
         earliest(deadlines.next(), nextWatchdog, nextLeaseRenewal)
     }
@@ -223,8 +223,8 @@ final class ServiceLoop: @unchecked Sendable {
         let holding = board.isBusy || claimsInFlight > 0
         if holding {
             if nextLeaseRenewal.map({ now >= $0 }) ?? true {
-                for (folder, error) in locks.renewLeases() {
-                    let batch = FilePath(folder).lastComponent?.escaped ?? folder
+                for (hotFolder, error) in locks.renewLeases() {
+                    let batch = FilePath(hotFolder).lastComponent?.escaped ?? hotFolder
                     log.warning("cannot renew the lease of batch \(batch): \(error) (unrenewed for \(words(BatchLock.Lease.timeout)), another machine may take the batch over; said once until it works again)",
                                 ["BATCH": batch])
                 }
@@ -255,66 +255,66 @@ final class ServiceLoop: @unchecked Sendable {
         // adopt them the moment it closed). Done on the roles' thread: nothing waits here.
         roles?.letGoRoles()
         // The open batches close: left in .work/ (shown as waiting there) for the next start.
-        for folder in folders.values {
-            carryOut(folder.claims.handle(.stop(hold: hold(of: folder.claims.open)), now: now()), folder)
+        for hotFolder in hotFolders.values {
+            carryOut(hotFolder.claims.handle(.stop(hold: hold(of: hotFolder.claims.open)), now: now()), hotFolder)
         }
     }
 
     /// inotify events reached `name`'s folder: its deadline may have moved, its counts changed.
     func touched(_ name: String) {
-        guard let folder = folders[name] else { return }
-        schedule(folder)
-        show(folder)
+        guard let hotFolder = hotFolders[name] else { return }
+        schedule(hotFolder)
+        show(hotFolder)
     }
 
-    /// A folder's deadline is up: each of its concerns looks at what is due — its watch's turn
+    /// A hot folder's deadline is up: each of its concerns looks at what is due — its watch's turn
     /// (and a claim of what settled), a retry of its take-up, recovery, a look at the leases or
     /// the dead holders' batches, a close put off, a sweep, a look at the free space — and the
     /// jobs they ask for are queued on its strand in that order.
     func turn(_ name: String, now: Duration) {
-        guard let folder = folders[name] else { return }
-        if let watch = folder.watch {
+        guard let hotFolder = hotFolders[name] else { return }
+        if let watch = hotFolder.watch {
             // Settled photos another host's role keeps from this one: is the role free now (its
             // holder gone)? The answer comes as `.roles`.
-            if let roles, folder.claims.open == nil, watch.counts.pending > 0, !roles.mayClaim(name) { roles.tryNow() }
-            if let claimable = watch.turn(now: now, canClaim: canClaim(folder), inotify: watcher.inotify) {
-                carryOut(folder.claims.handle(.settled(claimable.names, closes: claimable.closes, stopping: stopping,
-                                                       hold: hold(of: folder.claims.open)), now: now), folder)
+            if let roles, hotFolder.claims.open == nil, watch.counts.pending > 0, !roles.mayClaim(name) { roles.tryNow() }
+            if let claimable = watch.turn(now: now, canClaim: canClaim(hotFolder), inotify: watcher.inotify) {
+                carryOut(hotFolder.claims.handle(.settled(claimable.names, closes: claimable.closes, stopping: stopping,
+                                                       hold: hold(of: hotFolder.claims.open)), now: now), hotFolder)
             }
             watcher.reindex(watch)
             let available = watch.health.isAvailable
-            carryOut(folder.recovering.handle(.due(stopping: stopping, available: available,
-                                                   shareReturned: watch.takeShareReturn()), now: now), folder)
-            if let effects = folder.adopting?.handle(.due(stopping: stopping, available: available && folder.system != nil), now: now) {
-                carryOut(effects, folder)
+            carryOut(hotFolder.recovering.handle(.due(stopping: stopping, available: available,
+                                                   shareReturned: watch.takeShareReturn()), now: now), hotFolder)
+            if let effects = hotFolder.adopting?.handle(.due(stopping: stopping, available: available && hotFolder.system != nil), now: now) {
+                carryOut(effects, hotFolder)
             }
-            carryOut(folder.claims.handle(.due(hold: hold(of: folder.claims.open)), now: now), folder)
-            carryOut(folder.housekeeping.handle(.due(stopping: stopping), now: now), folder)
+            carryOut(hotFolder.claims.handle(.due(hold: hold(of: hotFolder.claims.open)), now: now), hotFolder)
+            carryOut(hotFolder.housekeeping.handle(.due(stopping: stopping), now: now), hotFolder)
         }
-        carryOut(folder.takingUp.handle(.due(stopping: stopping, noRoom: noRoom(for: folder)), now: now), folder)
-        schedule(folder)
-        show(folder)
+        carryOut(hotFolder.takingUp.handle(.due(stopping: stopping, noRoom: noRoom(for: hotFolder)), now: now), hotFolder)
+        schedule(hotFolder)
+        show(hotFolder)
     }
 
-    /// Sets the folder's one deadline: the earliest of what it waits for.
-    func schedule(_ folder: Folder) {
-        deadlines.set(folder.name, at: folder.nextDeadline(canClose: folder.watch != nil && canClaim(folder)))
+    /// Sets the hot folder's one deadline: the earliest of what it waits for.
+    func schedule(_ hotFolder: HotFolder) {
+        deadlines.set(hotFolder.name, at: hotFolder.nextDeadline(canClose: hotFolder.watch != nil && canClaim(hotFolder)))
     }
 
-    /// Puts what changed of the folder on the board (the publisher writes it).
-    func show(_ folder: Folder) {
-        folder.showWatchState()
-        let generation = folder.watch?.generation ?? -1
-        guard generation != folder.shownGeneration || folder.stateChanged else { return }
-        folder.shownGeneration = generation
-        folder.stateChanged = false
-        let state = folder.state
-        if let watch = folder.watch {
+    /// Puts what changed of the hot folder on the board (the publisher writes it).
+    func show(_ hotFolder: HotFolder) {
+        hotFolder.showWatchState()
+        let generation = hotFolder.watch?.generation ?? -1
+        guard generation != hotFolder.shownGeneration || hotFolder.stateChanged else { return }
+        hotFolder.shownGeneration = generation
+        hotFolder.stateChanged = false
+        let state = hotFolder.state
+        if let watch = hotFolder.watch {
             let (settling, pending) = watch.counts
             let polling = watch.polling, mode = watch.mode, refusals = watch.refusals, never = watch.neverTaken
             let share = watch.health.isAvailable ? nil : watch.health.words
-            metrics.setShareAvailable(folder.name, share == nil)
-            board.update(folder.name) {
+            metrics.setShareAvailable(hotFolder.name, share == nil)
+            board.update(hotFolder.name) {
                 $0.share = share
                 $0.settling = settling
                 $0.pending = pending
@@ -324,9 +324,9 @@ final class ServiceLoop: @unchecked Sendable {
                 $0.neverTaken = never.isEmpty ? nil : never
                 $0.state = state
             }
-            metrics.setPending(folder.name, settling + pending)
+            metrics.setPending(hotFolder.name, settling + pending)
         } else {
-            board.update(folder.name) {
+            board.update(hotFolder.name) {
                 $0.settling = 0
                 $0.pending = 0
                 $0.watching = nil
@@ -339,9 +339,9 @@ final class ServiceLoop: @unchecked Sendable {
 
     // MARK: - Stopping
 
-    /// What the status says once stopped: each folder `stopped`.
+    /// What the status says once stopped: each hot folder `stopped`.
     func stoppedStatus() -> ServiceStatus {
-        for name in folders.keys {
+        for name in hotFolders.keys {
             board.update(name) {
                 $0.state = .init(kind: .stopped, since: BatchID.timestamp(Date()))
                 $0.claimer = nil  // its roles were let go

@@ -5,7 +5,7 @@ import HotFolders
 // (`Claiming`), housekeeping (`Housekeeping`: retention and free space), its batches' leases and
 // recovery (`Recovering`), and in a cluster the adoption of dead hosts' batches (`Adopting`).
 // Each holds its own state and deadline (`nextDeadline`) and decides in a pure
-// `handle(_:now:) -> [Effect]`: no file, no clock, no thread — a test drives a folder's whole
+// `handle(_:now:) -> [Effect]`: no file, no clock, no thread — a test drives a hot folder's whole
 // life with plain values, as `SettleBatcher`'s tests do. `ServiceLoop` waits, hands each event to
 // its concern and carries out the effects (a job on the work pool, a batch queued, a line logged).
 

@@ -6,8 +6,9 @@ import HotFolders
 /// One hot folder as the loop holds it: its config, what watches its `drop/` once it is taken
 /// up, and its concerns (docs/architecture.md, The service core), each with its own state and
 /// deadline. Confined to the loop's thread.
-final class Folder {
-    var inbox: ServiceSetup.Inbox
+final class HotFolder {
+    /// Its settings, as the config in force says (`inboxes` there).
+    var settings: ServiceSetup.Inbox
     /// Its `drop/` watched (and its settle rules), once taken up.
     var watch: DropWatch?
     /// What its file system allows (found at its take-up).
@@ -24,18 +25,18 @@ final class Folder {
     var shownGeneration = -1
     var stateChanged = true
 
-    init(_ inbox: ServiceSetup.Inbox, config: Config, cluster: Bool, now: String) {
-        self.inbox = inbox
+    init(_ settings: ServiceSetup.Inbox, config: Config, cluster: Bool, now: String) {
+        self.settings = settings
         takingUp = TakingUp(rescanInterval: config.rescanInterval)
-        housekeeping = Housekeeping(keepsForever: inbox.keep.isForever)
+        housekeeping = Housekeeping(keepsForever: settings.keep.isForever)
         recovering = Recovering(pollInterval: config.pollInterval, rescanInterval: config.rescanInterval)
-        adopting = cluster ? Adopting(inbox: inbox.name) : nil
+        adopting = cluster ? Adopting(inbox: settings.name) : nil
         state = .init(kind: .starting, since: now)
     }
 
-    var name: String { inbox.name }
+    var name: String { settings.name }
 
-    /// The folder's next deadline: the earliest any part of it waits for.
+    /// The hot folder's next deadline: the earliest any part of it waits for.
     /// - Parameter canClose: whether a batch may close now (its watch's close deadlines count).
     func nextDeadline(canClose: Bool) -> Duration? {
         guard let watch else { return takingUp.nextDeadline }
@@ -60,16 +61,16 @@ final class Folder {
             // The share does not answer (or its disk is full): one state until it does.
             let words = watch.health.words
             if case .full = watch.health {
-                setState(.lowSpace, why: words, fix: ["free space on the server's disk of \(inbox.layout.root)"])
+                setState(.lowSpace, why: words, fix: ["free space on the server's disk of \(settings.layout.root)"])
             } else {
-                setState(.shareUnavailable, why: words, fix: ["mount the share of \(inbox.layout.root) again, or bring its server back"])
+                setState(.shareUnavailable, why: words, fix: ["mount the share of \(settings.layout.root) again, or bring its server back"])
             }
         } else if housekeeping.lowSpace == nil {
             // drop/ gone (deleted, moved away, unreadable): not watched until it is back.
             if let error = watch.attachError, !watch.isAttached {
-                let problem = FolderProblem.refusal(error, layout: inbox.layout)
+                let problem = FolderProblem.refusal(error, layout: settings.layout)
                 setState(.refused, why: problem.why + " (drop/ is looked for every 2 s)",
-                         fix: error.code == ENOENT ? ["mkdir \(inbox.layout.drop) (or photofinish init \(inbox.layout.root))"] : problem.fix)
+                         fix: error.code == ENOENT ? ["mkdir \(settings.layout.drop) (or photofinish init \(settings.layout.root))"] : problem.fix)
             } else if watch.isAttached {
                 setState(.watching)
             }
