@@ -7,7 +7,7 @@ import Foundation
 
 extension ServiceStatus {
     /// What a daemon or `watch` process is doing, as its status file says (`state`).
-    public enum State: Sendable, Equatable, Codable {
+    public enum State: StatusWord {
         case running
         /// A stop was asked for: the photos in flight finish first (the console says so).
         case stopping
@@ -34,19 +34,12 @@ extension ServiceStatus {
             case .other(let word): word
             }
         }
-
-        public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(word)
-        }
     }
 }
 
 extension ServiceStatus.FolderState {
     /// A hot folder's state: watched or not, and why.
-    public enum Kind: Sendable, Equatable, Codable {
+    public enum Kind: StatusWord {
         /// Being taken up (its folders made, its file system probed, its `.work/` recovered).
         case starting
         case watching
@@ -97,13 +90,6 @@ extension ServiceStatus.FolderState {
             default: summaryWords
             }
         }
-
-        public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.singleValueContainer()
-            try container.encode(word)
-        }
     }
 
     /// `photofinish status`'s line for the state when it is not plain watching: "refused since
@@ -141,3 +127,20 @@ extension ServiceStatus.FolderState {
     }
 }
 
+
+/// A state written as one word in the status file: read back as it was written, whatever
+/// version wrote it (a word this version does not know is kept as it is).
+public protocol StatusWord: Sendable, Equatable, Codable {
+    init(_ word: String)
+    /// The word in the status file.
+    var word: String { get }
+}
+
+extension StatusWord {
+    public init(from decoder: any Decoder) throws { self.init(try decoder.singleValueContainer().decode(String.self)) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(word)
+    }
+}

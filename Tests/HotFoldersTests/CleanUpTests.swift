@@ -16,27 +16,25 @@ import Testing
     final class BusyShare: Sendable {
         let name: FileName
         let times: Int
-        private let state = Mutex<(tries: Int, waits: [Duration])>((0, []))
+        private let state = Locked<(tries: Int, waits: [Duration])>((0, []))
+
+        /// Its locks (one service's), whose removals go through it.
+        let locks: BatchLocks
 
         init(_ name: FileName, times: Int = .max) {
             self.name = name
             self.times = times
-        }
-
-        var waits: [Duration] { state.withLock { $0.waits } }
-
-        var locks: BatchLocks {
-            BatchLocks(removal: BatchLocks.Removal(remove: { [self] folder, entry throws(SystemError) in
+            let state = state
+            locks = BatchLocks(removal: BatchLocks.Removal(remove: { folder, entry throws(SystemError) in
                 if entry == name {
-                    let busy = state.withLock { s -> Bool in
-                        s.tries += 1
-                        return s.tries <= times
-                    }
-                    if busy { throw SystemError("remove", folder.path.appending(entry).description, errno: EBUSY) }
+                    state.update { $0.tries += 1 }
+                    if state.value.tries <= times { throw SystemError("remove", folder.path.appending(entry).description, errno: EBUSY) }
                 }
                 try folder.removeTree(entry)
-            }, pause: { [self] wait in state.withLock { $0.waits.append(wait) } }))
+            }, pause: { wait in state.update { $0.waits.append(wait) } }))
         }
+
+        var waits: [Duration] { state.value.waits }
     }
 
     /// Lines the code under test logs.
@@ -57,6 +55,11 @@ import Testing
         return layout
     }
 
+    /// `names` claimed from the hot folder's drop/ with the locks of `share`.
+    func claim(_ names: [FileName], _ layout: HotFolderLayout, on share: BusyShare) throws -> ClaimedBatch {
+        try #require(try Claim.claim(names, layout: layout, inbox: "shop", template: .builtIn, order: .name, locks: share.locks).batch)
+    }
+
     func finish(_ batch: ClaimedBatch, announced: Locked<Int>, log: Logger = .silent) async throws -> BatchWork.Outcome {
         var limits = BatchLimits()
         limits.workers = 1
@@ -69,8 +72,7 @@ import Testing
         let layout = try hotFolder()
         let share = BusyShare(BatchLock.fileName, times: 3)
         let locks = share.locks
-        let batch = try #require(try Claim.claim(["p0.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name,
-                                                 locks: locks).batch)
+        let batch = try claim(["p0.jpg"], layout, on: share)
         try locks.removeFolder(batch.folder, lock: batch.lock)
         #expect(!FileManager.default.fileExists(atPath: batch.folder))
         #expect(share.waits == [.milliseconds(10), .milliseconds(20), .milliseconds(40)])
@@ -80,8 +82,7 @@ import Testing
         let layout = try hotFolder()
         let share = BusyShare(BatchLock.fileName)
         let locks = share.locks
-        let batch = try #require(try Claim.claim(["p0.jpg"], layout: layout, inbox: "shop", template: .builtIn, order: .name,
-                                                 locks: locks).batch)
+        let batch = try claim(["p0.jpg"], layout, on: share)
         #expect(throws: SystemError.self) { try locks.removeFolder(batch.folder, lock: batch.lock) }
         #expect(share.waits.count == 7 && share.waits.reduce(.zero, +) == .milliseconds(710), "bounded: \(share.waits)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: batch.folder) == ["lock"])
@@ -92,8 +93,7 @@ import Testing
     @Test func aBatchWhoseLockStaysBusyIsAnnouncedOnceAndRecoveryRemovesItsFolder() async throws {
         let layout = try hotFolder()
         let share = BusyShare(BatchLock.fileName)
-        let batch = try #require(try Claim.claim(["p0.jpg", "p1.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                 order: .name, locks: share.locks).batch)
+        let batch = try claim(["p0.jpg", "p1.jpg"], layout, on: share)
         let announced = Locked(0)
         guard case .finished(let report, let left, let cleanUp) = try await finish(batch, announced: announced) else {
             Issue.record("not finished")
@@ -121,8 +121,7 @@ import Testing
     @Test func aPublishedBatchIsAnnouncedExactlyOnceWhateverRunFindsIt() async throws {
         let layout = try hotFolder()
         let share = BusyShare(ProgressJournal.entryName)
-        let batch = try #require(try Claim.claim(["p0.jpg", "p1.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                 order: .name, locks: share.locks).batch)
+        let batch = try claim(["p0.jpg", "p1.jpg"], layout, on: share)
         let announced = Locked(0)
         guard case .finished(_, _, let cleanUp) = try await finish(batch, announced: announced) else {
             Issue.record("not finished")
@@ -149,8 +148,7 @@ import Testing
     @Test func aBatchPublishedButNotAnnouncedIsAnnouncedByTheRunThatFindsIt() async throws {
         let layout = try hotFolder()
         let share = BusyShare(ProgressJournal.entryName)
-        let batch = try #require(try Claim.claim(["p0.jpg"], layout: layout, inbox: "shop", template: .builtIn,
-                                                 order: .name, locks: share.locks).batch)
+        let batch = try claim(["p0.jpg"], layout, on: share)
         let announced = Locked(0)
         _ = try await finish(batch, announced: announced)
         // As if the daemon had stopped between the publishing and the announcement.
