@@ -472,7 +472,6 @@ import Testing
         if let reason = ShareRig.missing(kind) { print("skipped: \(reason)"); return }
         try Self.check(kind) {
             let rig = try ShareRig(kind, workers: 1)
-            let work = rig.hot.root + "/.work"
             let a = try rig.start(on: 0, log: "a.log")
             a.waitUntilReady()
             let dropped = try rig.dropPhotos("W", count: 10)
@@ -490,7 +489,7 @@ import Testing
             b.signal(SIGTERM)
             #expect(b.wait() == 0)
             #expect(!text().contains("waits to be taken over"), "written at host b's stop:\n\(text())")
-            #expect(Poll.until(.seconds(120)) { rig.hot.names(in: work).allSatisfy(rig.sweptLater) }, "\(again.log)")
+            #expect(Poll.until(.seconds(120)) { rig.hot.names(in: rig.hot.root + "/.work").allSatisfy(rig.sweptLater) }, "\(again.log)")
             again.signal(SIGTERM)
             #expect(again.wait() == 0)
             let statusFiles = rig.hot.names(in: rig.dir + "/run-1").map { rig.dir + "/run-1/" + $0 }
