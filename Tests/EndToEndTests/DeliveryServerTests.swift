@@ -215,6 +215,13 @@ struct DeliveryStory {
             #expect(wrong?["next"] == nil, "a refused login is not tried again by itself")
         }
         expectSame(first, received(first))
+        // Delivered once each destination verified it; held while one (the wrong login) has not.
+        let delivered = "batch delivered: every destination verified it (client)"
+        if hasWrong {
+            #expect(!daemon.log.contains("batch delivered"), "\(daemon.log)")
+        } else {
+            #expect(Poll.until(.seconds(30)) { daemon.log.contains(delivered) }, "\(daemon.log)")
+        }
         print("\(name): delivered and verified in \(clock.now - began)")
         if stages.contains(.byHand) {
             let again = try Harness.run(["deliver", fixture.root, first, "--to", "client", "--config", fixture.config])

@@ -286,4 +286,32 @@ struct BatchLifeTests {
         #expect(life.stage == .held && life.awaiting == [.approval])
         #expect(effects.compactMap { if case .log(let line) = $0 { line.text } else { nil } } == ["batch complete: 1 of 1 finished → out/b/"])
     }
+
+    /// A finished batch whose deliveries are planned is held until each destination verified it
+    /// (and the approval one waits for came), then delivered — said once, whatever comes again.
+    @Test func aHeldBatchIsDeliveredOnceEachDestinationVerifiedIt() {
+        var life = BatchLife(id: "b", inbox: "shop", folder: "/srv/shop/out/b")
+        #expect(life.handle(.awaits([.delivery("client")])).isEmpty)
+        #expect(life.stage == .closed, "nothing is held before it is finished")
+        _ = life.handle(.published(report(failed: 0)))
+        #expect(life.stage == .finished)
+        #expect(life.handle(.awaits([.delivery("archive"), .delivery("client"), .approval])).isEmpty)
+        #expect(life.stage == .held)
+        #expect(life.handle(.came(.delivery("archive"))).isEmpty)
+        #expect(life.handle(.came(.delivery("archive"))).isEmpty, "told twice")
+        #expect(life.handle(.came(.approval)).isEmpty)
+        #expect(life.stage == .held && life.awaiting == [.delivery("client")])
+        let effects = life.handle(.came(.delivery("client")))
+        #expect(life.stage == .delivered)
+        let logged = effects.compactMap { if case .log(let line) = $0 { line } else { nil } }
+        #expect(logged == [.notice("batch delivered: every destination verified it (archive, client)", batch: "b")])
+        #expect(life.handle(.came(.delivery("client"))).isEmpty && life.handle(.awaits([.delivery("late")])).isEmpty)
+        #expect(life.stage == .delivered)
+
+        // Found finished at a start, with one destination still to verify it.
+        var resumed = BatchLife(id: "c", inbox: "shop", folder: "/srv/shop/out/c", stage: .finished)
+        _ = resumed.handle(.awaits([.delivery("client")]))
+        #expect(resumed.stage == .held)
+        #expect(resumed.handle(.came(.delivery("client"))).count == 1 && resumed.stage == .delivered)
+    }
 }

@@ -10,7 +10,9 @@ import System
 /// deliveries planned (one journal per destination in `.work/deliveries/<batch-id>/`) and handed
 /// to the `DeliveryWorkers` (a lane per destination); those a stop left resumed at the start;
 /// each receipt written into the batch's report (report.json rewritten atomically, and
-/// report.html), the board (status, STATUS.txt), the metrics and the journal.
+/// report.html), the board (status, STATUS.txt), the metrics and the journal. A finished batch's
+/// life goes on here (`BatchLife`): held while it awaits its deliveries, delivered once each
+/// destination verified it.
 final class BatchDeliveries: Sendable {
     /// What the config says, as of the last (re)load.
     private struct Settings: Sendable {
@@ -22,6 +24,8 @@ final class BatchDeliveries: Sendable {
     private let settings = Mutex(Settings())
     /// Each hot folder's deliveries not done, by journal path: what status shows.
     private let open = Mutex<[String: [String: String]]>([:])
+    /// The lives of the finished batches held for their deliveries, by `inbox/batch`.
+    private let lives = Mutex<[String: BatchLife]>([:])
     /// One report rewritten at a time (two destinations of one batch end together).
     private let reportLock = Mutex(())
     private let workers: DeliveryWorkers
@@ -63,6 +67,8 @@ final class BatchDeliveries: Sendable {
         let parts = DeliveryReceipts.parts(of: report, in: batchFolder)
         let journals = DeliveryReceipts.folder(folder.layout, batch: report.batch)
         var receipts: [Report.Delivery] = []
+        var awaited: Set<BatchLife.Awaited> = []
+        var started: [(lane: String, DeliveryWorkers.Job)] = []
         for destination in folder.destinations {
             let path = journals + "/" + destination.name + ".json"
             do throws(SystemError) {
@@ -75,16 +81,52 @@ final class BatchDeliveries: Sendable {
                 }
                 receipts.append(DeliveryReceipts.receipt(journal!))
                 track(journal!, inbox: inbox)
+                awaited.formUnion(Self.awaited(journal!))
                 let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
-                workers.enqueue(.init(journal: path, context: context, due: 0), lane: inbox + "/" + destination.name)
+                started.append((inbox + "/" + destination.name, .init(journal: path, context: context, due: 0)))
             } catch {
                 log.error("delivery to \(destination.name) cannot start: \(error); photofinish deliver \(folder.layout.root) \(report.batch) --to \(destination.name) tries again",
                           fields)
                 receipts.append(Report.Delivery(name: destination.name, to: destination.destination.description, status: "failed",
                                                 files: 0, bytes: 0, at: BatchID.timestamp(Date()), error: error.description))
+                awaited.insert(.delivery(destination.name))
             }
         }
         DeliveryReceipts.write(receipts, batchFolder: batchFolder, lock: reportLock, log: log, fields: fields)
+        // Held before a lane can verify anything.
+        hold(report.batch, inbox: inbox, folder: batchFolder, awaited)
+        for (lane, job) in started { workers.enqueue(job, lane: lane) }
+    }
+
+    /// What a destination's journal leaves its batch awaiting.
+    static func awaited(_ journal: DeliveryJournal) -> Set<BatchLife.Awaited> {
+        switch journal.phase {
+        case .delivered: []
+        case .awaitingApproval: [.delivery(journal.destination), .approval]
+        case .pending, .sending, .failed: [.delivery(journal.destination)]
+        }
+    }
+
+    /// A finished batch held while `awaited` has not all come (nothing when it awaits nothing).
+    private func hold(_ batch: String, inbox: String, folder: String, _ awaited: Set<BatchLife.Awaited>) {
+        guard !awaited.isEmpty else { return }
+        lives.withLock { all in
+            var life = all[inbox + "/" + batch] ?? BatchLife(id: batch, inbox: inbox, folder: folder, stage: .finished)
+            _ = life.handle(.awaits(awaited))
+            all[inbox + "/" + batch] = life
+        }
+    }
+
+    /// `awaited` came for a held batch: the line that says it delivered, once every destination
+    /// verified it.
+    private func came(_ awaited: BatchLife.Awaited, batch: String, inbox: String) {
+        let effects = lives.withLock { all -> [BatchLife.Effect] in
+            guard var life = all[inbox + "/" + batch] else { return [] }
+            let effects = life.handle(.came(awaited))
+            all[inbox + "/" + batch] = life.stage == .delivered ? nil : life
+            return effects
+        }
+        for case .log(let line) in effects { log.log(line.priority, line.text, line.fields(inbox: inbox)) }
     }
 
     /// Resumes the deliveries a stop left in each hot folder's `.work/deliveries/` (sending,
@@ -104,6 +146,8 @@ final class BatchDeliveries: Sendable {
                     }
                     continue
                 }
+                var awaited: Set<BatchLife.Awaited> = []
+                var resumed: [(lane: String, DeliveryWorkers.Job)] = []
                 for destination in folder.destinations {
                     let path = root + "/" + batch + "/" + destination.name + ".json"
                     let read: DeliveryJournal?
@@ -116,12 +160,15 @@ final class BatchDeliveries: Sendable {
                     }
                     guard let journal = read, journal.phase != .delivered else { continue }
                     track(journal, inbox: inbox)
+                    awaited.formUnion(Self.awaited(journal))
                     guard journal.phase != .awaitingApproval, !(journal.phase == .failed && journal.final) else { continue }
                     log.notice("resuming the delivery to \(destination.name) (\(journal.files.filter { $0.stage != .verified }.count) of \(journal.files.count) files to go)",
                                ["INBOX": inbox, "BATCH": batch])
                     let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
-                    workers.enqueue(.init(journal: path, context: context, due: journal.nextAttempt ?? 0), lane: inbox + "/" + destination.name)
+                    resumed.append((inbox + "/" + destination.name, .init(journal: path, context: context, due: journal.nextAttempt ?? 0)))
                 }
+                hold(batch, inbox: inbox, folder: folder.layout.out + "/" + batch, awaited)
+                for (lane, job) in resumed { workers.enqueue(job, lane: lane) }
             }
         }
     }
@@ -131,6 +178,7 @@ final class BatchDeliveries: Sendable {
     func approve(batch: String, inbox: String) {
         let (folder, credentials, mail) = settings.withLock { ($0.folders[inbox], $0.credentials, $0.mail) }
         guard let folder else { return }
+        came(.approval, batch: batch, inbox: inbox)
         for destination in folder.destinations where destination.when == .approved {
             let path = DeliveryReceipts.folder(folder.layout, batch: batch) + "/" + destination.name + ".json"
             let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
@@ -153,6 +201,7 @@ final class BatchDeliveries: Sendable {
             metrics.recordDelivery(inbox, destination: journal.destination, result: "delivered")
             log.notice("delivered to \(journal.destination): \(journal.files.count) file\(journal.files.count == 1 ? "" : "s"), \(journal.bytes) bytes, verified by \(receipt.verified ?? "-")"
                        + (journal.attempts > 1 ? " (attempt \(journal.attempts))" : ""), fields)
+            came(.delivery(journal.destination), batch: journal.batch, inbox: inbox)
         case .failed:
             metrics.recordDelivery(inbox, destination: journal.destination, result: "failed")
             let then = journal.final ? "; not tried again until photofinish deliver \(folder.layout.root) \(journal.batch) --to \(journal.destination)"

@@ -4,9 +4,10 @@ import HotFolders
 /// A batch's life from its run on, as the service announces it (docs/architecture.md, A batch's
 /// life; `BatchStage`): published, it is *finished* — announced once, for everyone: its line in
 /// the journal, its result on the status (STATUS.txt, `photofinish status`, the console), its
-/// metrics, its hooks (`onBatch`). A finished batch that still awaits something is *held* until
-/// it comes, then *delivered*: the approval and delivery work add what is awaited (`Awaited`)
-/// and what each stage tells; hooks, metrics and status read the stage from here.
+/// metrics, its hooks (`onBatch`). A finished batch whose hot folder delivers it is *held* while
+/// it awaits its deliveries (and the approval a `when: "approved"` one waits for), then
+/// *delivered* once each destination has verified it — said in one line. `FolderWorkers` drives
+/// it up to the announcement, `BatchDeliveries` from there.
 struct BatchLife: Sendable {
     /// What a finished batch may wait for before it is done.
     enum Awaited: Hashable, Sendable {
@@ -21,14 +22,21 @@ struct BatchLife: Sendable {
     let inbox: String
     /// `out/<id>` of its hot folder.
     let folder: String
-    private(set) var stage: BatchStage = .closed
-    /// What it waits for once finished (none yet: no approval or delivery is configured).
+    private(set) var stage: BatchStage
+    /// What it waits for once finished.
     private(set) var awaiting: Set<Awaited>
+    /// The destinations it was delivered to, in the order they verified it.
+    private(set) var deliveredTo: [String] = []
 
-    init(id: String, inbox: String, folder: String, awaiting: Set<Awaited> = []) {
+    /// - Parameters:
+    ///   - stage: `.closed` for a batch in its run; `.finished` for one found finished (a
+    ///     restart's deliveries resumed).
+    ///   - awaiting: what it awaits once finished.
+    init(id: String, inbox: String, folder: String, stage: BatchStage = .closed, awaiting: Set<Awaited> = []) {
         self.id = id
         self.inbox = inbox
         self.folder = folder
+        self.stage = stage
         self.awaiting = awaiting
     }
 
@@ -36,6 +44,11 @@ struct BatchLife: Sendable {
         /// Its folder is published with this report (announced once: `BatchWork` calls it
         /// once in the batch's life).
         case published(Report)
+        /// Its deliveries are planned: what it awaits now (a delivery a destination, its approval
+        /// when one of them waits for it).
+        case awaits(Set<Awaited>)
+        /// Something it awaited came: its approval, or a delivery verified.
+        case came(Awaited)
     }
 
     enum Effect: Sendable {
@@ -45,7 +58,7 @@ struct BatchLife: Sendable {
         /// Its photos and outputs counted (`Metrics.record`; its outputs' sizes read in `folder`).
         case count(Report, folder: String)
         /// Its deliveries start (`deliver`: `BatchDeliveries`, which keeps a delivery that
-        /// waits for the batch's approval until it comes).
+        /// waits for the batch's approval until it comes, and the batch's life from here).
         case deliver(Report)
         /// Its hooks run (`onBatch`).
         case runHooks(FinishedBatch)
@@ -70,6 +83,18 @@ struct BatchLife: Sendable {
             effects.append(.runHooks(FinishedBatch(inbox: inbox, batch: id, status: report.status.rawValue,
                                                    folder: folder, items: c.items, ok: c.ok, failed: c.failed)))
             return effects
+        case .awaits(let more):
+            guard stage == .finished || stage == .held else { return [] }
+            awaiting.formUnion(more)
+            if !awaiting.isEmpty { stage = .held }
+            return []
+        case .came(let awaited):
+            guard stage == .held, awaiting.remove(awaited) != nil else { return [] }  // said once
+            if case .delivery(let name) = awaited { deliveredTo.append(name) }
+            guard awaiting.isEmpty else { return [] }
+            stage = .delivered
+            guard !deliveredTo.isEmpty else { return [] }
+            return [.log(.notice("batch delivered: every destination verified it (\(deliveredTo.joined(separator: ", ")))", batch: id))]
         }
     }
 }
