@@ -170,7 +170,8 @@ public struct BatchRunner: Sendable {
     /// - Parameters:
     ///   - contents: what the files are (default: read from them, `BatchContents.read`).
     ///     Indexes below (`finished`, `alone`, `onStart`) count its photos.
-    ///   - progress: called after each photo with (done, total).
+    ///   - progress: called with (done, total) before the first photo starts (the photos in
+    ///     `finished` are done) and after each photo.
     ///   - stop: once requested, no new photo starts; the rest are reported `interrupted`.
     ///   - started: the batch's start time for the report (a resumed batch keeps its own).
     ///   - finished: items already finished by an earlier run of this batch (resuming after a
@@ -198,6 +199,9 @@ public struct BatchRunner: Sendable {
         await withTaskGroup(of: (Int, Report.Item).self) { group in
             var next = 0
             var done = items.compactMap { $0 }.count
+            // Where it starts: the photos finished before (while the batch was open, or by a
+            // run a stop cut short) are done already, and say so at once.
+            progress(done, sources.count)
             var inFlight = 0
             var exclusive = false
             func admit() -> Bool {

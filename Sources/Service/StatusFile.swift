@@ -97,7 +97,11 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         public var pending: Int = 0
         /// Claimed batches waiting for their turn.
         public var queued: Int = 0
+        /// The batch being finished (after it closed), as its photos get done.
         public var processing: Progress?
+        /// The open batch: photos claimed as they settle and finished while it still takes
+        /// more (stage `open`); nil when none is open.
+        public var open: Progress?
         public var last: Last?
         /// Watching fell back to polling (no inotify watch).
         public var polling: Bool = false
@@ -167,15 +171,76 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         public var isRefused: Bool { kind == .refused }
     }
 
+    /// A batch on its way, counted in photos: how many are done (finished or failed) of how
+    /// many, how many are being finished right now, and what the batch does. The words for it
+    /// (`words`) are said the same way by `status`, STATUS.txt, `STATUS=` and the console.
     public struct Progress: Codable, Sendable, Equatable {
-        public var batch: String
-        public var done: Int
-        public var total: Int
+        /// What a batch on its way does (`stage`).
+        public enum Stage: StatusWord {
+            /// Open: its photos are finished as they arrive, more may join.
+            case open
+            /// Closed: the photos not done yet are being finished.
+            case photos
+            /// Every photo done: its own outputs (story, colour card), the report, publishing.
+            case outputs
+            /// A word another version wrote: shown as it is.
+            case other(String)
+            public init(_ word: String) {
+                switch word {
+                case "open": self = .open
+                case "photos": self = .photos
+                case "outputs": self = .outputs
+                default: self = .other(word)
+                }
+            }
+            /// The word in the status file.
+            public var word: String {
+                switch self {
+                case .open: "open"
+                case .photos: "photos"
+                case .outputs: "outputs"
+                case .other(let word): word
+                }
+            }
+        }
 
-        public init(batch: String, done: Int, total: Int) {
+        public var batch: String
+        /// Photos done: finished or failed.
+        public var done: Int
+        /// Photos in the batch (so far, while it is open).
+        public var total: Int
+        /// Photos being finished right now.
+        public var inProgress: Int?
+        /// Of those done, how many failed.
+        public var failed: Int?
+        /// Absent in status files written before there were stages: `photos`.
+        public var stage: Stage?
+        /// The batch's own outputs besides its report, in words ("story", "colour card"):
+        /// what `outputs` makes.
+        public var makes: [String]?
+
+        public init(batch: String, done: Int, total: Int, inProgress: Int = 0, failed: Int = 0, stage: Stage = .photos,
+                    makes: [String] = []) {
             self.batch = batch
             self.done = done
             self.total = total
+            self.inProgress = inProgress > 0 ? inProgress : nil
+            self.failed = failed > 0 ? failed : nil
+            self.stage = stage
+            self.makes = makes.isEmpty ? nil : makes
+        }
+
+        /// "4 of 6 done, 2 in progress", "6 of 6 done, making the report and story": the
+        /// counts as every view of the service says them.
+        public var words: String {
+            var out = "\(done) of \(total) done"
+            if let failed, failed > 0 { out += " (\(failed) failed)" }
+            if (stage ?? .photos) == .outputs {
+                out += ", making the report" + (makes.map { " and " + $0.joined(separator: " and ") } ?? "")
+            } else if let inProgress, inProgress > 0 {
+                out += ", \(inProgress) in progress"
+            }
+            return out
         }
     }
 
@@ -198,7 +263,7 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         }
     }
 
-    /// "shop: processing 23 of 80; 2 pending · studio: idle" — the `STATUS=` line (led by
+    /// "shop: processing 23 of 80 done, 2 in progress; 2 pending · studio: idle" — the `STATUS=` line (led by
     /// "cluster database unreachable · " while it is).
     public var summary: String {
         let lead = cluster.map { $0.database == ClusterState.unreachable ? "cluster database unreachable · " : "" } ?? ""
@@ -207,7 +272,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
             if let state = inbox.state, state.kind != .watching {
                 return inbox.name + ": " + state.kind.summaryWords
             }
-            if let p = inbox.processing { parts.append("processing \(p.done) of \(p.total)") }
+            if let p = inbox.processing { parts.append("processing " + p.words) }
+            if let o = inbox.open { parts.append("open batch " + o.words) }
             if inbox.queued > 0 { parts.append("\(inbox.queued) batch\(inbox.queued == 1 ? "" : "es") queued") }
             let waiting = inbox.pending + inbox.settling + (inbox.parked ?? 0)
             if waiting > 0 { parts.append("\(waiting) pending") }
@@ -423,7 +489,7 @@ final class StatusBoard: Sendable {
     }
 
     private static func busy(_ inbox: ServiceStatus.Inbox) -> Int {
-        (inbox.processing != nil ? 1 : 0) + inbox.queued
+        (inbox.processing != nil ? 1 : 0) + inbox.queued + ((inbox.open?.inProgress ?? 0) > 0 ? 1 : 0)
     }
 
     func update(_ name: String, _ change: (inout ServiceStatus.Inbox) -> Void) {

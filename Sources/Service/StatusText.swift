@@ -40,8 +40,9 @@ public enum StatusText {
         }
         if !running {
             lines.append("PhotoFinish is stopped. Files dropped now wait in drop/ until it starts again.")
-        } else if let p = inbox.processing {
-            lines.append("Processing batch \(p.batch): \(p.done) of \(p.total) photo\(p.total == 1 ? "" : "s") done.")
+        } else if inbox.processing != nil || inbox.open != nil {
+            if let p = inbox.processing { lines.append("Processing batch \(p.batch): \(photos(p)).") }
+            if let o = inbox.open { lines.append("Batch \(o.batch) is open (more photos may join): \(photos(o)).") }
         } else {
             lines.append("Idle: no batch is being processed.")
         }
@@ -122,6 +123,13 @@ public enum StatusText {
         default:
             return ["This is host \(host) of a cluster: its database has not answered yet."]
         }
+    }
+
+    /// "4 of 6 photos done, 2 in progress": `Progress.words` with the unit named once.
+    static func photos(_ p: ServiceStatus.Progress) -> String {
+        let words = p.words
+        let lead = "\(p.done) of \(p.total) done"
+        return "\(p.done) of \(p.total) photo\(p.total == 1 ? "" : "s") done" + words.dropFirst(lead.count)
     }
 
     /// "To fix it:" and the fixes, one a line (nothing when there are none).

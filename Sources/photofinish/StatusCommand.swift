@@ -136,7 +136,10 @@ enum StatusCommand {
         }
         for line in inbox.takeovers ?? [] { out += "  \(line)\n" }
         if let p = inbox.processing {
-            out += "  processing \(p.done) of \(p.total) (batch \(p.batch))\n"
+            out += "  processing batch \(p.batch): \(p.words)\n"
+        }
+        if let o = inbox.open {
+            out += "  open batch \(o.batch) (more photos may join): \(o.words)\n"
         }
         if inbox.queued > 0 { out += "  \(inbox.queued) claimed batch\(inbox.queued == 1 ? "" : "es") waiting\n" }
         let parked = inbox.parked ?? 0

@@ -15,7 +15,7 @@ struct StatusTests {
                             finished: "2026-11-29T14:00:09.000Z")
         let idle = ServiceStatus.Inbox(name: "new", root: "/srv/photofinish/new")
         let status = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: [shop, studio, idle])
-        #expect(status.summary == "shop: processing 23 of 80; 2 pending · studio: idle, last batch 20261129-140000-0001 complete (12 of 12) · new: idle")
+        #expect(status.summary == "shop: processing 23 of 80 done; 2 pending · studio: idle, last batch 20261129-140000-0001 complete (12 of 12) · new: idle")
     }
 
     @Test func eachProcessHasItsOwnStatusFileInTheRuntimeDirectory() throws {
@@ -77,6 +77,27 @@ struct StatusTextTests {
         #expect(lines.contains("1 more batch waiting its turn."))
         #expect(lines.contains("Pending in drop/: 3 files (1 still arriving, 2 ready for the next batch)."))
         #expect(lines.contains("Last batch: 20261129-140000-0001, finished \(HumanTime.words(isoUTC: "2026-11-29T14:00:09Z")): 10 of 12 photos finished, 2 failed (see failed/20261129-140000-0001/)."))
+    }
+
+    /// A batch on its way is counted alike everywhere: the open batch as its photos finish
+    /// ("4 of 6 done, 2 in progress"), then the run, then its last stage.
+    @Test func progressIsSaidAlikeEverywhere() {
+        var shop = ServiceStatus.Inbox(name: "shop", root: "/srv/shop")
+        shop.open = .init(batch: "20261205-021627-05c3", done: 4, total: 6, inProgress: 2, stage: .open)
+        var status = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: [shop])
+        #expect(status.summary == "shop: open batch 4 of 6 done, 2 in progress")
+        var lines = StatusText.render(shop, running: true, updated: Date()).components(separatedBy: "\r\n")
+        #expect(lines.contains("Batch 20261205-021627-05c3 is open (more photos may join): 4 of 6 photos done, 2 in progress."), "\(lines)")
+        shop.open = nil
+        shop.processing = .init(batch: "20261205-021627-05c3", done: 6, total: 6, failed: 1, stage: .outputs, makes: ["story"])
+        status.inboxes = [shop]
+        #expect(status.summary == "shop: processing 6 of 6 done (1 failed), making the report and story")
+        lines = StatusText.render(shop, running: true, updated: Date()).components(separatedBy: "\r\n")
+        #expect(lines.contains("Processing batch 20261205-021627-05c3: 6 of 6 photos done (1 failed), making the report and story."), "\(lines)")
+        // A status file written before there were stages still reads.
+        let old = #"{"batch":"b","done":2,"total":3}"#
+        let decoded = try? JSONDecoder().decode(ServiceStatus.Progress.self, from: Data(old.utf8))
+        #expect(decoded?.words == "2 of 3 done")
     }
 
     @Test func idleAndStopped() {

@@ -60,7 +60,10 @@ public enum BatchWork {
     ///   - limits: the photo limits and workers.
     ///   - stop: once requested, no new photo starts.
     ///   - log: where warnings go.
-    ///   - progress: (done, total) after each photo.
+    ///   - progress: (done, total) as the run starts (the photos finished while the batch
+    ///     was open, or before a stop, are done) and after each photo.
+    ///   - started: a photo's 1-based index as its work begins in this run; 0 as the batch's own
+    ///     outputs (story, colour card) begin, once every photo is done.
     /// - Throws: `BatchError` when a step of the batch itself cannot be done: `.system` (disk
     ///   full while writing the report, permissions on `out/`), `.data` (the template stored
     ///   with the batch no longer validates, its manifest or published report does not decode).
@@ -73,6 +76,7 @@ public enum BatchWork {
     public static func finish(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, log: Logger,
                               early: EarlyJournal.Progress? = nil,
                               progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+                              started: @escaping @Sendable (Int) -> Void = { _ in },
                               announce: @Sendable (Report) async -> Void = { _ in })
         async throws(BatchError) -> Outcome {
         // A share (or a dead one: statfs fails) counts I/O and connection errors as its own.
@@ -80,7 +84,7 @@ public enum BatchWork {
         do throws(BatchError) {
             try BatchError.wrap { () throws(SystemError) in try batch.lock.locks.givenBack.settle(batch.journals) }
             return try await steps(batch, limits: limits, stop: stop, shared: shared, early: early, log: log, progress: progress,
-                                   announce: announce)
+                                   started: started, announce: announce)
         } catch .system(let error) where ShareHealth.isShareFailure(error, shared: shared) {
             batch.lock.locks.givenBack.record(batch.folder, [])
             batch.lock.release()
@@ -91,6 +95,7 @@ public enum BatchWork {
     static func steps(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, shared: Bool,
                       early: EarlyJournal.Progress? = nil, log: Logger,
                       progress: @escaping @Sendable (Int, Int) -> Void,
+                      started: @escaping @Sendable (Int) -> Void = { _ in },
                       announce: @Sendable (Report) async -> Void) async throws(BatchError) -> Outcome {
         var batch = batch
         let layout = batch.layout, id = batch.id, folder = batch.folder
@@ -132,7 +137,8 @@ public enum BatchWork {
         }
         do throws(SystemError) {
             return try await run(batch, template: template, sources: sources, contents: contents, limits: limits,
-                                 stop: stop, shared: shared, early: early, log: log, progress: progress, announce: announce)
+                                 stop: stop, shared: shared, early: early, log: log, progress: progress, started: started,
+                                 announce: announce)
         } catch {
             throw .system(error)
         }
@@ -167,6 +173,7 @@ public enum BatchWork {
     static func run(_ batch: ClaimedBatch, template: Template, sources: [BatchRunner.Source], contents: BatchContents,
                     limits: BatchLimits, stop: StopRequest, shared: Bool, early: EarlyJournal.Progress? = nil, log: Logger,
                     progress: @escaping @Sendable (Int, Int) -> Void,
+                    started photoStarted: @escaping @Sendable (Int) -> Void = { _ in },
                     announce: @Sendable (Report) async -> Void) async throws(SystemError) -> Outcome {
         let layout = batch.layout, id = batch.id, folder = batch.folder
         let staged = folder + "/out"
@@ -224,6 +231,7 @@ public enum BatchWork {
                 log.warning("cannot journal \(item.source) (it would be done again after a crash): \(error)", fields)
             }
         }, onStart: { index in
+            photoStarted(index)
             watch.mirror()
             watch.starting(index)
             do throws(SystemError) {

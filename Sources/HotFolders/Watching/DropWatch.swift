@@ -275,12 +275,11 @@ public final class DropWatch {
     /// then.
     public private(set) var generation = 0
 
-    /// Files settling, and files settled waiting for their batch to close (or being claimed:
-    /// they are still in drop/ until the claim moves them).
-    /// Files taken into the open batch count as pending until it closes (those being claimed
-    /// among them once).
+    /// Files settling, and files settled waiting for their batch (or being claimed: they are
+    /// still in drop/ until the claim moves them). Files claimed into the open batch are no
+    /// longer here: the service counts them as the open batch's.
     public var counts: (settling: Int, pending: Int) {
-        (batcher.settlingCount, batcher.pendingCount + max(batcher.openCount, claiming.count))
+        (batcher.settlingCount, batcher.pendingCount + claiming.count)
     }
 
     /// Opens `drop/` and adds its inotify watches (or falls back to polling, with a warning).

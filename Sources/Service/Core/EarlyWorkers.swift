@@ -19,8 +19,23 @@ final class EarlyWorkers: Sendable {
         var inbox: String
     }
 
+    /// How far one open batch's photos are here, as the service shows it (`ServiceStatus.Progress`).
+    struct Tally: Sendable, Equatable {
+        /// Photos finished (or failed) while the batch was open.
+        var done = 0
+        var failed = 0
+        /// Photos being finished now (each holds a worker slot).
+        var inProgress = 0
+        /// Files claimed that are no photo of their own (a sidecar): not counted as photos.
+        var notPhotos = 0
+    }
+
     let queue: any PhotoTaskQueue
     private let open = Mutex<[String: Open]>([:])
+    /// By batch folder: the batch's inbox and id, and its tally.
+    private let tallies = Mutex<[String: (inbox: String, batch: String, tally: Tally)]>([:])
+    /// Told of each change of a tally (inbox, batch id, the tally).
+    private let onTally: @Sendable (String, String, Tally) -> Void
     private let loops = Mutex<[Task<Void, Never>]>([])
     private let stop: StopRequest
     private let log: Logger
@@ -34,10 +49,12 @@ final class EarlyWorkers: Sendable {
         var why: String
     }
 
-    init(queue: any PhotoTaskQueue = MemoryTaskQueue(), stop: StopRequest, log: Logger) {
+    init(queue: any PhotoTaskQueue = MemoryTaskQueue(), stop: StopRequest, log: Logger,
+         onTally: @escaping @Sendable (String, String, Tally) -> Void = { _, _, _ in }) {
         self.queue = queue
         self.stop = stop
         self.log = log
+        self.onTally = onTally
         opener = nil
     }
 
@@ -45,10 +62,12 @@ final class EarlyWorkers: Sendable {
     /// host's claims), each batch opened from the share as its first task comes (`runner`:
     /// this host's runner for a batch's template and inbox, or why it cannot be made).
     init(queue: any PhotoTaskQueue, stop: StopRequest, log: Logger, workers: Int,
+         onTally: @escaping @Sendable (String, String, Tally) -> Void = { _, _, _ in },
          runner: @escaping @Sendable (_ manifest: Manifest) -> Result<BatchRunner, CannotOpen>) {
         self.queue = queue
         self.stop = stop
         self.log = log
+        self.onTally = onTally
         let adopted = Mutex<[String: Open]>([:])
         opener = { task in
             if let known = adopted.withLock({ $0[task.folder] }) { return .success(known) }
@@ -145,6 +164,29 @@ final class EarlyWorkers: Sendable {
         return progress
     }
 
+    /// What this host did of the batch's photos while it was open (in a cluster: its share).
+    func tally(_ batch: ClaimedBatch) -> Tally {
+        tallies.withLock { $0[batch.folder]?.tally } ?? Tally()
+    }
+
+    /// The batch's run has begun (its own counts from now): its tally goes.
+    func forgetTally(_ batch: ClaimedBatch) {
+        _ = tallies.withLock { $0.removeValue(forKey: batch.folder) }
+    }
+
+    /// Changes the tally of `task`'s batch and says so.
+    private func count(_ task: OpenPhotoTask, inbox: String, _ change: (inout Tally) -> Void) {
+        let tally = tallies.withLock { all -> Tally in
+            // Batches of other hosts (a cluster) are counted too, and forgotten in bulk.
+            if all[task.folder] == nil, all.count >= 256 { all = all.filter { $0.value.tally.inProgress > 0 } }
+            var entry = all[task.folder] ?? (inbox, task.id.batch, Tally())
+            change(&entry.tally)
+            all[task.folder] = entry
+            return entry.tally
+        }
+        onTally(inbox, task.id.batch, tally)
+    }
+
     /// Stopping: no task starts any more; returns once those in flight are done.
     func finishAll() async {
         queue.stop()
@@ -194,7 +236,10 @@ final class EarlyWorkers: Sendable {
         let fields: LogFields = ["INBOX": batch.inbox, "BATCH": task.id.batch, "FILE": task.source.escaped]
         let source = BatchRunner.Source(path: FilePath(task.folder).appending("src").appending(task.source), file: task.source)
         // A sidecar, a text file: no photo of its own; the batch's contents decide at close.
-        guard !BatchContents.read([source]).photos.isEmpty else { return .left("not a photo of its own") }
+        guard !BatchContents.read([source]).photos.isEmpty else {
+            count(task, inbox: batch.inbox) { $0.notPhotos += 1 }
+            return .left("not a photo of its own")
+        }
         let folder = EarlyJournal.outputFolder(task.id.photo, batchFolder: task.folder)
         do throws(SystemError) {
             try Files.makeDirectories(folder)
@@ -206,7 +251,11 @@ final class EarlyWorkers: Sendable {
         // In a cluster the task's start and end are the database's (its take and completion):
         // several hosts appending to one file on a share is not safe.
         let onShare = queue.journalsOnShare
+        let began = Mutex(false)
+        defer { if began.withLock({ $0 }) { count(task, inbox: batch.inbox) { $0.inProgress -= 1 } } }
         let early = await runner.finishEarly(source, photo: task.id.photo, batch: task.id.batch, folder: folder) {
+            began.withLock { $0 = true }
+            count(task, inbox: batch.inbox) { $0.inProgress += 1 }
             guard !stop.isRequested, onShare else { return }
             do throws(SystemError) {
                 try EarlyJournal.started(task.id.photo, source: task.source, to: batch.journals)
@@ -225,6 +274,13 @@ final class EarlyWorkers: Sendable {
         } catch {
             log.warning("cannot journal \(task.source.escaped) finished early: \(error); it is finished again when the batch closes", fields)
             return .left("cannot journal it finished: \(error)")
+        }
+        // Done and no longer in progress in one change: the counts never add up to more.
+        let failed = early.item.status == .failed, wasBegun = began.withLock { b in defer { b = false }; return b }
+        count(task, inbox: batch.inbox) {
+            $0.done += 1
+            if failed { $0.failed += 1 }
+            if wasBegun { $0.inProgress -= 1 }
         }
         return .done(early)
     }

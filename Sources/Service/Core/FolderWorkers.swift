@@ -67,8 +67,11 @@ final class FolderWorkers: Sendable {
         deliveries = BatchDeliveries(board: board, metrics: metrics, log: log)
         slots = WorkerSlots(batchSlots)
         let me = WeakWorkers()
+        let tally: @Sendable (String, String, EarlyWorkers.Tally) -> Void = { inbox, batch, tally in
+            me.value?.tallied(inbox: inbox, batch: batch, tally)
+        }
         if let tasks {
-            early = EarlyWorkers(queue: tasks.queue, stop: stop, log: log, workers: tasks.workers) { manifest in
+            early = EarlyWorkers(queue: tasks.queue, stop: stop, log: log, workers: tasks.workers, onTally: tally) { manifest in
                 // A batch another host claimed, finished here under this host's limits.
                 guard let limits = me.value?.limits.withLock({ $0 }) else {
                     return .failure(EarlyWorkers.CannotOpen(why: "this host is stopping"))
@@ -80,7 +83,7 @@ final class FolderWorkers: Sendable {
                 }
             }
         } else {
-            early = EarlyWorkers(stop: stop, log: log)
+            early = EarlyWorkers(stop: stop, log: log, onTally: tally)
         }
         self.onEvent = onEvent
         self.onFinished = onFinished
@@ -130,6 +133,43 @@ final class FolderWorkers: Sendable {
         queued.continuation.yield(batch)
     }
 
+    /// The files each open batch holds (by batch id): its photos as the status counts them,
+    /// less the tally's files that are no photo.
+    private let openFiles = Mutex<[String: Int]>([:])
+
+    /// The folder's open batch now (`nil`: none is open): shown with what its photos' tally says.
+    func showOpen(inbox: String, _ batch: ClaimedBatch?) {
+        guard let batch else {
+            board.update(inbox) { $0.open = nil }
+            return
+        }
+        let files = batch.manifest.items.count
+        openFiles.withLock { all in
+            if all[batch.id] == nil, all.count >= 64 { all.removeAll() }
+            all[batch.id] = files
+        }
+        let progress = Self.progress(batch.id, files: files, early.tally(batch), stage: .open)
+        board.update(inbox) { $0.open = progress }
+    }
+
+    /// A tally changed: the open batch, or the closed one whose run has not begun (its files
+    /// are still known here), shows it.
+    private func tallied(inbox: String, batch: String, _ tally: EarlyWorkers.Tally) {
+        guard let files = openFiles.withLock({ $0[batch] }) else { return }
+        board.update(inbox) {
+            if $0.open?.batch == batch {
+                $0.open = Self.progress(batch, files: files, tally, stage: .open)
+            } else if let p = $0.processing, p.batch == batch {
+                $0.processing = Self.progress(batch, files: files, tally, stage: .photos)
+            }
+        }
+    }
+
+    static func progress(_ batch: String, files: Int, _ tally: EarlyWorkers.Tally, stage: ServiceStatus.Progress.Stage) -> ServiceStatus.Progress {
+        ServiceStatus.Progress(batch: batch, done: tally.done, total: max(tally.done + tally.inProgress, files - tally.notPhotos),
+                               inProgress: tally.inProgress, failed: tally.failed, stage: stage)
+    }
+
     /// The batch ids `inbox` works on (queued or running, and what they redo).
     func inUse(_ inbox: String) -> Set<String> {
         held.withLock { $0[inbox].map { $0.values.reduce(into: Set<String>()) { $0.formUnion($1) } } ?? [] }
@@ -152,9 +192,18 @@ final class FolderWorkers: Sendable {
     private func process(_ batch: ClaimedBatch, inbox: String, limits: BatchLimits) async {
         let fields: LogFields = ["INBOX": inbox, "BATCH": batch.id]
         let total = batch.manifest.items.count
-        board.update(inbox) { $0.processing = .init(batch: batch.id, done: 0, total: total) }
+        // What its run makes besides the report, for the words of its last stage.
+        let template = try? batch.manifest.template.template()
+        let makes = (template?.stitch != nil ? ["story"] : []) + (template?.colorCard == true ? ["colour card"] : [])
+        // Until its run begins: its photos finished while it was open (some may still be in
+        // flight), as the open batch showed them.
+        openFiles.withLock { if $0[batch.id] == nil { $0[batch.id] = total } }
+        let before = Self.progress(batch.id, files: total, early.tally(batch), stage: .photos)
+        board.update(inbox) { $0.processing = before }
         var stoppedAt = 0
         defer {
+            early.forgetTally(batch)
+            _ = openFiles.withLock { $0.removeValue(forKey: batch.id) }
             board.update(inbox) {
                 $0.processing = nil
                 if stoppedAt > 0 { $0.parked = ($0.parked ?? 0) + stoppedAt }
@@ -168,9 +217,31 @@ final class FolderWorkers: Sendable {
         do throws(BatchError) {
             let progress = Mutex(0)
             let life = Mutex(BatchLife(id: batch.id, inbox: inbox, folder: batch.layout.out + "/" + batch.id))
-            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log, early: recorded, progress: { [board] done, total in
+            // This run's counts: photos done (from where it starts), begun, and its stage.
+            let run = Mutex((first: Int?.none, begun: 0, total: total, outputs: false))
+            let show: @Sendable () -> Void = { [board] in
+                let r = run.withLock { $0 }
+                let done = progress.withLock { $0 }
+                let inProgress = max(0, r.begun - (done - (r.first ?? done)))
+                board.update(inbox) {
+                    $0.processing = ServiceStatus.Progress(batch: batch.id, done: done, total: r.total, inProgress: r.outputs ? 0 : inProgress,
+                                                           stage: r.outputs ? .outputs : .photos, makes: makes)
+                }
+            }
+            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log, early: recorded, progress: { [self] done, total in
                 progress.withLock { $0 = done }
-                board.update(inbox) { $0.processing = .init(batch: batch.id, done: done, total: total) }
+                let first = run.withLock { r -> Bool in
+                    defer { r.total = total }
+                    guard r.first == nil else { return false }
+                    r.first = done
+                    return true
+                }
+                // The run counts from here: the tally no longer shows.
+                if first { _ = openFiles.withLock { $0.removeValue(forKey: batch.id) } }
+                show()
+            }, started: { index in
+                run.withLock { if index == 0 { $0.outputs = true } else { $0.begun += 1 } }
+                show()
             }, announce: { [self] report in
                 carryOut(life.withLock { $0.handle(.published(report)) }, inbox: inbox)
             })

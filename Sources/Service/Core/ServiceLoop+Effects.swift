@@ -100,6 +100,7 @@ extension ServiceLoop {
             case .claim(let names, let open, let closes):
                 startClaim(hotFolder, names, into: open, closes: closes)
             case .closed(let batch):
+                workers.showOpen(inbox: hotFolder.name, nil)
                 workers.early.close(batch)
             case .closeOnShare(let batch):
                 closeOnShare(batch, hotFolder)
@@ -107,6 +108,7 @@ extension ServiceLoop {
                 locksWaiting += 1
                 workers.enqueue(batch, to: hotFolder.name)
             case .forget(let batch):
+                workers.showOpen(inbox: hotFolder.name, nil)
                 workers.early.forget(batch)
                 hotFolder.watch?.abandonOpen()
             case .log(let line):
@@ -271,6 +273,7 @@ extension ServiceLoop {
                 hotFolder.watch?.adopt(batch.batch.photoCount, now: now())
                 carryOut(hotFolder.claims.handle(.adopted(batch.batch, stopping: stopping, hold: hold(of: batch.batch)), now: now()),
                          hotFolder)
+                if hotFolder.claims.open?.id == batch.batch.id { workers.showOpen(inbox: hotFolder.name, batch.batch) }
             case .queue(let batch):
                 carryOut(hotFolder.claims.handle(.queue([batch.batch]), now: now()), hotFolder)
             case .lookAtDead(let key, let from, let lock):

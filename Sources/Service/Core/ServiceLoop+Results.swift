@@ -154,6 +154,7 @@ extension ServiceLoop {
                     roles?.hold(batch.key)
                 }
                 workers.early.add(batch, items: added, first: first)
+                workers.showOpen(inbox: hotFolder.name, batch)
                 unreadable = Self.unreadable(added, of: batch)
             }
         case .failed(let error) where ShareHealth.isShareFailure(error, shared: hotFolder.system?.isShared ?? false):
