@@ -137,7 +137,7 @@ let package = Package(
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "System", "TestSupport"]),
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "PostgresHarness", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
-        .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Configuration", "JSON5", "System", "TestSupport"]),
+        .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "Configuration", "JSON5", "System", "TestSupport"]),
     ],
     cxxLanguageStandard: .cxx17
 )

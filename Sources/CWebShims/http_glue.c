@@ -51,6 +51,7 @@ pf_http_server *pf_http_start(const struct pf_http_options *o) {
         { MHD_OPTION_LISTEN_SOCKET, o->listen_fd, NULL },
         { MHD_OPTION_THREAD_POOL_SIZE, o->threads > 1 ? o->threads : 0, NULL },
         { MHD_OPTION_CONNECTION_LIMIT, o->connection_limit, NULL },
+        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, o->per_address_limit, NULL },
         { MHD_OPTION_CONNECTION_TIMEOUT, o->timeout_seconds, NULL },
         { MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t) o->memory_limit, NULL },
         { MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) o->completed, o->completed_cls },

@@ -131,7 +131,12 @@ public enum HTTPReply {
     /// A form follows (`multipart/form-data` or `application/x-www-form-urlencoded`, read by
     /// libmicrohttpd's post processor): `receiver` is given its parts as they arrive and
     /// answers once the body is in. Another content type answers 415.
-    case receiveForm(any HTTPFormReceiver)
+    ///
+    /// `limit` bounds the body as it arrives, whatever its framing: a `Content-Length` says
+    /// its size before a byte is read (the handler refuses it then), a chunked body does not,
+    /// so its bytes are counted, and the connection is cut the moment they pass `limit` (the
+    /// receiver is told to `abandon`): no body, however sent, is read without end.
+    case receiveForm(any HTTPFormReceiver, limit: Int = .max)
 }
 
 /// Takes one request's form as it arrives, part after part (a field, or a file of a

@@ -21,6 +21,10 @@ public final class HTTPServer: Sendable {
         public var threads = 2
         /// Connections open at once (more are closed as they come).
         public var connectionLimit = 1000
+        /// Connections open at once from one address (more from it are closed as they come; 0:
+        /// no limit): one client cannot take every connection. Behind a reverse proxy every
+        /// connection comes from the proxy's address.
+        public var perAddressLimit = 0
         /// A connection idle for this long is closed (a slow or stalled client).
         public var idleSeconds = 30
         /// Per connection: the request head (larger heads answer 431) and the read buffer.
@@ -102,7 +106,8 @@ public final class HTTPServer: Sendable {
         }
         var options = pf_http_options(
             listen_fd: socket, threads: UInt32(max(1, settings.threads)),
-            connection_limit: UInt32(settings.connectionLimit), timeout_seconds: UInt32(settings.idleSeconds),
+            connection_limit: UInt32(settings.connectionLimit), per_address_limit: UInt32(max(0, settings.perAddressLimit)),
+            timeout_seconds: UInt32(settings.idleSeconds),
             memory_limit: settings.connectionMemory, tls_key_pem: key.map { UnsafePointer($0) },
             tls_cert_pem: certificate.map { UnsafePointer($0) },
             handler: accessHandler, handler_cls: context.toOpaque(),
@@ -139,12 +144,16 @@ private final class RequestState {
     let receiver: any HTTPFormReceiver
     var processor: OpaquePointer?
     var partOpen = false
+    /// The body's bytes so far, and how many it may have (`HTTPReply.receiveForm`).
+    var received = 0
+    let limit: Int
     /// An answer given before the body ended (sent once the body is in).
     var early: HTTPResponse?
     var done = false
 
-    init(receiver: any HTTPFormReceiver) {
+    init(receiver: any HTTPFormReceiver, limit: Int) {
         self.receiver = receiver
+        self.limit = limit
     }
 
     /// The post processor's calls, turned into parts: a piece at offset 0 starts a new part.
@@ -219,8 +228,8 @@ extension HTTPServer.Context {
             switch handler.reply(to: request) {
             case .response(let response):
                 return Self.queue(response, on: connection) ? .YES : .NO
-            case .receiveForm(let receiver):
-                let state = RequestState(receiver: receiver)
+            case .receiveForm(let receiver, let limit):
+                let state = RequestState(receiver: receiver, limit: limit)
                 let pointer = Unmanaged.passRetained(state).toOpaque()
                 state.processor = MHD_create_post_processor(connection, 64 << 10, formIterator, pointer)
                 guard state.processor != nil else {
@@ -237,6 +246,18 @@ extension HTTPServer.Context {
         if uploadSize.pointee > 0, let uploadData {
             let size = uploadSize.pointee
             uploadSize.pointee = 0
+            // A body past its limit (chunked: its size was not known from its head) is cut
+            // here, whether it is still being read or only discarded after an early answer:
+            // the connection closes, nothing more of it is read.
+            state.received += size
+            if state.received > state.limit {
+                if !state.done {
+                    state.done = true
+                    state.receiver.abandon()
+                }
+                log("a request body passed its limit of \(state.limit) bytes (sent without a length): the connection is cut")
+                return .NO
+            }
             if state.done { return .YES }  // discarded: the answer is given
             guard let processor = state.processor, MHD_post_process(processor, uploadData, size) == .YES else {
                 // libmicrohttpd 0.9.75 queues a response only before the body or after all of

@@ -1,3 +1,5 @@
+import System
+
 /// Context for a log line, as fields (`INBOX`, `BATCH`, `FILE`): the journal indexes them
 /// (`journalctl INBOX=shop`). Callers never paste them into the text themselves: the `Logger`
 /// leads the sentence with them (`Logger.text`), so every line a person reads names its
@@ -36,9 +38,16 @@ public struct Logger: Sendable {
     /// A logger that drops everything.
     public static let silent = Logger { _, _, _ in }
 
+    /// Logs `message`. Control characters in it and in the fields (a file's name, a login
+    /// name, an address a client sent) are written escaped (`\x1B`, `\u{202E}`): nothing a
+    /// client sends reaches a terminal or the journal as an escape sequence, a forged line
+    /// or text shown backwards.
     public func log(_ priority: Priority, _ message: String, _ fields: LogFields = [:]) {
-        let all = context.isEmpty ? fields : context.merging(fields) { _, line in line }
-        sink(priority, Self.text(message, all), all)
+        var all = context.isEmpty ? fields : context.merging(fields) { _, line in line }
+        for (key, value) in all where value.unicodeScalars.contains(where: ControlCharacters.contains) {
+            all[key] = ControlCharacters.escaped(value)
+        }
+        sink(priority, Self.text(ControlCharacters.escaped(message), all), all)
     }
 
     /// A logger that adds `fields` to every line (a line's own fields win): hand one to the

@@ -33,6 +33,8 @@ public final class HotFolderService: Sendable {
     private let inForce = Mutex<ServiceSetup?>(nil)
     /// The program's version (what the cluster's other hosts see of this one).
     private let version: String
+    /// The loop's mailbox while the service runs (`submit`).
+    private let mailbox = Mutex<Mailbox<ServiceLoop.Message>?>(nil)
 
     /// - Parameters:
     ///   - reload: reads and validates the setup again (SIGHUP).
@@ -56,6 +58,17 @@ public final class HotFolderService: Sendable {
 
     /// The setup in force (changes at a reload); nil before the first one is applied.
     public var setupInForce: ServiceSetup? { inForce.withLock { $0 } }
+
+    /// Queues a batch claimed outside the service's own claims (a redo, or a photo tried again,
+    /// that the web console made with `Redo.claim`) for the hot folder `inbox`: it is finished
+    /// in turn like a batch claimed from drop/, and reported as such.
+    /// - Returns: false when the service is not running (stopping, or not started): the batch
+    ///   then waits in .work/ and is recovered at the next start or rescan.
+    public func submit(_ batch: ClaimedBatch, to inbox: String) -> Bool {
+        guard !stop.isRequested, let mailbox = mailbox.withLock({ $0 }) else { return false }
+        mailbox.post(.recovered(inbox: inbox, [batch]))
+        return true
+    }
 
     /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0; 1 when the
     /// loop could not be started). Raises the open-file limit first.
@@ -110,6 +123,8 @@ public final class HotFolderService: Sendable {
         let loop: ServiceLoop
         do throws(SystemError) {
             mailbox = try Mailbox()
+            self.mailbox.withLock { [mailbox] in $0 = mailbox }
+            defer { self.mailbox.withLock { $0 = nil } }
             let tasks = clusterTasks.map { queue -> (queue: any PhotoTaskQueue, workers: Int) in (queue, setup.limits.effectiveWorkers) }
             let workers = FolderWorkers(board: board, metrics: metrics, stop: stop, log: log,
                                         batchSlots: setup.limits.effectiveWorkers + 2, tasks: tasks,

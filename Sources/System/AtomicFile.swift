@@ -26,17 +26,19 @@ public enum AtomicFile {
     /// still open (smbnetfs: `EBUSY`). Where `rename` cannot replace the name (`EEXIST`,
     /// `EBUSY`, `EACCES`, `EPERM` with a file there), the old file is removed and the rename
     /// tried again: a reader may then find no file for an instant, never half of one.
-    /// - Parameter durability: what is durable when it returns (default: the file and its name).
+    /// - Parameters:
+    ///   - durability: what is durable when it returns (default: the file and its name).
+    ///   - permissions: the new file's mode (less what the umask takes away).
     /// - Throws: `SystemError` naming the path and the system's reason; nothing is left
     ///   behind (the temporary file is removed).
     public static func write(_ bytes: some Collection<UInt8>, to path: some FilePathRepresentable,
-                             _ durability: Durability = .durable) throws(SystemError) {
+                             _ durability: Durability = .durable, permissions: mode_t = 0o644) throws(SystemError) {
         let path = path.filePath
         guard let name = path.lastComponent else { throw SystemError("write", path.description, errno: EISDIR) }
         let folder = try Directory(path.parent)
         let temp = temporaryName(for: name)
         do throws(SystemError) {
-            let file = try folder.open(temp, .write, [.create, .exclusive], permissions: 0o644)
+            let file = try folder.open(temp, .write, [.create, .exclusive], permissions: permissions)
             try file.write(bytes)
             try file.sync()
             file.close()

@@ -29,18 +29,38 @@ public final class WebConsole: Sendable {
         public var idleSeconds = 60
         /// Connections at once per socket.
         public var connectionLimit = 1000
+        /// Connections at once from one address (one client cannot take them all); none
+        /// behind trusted proxies, whose one address carries every client.
+        public var perAddressLimit = 64
         /// How long a login lasts.
         public var sessionLifetime = Duration.seconds(12 * 3600)
+        /// The reverse proxies whose `X-Forwarded-For` is believed (`web.trustedProxies`).
+        public var trustedProxies: [AddressRange] = []
+        /// Where the sessions are kept across restarts (nil: in memory only).
+        public var sessionsFile: String?
 
         public init(usersFile: String, tls: (certificate: String, key: String)? = nil) {
             self.usersFile = usersFile
             self.tls = tls
+            sessionsFile = Self.sessionsFile(usersFile: usersFile)
         }
 
         /// The settings a config gives.
         public init(config: Config) {
             self.init(usersFile: config.users,
                       tls: config.web.tlsCertificate.flatMap { c in config.web.tlsKey.map { (c, $0) } })
+            trustedProxies = config.web.trustedProxies
+            if !trustedProxies.isEmpty { perAddressLimit = 0 }
+        }
+
+        /// Where the sessions are kept: the service's state folder (`$STATE_DIRECTORY`, which
+        /// systemd sets: /var/lib/photofinish), else beside the users file.
+        static func sessionsFile(usersFile: String, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+            if let state = environment["STATE_DIRECTORY"]?.split(separator: ":").first, !state.isEmpty {
+                return String(state) + "/console-sessions.json"
+            }
+            let folder = (usersFile as NSString).deletingLastPathComponent
+            return (folder.isEmpty ? "." : folder) + "/console-sessions.json"
         }
     }
 
@@ -55,8 +75,13 @@ public final class WebConsole: Sendable {
         self.log = log
         self.source = source
         handler = ConsoleHandler(source: source, users: UsersFile(path: settings.usersFile, log: log),
-                                 sessions: Sessions(lifetime: settings.sessionLifetime), log: log)
+                                 sessions: Sessions(lifetime: settings.sessionLifetime, store: settings.sessionsFile, log: log),
+                                 log: log, trustedProxies: settings.trustedProxies)
     }
+
+    /// Where the console listens, as `http://0.0.0.0:8732/`, once started.
+    public var addresses: [String] { listening.withLock { $0 } }
+    private let listening = Mutex<[String]>([])
 
     /// The listening sockets systemd passed as `web` (none: no console).
     public static func socketsFromSystemd() -> [Int32] {
@@ -72,6 +97,7 @@ public final class WebConsole: Sendable {
         http.threads = settings.threads
         http.idleSeconds = settings.idleSeconds
         http.connectionLimit = settings.connectionLimit
+        http.perAddressLimit = settings.perAddressLimit
         http.connectionMemory = 64 << 10
         http.nice = 10
         http.busy = { [source] in source.snapshot().isFinishing }
@@ -89,19 +115,50 @@ public final class WebConsole: Sendable {
             }
         }
         var started: [HTTPServer] = []
+        var urls: [String] = []
+        var warnings: [String] = []
         for socket in sockets {
             let address = Self.address(of: socket)
             do throws(HTTPServer.StartError) {
                 started.append(try HTTPServer(socket: socket, settings: http, handler: handler) { [log] message in
                     log.info("web: \(message)")
                 })
-                log.notice("web console on \(http.tls == nil ? "http" : "https")://\(address)/ (users: \(settings.usersFile))")
+                let url = "\(http.tls == nil ? "http" : "https")://\(address)/"
+                urls.append(url)
+                log.notice("web console on \(url) (users: \(settings.usersFile))")
+                if http.tls == nil, !Self.isLoopback(address) {
+                    let warning = Self.plainWarning(url)
+                    warnings.append(warning)
+                    log.warning("web: \(warning)")
+                }
             } catch {
                 log.error("web: cannot serve \(address): \(error)")
             }
         }
         servers.withLock { $0 += started }
+        listening.withLock { $0 += urls }
+        handler.warnings.withLock { $0 += warnings }
         return !started.isEmpty
+    }
+
+    /// What is said (journal, `check`, the console's foot for administrators) of a console in
+    /// plain HTTP beyond this machine.
+    public static func plainWarning(_ url: String) -> String {
+        "the console at \(url) speaks plain HTTP beyond this machine: passwords, session cookies and photos cross the network unencrypted. "
+            + "Set web.tlsCertificate and web.tlsKey (HTTPS), or listen on 127.0.0.1 behind a reverse proxy that speaks HTTPS "
+            + "(systemctl edit photofinish-web.socket: ListenStream=127.0.0.1:8732)"
+    }
+
+    /// Whether an address (`127.0.0.1:8732`, `[::1]:8732`, `local`) is this machine's only.
+    public static func isLoopback(_ address: String) -> Bool {
+        var host = address
+        if host.hasPrefix("["), let end = host.firstIndex(of: "]") {
+            host = String(host[host.index(after: host.startIndex)..<end])
+        } else if let colon = host.lastIndex(of: ":"), host.filter({ $0 == ":" }).count == 1 {
+            host = String(host[..<colon])
+        }
+        return host.hasPrefix("127.") || host == "::1" || host.hasPrefix("::ffff:127.") || host == "localhost"
+            || host.hasPrefix("socket ") || host.hasPrefix("/") || host == "local"
     }
 
     /// Stops accepting and closes every connection (an upload under way is removed).

@@ -138,7 +138,7 @@ enum Commands {
             name: "user", synopsis: "add NAME [--inbox A,B | --admin] [--password-stdin] | remove NAME | list [--config FILE]",
             summary: "The web console's logins: add, remove, list.",
             details: """
-                Writes the users file the config names (users, default /etc/photofinish/users.json5;
+                Writes the users file the config names (users, default /var/lib/photofinish/users.json5;
                 mode 0640, group photofinish) with yescrypt hashes (libcrypt). add asks for the
                 password twice on the terminal (or reads one line of standard input with
                 --password-stdin) and replaces the password and folders of a user that exists. A

@@ -6,7 +6,7 @@ import Web
 
 /// `photofinish user add NAME [--inbox A,B | --admin] [--config F] [--password-stdin]`,
 /// `user remove NAME`, `user list`: the web console's logins, in the users file the config
-/// names (`users`, default /etc/photofinish/users.json5). The console reads the file again
+/// names (`users`, default /var/lib/photofinish/users.json5). The console reads the file again
 /// whenever it changes: no reload needed.
 enum UserCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {

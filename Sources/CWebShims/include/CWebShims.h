@@ -13,6 +13,7 @@ struct pf_http_options {
     int listen_fd;                 /* a listening stream socket the server accepts on (never bound here) */
     unsigned int threads;          /* polling threads (epoll each), sharing the listening socket */
     unsigned int connection_limit; /* connections open at once; more are closed at accept */
+    unsigned int per_address_limit; /* connections open at once from one address (0: no limit) */
     unsigned int timeout_seconds;  /* a connection idle this long is closed */
     size_t memory_limit;           /* per connection: request head and read buffer */
     const char *tls_key_pem;       /* both set: HTTPS with GnuTLS; both NULL: plain HTTP */

@@ -25,11 +25,12 @@ public enum Redo {
     ///   - template: the template to finish it with (the folder's current one).
     ///   - order: the template's `order` (the files are sorted again, as at a claim).
     ///   - locks: the batch locks of this process (the new batch's is among them).
+    ///   - only: the filed sources to take (a failed photo tried again); nil: all of them.
     /// - Returns: the new batch, claimed and durable, its lock held: finish it with
     ///   `BatchWork.finish`.
     /// - Throws: `Refusal` for a batch id that is not one, or that has nothing filed.
     public static func claim(_ id: String, layout: HotFolderLayout, inbox: String, template: TemplateSnapshot,
-                             order: Template.Order, locks: BatchLocks, mover: Mover = Mover(.renameNoReplace),
+                             order: Template.Order, locks: BatchLocks, mover: Mover = Mover(.renameNoReplace), only: Set<FileName>? = nil,
                              now: Date = Date()) throws(Refusal) -> ClaimedBatch {
         guard BatchID.isValid(id) else {
             throw Refusal(description: "'\(id)' is not a batch id (YYYYMMDD-HHMMSS-xxxx, as in out/)")
@@ -39,11 +40,14 @@ public enum Redo {
         for kind in [layout.originals, layout.failed] {
             let path = kind + "/" + id
             guard Files.isDirectory(path), let folder = try? Directory(path), let names = try? folder.names() else { continue }
-            for name in names where !filed.contains(where: { $0.name == name }) {
+            for name in names where !filed.contains(where: { $0.name == name }) && only?.contains(name) != false {
                 if let st = try? folder.status(of: name), st.isRegular { filed.append((folder, name)) }
             }
         }
         guard !filed.isEmpty else {
+            if let only {
+                throw Refusal(description: "batch \(id) has none of \(only.map(\.escaped).sorted().joined(separator: ", ")) filed in originals/\(id)/ or failed/\(id)/")
+            }
             let known = Files.exists(layout.out + "/" + id)
             throw Refusal(description: known
                 ? "batch \(id) has no files left in originals/\(id)/ or failed/\(id)/ (originals: \"delete\"?): nothing to redo"

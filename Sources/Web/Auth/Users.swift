@@ -3,7 +3,7 @@ import JSON5
 import System
 
 /// The console's logins: the users file (config key `users`, default
-/// `/etc/photofinish/users.json5`), written by `photofinish user add|remove`, read by the
+/// `/var/lib/photofinish/users.json5`), written by `photofinish user add|remove` and the console's logins page, read by the
 /// console whenever it changes.
 ///
 /// ```json5
@@ -159,8 +159,10 @@ extension Users {
     public static let daemonGroup = "photofinish"
 
     /// Writes the users file atomically (temporary name, fsync, rename, fsync of the folder):
-    /// mode 0640; owner and group kept from the file it replaces, else root and group
-    /// `photofinish` when run as root and that group exists.
+    /// mode 0640. Run as root (`photofinish user`): owner and group kept from the file it
+    /// replaces, else the daemon's user `photofinish` (who then changes it from the console)
+    /// when there is one, else root and group `photofinish`. Run as anyone else (the service,
+    /// from the console): the file is theirs.
     /// - Returns: a warning for the person, when the daemon may be unable to read the file.
     /// - Throws: `SystemError` naming the path (nothing is left behind).
     @discardableResult
@@ -172,10 +174,14 @@ extension Users {
         var owner: (uid: uid_t, gid: gid_t)?
         var warning: String?
         var st = stat()
-        if stat(path, &st) == 0 {
+        if getuid() != 0 {
+            owner = nil
+        } else if stat(path, &st) == 0 {
             owner = (st.st_uid, st.st_gid)
         } else if getuid() == 0 {
-            if let group = getgrnam(Self.daemonGroup) {
+            if let user = getpwnam(Self.daemonGroup), !path.hasPrefix("/etc/") {
+                owner = (user.pointee.pw_uid, user.pointee.pw_gid)
+            } else if let group = getgrnam(Self.daemonGroup) {
                 owner = (0, group.pointee.gr_gid)
             } else if path.hasPrefix("/etc/") {
                 // The system's users file, for a daemon that runs as photofinish (not a demo's).

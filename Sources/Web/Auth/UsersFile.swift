@@ -1,6 +1,8 @@
 import Foundation
+import JSON5
 import HotFolders
 import Synchronization
+import System
 
 /// The users file as the console sees it: read again whenever its size, time or inode
 /// changed (a `stat` per request), so `photofinish user add|remove` takes effect at the next
@@ -9,6 +11,8 @@ final class UsersFile: Sendable {
     let path: String
     private let log: Logger
     private let state = Mutex<(key: String?, users: Users, problem: String?)>((nil, Users(), "not read yet"))
+    /// Held while the file is changed (`update`).
+    private let writing = Mutex(())
 
     init(path: String, log: Logger) {
         self.path = path
@@ -39,5 +43,42 @@ final class UsersFile: Sendable {
             if let problem { log.warning("web: \(problem): nobody can log in") } else { log.info("web: \(users.users.count) login\(users.users.count == 1 ? "" : "s") in \(path)") }
         }
         return (users, problem)
+    }
+
+    /// Changes the users file: read afresh, changed by `change`, written atomically (as
+    /// `photofinish user` writes it). One change at a time.
+    func update(_ change: (inout Users) throws(ConsoleRefusal) -> Void) -> Result<Void, ConsoleRefusal> {
+        writing.withLock { _ in
+            var users = Users()
+            if Files.existsFollowingLinks(path) {
+                do throws(JSON5Errors) {
+                    users = try Users.load(path: path)
+                } catch {
+                    return .failure(ConsoleRefusal("\(path) has errors (\(error.errors.first.map(\.description) ?? "")): fix them with photofinish user first"))
+                }
+            }
+            do throws(ConsoleRefusal) {
+                try change(&users)
+            } catch {
+                return .failure(error)
+            }
+            do throws(SystemError) {
+                try users.write(to: path)
+            } catch {
+                log.error("web: cannot write \(path): \(error)")
+                return .failure(ConsoleRefusal("the users file cannot be written (\(error.reason))" + (writeProblem.map { ": \($0)" } ?? "")))
+            }
+            _ = current()
+            return .success(())
+        }
+    }
+
+    /// Why the console cannot change the users file (its folder is not this process's to
+    /// write: a users file in /etc, which the service may not write), nil when it can.
+    var writeProblem: String? {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard access(folder.isEmpty ? "." : folder, W_OK) != 0 else { return nil }
+        return "the service cannot write the folder of the users file \(path): logins can be changed with photofinish user only "
+            + "(the package's default, /var/lib/photofinish/users.json5, is the service's to write)"
     }
 }

@@ -30,10 +30,43 @@ enum BatchFiles {
         }
         var folder = try Self.folder(layout, id)
         for name in path.dropLast() { folder = try folder.folder(name) }
-        let file = try folder.open(last, .read, [.noFollow])
+        return try regular(last, in: folder)
+    }
+
+    /// Opens `name` in `folder` for reading when it is a regular file: never through a
+    /// symlink, and without waiting (`O_NONBLOCK`: a FIFO planted there would hold the thread
+    /// in `open` until a writer came), its type checked on the descriptor before a byte is read.
+    /// - Throws: `SystemError` for a name missing, a symlink, a folder, a FIFO, a device…
+    static func regular(_ name: FileName, in folder: Directory) throws(SystemError) -> (FileDescriptor, FileStatus) {
+        let file = try folder.open(name, .read, [.noFollow, .nonBlocking])
         let status = try file.status()
         guard status.isRegular else { throw SystemError("open", file.path.description, errno: EISDIR) }
         return (file, status)
+    }
+
+    /// A source the batch filed: `originals/<id>/<name>`, else `failed/<id>/<name>` (a
+    /// regular file, opened as `regular` opens it).
+    static func original(_ layout: HotFolderLayout, _ id: String, _ name: FileName) throws(SystemError) -> (FileDescriptor, FileStatus) {
+        guard BatchID.isValid(id), let batch = FileName(id), name.bytes.first != UInt8(ascii: ".") else {
+            throw SystemError("open", id, errno: ENOENT)
+        }
+        var last = SystemError("open", name.escaped, errno: ENOENT)
+        for kind in [layout.originals, layout.failed] {
+            do throws(SystemError) {
+                return try regular(name, in: try Directory(kind).folder(batch))
+            } catch {
+                last = error
+            }
+        }
+        throw last
+    }
+
+    /// A path the report writes (`thumbs/IMG_1.jpg`) as the names of its parts; nil for one
+    /// that leaves the batch folder or names a hidden file.
+    static func path(_ text: String) -> [FileName]? {
+        let parts = text.split(separator: "/").map { FileName(String($0)) }
+        guard !parts.isEmpty, parts.allSatisfy({ $0 != nil && $0!.bytes.first != UInt8(ascii: ".") }) else { return nil }
+        return parts.compactMap { $0 }
     }
 
     /// Every regular file of the batch, sorted by path (folders first as they come in the sort:
@@ -66,9 +99,8 @@ enum BatchFiles {
             guard let st = try? folder.status(of: name), st.isRegular else { continue }
             if best == nil || st.modified > best!.1.modified { best = (name, st) }
         }
-        guard let (name, _) = best, let file = try? folder.open(name, .read, [.noFollow]),
-              let st = try? file.status(), st.isRegular else { return nil }
-        return (file, st)
+        guard let (name, _) = best else { return nil }
+        return try? regular(name, in: folder)
     }
 
     /// The content type a file is served with, by its extension (anything unknown is a download).

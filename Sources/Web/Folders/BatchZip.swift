@@ -9,7 +9,8 @@ import System
 /// (the next file's header, 256 KiB of its data, the central directory at the end), never the
 /// whole ZIP in memory — a few hundred KiB per download, whatever the batch's size. Entries
 /// are stored as they are (photos are compressed already), under `<batch-id>/`, so the ZIP
-/// unpacks into one folder whose `report.html` opens with its thumbnails.
+/// unpacks into one folder whose `report.html` opens with its thumbnails; every name in it
+/// is one Windows can make (`ZipNames`).
 ///
 /// One owner for libarchive's writer: freed when the stream ends or is dropped (a client that
 /// went away).
@@ -18,6 +19,8 @@ final class BatchZip: HTTPBodyStream {
     private let folder: Directory
     private let id: String
     private let files: [BatchFiles.Entry]
+    /// Each file's name in the ZIP (`ZipNames`), in the same order.
+    private let names: [String]
     private var next = 0
     private var current: FileDescriptor?
     private var finished = false
@@ -33,6 +36,7 @@ final class BatchZip: HTTPBodyStream {
         self.folder = folder
         self.id = id
         self.files = files
+        names = ZipNames.entries(id, files.map(\.path))
         self.log = log
         guard let a = archive_write_new() else { throw SystemError("start a ZIP of", id, errno: ENOMEM) }
         archive = a
@@ -107,12 +111,10 @@ final class BatchZip: HTTPBodyStream {
         var dir = folder
         do throws(SystemError) {
             for name in entry.path.dropLast() { dir = try dir.folder(name) }
-            let file = try dir.open(entry.path.last!, .read, [.noFollow])
-            let st = try file.status()
-            guard st.isRegular else { return }
+            let (file, st) = try BatchFiles.regular(entry.path.last!, in: dir)
             guard let e = archive_entry_new() else { return fail("out of memory") }
             defer { archive_entry_free(e) }
-            let name = ([id] + entry.path.map(\.readable)).joined(separator: "/")
+            let name = names[next - 1]
             archive_entry_set_pathname_utf8(e, name)
             archive_entry_set_size(e, st.size)
             archive_entry_set_filetype(e, 0o100000)  // AE_IFREG: a cast macro Swift does not import
@@ -132,5 +134,44 @@ final class BatchZip: HTTPBodyStream {
     private func fail(_ why: String) {
         log.warning("web: the ZIP of batch \(id) stops: \(why) (the download is cut, never short)")
         failed = true
+    }
+}
+
+/// Names of a ZIP's entries that unpack the same on Windows, macOS and Linux (pure): each part
+/// of a path valid UTF-8 (`FileName.readable`), without the characters Windows refuses in a
+/// name (`\ / : * ? " < > |` and control characters, as `_`: a `\` would be taken for a
+/// folder and could climb out of it), without the spaces and dots Windows drops at a name's
+/// end, never a device name (`CON`, `NUL`, `COM1`, `LPT1.txt`… get a `_` in front); and no two
+/// entries alike once so cleaned, nor alike but for case (`IMG (2).jpg` for the second).
+enum ZipNames {
+    static let reserved = Set(["CON", "PRN", "AUX", "NUL"] + (1...9).map { "COM\($0)" } + (1...9).map { "LPT\($0)" })
+
+    /// The entry names of `paths` (below a folder `id`).
+    static func entries(_ id: String, _ paths: [[FileName]]) -> [String] {
+        var taken: Set<String> = []
+        return paths.map { path in
+            let folders = path.dropLast().map { part($0.readable) }
+            let last = part(path.last.map(\.readable) ?? "_")
+            var candidate = ([id] + folders + [last]).joined(separator: "/")
+            var n = 2
+            while !taken.insert(candidate.lowercased()).inserted {
+                let dot = last.lastIndex(of: ".").flatMap { $0 > last.startIndex ? $0 : nil } ?? last.endIndex
+                candidate = ([id] + folders + [last[..<dot] + " (\(n))" + last[dot...]]).joined(separator: "/")
+                n += 1
+            }
+            return candidate
+        }
+    }
+
+    /// One part of a path, safe on Windows.
+    static func part(_ text: String) -> String {
+        var out = String(String.UnicodeScalarView(text.unicodeScalars.map { s -> Unicode.Scalar in
+            "\\/:*?\"<>|".unicodeScalars.contains(s) || ControlCharacters.contains(s) ? "_" : s
+        }))
+        while let last = out.last, last == "." || last == " " { out.removeLast() }
+        if out.isEmpty { out = "_" }
+        let stem = out.split(separator: ".", maxSplits: 1).first.map { String($0).uppercased().trimmingCharacters(in: .whitespaces) } ?? ""
+        if reserved.contains(stem) { out = "_" + out }
+        return out
     }
 }

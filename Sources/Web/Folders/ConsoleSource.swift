@@ -1,5 +1,6 @@
 import HotFolders
 import Service
+import System
 
 /// What the console shows of the service, asked for at each request: the one interface
 /// between the console and the daemon (`ServiceSource` adapts the service's status to it; a
@@ -7,6 +8,23 @@ import Service
 public protocol ConsoleSource: Sendable {
     /// The hot folders as they are now, in the config's order.
     func snapshot() -> ConsoleSnapshot
+    /// Finishes the published batch `id` of the hot folder `inbox` again, from its filed
+    /// sources (`only`: just these: a failed photo tried again), with the template the folder
+    /// uses now, as a new batch the service finishes in turn.
+    /// - Returns: the new batch's id, or why it cannot be done, in words.
+    func redo(inbox: String, batch id: String, only: Set<FileName>?) -> Result<String, ConsoleRefusal>
+}
+
+extension ConsoleSource {
+    public func redo(inbox: String, batch id: String, only: Set<FileName>?) -> Result<String, ConsoleRefusal> {
+        .failure(ConsoleRefusal("batches are not finished again from here"))
+    }
+}
+
+/// Why the console cannot do what it was asked, in a sentence for the person who asked.
+public struct ConsoleRefusal: Error, Sendable, Equatable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The hot folders at one moment.
@@ -27,7 +45,9 @@ public struct ConsoleSnapshot: Sendable, Equatable {
 
     /// Whether a batch is being finished or waits to be, in any folder: the photo workers
     /// want the CPU, and the console's threads step back (nice 10) until they are done.
-    public var isFinishing: Bool { folders.contains { $0.processing != nil || $0.queued > 0 } }
+    public var isFinishing: Bool {
+        folders.contains { $0.processing != nil || $0.queued > 0 || ($0.open?.inProgress ?? 0) > 0 }
+    }
 }
 
 /// One hot folder as the console shows it.
@@ -46,7 +66,7 @@ public struct ConsoleFolder: Sendable, Equatable {
         case stopped
     }
 
-    /// The batch being finished: id, photos done, photos in all (the service's own type).
+    /// A batch on its way: id, photos done, in progress, in all, its stage (the service's own type).
     public typealias Progress = ServiceStatus.Progress
     /// The last batch finished (the service's own type).
     public typealias LastBatch = ServiceStatus.Last
@@ -60,13 +80,19 @@ public struct ConsoleFolder: Sendable, Equatable {
     public var waiting: Int
     /// Claimed batches waiting for their turn.
     public var queued: Int
+    /// The batch being finished (closed).
     public var processing: Progress?
+    /// The open batch: its photos finished as they arrive.
+    public var open: Progress?
+    /// Photos claimed into batches that wait their turn.
+    public var parked: Int
     public var last: LastBatch?
     /// Sentences about files in drop/ that are refused or never taken.
     public var notes: [String]
 
     public init(name: String, layout: HotFolderLayout, template: String, state: State = .watching, waiting: Int = 0,
-                queued: Int = 0, processing: Progress? = nil, last: LastBatch? = nil, notes: [String] = []) {
+                queued: Int = 0, processing: Progress? = nil, open: Progress? = nil, parked: Int = 0,
+                last: LastBatch? = nil, notes: [String] = []) {
         self.name = name
         self.layout = layout
         self.template = template
@@ -74,7 +100,14 @@ public struct ConsoleFolder: Sendable, Equatable {
         self.waiting = waiting
         self.queued = queued
         self.processing = processing
+        self.open = open
+        self.parked = parked
         self.last = last
         self.notes = notes
+    }
+
+    /// The batches on their way, by id: the open one and the one being finished.
+    public func progress(of batch: String) -> Progress? {
+        [processing, open].compactMap { $0 }.first { $0.batch == batch }
     }
 }

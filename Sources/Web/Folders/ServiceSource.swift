@@ -1,5 +1,6 @@
 import HotFolders
 import Service
+import System
 
 /// The console's view of a running service: its live status (`ServiceStatus`) and the setup
 /// in force (`ServiceSetup`), each asked for at every request. The one place that knows the
@@ -7,13 +8,41 @@ import Service
 public struct ServiceSource: ConsoleSource {
     private let status: @Sendable () -> ServiceStatus
     private let setup: @Sendable () -> ServiceSetup
+    private let submit: @Sendable (ClaimedBatch, String) -> Bool
 
     /// - Parameters:
     ///   - status: the live status (a snapshot under the service's lock: cheap).
     ///   - setup: the setup in force (changes at a reload).
-    public init(status: @escaping @Sendable () -> ServiceStatus, setup: @escaping @Sendable () -> ServiceSetup) {
+    ///   - submit: queues a batch claimed here for its hot folder (`HotFolderService.submit`).
+    public init(status: @escaping @Sendable () -> ServiceStatus, setup: @escaping @Sendable () -> ServiceSetup,
+                submit: @escaping @Sendable (ClaimedBatch, String) -> Bool = { _, _ in false }) {
         self.status = status
         self.setup = setup
+        self.submit = submit
+    }
+
+    /// `Redo.claim` with the template in force for the folder (as of the last start or
+    /// reload: what a photo dropped now gets), then queued in the service.
+    public func redo(inbox name: String, batch id: String, only: Set<FileName>?) -> Result<String, ConsoleRefusal> {
+        guard let inbox = setup().inboxes.first(where: { $0.name == name }) else {
+            return .failure(ConsoleRefusal("the hot folder \(name) is not in the configuration any more"))
+        }
+        let batch: ClaimedBatch
+        do {
+            let mover = try FolderSystem.probe(inbox.layout).mover
+            batch = try Redo.claim(id, layout: inbox.layout, inbox: name, template: inbox.template, order: inbox.order,
+                                   locks: BatchLocks(), mover: mover, only: only)
+        } catch let error as Redo.Refusal {
+            return .failure(ConsoleRefusal(error.description))
+        } catch {
+            return .failure(ConsoleRefusal("\(error)"))
+        }
+        guard submit(batch, name) else {
+            // Recovered at the next start (its lock let go now, so recovery may take it).
+            batch.lock.release()
+            return .failure(ConsoleRefusal("PhotoFinish is stopping: batch \(batch.id) waits in .work/ and is finished at its next start"))
+        }
+        return .success(batch.id)
     }
 
     public func snapshot() -> ConsoleSnapshot {
@@ -29,6 +58,8 @@ public struct ServiceSource: ConsoleSource {
             folder.waiting = s.settling + s.pending
             folder.queued = s.queued
             folder.processing = s.processing
+            folder.open = s.open
+            folder.parked = s.parked ?? 0
             folder.last = s.last
             folder.notes = (s.refused ?? []) + (s.neverTaken ?? [])
             return folder
@@ -59,7 +90,8 @@ extension WebConsole {
     public static func serve(_ service: HotFolderService, initial: ServiceSetup, log: Logger) -> WebConsole? {
         let sockets = socketsFromSystemd()
         guard !sockets.isEmpty else { return nil }
-        let source = ServiceSource(status: { service.liveStatus() }, setup: { service.setupInForce ?? initial })
+        let source = ServiceSource(status: { service.liveStatus() }, setup: { service.setupInForce ?? initial },
+                                   submit: { service.submit($0, to: $1) })
         let console = WebConsole(settings: Settings(config: initial.config), source: source, log: log)
         return console.start(sockets: sockets) ? console : nil
     }

@@ -23,15 +23,25 @@ enum HTML {
         + "form-action 'none'; base-uri 'none'; frame-ancestors 'self'"
 
     /// A whole page: the head (viewport for phones, the stylesheet, the script, deferred), a
-    /// top bar with the user and a logout button, and `body`.
-    static func page(title: String, user: String?, csrf: String?, body: String) -> String {
+    /// top bar with the console's parts and the user's logout, `body`, and for an
+    /// administrator the warnings at its foot. The body carries the assets' version (a tab
+    /// that outlives an upgrade is told to reload).
+    static func page(title: String, viewer: Viewer?, body: String) -> String {
         var bar = "<header class=\"bar\"><a class=\"brand\" href=\"/\">PhotoFinish</a>"
-        if let user {
-            bar += "<form class=\"logout\" method=\"post\" action=\"/logout\">"
-                + "<input type=\"hidden\" name=\"csrf\" value=\"\(escape(csrf ?? ""))\">"
-                + "<span class=\"who\">\(escape(user))</span> <button type=\"submit\">Log out</button></form>"
+        if let viewer {
+            bar += "<nav><a href=\"/\">Hot folders</a>"
+                + (viewer.admin ? "<a href=\"/users\">Logins</a>" : "")
+                + "<a href=\"/account\">\(escape(viewer.name))</a></nav>"
+                + "<form class=\"logout\" method=\"post\" action=\"/logout\">"
+                + "<input type=\"hidden\" name=\"csrf\" value=\"\(escape(viewer.csrf))\">"
+                + "<button type=\"submit\">Log out</button></form>"
         }
         bar += "</header>"
+        var foot = ""
+        if let viewer, !viewer.warnings.isEmpty {
+            foot = "<footer class=\"warnings\" role=\"note\"><strong>For administrators</strong><ul>"
+                + viewer.warnings.map { "<li>\(escape($0))</li>" }.joined() + "</ul></footer>\n"
+        }
         return """
             <!doctype html>
             <html lang="en">
@@ -42,22 +52,23 @@ enum HTML {
             <link rel="stylesheet" href="/static/console.css?v=\(Assets.version)">
             <script src="/static/console.js?v=\(Assets.version)" defer></script>
             </head>
-            <body>
+            <body data-version="\(Assets.version)">
             \(bar)
+            <div id="notice" class="notice" role="alert" hidden></div>
             <main>
             \(body)
             </main>
-            </body>
+            \(foot)</body>
             </html>
 
             """
     }
 
-    /// A time as the page shows it: UTC text, which the script turns into the reader's own
-    /// time and "3 min ago".
-    static func time(_ iso: String) -> String {
-        let shown = iso.count >= 16 ? iso.prefix(10) + " " + iso.dropFirst(11).prefix(5) + " UTC" : Substring(iso)
-        return "<time datetime=\"\(escape(iso))\">\(escape(String(shown)))</time>"
+    /// A time as the page shows it: in this machine's local time ("Tue 5 Dec, 14:32"), which
+    /// the script says again in the reader's own time zone (and as "3 min ago" for `ago`).
+    static func time(_ iso: String, ago: Bool = false) -> String {
+        let shown = HumanTime.date(isoUTC: iso).map { BatchLabel.local($0) } ?? iso
+        return "<time datetime=\"\(escape(iso))\"\(ago ? " data-ago" : "")>\(escape(shown))</time>"
     }
 
     /// `12.3 MB`, `840 kB`, `512 B`.

@@ -1,20 +1,28 @@
 import Foundation
+import HotFolders
 import System
 
 /// The console's pages, as HTML text (pure: made from plain values; tested without a server).
 /// Plain HTML that works without script and reads on a 390 px phone; the parts marked
 /// `data-live` are refreshed by the script every 2 s.
 enum Pages {
-    /// Who is looking: their name and their session's form token.
-    struct Viewer {
-        var user: String
-        var csrf: String
+    /// What a form's answer says above the page: done, or why not.
+    enum Message: Equatable {
+        case success(String)
+        case failure(String)
+
+        var html: String {
+            switch self {
+            case .success(let text): "<p class=\"ok-note\" role=\"status\">\(HTML.escape(text))</p>\n"
+            case .failure(let text): "<p class=\"error\" role=\"alert\">\(HTML.escape(text))</p>\n"
+            }
+        }
     }
 
     static func login(error: String?, name: String, csrf: String, next: String) -> String {
         let message = error.map { "<p class=\"error\" role=\"alert\">\(HTML.escape($0))</p>" } ?? ""
-        return HTML.page(title: "Log in", user: nil, csrf: nil, body: """
-            <form class="login" method="post" action="/login">
+        return HTML.page(title: "Log in", viewer: nil, body: """
+            <form class="login card" method="post" action="/login">
             <h1>Log in</h1>
             \(message)
             <input type="hidden" name="csrf" value="\(HTML.escape(csrf))">
@@ -28,113 +36,191 @@ enum Pages {
             """)
     }
 
-    static func dashboard(_ viewer: Viewer, folders: [ConsoleFolder], running: Bool) -> String {
+    static func dashboard(_ viewer: Viewer, folders: [ConsoleFolder], lasts: [BatchCatalog.Summary?], running: Bool) -> String {
         var body = "<h1>Hot folders</h1>\n"
-        if !running { body += "<p class=\"error\">The service is stopping: uploads wait in drop/ for its next start.</p>\n" }
+        if !running { body += "<p class=\"error\">PhotoFinish is stopping: uploads wait in drop/ for its next start.</p>\n" }
         if folders.isEmpty {
-            body += "<p>No hot folder for \(HTML.escape(viewer.user)) yet: an administrator names them with <code>photofinish user add \(HTML.escape(viewer.user)) --inbox NAME</code>.</p>"
+            body += "<p>No hot folder for \(HTML.escape(viewer.name)) yet: an administrator gives them one on the Logins page "
+                + "(or with <code>photofinish user add \(HTML.escape(viewer.name)) --inbox NAME</code>).</p>"
         }
         body += "<ul id=\"folders\" class=\"cards\" data-live>\n"
-        for folder in folders {
-            body += "<li class=\"card\">\n<h2><a href=\"\(Paths.folder(folder.name))\">\(HTML.escape(folder.name))</a></h2>\n"
-            body += stateLine(folder) + lastLine(folder) + notes(folder)
-            body += "</li>\n"
+        for (folder, last) in zip(folders, lasts) {
+            body += "<li class=\"card folder-card\">\n<h2><a href=\"\(Paths.folder(folder.name))\">\(HTML.escape(folder.name))</a></h2>\n"
+            body += stateLine(folder) + now(folder)
+            if let last {
+                body += "<a class=\"last\" href=\"\(Paths.batch(folder.name, last.id))\">" + thumbs(folder.name, last)
+                    + "<span><strong>\(HTML.escape(last.label.when()))</strong> " + badge(last)
+                    + "<br><span class=\"dim\">\(HTML.escape(last.label.photos)) · \(HTML.escape(Words.photos(last.items)))</span></span></a>\n"
+            } else if folder.last == nil {
+                body += "<p class=\"dim\">No batch yet.</p>\n"
+            }
+            body += notes(folder) + "</li>\n"
         }
         body += "</ul>\n"
-        return HTML.page(title: "Hot folders", user: viewer.user, csrf: viewer.csrf, body: body)
+        return HTML.page(title: "Hot folders", viewer: viewer, body: body)
     }
 
     static func folder(_ viewer: Viewer, _ folder: ConsoleFolder, batches: [BatchCatalog.Summary], more: Bool,
                        maxFileBytes: Int, accept: String, hasProof: Bool) -> String {
-        var body = "<p><a href=\"/\">← All hot folders</a></p>\n<h1>\(HTML.escape(folder.name))</h1>\n"
-        body += "<div id=\"state\" data-live>\(stateLine(folder))\(notes(folder))</div>\n"
+        let limit = HTML.escape(Upload.limitWords(maxFileBytes))
+        var body = "<p class=\"crumbs\"><a href=\"/\">Hot folders</a> › \(HTML.escape(folder.name))</p>\n<h1>\(HTML.escape(folder.name))</h1>\n"
+        body += "<section id=\"state\" class=\"now\" data-live>\(stateLine(folder))\(now(folder))\(notes(folder))</section>\n"
         body += """
-            <form class="upload" method="post" action="\(Paths.upload(folder.name))" enctype="multipart/form-data" \
-            data-max-bytes="\(maxFileBytes)" data-max-text="\(HTML.escape(Upload.limitWords(maxFileBytes)))">
+            <form class="upload card" method="post" action="\(Paths.upload(folder.name))" enctype="multipart/form-data" \
+            data-max-bytes="\(maxFileBytes)" data-max-text="\(limit)" data-track="\(Paths.track(folder.name))">
             <input type="hidden" name="csrf" value="\(HTML.escape(viewer.csrf))">
-            <label for="photos"><strong>Upload photos</strong> <span class="dim">up to \(HTML.escape(Upload.limitWords(maxFileBytes))) each</span></label>
+            <div class="dropzone">
+            <p class="lead"><span class="wide">Drop photos here, or </span><label class="button" for="photos">Choose photos</label></p>
             <input id="photos" type="file" name="photos" multiple accept="\(HTML.escape(accept))">
-            <button type="submit">Upload</button>
-            <ul class="files"></ul>
+            <p class="dim">Up to \(limit) each. They are finished together once no more arrive for a few seconds.</p>
+            <button type="submit" class="send">Upload</button>
+            </div>
+            <div class="result" hidden>
+            <p class="headline" aria-live="polite"></p>
+            <progress max="1" value="0"></progress>
+            <p class="detail dim"></p>
+            <div class="ready-thumbs thumbs"></div>
+            <details class="each"><summary>Each photo</summary><ul class="files"></ul></details>
+            </div>
             </form>
 
             """
         body += "<h2>Batches</h2>\n<ul id=\"batches\" class=\"batches\" data-live>\n"
-        if batches.isEmpty { body += "<li class=\"dim\">No batch yet: photos uploaded or dropped here are finished as one batch once they stop arriving.</li>\n" }
-        for b in batches {
-            body += "<li class=\"card\"><a href=\"\(Paths.batch(folder.name, b.id))\">\(HTML.escape(b.id))</a> "
-                + "<span class=\"state \(HTML.escape(b.status))\">\(HTML.escape(b.status))</span>\n"
-                + "<p class=\"dim\">\(b.ok) of \(HTML.count(b.items, "photo")) finished"
-                + (b.failed > 0 ? ", \(b.failed) failed" : "") + " · \(HTML.time(b.finished))"
-                + (b.redoes.map { " · runs \(HTML.escape($0)) again" } ?? "") + "</p>\n"
-            if !b.thumbnails.isEmpty {
-                body += "<div class=\"thumbs\">" + b.thumbnails.map {
-                    "<img src=\"\(Paths.batchFile(folder.name, b.id, $0))\" alt=\"\" loading=\"lazy\" width=\"64\" height=\"64\">"
-                }.joined() + "</div>\n"
-            }
-            body += "</li>\n"
+        if batches.isEmpty {
+            body += "<li class=\"dim\">No batch yet: photos uploaded or dropped here are finished together once they stop arriving.</li>\n"
         }
+        for b in batches { body += batchCard(folder.name, b) }
         if more, let last = batches.last {
-            body += "<li><a href=\"\(Paths.folder(folder.name))?before=\(Paths.encode(last.id))\">Older batches…</a></li>\n"
+            body += "<li><a class=\"button plain\" href=\"\(Paths.folder(folder.name))?before=\(Paths.encode(last.id))\">Older batches</a></li>\n"
         }
         body += "</ul>\n"
-        if hasProof {
-            body += """
-                <section class="proof"><h2>Template <q>\(HTML.escape(folder.template))</q></h2>
-                <p class="dim">What the template does to six sample photos (its proof sheet):</p>
-                <a href="\(Paths.proof(folder.name))"><img src="\(Paths.proof(folder.name))" alt="proof sheet of the template \(HTML.escape(folder.template))" loading="lazy"></a></section>
-
-                """
-        } else {
-            body += "<h2>Template <q>\(HTML.escape(folder.template))</q></h2><p class=\"dim\">Its proof sheet is being made.</p>\n"
-        }
-        return HTML.page(title: folder.name, user: viewer.user, csrf: viewer.csrf, body: body)
+        body += "<details class=\"proof card\"><summary>What the template “\(HTML.escape(folder.template))” does</summary>\n"
+        body += hasProof
+            ? "<a href=\"\(Paths.proof(folder.name))\"><img src=\"\(Paths.proof(folder.name))\" alt=\"proof sheet of the template \(HTML.escape(folder.template))\" loading=\"lazy\"></a>\n"
+            : "<p class=\"dim\">Its proof sheet is being made.</p>\n"
+        body += "</details>\n"
+        return HTML.page(title: folder.name, viewer: viewer, body: body)
     }
 
-    static func batch(_ viewer: Viewer, inbox: String, _ b: BatchCatalog.Summary?, id: String, files: [BatchFiles.Entry]) -> String {
-        var body = "<p><a href=\"\(Paths.folder(inbox))\">← \(HTML.escape(inbox))</a></p>\n<h1>Batch \(HTML.escape(id))</h1>\n"
-        if let b {
-            body += "<p><span class=\"state \(HTML.escape(b.status))\">\(HTML.escape(b.status))</span> "
-                + "\(b.ok) of \(HTML.count(b.items, "photo")) finished" + (b.failed > 0 ? ", \(b.failed) failed" : "")
-                + "</p>\n<p class=\"dim\">Started \(HTML.time(b.started)), finished \(HTML.time(b.finished))</p>\n"
+    /// One batch in a folder's list: its label, state and first thumbnails, a link to it.
+    static func batchCard(_ inbox: String, _ b: BatchCatalog.Summary) -> String {
+        "<li class=\"card batch-card\"><a href=\"\(Paths.batch(inbox, b.id))\">" + thumbs(inbox, b)
+            + "<span class=\"meta\"><strong>\(HTML.time(b.started))</strong> \(badge(b))"
+            + "<span class=\"dim\">\(HTML.escape(b.label.photos)) · \(HTML.escape(Words.photos(b.items)))"
+            + (b.redoes.map { " · runs \(HTML.escape($0)) again" } ?? "") + "</span></span></a></li>\n"
+    }
+
+    /// A batch's state for people: ready, ready with failures, failed, stopped.
+    static func badge(_ b: BatchCatalog.Summary) -> String {
+        switch b.status {
+        case "complete": return "<span class=\"state complete\">ready</span>"
+        case "partial": return "<span class=\"state partial\">ready, \(b.failed) failed</span>"
+        case "failed": return "<span class=\"state failed\">failed</span>"
+        case "interrupted": return "<span class=\"state interrupted\">stopped</span>"
+        default: return "<span class=\"state\">\(HTML.escape(b.status))</span>"
         }
-        let total = files.reduce(Int64(0)) { $0 + $1.size }
-        body += "<div class=\"actions\">"
-        if files.contains(where: { $0.path.map(\.bytes) == [Array("report.html".utf8)] }) {
-            body += "<a class=\"button\" href=\"\(Paths.batchFile(inbox, id, [FileName("report.html")]))\">Open the report</a>"
-        }
-        body += "<a class=\"button plain\" href=\"\(Paths.zip(inbox, id))\" download>Download all (ZIP, \(HTML.bytes(total)))</a></div>\n"
-        body += "<h2>Files</h2>\n<table class=\"list\">\n"
-        for f in files {
-            let shown = f.path.map(\.escaped).joined(separator: "/")
-            body += "<tr><td><a href=\"\(Paths.batchFile(inbox, id, f.path))\">\(HTML.escape(shown))</a></td><td class=\"size\">\(HTML.bytes(f.size))</td></tr>\n"
-        }
-        body += "</table>\n"
-        return HTML.page(title: "Batch \(id)", user: viewer.user, csrf: viewer.csrf, body: body)
+    }
+
+    static func thumbs(_ inbox: String, _ b: BatchCatalog.Summary) -> String {
+        guard !b.thumbnails.isEmpty else { return "<span class=\"thumbs empty\"></span>" }
+        return "<span class=\"thumbs\">" + b.thumbnails.map {
+            "<img src=\"\(Paths.batchFile(inbox, b.id, $0))\" alt=\"\" loading=\"lazy\" width=\"64\" height=\"64\">"
+        }.joined() + (b.items > b.thumbnails.count ? "<span class=\"more\">+\(b.items - b.thumbnails.count)</span>" : "") + "</span>"
     }
 
     static func uploaded(_ viewer: Viewer, inbox: String, _ upload: Upload) -> String {
-        var body = "<p><a href=\"\(Paths.folder(inbox))\">← \(HTML.escape(inbox))</a></p>\n<h1>Upload</h1>\n"
+        var body = "<p class=\"crumbs\"><a href=\"/\">Hot folders</a> › <a href=\"\(Paths.folder(inbox))\">\(HTML.escape(inbox))</a></p>\n<h1>Upload</h1>\n"
         if let note = upload.note { body += "<p class=\"error\">\(HTML.escape(note))</p>\n" }
         if !upload.accepted.isEmpty {
-            body += "<h2>Accepted</h2>\n<ul class=\"files\">\n" + upload.accepted.map {
+            body += "<h2>\(HTML.escape(Words.photos(upload.accepted.count))) uploaded</h2>\n<ul class=\"files\">\n" + upload.accepted.map {
                 "<li class=\"accepted\">\(HTML.escape($0.sent)) <span class=\"dim\">→ drop/\(HTML.escape($0.name)) (\(HTML.bytes($0.bytes)))</span></li>\n"
-            }.joined() + "</ul>\n<p>They are finished as one batch once no more arrive: see <a href=\"\(Paths.folder(inbox))\">\(HTML.escape(inbox))</a>.</p>\n"
+            }.joined() + "</ul>\n<p>They are finished together once no more arrive: see <a href=\"\(Paths.folder(inbox))\">\(HTML.escape(inbox))</a>.</p>\n"
         }
         if !upload.refused.isEmpty {
             body += "<h2>Refused</h2>\n<ul class=\"files\">\n" + upload.refused.map {
                 "<li class=\"refused\">\(HTML.escape($0.sent)) <span class=\"dim\">— \(HTML.escape($0.reason))</span></li>\n"
-            }.joined() + "</ul>\n"
+            }.joined() + (upload.refusedMore > 0 ? "<li class=\"refused\">and \(upload.refusedMore) more</li>\n" : "") + "</ul>\n"
         }
-        return HTML.page(title: "Upload", user: viewer.user, csrf: viewer.csrf, body: body)
+        return HTML.page(title: "Upload", viewer: viewer, body: body)
     }
 
     static func error(_ viewer: Viewer?, title: String, message: String) -> String {
-        HTML.page(title: title, user: viewer?.user, csrf: viewer?.csrf,
+        HTML.page(title: title, viewer: viewer,
                   body: "<h1>\(HTML.escape(title))</h1>\n<p>\(HTML.escape(message))</p>\n<p><a href=\"/\">Back to the hot folders</a></p>\n")
     }
 
-    /// "processing 23 of 80", "refused: …", "idle", with its badge and a progress bar.
+    /// The account page: change my password.
+    static func account(_ viewer: Viewer, message: Message?) -> String {
+        let scope = viewer.admin ? "an administrator: every hot folder" : "hot folders " + viewer.user.inboxes.joined(separator: ", ")
+        return HTML.page(title: viewer.name, viewer: viewer, body: """
+            <h1>\(HTML.escape(viewer.name))</h1>
+            <p class="dim">Logged in as \(HTML.escape(viewer.name)), \(HTML.escape(scope)).</p>
+            \(message?.html ?? "")<form class="card narrow" method="post" action="/account">
+            <h2>Change my password</h2>
+            <input type="hidden" name="csrf" value="\(HTML.escape(viewer.csrf))">
+            <input type="text" name="user" value="\(HTML.escape(viewer.name))" autocomplete="username" hidden>
+            <label for="current">Current password</label>
+            <input id="current" name="current" type="password" autocomplete="current-password" required>
+            <label for="password">New password <span class="dim">(at least \(PasswordHash.minimumLength) characters)</span></label>
+            <input id="password" name="password" type="password" autocomplete="new-password" minlength="\(PasswordHash.minimumLength)" required>
+            <label for="again">New password again</label>
+            <input id="again" name="again" type="password" autocomplete="new-password" minlength="\(PasswordHash.minimumLength)" required>
+            <button type="submit">Change my password</button>
+            </form>
+
+            """)
+    }
+
+    /// The logins page (administrators): each login, a form to add one.
+    static func users(_ viewer: Viewer, users: [Users.User], folders: [String], problem: String?, message: Message?) -> String {
+        var body = "<h1>Logins</h1>\n" + (message?.html ?? "")
+        if let problem { body += "<p class=\"error\">\(HTML.escape(problem))</p>\n" }
+        let csrf = "<input type=\"hidden\" name=\"csrf\" value=\"\(HTML.escape(viewer.csrf))\">"
+        func choices(_ id: String, _ user: Users.User?) -> String {
+            "<fieldset class=\"choices\"><legend>May use</legend>"
+                + "<label><input type=\"checkbox\" name=\"admin\"\(user?.admin == true ? " checked" : "")> every hot folder (administrator)</label>"
+                + folders.map { f in
+                    "<label><input type=\"checkbox\" name=\"inbox\" value=\"\(HTML.escape(f))\"\(user?.inboxes.contains(f) == true ? " checked" : "")> \(HTML.escape(f))</label>"
+                }.joined() + "</fieldset>"
+        }
+        body += "<ul class=\"cards users\">\n"
+        for user in users {
+            let me = user.name == viewer.name
+            body += "<li class=\"card\" id=\"user-\(HTML.escape(user.name))\"><h2>\(HTML.escape(user.name))\(me ? " <span class=\"dim\">(you)</span>" : "")</h2>"
+                + "<p class=\"dim\">\(HTML.escape(user.scope))</p>\n"
+                + "<details><summary>New password</summary><form method=\"post\" action=\"\(Paths.user(user.name))\">\(csrf)"
+                + "<input type=\"hidden\" name=\"do\" value=\"password\">"
+                + "<input type=\"text\" name=\"user\" value=\"\(HTML.escape(user.name))\" autocomplete=\"username\" hidden>"
+                + "<label for=\"pw-\(HTML.escape(user.name))\">New password for \(HTML.escape(user.name))</label>"
+                + "<input id=\"pw-\(HTML.escape(user.name))\" name=\"password\" type=\"password\" autocomplete=\"new-password\" minlength=\"\(PasswordHash.minimumLength)\" required>"
+                + "<button type=\"submit\">Set the password</button></form></details>\n"
+                + "<details><summary>Hot folders</summary><form method=\"post\" action=\"\(Paths.user(user.name))\">\(csrf)"
+                + "<input type=\"hidden\" name=\"do\" value=\"folders\">\(choices(user.name, user))"
+                + "<button type=\"submit\">Save</button></form></details>\n"
+            if !me {
+                body += "<form method=\"post\" action=\"\(Paths.user(user.name))\" data-confirm=\"Remove the login \(HTML.escape(user.name))? They are logged out at once.\">\(csrf)"
+                    + "<input type=\"hidden\" name=\"do\" value=\"remove\"><button class=\"danger\" type=\"submit\">Remove \(HTML.escape(user.name))</button></form>\n"
+            }
+            body += "</li>\n"
+        }
+        body += "</ul>\n"
+        body += """
+            <form class="card narrow add-user" method="post" action="/users">
+            <h2>Add a login</h2>
+            \(csrf)
+            <label for="name">Name</label>
+            <input id="name" name="name" autocomplete="off" autocapitalize="none" pattern="[A-Za-z0-9._@-]{1,64}" required>
+            <label for="new-password">Password <span class="dim">(at least \(PasswordHash.minimumLength) characters)</span></label>
+            <input id="new-password" name="password" type="password" autocomplete="new-password" minlength="\(PasswordHash.minimumLength)" required>
+            \(choices("new", nil))
+            <button type="submit">Add the login</button>
+            </form>
+
+            """
+        return HTML.page(title: "Logins", viewer: viewer, body: body)
+    }
+
+    /// The folder's state in a badge: watching, refused (why, and the fix), and so on.
     static func stateLine(_ f: ConsoleFolder) -> String {
         var out = ""
         switch f.state {
@@ -154,26 +240,31 @@ enum Pages {
         case .starting:
             out += "<p><span class=\"state stopped\">starting</span></p>\n"
         case .watching:
-            if let p = f.processing {
-                out += "<p><span class=\"state processing\">processing \(p.done) of \(p.total)</span></p>\n"
-                    + "<progress max=\"\(max(1, p.total))\" value=\"\(p.done)\">\(p.done) of \(p.total)</progress>\n"
-            } else {
-                out += "<p><span class=\"state \(f.waiting > 0 ? "watching" : "idle")\">\(f.waiting > 0 ? "watching" : "idle")</span></p>\n"
-            }
+            let busy = f.processing != nil || f.open != nil || f.queued > 0 || f.waiting > 0
+            out += busy ? "<p><span class=\"state processing\">working</span></p>\n" : "<p><span class=\"state idle\">ready for photos</span></p>\n"
         }
-        var counts: [String] = []
-        if f.queued > 0 { counts.append(HTML.count(f.queued, "batch", "batches") + " queued") }
-        if f.waiting > 0 { counts.append(HTML.count(f.waiting, "file") + " pending") }
-        if !counts.isEmpty { out += "<p class=\"dim\">\(counts.joined(separator: " · "))</p>\n" }
         return out
     }
 
-    private static func lastLine(_ f: ConsoleFolder) -> String {
-        guard let last = f.last else { return "<p class=\"dim\">No batch yet</p>\n" }
-        return "<p>Last batch: <a href=\"\(Paths.batch(f.name, last.batch))\">\(HTML.escape(last.batch))</a> "
-            + "<span class=\"state \(HTML.escape(last.status))\">\(HTML.escape(last.status))</span></p>\n"
-            + "<p class=\"dim\">\(last.ok) of \(HTML.count(last.items, "photo")) finished"
-            + (last.failed > 0 ? ", \(last.failed) failed" : "") + " · \(HTML.time(last.finished))</p>\n"
+    /// The batches on their way, each with its counts and a bar: the same words `status` and
+    /// STATUS.txt say.
+    static func now(_ f: ConsoleFolder) -> String {
+        var out = ""
+        for (p, lead) in [(f.processing, "Finishing"), (f.open, "Taking photos")] {
+            guard let p else { continue }
+            let stage = p.stage == .outputs ? "outputs" : p.stage == .open ? "open" : "photos"
+            out += "<div class=\"progress-line\" data-batch=\"\(HTML.escape(p.batch))\" data-stage=\"\(stage)\">"
+                + "<p><strong>\(lead)</strong> <span class=\"words\">\(HTML.escape(p.words))</span>"
+                + (p.stage == .open ? " <span class=\"dim\">(more may join)</span>" : "") + "</p>"
+                + "<progress max=\"\(max(1, p.total))\" value=\"\(p.done)\">\(p.done) of \(p.total)</progress></div>\n"
+        }
+        var counts: [String] = []
+        if f.queued > 0 {
+            counts.append(HTML.count(f.queued, "batch", "batches") + (f.parked > 0 ? " (\(Words.photos(f.parked)))" : "") + " waiting")
+        }
+        if f.waiting > 0 { counts.append(HTML.count(f.waiting, "file") + " arriving") }
+        if !counts.isEmpty { out += "<p class=\"dim\">\(counts.joined(separator: " · "))</p>\n" }
+        return out
     }
 
     private static func notes(_ f: ConsoleFolder) -> String {

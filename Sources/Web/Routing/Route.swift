@@ -31,15 +31,39 @@ enum Route: Equatable {
     case batch(String, String)
     /// `/inbox/NAME/batch/ID/<path>`: one file of `out/ID/`.
     case batchFile(String, String, [FileName])
-    /// `/inbox/NAME/batch/ID.zip`: the whole batch as one ZIP.
+    /// `/inbox/NAME/batch/ID.zip`: the batch's photos as one ZIP (`?report=1`: its report too).
     case zip(String, String)
+    /// `POST /inbox/NAME/batch/ID/retry|redo|delete`: an action on a published batch.
+    case batchAction(String, String, BatchAction)
+    /// `/inbox/NAME/original/ID/<name>`: a source the batch filed (in `originals/ID/` or `failed/ID/`).
+    case original(String, String, FileName)
+    /// `/inbox/NAME/track?f=…`: where the photos an upload landed are now, and their batches'
+    /// progress (JSON, for the upload form's script).
+    case track(String)
+    /// `/account`: change my password.
+    case account
+    /// `/users`: the logins (admins).
+    case users
+    /// `POST /users/NAME`: one login changed or removed (admins).
+    case user(String)
     case notFound
+
+    /// What a person may do to a published batch.
+    enum BatchAction: String {
+        /// Its failed photos (or the one named) tried again, as a new batch.
+        case retry
+        /// The whole batch finished again with the folder's template, as a new batch.
+        case redo
+        /// The batch's outputs and filed sources removed (admins).
+        case delete
+    }
 
     /// The inbox a route is about (checked against the user's folders), if any.
     var inbox: String? {
         switch self {
         case .folderWithoutSlash(let n), .folder(let n), .upload(let n), .proof(let n), .batchWithoutSlash(let n, _),
-             .batch(let n, _), .batchFile(let n, _, _), .zip(let n, _): n
+             .batch(let n, _), .batchFile(let n, _, _), .zip(let n, _), .batchAction(let n, _, _), .original(let n, _, _),
+             .track(let n): n
         default: nil
         }
     }
@@ -61,6 +85,9 @@ enum Route: Equatable {
         case 1 where text[0] == "": return .dashboard
         case 1 where text[0] == "login" && !trailingSlash: return .login
         case 1 where text[0] == "logout" && !trailingSlash: return .logout
+        case 1 where text[0] == "account" && !trailingSlash: return .account
+        case 1 where text[0] == "users" && !trailingSlash: return .users
+        case 2 where text[0] == "users" && !trailingSlash && Users.isValidName(text[1]): return .user(text[1])
         case 2 where text[0] == "static" && !trailingSlash: return .asset(text[1])
         default: break
         }
@@ -71,8 +98,13 @@ enum Route: Equatable {
             switch text[2] {
             case "upload": return .upload(inbox)
             case "proof.png": return .proof(inbox)
+            case "track": return .track(inbox)
             default: return .notFound
             }
+        }
+        if text[2] == "original", text.count == 5, !trailingSlash, BatchID.isValid(text[3]) {
+            guard segments[4].first != UInt8(ascii: "."), let name = FileName(bytes: segments[4]) else { return .notFound }
+            return .original(inbox, text[3], name)
         }
         guard text[2] == "batch", text.count >= 4 else { return .notFound }
         let id = text[3]
@@ -84,6 +116,8 @@ enum Route: Equatable {
             return trailingSlash ? .batch(inbox, id) : .batchWithoutSlash(inbox, id)
         }
         guard BatchID.isValid(id), !trailingSlash else { return .notFound }
+        // An action: no output is named so (every output has an extension).
+        if text.count == 5, let action = BatchAction(rawValue: text[4]) { return .batchAction(inbox, id, action) }
         var names: [FileName] = []
         for bytes in segments.dropFirst(4) {
             guard bytes.first != UInt8(ascii: "."), let name = FileName(bytes: bytes) else { return .notFound }
@@ -108,7 +142,15 @@ enum Paths {
     static func upload(_ inbox: String) -> String { "/inbox/\(encode(inbox))/upload" }
     static func proof(_ inbox: String) -> String { "/inbox/\(encode(inbox))/proof.png" }
     static func batch(_ inbox: String, _ id: String) -> String { "/inbox/\(encode(inbox))/batch/\(encode(id))/" }
-    static func zip(_ inbox: String, _ id: String) -> String { "/inbox/\(encode(inbox))/batch/\(encode(id)).zip" }
+    static func zip(_ inbox: String, _ id: String, report: Bool = false) -> String {
+        "/inbox/\(encode(inbox))/batch/\(encode(id)).zip" + (report ? "?report=1" : "")
+    }
+    static func action(_ inbox: String, _ id: String, _ action: Route.BatchAction) -> String { batch(inbox, id) + action.rawValue }
+    static func original(_ inbox: String, _ id: String, _ name: FileName) -> String {
+        "/inbox/\(encode(inbox))/original/\(encode(id))/\(encode(name.bytes))"
+    }
+    static func track(_ inbox: String) -> String { "/inbox/\(encode(inbox))/track" }
+    static func user(_ name: String) -> String { "/users/\(encode(name))" }
 
     /// A file under a batch: each segment's bytes percent-encoded.
     static func batchFile(_ inbox: String, _ id: String, _ relative: [FileName]) -> String {

@@ -4,7 +4,8 @@ import System
 /// The name an uploaded file lands under in `drop/` (pure: tested with plain bytes).
 ///
 /// The browser's name is cleaned, never trusted: only what follows the last `/` or `\` is
-/// kept (`../../x.jpg` lands as `x.jpg`), control characters go, leading dots and spaces go
+/// kept (`../../x.jpg` lands as `x.jpg`), control characters go (C0, C1, DEL, and in a UTF-8
+/// name the bidirectional controls and line separators: `ControlCharacters`), leading dots and spaces go
 /// (no hidden files), and the name is cut to 255 bytes at a character, keeping its extension.
 /// The bytes are otherwise kept as sent: UTF-8 and Latin-1 names alike. A name the hot folder
 /// never takes (`x.tmp`, `~$x.docx`, `Thumbs.db`) is refused rather than left in drop/ for ever.
@@ -26,6 +27,11 @@ enum UploadNames {
             bytes = Array(bytes[(slash + 1)...])
         }
         bytes.removeAll { $0 < 0x20 || $0 == 0x7F }
+        if let text = String(validating: bytes, as: UTF8.self), text.unicodeScalars.contains(where: ControlCharacters.contains) {
+            var kept = String.UnicodeScalarView()
+            kept.append(contentsOf: text.unicodeScalars.filter { !ControlCharacters.contains($0) })
+            bytes = Array(String(kept).utf8)
+        }
         while let first = bytes.first, first == UInt8(ascii: ".") || first == UInt8(ascii: " ") { bytes.removeFirst() }
         while let last = bytes.last, last == UInt8(ascii: " ") { bytes.removeLast() }
         guard !bytes.isEmpty else { return sent.isEmpty ? .empty : .refused("the name has nothing left once cleaned") }
