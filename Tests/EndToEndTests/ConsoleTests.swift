@@ -15,7 +15,9 @@ struct ConsoleFixture {
     let shop: String
     let studio: String
 
-    init(name: String = #function, maxFileBytes: String = "8MiB", template: String = HotFolderFixture.template) throws {
+    /// - Parameter timing: the config's batch timing and workers (quick batches by default).
+    init(name: String = #function, maxFileBytes: String = "8MiB", template: String = HotFolderFixture.template,
+         timing: String = #"settle: "300ms", quiet: "700ms", maxWait: "20s", workers: 2"#) throws {
         dir = try Harness.tempDir(name)
         shop = dir + "/shop"
         studio = dir + "/studio"
@@ -27,7 +29,7 @@ struct ConsoleFixture {
         try Harness.write("""
             { templatesDir: "templates", users: "users.json5",
               inboxes: [ { name: "shop", root: "\(shop)", template: "small" }, { name: "studio", root: "\(studio)", template: "small" } ],
-              settle: "300ms", quiet: "700ms", maxWait: "20s", rescanInterval: "2s", workers: 2, maxFileBytes: "\(maxFileBytes)" }
+              \(timing), rescanInterval: "2s", maxFileBytes: "\(maxFileBytes)" }
             """, to: config)
     }
 

@@ -128,6 +128,17 @@ struct BatchLabel: Equatable {
         return Self.local(date, now: now)
     }
 
+    /// "Sat 5 Dec, 05:49" from a batch id (`YYYYMMDD-HHMMSS-xxxx`, its UTC claim time): how a
+    /// page names a batch it knows only by id. The id itself when it is none.
+    static func when(id: String, now: Date = Date()) -> String {
+        let d = Array(id.utf8)
+        guard BatchID.isValid(id), d.count >= 15 else { return id }
+        let iso = String(decoding: d[0..<4], as: UTF8.self) + "-" + String(decoding: d[4..<6], as: UTF8.self) + "-"
+            + String(decoding: d[6..<8], as: UTF8.self) + "T" + String(decoding: d[9..<11], as: UTF8.self) + ":"
+            + String(decoding: d[11..<13], as: UTF8.self) + ":" + String(decoding: d[13..<15], as: UTF8.self) + "Z"
+        return HumanTime.date(isoUTC: iso).map { local($0, now: now) } ?? id
+    }
+
     static let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
     static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 

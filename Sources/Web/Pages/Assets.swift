@@ -71,7 +71,7 @@ enum Assets {
         .batch-card { padding: 0; }
         .batch-card a { display: flex; gap: .8rem; align-items: center; padding: .7rem .9rem; color: inherit; text-decoration: none; flex-wrap: wrap; }
         .batch-card a:hover { background: #fafbfc; border-radius: var(--radius); }
-        .batch-card .meta { display: flex; flex-direction: column; min-width: 12rem; flex: 1; }
+        .batch-card .meta { display: flex; flex-direction: column; align-items: flex-start; min-width: 12rem; flex: 1; }
         .upload { margin: 0 0 1rem; padding: 0; overflow: hidden; }
         .dropzone { margin: .7rem; padding: 1.2rem 1rem; border: 2px dashed #c3d3e8; border-radius: .6rem; text-align: center; background: #fbfcfe; transition: background .15s, border-color .15s; }
         .dropzone.over { background: var(--accent-soft); border-color: var(--accent); }
@@ -92,6 +92,7 @@ enum Assets {
         .accepted { color: var(--ok); }
         .refused { color: var(--bad); }
         .login, .narrow { max-width: 24rem; }
+        .add-user { margin-top: 1.2rem; }
         .login { margin: 2.5rem auto; padding: 1.4rem; }
         form label { display: block; margin: .7rem 0 .25rem; font-weight: 500; }
         form input[type=text], form input[type=password], form input:not([type]) { width: 100%; font: inherit; padding: .55rem .6rem; border: 1px solid #c8d0d7; border-radius: .45rem; background: #fff; }
@@ -142,6 +143,7 @@ enum Assets {
           .actions .button, .actions button { width: 100%; text-align: center; }
           .actions form { width: 100%; }
           .bar nav { order: 3; width: 100%; }
+          .thumbs img:nth-of-type(n+6) { display: none; }
         }
         """
 
@@ -317,8 +319,8 @@ enum Assets {
                 check(xhr);
                 var answer = null;
                 try { answer = JSON.parse(xhr.responseText); } catch (e) {}
-                if (xhr.status === 401) { stopped = true; finish(row, false, 'not sent: your session has ended'); ended(); }
-                else if (xhr.status === 403 && answer && answer.stale) { stopped = true; finish(row, false, 'not sent: this page is out of date'); stale(); }
+                if (xhr.status === 401) { halt(row, 'your session has ended'); ended(); }
+                else if (xhr.status === 403 && answer && answer.stale) { halt(row, 'this page is out of date'); stale(); }
                 else if (xhr.status === 503 || xhr.status === 502 || xhr.status === 504) return again(row);
                 else if (answer && answer.accepted && answer.accepted.length) {
                   var a = answer.accepted[0];
@@ -333,6 +335,15 @@ enum Assets {
               xhr.onerror = function () { sending--; again(row); };
               xhr.send(body);
             }
+            // Nothing more is sent from this page: why, on the photo and at the top of the form.
+            function halt(row, why) {
+              stopped = true;
+              finish(row, false, 'not sent: ' + why);
+              queue.forEach(function (r) { finish(r, false, 'not sent: ' + why); });
+              queue = [];
+              say('Not sent: ' + why, 'Do as the note at the top of the page says, then send the photos again.', 'problem');
+              bar.hidden = true;
+            }
             // The connection failed (PhotoFinish restarting, the network gone): again after 1, 2,
             // 4 … 15 s, for two minutes; the file is sent whole again (nothing half-sent is kept).
             function again(row) {
@@ -344,7 +355,7 @@ enum Assets {
               setTimeout(function () { queue.unshift(row); pump(); }, Math.min(15000, 1000 * Math.pow(2, row.tries - 1)));
             }
             function allSent() {
-              if (!rows.length) return;
+              if (!rows.length || stopped) return;
               input.value = '';
               var ok = rows.filter(function (r) { return r.ok; }).length, bad = rows.length - ok;
               if (!ok) { say(bad === 1 ? 'The photo was refused' : 'The photos were refused', 'See each photo below.', 'problem'); result.querySelector('.each').open = true; return; }
@@ -394,17 +405,19 @@ enum Assets {
               ids.forEach(function (id) {
                 var b = t.batches[id];
                 if (b.stage === 'ready') return;
-                var words = b.stage === 'queued' ? 'waiting its turn' : b.words;
+                var words = b.stage === 'queued' ? 'waiting its turn' : b.words + (b.stage === 'open' ? ' (more photos may join)' : '');
                 lines.push(words);
                 done += b.done; total += b.total;
               });
               if (waiting) lines.push(plural(waiting, 'photo') + ' waiting for the batch to start (it starts when no more photos arrive)');
               var stage = ids.length && t.batches[ids[ids.length - 1]].stage;
-              say(stage === 'outputs' ? 'Making the report' + (lines[0] && lines[0].indexOf('story') >= 0 ? ' and story' : '') + '…'
+              var last = ids.length ? t.batches[ids[ids.length - 1]] : null;
+              say(stage === 'outputs' ? 'Making the report' + (last.words.indexOf('story') >= 0 ? ' and story' : '') + '…'
+                  : last && last.stage === 'open' && !waiting && done === total ? 'Waiting for more photos…'
                   : ids.length ? 'Finishing your ' + plural(n, 'photo') + '…' : plural(n, 'photo') + ' uploaded', lines.join(' · '));
               result.setAttribute('data-done', done); result.setAttribute('data-total', total);
               bar.max = total || 1; bar.value = done;
-              tracking = setTimeout(track, 1500);
+              tracking = setTimeout(track, 1000);
             }
 
             input.addEventListener('change', function () { if (input.files.length) add(input.files); });

@@ -50,7 +50,7 @@ struct BatchPage {
         if let redoes {
             out += "<p class=\"dim\">Runs <a href=\"\(Paths.batch(inbox, redoes.id))\">the batch of \(HTML.time(redoes.started))</a> again.</p>\n"
         } else if let other = report.redoes {
-            out += "<p class=\"dim\">Runs batch \(HTML.escape(other)) again.</p>\n"
+            out += "<p class=\"dim\">Runs the batch of \(HTML.escape(BatchLabel.when(id: other))) again (no longer kept).</p>\n"
         }
         for later in redoneBy {
             out += "<p class=\"note\">Finished again in <a href=\"\(Paths.batch(inbox, later.id))\">the batch of \(HTML.time(later.started))</a> "

@@ -107,7 +107,7 @@ enum Pages {
         "<li class=\"card batch-card\"><a href=\"\(Paths.batch(inbox, b.id))\">" + thumbs(inbox, b)
             + "<span class=\"meta\"><strong>\(HTML.time(b.started))</strong> \(badge(b))"
             + "<span class=\"dim\">\(HTML.escape(b.label.photos)) · \(HTML.escape(Words.photos(b.items)))"
-            + (b.redoes.map { " · runs \(HTML.escape($0)) again" } ?? "") + "</span></span></a></li>\n"
+            + (b.redoes.map { " · again, from the batch of \(HTML.escape(BatchLabel.when(id: $0)))" } ?? "") + "</span></span></a></li>\n"
     }
 
     /// A batch's state for people: ready, ready with failures, failed, stopped.
