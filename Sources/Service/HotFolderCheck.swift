@@ -162,10 +162,13 @@ public enum HotFolderCheck {
                                  : "\(root) is on a read-only file system", who.insideUnit ? dropIn(root) : ["mount it read-write"]))
             return found
         }
+        // In a folder the unit binds (BindPaths=), the service reaches it through folders systemd
+        // makes: the real ones above it (a home folder, 0700) are not its way in.
+        let bound = who.isThisProcess ? nil : who.unit?.bind(holding: ServiceUnit.resolved(root))
         var unwritable: [String] = []
         for path in [root] + folders.map({ root + "/" + $0 }) {
             guard let sub = status(path) else { continue }
-            if !canWrite(path, sub, who) { unwritable.append(path) }
+            if !canWrite(path, sub, who, reachedFrom: bound) { unwritable.append(path) }
         }
         if let first = unwritable.first, let sub = status(first) {
             let others = unwritable.count > 1 ? " (and \(unwritable.count - 1) more of its folders)" : ""
@@ -183,7 +186,8 @@ public enum HotFolderCheck {
     static func placeProblem(_ root: String, unit: ServiceUnit) -> (why: String, fix: [String])? {
         let path = ServiceUnit.resolved(root)
         let home = ["/home", "/root", "/run/user"].first { ServiceUnit.isInside(path, $0) }
-        if let home, unit.protectHome == "yes" || unit.protectHome == "true" {
+        // Under /home, the service sees only what BindPaths= puts there (what init prints).
+        if let home, ["yes", "true", "tmpfs"].contains(unit.protectHome), unit.bind(holding: path) == nil {
             return ("\(root) is in \(home), which the unit hides from the service (ProtectHome=yes)",
                     ["move it under /srv/photofinish (the unit may write there), or:",
                      "sudo systemctl edit photofinish     and add:",
@@ -233,12 +237,14 @@ public enum HotFolderCheck {
     }
 
     /// Whether `who` may create and remove names in the folder at `path` (write and search),
-    /// and reach it (search on every folder above).
-    static func canWrite(_ path: String, _ st: stat, _ who: Subject) -> Bool {
+    /// and reach it (search on every folder above; with `reachedFrom`, only those up to that
+    /// folder: the service reaches a bound folder through systemd's own).
+    static func canWrite(_ path: String, _ st: stat, _ who: Subject, reachedFrom top: String? = nil) -> Bool {
         if who.isThisProcess { return faccessat(AT_FDCWD, path, W_OK | X_OK, AT_EACCESS) == 0 }
         guard allows(st, who, write: true) else { return false }
         var parent = (path as NSString).deletingLastPathComponent
         while !parent.isEmpty {
+            if let top, !ServiceUnit.isInside(parent, top) { break }
             guard let up = status(parent), allows(up, who, write: false) else { return false }
             if parent == "/" { break }
             parent = (parent as NSString).deletingLastPathComponent

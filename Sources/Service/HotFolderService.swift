@@ -59,15 +59,33 @@ public final class HotFolderService: Sendable {
     /// The setup in force (changes at a reload); nil before the first one is applied.
     public var setupInForce: ServiceSetup? { inForce.withLock { $0 } }
 
-    /// Queues a batch claimed outside the service's own claims (a redo, or a photo tried again,
-    /// that the web console made with `Redo.claim`) for the hot folder `inbox`: it is finished
-    /// in turn like a batch claimed from drop/, and reported as such.
-    /// - Returns: false when the service is not running (stopping, or not started): the batch
-    ///   then waits in .work/ and is recovered at the next start or rescan.
-    public func submit(_ batch: ClaimedBatch, to inbox: String) -> Bool {
-        guard !stop.isRequested, let mailbox = mailbox.withLock({ $0 }) else { return false }
-        mailbox.post(.recovered(inbox: inbox, [batch]))
-        return true
+    /// Finishes the published batch `id` of the hot folder `inbox` again, from its filed
+    /// sources (`only`: just these — a failed photo tried again), with the template the folder
+    /// uses now (as of the last start or reload: what a photo dropped now gets), as a new batch
+    /// (`Redo.claim`) queued in turn like one claimed from drop/. The web console's retry and
+    /// redo.
+    /// - Returns: the new batch's id.
+    /// - Throws: `Redo.Refusal` (no such folder or batch, nothing filed; the service stopping:
+    ///   the new batch then waits in .work/ and is finished at the next start).
+    public func redo(inbox name: String, batch id: String, only: Set<FileName>? = nil) throws(Redo.Refusal) -> String {
+        guard let inbox = setupInForce?.inboxes.first(where: { $0.name == name }) else {
+            throw Redo.Refusal(description: "the hot folder \(name) is not in the configuration any more")
+        }
+        let mover: Mover
+        do throws(SystemError) {
+            mover = try FolderSystem.probe(inbox.layout).mover
+        } catch {
+            throw Redo.Refusal(description: "\(inbox.layout.root) cannot be written: \(error)")
+        }
+        let batch = try Redo.claim(id, layout: inbox.layout, inbox: name, template: inbox.template, order: inbox.order,
+                                   locks: locks, mover: mover, only: only)
+        guard !stop.isRequested, let mailbox = mailbox.withLock({ $0 }) else {
+            // Recovered at the next start (its lock let go now, so recovery may take it).
+            batch.lock.release()
+            throw Redo.Refusal(description: "PhotoFinish is stopping: batch \(batch.id) waits in .work/ and is finished at its next start")
+        }
+        mailbox.post(.recovered(inbox: name, [batch]))
+        return batch.id
     }
 
     /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0; 1 when the

@@ -20,6 +20,11 @@ public struct ServiceUnit: Sendable, Equatable {
     public var config = "/etc/photofinish/photofinish.json5"
     /// `ReadWritePaths=`, in order, without systemd's `-`/`+` prefixes.
     public var readWritePaths: [String] = []
+    /// `BindPaths=`: where each is seen inside the service (a `SOURCE:DEST` entry's DEST), a
+    /// folder the service may write, whatever `ProtectHome=` or `ProtectSystem=` hide around
+    /// it — what `photofinish init` prints for a hot folder under /home. Inside the service
+    /// the folders above it are systemd's (it makes them, mode 0755), not the real ones.
+    public var bindPaths: [String] = []
     /// `StateDirectory=`, `CacheDirectory=`, `RuntimeDirectory=`, `LogsDirectory=` as paths
     /// (`/var/lib/photofinish`…): writable too.
     public var ownDirectories: [String] = []
@@ -78,7 +83,7 @@ public struct ServiceUnit: Sendable, Equatable {
 
     /// `systemctl show`'s view of the unit, or nil when it cannot say (no such unit, no bus).
     static func fromSystemctl() -> ServiceUnit? {
-        let keys = ["LoadState", "User", "Group", "ExecStart", "ReadWritePaths", "StateDirectory", "CacheDirectory",
+        let keys = ["LoadState", "User", "Group", "ExecStart", "ReadWritePaths", "BindPaths", "StateDirectory", "CacheDirectory",
                     "RuntimeDirectory", "LogsDirectory", "ProtectSystem", "ProtectHome", "PrivateTmp"]
         let places: [String] = ["/usr/bin/systemctl", "/bin/systemctl"]
         guard let systemctl = places.first(where: { Files.isExecutable($0) }) else { return nil }
@@ -99,6 +104,7 @@ public struct ServiceUnit: Sendable, Equatable {
             if let config = configArgument(argv) { unit.config = config }
         }
         unit.readWritePaths = (values["ReadWritePaths"] ?? "").split(separator: " ").map { strip(String($0)) }
+        unit.bindPaths = bindDestinations(values["BindPaths"] ?? "")
         unit.ownDirectories = ownDirectories([("StateDirectory", values["StateDirectory"]), ("CacheDirectory", values["CacheDirectory"]),
                                               ("RuntimeDirectory", values["RuntimeDirectory"]), ("LogsDirectory", values["LogsDirectory"])])
         unit.protectSystem = values["ProtectSystem"] ?? "no"
@@ -137,6 +143,8 @@ public struct ServiceUnit: Sendable, Equatable {
                     if let config = configArgument(value.split(separator: " ").map(String.init)) { unit.config = config }
                 case "ReadWritePaths":
                     if value.isEmpty { unit.readWritePaths = [] } else { unit.readWritePaths += value.split(separator: " ").map { strip(String($0)) } }
+                case "BindPaths":
+                    if value.isEmpty { unit.bindPaths = [] } else { unit.bindPaths += bindDestinations(value) }
                 case "StateDirectory", "CacheDirectory", "RuntimeDirectory", "LogsDirectory":
                     directories.append((key, value.isEmpty ? nil : value))
                 case "ProtectSystem": unit.protectSystem = value
@@ -148,6 +156,21 @@ public struct ServiceUnit: Sendable, Equatable {
         }
         unit.ownDirectories = ownDirectories(directories)
         return unit
+    }
+
+    /// Where each `BindPaths=` entry is seen inside the service: `SOURCE[:DEST[:OPTIONS]]`,
+    /// space-separated (as written in a unit, and as `systemctl show` says them).
+    static func bindDestinations(_ value: String) -> [String] {
+        value.split(separator: " ").compactMap { entry in
+            let parts = strip(String(entry)).split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            guard let source = parts.first, source.hasPrefix("/") else { return nil }
+            return parts.count > 1 && parts[1].hasPrefix("/") ? parts[1] : source
+        }
+    }
+
+    /// The `BindPaths=` folder `path` lies in, if any.
+    public func bind(holding path: String) -> String? {
+        bindPaths.first { Self.isInside(path, $0) }
     }
 
     /// `--config FILE` (or `--config=FILE`) in a command line.
@@ -188,9 +211,9 @@ public struct ServiceUnit: Sendable, Equatable {
         return writable.contains { Self.isInside(path, $0) }
     }
 
-    /// Where the service may write: `ReadWritePaths=` and its own directories.
+    /// Where the service may write: `ReadWritePaths=`, `BindPaths=` and its own directories.
     public var writable: [String] {
-        (readWritePaths + ownDirectories).map { Self.resolved($0) }
+        (readWritePaths + ownDirectories).map { Self.resolved($0) } + bindPaths
     }
 
     /// True when `path` is `folder` or lies inside it.
@@ -199,7 +222,7 @@ public struct ServiceUnit: Sendable, Equatable {
     }
 
     /// `path` with its symlinks resolved as far as it exists (the rest as written).
-    static func resolved(_ path: String) -> String {
+    public static func resolved(_ path: String) -> String {
         var existing = (path as NSString).standardizingPath
         var rest: [String] = []
         while !existing.isEmpty, existing != "/", !Files.existsFollowingLinks(existing) {

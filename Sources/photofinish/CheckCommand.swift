@@ -1,6 +1,8 @@
+import Configuration
 import Foundation
 import Service
 import System
+import Web
 
 /// `photofinish check [--config FILE] [--strict] [TEMPLATE…]`: validates, naming file, line
 /// and key; then says what the service will meet that the files do not show: each hot folder
@@ -31,7 +33,9 @@ enum CheckCommand {
         for problem in found.folders { print(problem.description) }
         for font in found.fonts { print(font.description) }
         for finding in found.metadata { print(finding.description) }
-        guard found.warnings > 0 else {
+        let web = config.map(webWarnings) ?? []
+        for warning in web { print(warning) }
+        guard found.warnings + web.count > 0 else {
             print("configuration OK")
             return 0
         }
@@ -47,7 +51,22 @@ enum CheckCommand {
         if !found.metadata.isEmpty {
             but.append("\(found.metadata.count) metadata text\(found.metadata.count == 1 ? " is" : "s are") not written as given")
         }
+        if !web.isEmpty { but.append("the web console speaks plain HTTP beyond this machine") }
         print("configuration OK, but " + but.joined(separator: "; "))
         return a.has(.strict) ? 1 : 0
+    }
+
+    /// What the installed web socket would serve for this config, when the service runs it:
+    /// plain HTTP on an address beyond this machine, with no TLS in the config (the daemon
+    /// says it in the journal too, and the console at the foot of its pages for administrators).
+    static func webWarnings(configPath: String) -> [String] {
+        guard let unit = ServiceUnit.installed(),
+              ServiceUnit.resolved(unit.config) == ServiceUnit.resolved(WatchCommand.absolute(configPath)),
+              let socket = SocketUnit.installed(), socket.enabled, !socket.beyondLoopback.isEmpty,
+              let config = try? Config.load(path: configPath), config.web.tlsCertificate == nil else { return [] }
+        return socket.beyondLoopback.map { address in
+            let shown = address.allSatisfy(\.isNumber) ? "[::]:" + address : address
+            return "web console: " + WebConsole.plainWarning("http://\(shown)/")
+        }
     }
 }

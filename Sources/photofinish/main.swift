@@ -11,6 +11,19 @@ import JSON5
 // photos in flight, for ~5 % more wall time on 12 MP photos).
 pf_malloc_map_from(1 << 20)
 
+// Two libraries' lines that say nothing a person can act on, written to the journal at every
+// start (reference: The service and its unit):
+// - libdispatch's "Failed to set thread priority for worker thread: … errno=13": its event
+//   thread asks for nice -4, which an unprivileged process may not take where systemd could
+//   not apply LimitNICE= (a container without CAP_SYS_RESOURCE); the thread runs at 0 then,
+//   and says so through syslog at every start. LIBDISPATCH_LOG=NO leaves its log out.
+// - libSvtAv1Enc's "Failed to set thread priority" (run as root, where SCHED_FIFO is refused),
+//   should libheif pick it for AVIF: SVT_LOG=1 keeps its errors, not its warnings.
+// A value the environment already gives is kept (setenv's 0): `LIBDISPATCH_LOG=stderr` still
+// shows libdispatch's lines to whoever asks for them.
+setenv("LIBDISPATCH_LOG", "NO", 0)
+setenv("SVT_LOG", "1", 0)
+
 // The words as the shell passed them: a file name on the command line may be any bytes.
 let words = Arguments.commandLine
 let name = words.first.map { String(decoding: $0, as: UTF8.self) } ?? "help"

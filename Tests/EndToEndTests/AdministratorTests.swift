@@ -138,6 +138,40 @@ import Testing
         #expect(r.stdout.contains("(checked as the service user nobody)"), "\(r.stdout)")
     }
 
+    /// The web socket the installed unit would serve on every address, with no TLS in the
+    /// config: `check` says so, with what to do; not once it listens on loopback, nor with HTTPS.
+    @Test func checkWarnsOfAConsoleInPlainHTTPBeyondThisMachine() throws {
+        let base = try Harness.tempDir()
+        #expect(chmod(base, 0o777) == 0)
+        let (dir, config) = try Self.setup([("shop", base + "/shop")])
+        let environment = try Self.unit(in: dir, config: config, allowed: base)
+        try Harness.write("[Socket]\nListenStream=8732\nFileDescriptorName=web\nService=photofinish.service\n",
+                          to: dir + "/units/photofinish-web.socket")
+        // Not enabled: nothing to say.
+        var r = try Harness.run(["check", "--config", config], extraEnvironment: environment)
+        #expect(r.stdout.hasSuffix("configuration OK\n"), "\(r.stdout)\(r.stderr)")
+        try FileManager.default.createDirectory(atPath: dir + "/units/sockets.target.wants", withIntermediateDirectories: true)
+        #expect(symlink(dir + "/units/photofinish-web.socket", dir + "/units/sockets.target.wants/photofinish-web.socket") == 0)
+        r = try Harness.run(["check", "--config", config], extraEnvironment: environment)
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("web console: the console at http://[::]:8732/ speaks plain HTTP beyond this machine"), "\(r.stdout)")
+        #expect(r.stdout.contains("configuration OK, but the web console speaks plain HTTP beyond this machine"), "\(r.stdout)")
+        // On loopback (a drop-in, as systemctl edit writes it): fine.
+        try FileManager.default.createDirectory(atPath: dir + "/units/photofinish-web.socket.d", withIntermediateDirectories: true)
+        try Harness.write("[Socket]\nListenStream=\nListenStream=127.0.0.1:8732\n", to: dir + "/units/photofinish-web.socket.d/override.conf")
+        r = try Harness.run(["check", "--config", config], extraEnvironment: environment)
+        #expect(r.stdout.hasSuffix("configuration OK\n"), "\(r.stdout)")
+        // Every address again, but HTTPS.
+        try FileManager.default.removeItem(atPath: dir + "/units/photofinish-web.socket.d")
+        try Harness.write("cert", to: dir + "/console.pem")
+        try Harness.write("key", to: dir + "/console.key")
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        try Harness.write(text.replacingOccurrences(of: "templatesDir:", with: "web: { tlsCertificate: \"\(dir)/console.pem\", tlsKey: \"\(dir)/console.key\" }, templatesDir:"),
+                          to: config)
+        r = try Harness.run(["check", "--config", config], extraEnvironment: environment)
+        #expect(r.stdout.hasSuffix("configuration OK\n"), "\(r.stdout)\(r.stderr)")
+    }
+
     @Test func checkNamesAFontThatIsNotInstalledAndTheOneDrawnInstead() throws {
         let (dir, config) = try Self.setup([("shop", "/srv/photofinish-test-unused")], template: """
             { version: 1,

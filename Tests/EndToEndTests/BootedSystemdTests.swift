@@ -2,8 +2,9 @@ import Foundation
 import Testing
 
 /// The package in a booted systemd (systemd-nspawn: the host's own root, read-only under a
-/// tmpfs overlay), used as an administrator would: `scripts/booted-test` says each step. About
-/// 40 s; skipped, with the reason, where it cannot boot (not root, no systemd-nspawn, no
+/// tmpfs overlay), used as an administrator would: `scripts/booted-test` says each step (among
+/// them a hot folder under /home made by `init` that `check` finds OK, and the web console
+/// enabled with one `systemctl enable --now` while the service runs). About 60 s; skipped, with the reason, where it cannot boot (not root, no systemd-nspawn, no
 /// overlayfs) or there is no package (`scripts/package --quick` builds it).
 struct BootedSystemdTests {
     @Test func thePackageInABootedSystemdAsAnAdministratorUsesIt() throws {
@@ -19,5 +20,9 @@ struct BootedSystemdTests {
         #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
         #expect(r.stdout.contains("ok: every INBOX=studio MESSAGE leads with studio"), "\(r.stdout)")
         #expect(r.stdout.contains("ok: the photo is finished"), "\(r.stdout)")
+        #expect(r.stdout.contains("ok: check says OK for the /home folder made by init"), "\(r.stdout)")
+        #expect(r.stdout.contains("ok: enable --now photofinish-web.socket succeeds while the service runs"), "\(r.stdout)")
+        #expect(r.stdout.contains("ok: the console answers on port 8732"), "\(r.stdout)")
+        #expect(r.stdout.contains("ok: purge removes the logins"), "\(r.stdout)")
     }
 }

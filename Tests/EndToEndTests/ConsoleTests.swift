@@ -41,6 +41,20 @@ struct ConsoleFixture {
         #expect(r.status == 0, "user add: \(r.stderr)")
     }
 
+    /// The daemon started with anna (shop only) logged in and ready to upload: her client, and
+    /// the form token of the shop's page. The console answers from its socket before the
+    /// folders are taken up (under load the shop's drop/ may not exist yet: 503 with
+    /// Retry-After): this returns once the daemon is ready.
+    func startWithAnna() throws -> (daemon: SocketDaemon, anna: ConsoleClient, token: String) {
+        try addUser("anna", "anna's password", inboxes: ["shop"])
+        let daemon = try start()
+        let anna = ConsoleClient(port: port)
+        #expect(try anna.login("anna", "anna's password").status == 303, "\(daemon.log)")
+        let token = try anna.csrf(on: "/inbox/shop/")
+        daemon.waitUntilReady()
+        return (daemon, anna, token)
+    }
+
     func start(environment: [String: String] = [:]) throws -> SocketDaemon {
         try SocketDaemon([Self.activate, "-l", "127.0.0.1:\(port)", "--fdname=web", Harness.binary, "daemon", "--config", config],
                          runtime: runtime, logPath: dir + "/daemon.log", environment: environment)
@@ -241,14 +255,7 @@ struct ConsoleTests {
     @Test(.enabled(if: ConsoleFixture.canRun, Comment(rawValue: skipReason)))
     func uploadsLandCleanedAndTheBatchIsServedAndZipped() throws {
         let hot = try ConsoleFixture()
-        try hot.addUser("anna", "anna's password", inboxes: ["shop"])
-        let daemon = try hot.start()
-        let anna = ConsoleClient(port: hot.port)
-        #expect(try anna.login("anna", "anna's password").status == 303, "\(daemon.log)")
-        let token = try anna.csrf(on: "/inbox/shop/")
-        // The console answers from its socket before the folders are taken up (under load the
-        // shop's drop/ may not exist yet: 503 with Retry-After); the uploads below are after.
-        daemon.waitUntilReady()
+        let (daemon, anna, token) = try hot.startWithAnna()
         let photos = try (1...3).map { try HotFolderFixture.photo($0) }
         let r = try anna.upload("shop", [("../../x.jpg", photos[0]), ("<script>alert(1)</script>.jpg", photos[1]), ("x.jpg", photos[2])],
                                 csrf: token, json: false)
@@ -352,6 +359,32 @@ struct ConsoleTests {
         for name in expected {
             #expect(try Harness.read(out + "/" + windows(name)) == (try Harness.read(folder + String(name.dropFirst(id.count)))), "\(name)")
         }
+    }
+
+    /// A phone names every photo `image.jpg`: four sent one after another while their batch is
+    /// open (the first already claimed into it) each land at once under a name of their own and
+    /// are finished together; nothing waits in drop/.
+    @Test(.enabled(if: ConsoleFixture.canRun, Comment(rawValue: skipReason)))
+    func aPhonesFourImageJpgAreAllTakenIntoTheOpenBatch() throws {
+        let hot = try ConsoleFixture(timing: #"settle: "300ms", quiet: "4s", maxWait: "60s", workers: 2"#)
+        let (daemon, anna, token) = try hot.startWithAnna()
+        var landed: [String] = []
+        for i in 0..<4 {
+            // The one before is claimed into the open batch first (it left drop/).
+            #expect(Poll.until(.seconds(30)) { hot.files(in: hot.shop + "/drop").isEmpty }, "\(hot.files(in: hot.shop + "/drop"))")
+            let r = try anna.upload("shop", [("image.jpg", try HotFolderFixture.photo(20 + i))], csrf: token)
+            let answer = try #require(try JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any])
+            landed += ((answer["accepted"] as? [[String: Any]]) ?? []).compactMap { $0["as"] as? String }
+        }
+        #expect(landed == ["image.jpg", "image (2).jpg", "image (3).jpg", "image (4).jpg"])
+        #expect(Poll.until(.seconds(120)) { hot.reports(hot.shop).count == 1 }, "\(daemon.log)")
+        let report = try #require(hot.reports(hot.shop).values.first)
+        let sources = ((report["items"] as? [[String: Any]]) ?? []).compactMap { $0["source"] as? String }
+        #expect(sources.sorted() == landed.sorted(), "\(sources)")
+        #expect(report["status"] as? String == "complete")
+        #expect(hot.files(in: hot.shop + "/drop").isEmpty)
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
     }
 
     @Test(.enabled(if: ConsoleFixture.canRun, Comment(rawValue: skipReason)))

@@ -57,6 +57,44 @@ struct HotFolderCheckTests {
         #expect(HotFolderCheck.placeProblem("/srv/photofinish/shop", unit: unit) == nil)
     }
 
+    /// A hot folder under /home, as `photofinish init` has it served (ProtectHome=tmpfs and
+    /// BindPaths= of the folder): the check by hand agrees it is the service's, even though the
+    /// home folder above it (0700, its owner's) is not the service's to pass through — inside
+    /// the service, the folders above a bound one are systemd's.
+    @Test func aHomeFolderBoundIntoTheServiceIsItsToWrite() throws {
+        let unit = ServiceUnit.parse([
+            "[Service]\nUser=photofinish\nProtectSystem=strict\nProtectHome=yes\nReadWritePaths=/srv/photofinish\n",
+            "[Service]\nProtectHome=tmpfs\nBindPaths=/home/alice/photos\nBindPaths=-/data/in:/srv/in:rbind\n",
+        ])
+        #expect(unit.protectHome == "tmpfs" && unit.bindPaths == ["/home/alice/photos", "/srv/in"])
+        #expect(ServiceUnit.bindDestinations("/home/alice/photos:/home/alice/photos:rbind /a") == ["/home/alice/photos", "/a"])
+        #expect(HotFolderCheck.placeProblem("/home/alice/photos", unit: unit) == nil)
+        #expect(HotFolderCheck.placeProblem("/home/alice/other", unit: unit)?.why.contains("ProtectHome") == true)
+        #expect(unit.mayWrite("/home/alice/photos/drop") && !unit.mayWrite("/home/alice"))
+
+        // On disk: a "home" folder of 0700 and, in it, the hot folder, the service user's own.
+        guard getuid() == 0 else {
+            print("skipped: not root, the folders cannot be given to another user")
+            return
+        }
+        let home = NSTemporaryDirectory() + "pf-home-\(UInt32.random(in: 0...UInt32.max))"
+        let root = home + "/photos"
+        try HotFolderLayout(root: root).create()
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        #expect(chmod(home, 0o700) == 0)
+        for path in [root] + HotFolderCheck.folders.map({ root + "/" + $0 }) { #expect(chown(path, 990, 990) == 0) }
+        var who = HotFolderCheck.Subject(user: "pf", uid: 990, gid: 990, groupName: "pf", groups: [990],
+                                         isThisProcess: false, insideUnit: false, unit: nil)
+        var bound = ServiceUnit()
+        bound.bindPaths = [ServiceUnit.resolved(root)]
+        who.unit = bound
+        let found = HotFolderCheck.problems(name: "photos", root: root, for: who)
+        #expect(found.isEmpty, "\(found)")
+        // Not bound: the home folder's 0700 keeps the service out, as the check says.
+        who.unit = ServiceUnit()
+        #expect(HotFolderCheck.problems(name: "photos", root: root, for: who).first?.why.contains("cannot write") == true)
+    }
+
     @Test func thePermissionBitsAnswerForAnotherUser() {
         let who = HotFolderCheck.Subject(user: "pf", uid: 990, gid: 990, groupName: "pf", groups: [990, 44],
                                          isThisProcess: false, insideUnit: false, unit: nil)

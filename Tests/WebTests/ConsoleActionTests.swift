@@ -112,6 +112,20 @@ import TestSupport
         #expect(try post(boss, "/users/boss", "csrf=\(token)&do=remove").status == 422)
     }
 
+    /// Plain HTTP on every address: said to administrators at the foot of every page (and in
+    /// the log), not to others; on loopback, to nobody.
+    @Test func plainHTTPBeyondThisMachineIsSaidToAdministrators() throws {
+        let rig = try ConsoleRig(users: Self.users, address: "0.0.0.0")
+        let (boss, _) = try rig.loggedIn("boss", "the owner's password")
+        let (anna, _) = try rig.loggedIn()
+        #expect(try boss.request("GET", "/").text.contains("speaks plain HTTP beyond this machine"))
+        #expect(!(try anna.request("GET", "/").text.contains("plain HTTP")))
+        #expect(rig.log.contains("the console at http://0.0.0.0:\(rig.port)/ speaks plain HTTP beyond this machine"), "\(rig.log)")
+        let local = try ConsoleRig(users: Self.users)
+        let (owner, _) = try local.loggedIn("boss", "the owner's password")
+        #expect(!(try owner.request("GET", "/").text.contains("plain HTTP")))
+    }
+
     /// The daemon restarted: the session goes on (the same cookie, the same form token).
     @Test func sessionsSurviveARestart() throws {
         let rig = try ConsoleRig()

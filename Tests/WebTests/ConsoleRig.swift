@@ -27,8 +27,12 @@ final class ConsoleRig: @unchecked Sendable {
     /// - Parameters:
     ///   - users: name, password, hot folders (nil: admin).
     ///   - tweak: changes to the console's settings.
+    /// Where the console listens (`0.0.0.0`: every address, as the package's socket does).
+    let address: String
+
     init(_ label: String = #function, users: [(String, String, [String]?)] = [("anna", "anna's password", ["shop"])],
-         maxFileBytes: Int = 4 << 20, tweak: (inout WebConsole.Settings) -> Void = { _ in }) throws {
+         maxFileBytes: Int = 4 << 20, address: String = "127.0.0.1", tweak: (inout WebConsole.Settings) -> Void = { _ in }) throws {
+        self.address = address
         dir = try TemporaryFolder.make("rig")
         shop = HotFolderLayout(root: dir + "/shop")
         studio = HotFolderLayout(root: dir + "/studio")
@@ -56,7 +60,7 @@ final class ConsoleRig: @unchecked Sendable {
     }
 
     private func start() throws {
-        let (socket, port) = try HTTPPriorityTests.listener()
+        let (socket, port) = try HTTPPriorityTests.listener(address: address)
         self.port = port
         #expect(console.start(sockets: [socket]))
     }

@@ -13,13 +13,13 @@ import Testing
         }
     }
 
-    /// A listening socket on a spare loopback port.
-    static func listener() throws -> (socket: Int32, port: UInt16) {
+    /// A listening socket on a spare port of `host` (loopback by default).
+    static func listener(address host: String = "127.0.0.1") throws -> (socket: Int32, port: UInt16) {
         let s = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         try #require(s >= 0)
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_addr.s_addr = inet_addr(host)
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {

@@ -15,8 +15,9 @@ import System
 /// outputs and originals stay as they are); a file system without hard links gets copies.
 public enum Redo {
     /// Why a batch cannot be redone, in words.
-    public struct Refusal: Error, CustomStringConvertible {
+    public struct Refusal: Error, CustomStringConvertible, Sendable {
         public var description: String
+        public init(description: String) { self.description = description }
     }
 
     /// Claims batch `id` of the hot folder at `layout` again as a new batch.

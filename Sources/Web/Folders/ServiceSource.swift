@@ -8,41 +8,27 @@ import System
 public struct ServiceSource: ConsoleSource {
     private let status: @Sendable () -> ServiceStatus
     private let setup: @Sendable () -> ServiceSetup
-    private let submit: @Sendable (ClaimedBatch, String) -> Bool
+    private let again: @Sendable (String, String, Set<FileName>?) throws(Redo.Refusal) -> String
 
     /// - Parameters:
     ///   - status: the live status (a snapshot under the service's lock: cheap).
     ///   - setup: the setup in force (changes at a reload).
-    ///   - submit: queues a batch claimed here for its hot folder (`HotFolderService.submit`).
+    ///   - redo: a batch finished again by the service (`HotFolderService.redo`).
     public init(status: @escaping @Sendable () -> ServiceStatus, setup: @escaping @Sendable () -> ServiceSetup,
-                submit: @escaping @Sendable (ClaimedBatch, String) -> Bool = { _, _ in false }) {
+                redo: @escaping @Sendable (String, String, Set<FileName>?) throws(Redo.Refusal) -> String = { _, _, _ throws(Redo.Refusal) in
+                    throw Redo.Refusal(description: "batches are not finished again from here")
+                }) {
         self.status = status
         self.setup = setup
-        self.submit = submit
+        again = redo
     }
 
-    /// `Redo.claim` with the template in force for the folder (as of the last start or
-    /// reload: what a photo dropped now gets), then queued in the service.
-    public func redo(inbox name: String, batch id: String, only: Set<FileName>?) -> Result<String, ConsoleRefusal> {
-        guard let inbox = setup().inboxes.first(where: { $0.name == name }) else {
-            return .failure(ConsoleRefusal("the hot folder \(name) is not in the configuration any more"))
-        }
-        let batch: ClaimedBatch
-        do {
-            let mover = try FolderSystem.probe(inbox.layout).mover
-            batch = try Redo.claim(id, layout: inbox.layout, inbox: name, template: inbox.template, order: inbox.order,
-                                   locks: BatchLocks(), mover: mover, only: only)
-        } catch let error as Redo.Refusal {
-            return .failure(ConsoleRefusal(error.description))
+    public func redo(inbox: String, batch id: String, only: Set<FileName>?) -> Result<String, ConsoleRefusal> {
+        do throws(Redo.Refusal) {
+            return .success(try again(inbox, id, only))
         } catch {
-            return .failure(ConsoleRefusal("\(error)"))
+            return .failure(ConsoleRefusal(error.description))
         }
-        guard submit(batch, name) else {
-            // Recovered at the next start (its lock let go now, so recovery may take it).
-            batch.lock.release()
-            return .failure(ConsoleRefusal("PhotoFinish is stopping: batch \(batch.id) waits in .work/ and is finished at its next start"))
-        }
-        return .success(batch.id)
     }
 
     public func snapshot() -> ConsoleSnapshot {
@@ -91,7 +77,7 @@ extension WebConsole {
         let sockets = socketsFromSystemd()
         guard !sockets.isEmpty else { return nil }
         let source = ServiceSource(status: { service.liveStatus() }, setup: { service.setupInForce ?? initial },
-                                   submit: { service.submit($0, to: $1) })
+                                   redo: { inbox, id, only throws(Redo.Refusal) in try service.redo(inbox: inbox, batch: id, only: only) })
         let console = WebConsole(settings: Settings(config: initial.config), source: source, log: log)
         return console.start(sockets: sockets) ? console : nil
     }
