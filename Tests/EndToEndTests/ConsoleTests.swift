@@ -56,8 +56,13 @@ struct ConsoleFixture {
     }
 
     func start(environment: [String: String] = [:]) throws -> SocketDaemon {
-        try SocketDaemon([Self.activate, "-l", "127.0.0.1:\(port)", "--fdname=web", Harness.binary, "daemon", "--config", config],
-                         runtime: runtime, logPath: dir + "/daemon.log", environment: environment)
+        // systemd-socket-activate hands the program only TERM, PATH, USER, HOME and what `-E`
+        // names: the daemon's own runtime folder (its status, which `status` reads there alone)
+        // and the test's settings are named.
+        let passed = ["RUNTIME_DIRECTORY": runtime, "PHOTOFINISH_PROOF_SHRINK": "16"].merging(environment) { $1 }
+        return try SocketDaemon([Self.activate, "-l", "127.0.0.1:\(port)", "--fdname=web"] + passed.sorted { $0.key < $1.key }.flatMap { ["-E", "\($0.key)=\($0.value)"] }
+                                + [Harness.binary, "daemon", "--config", config],
+                                runtime: runtime, logPath: dir + "/daemon.log", environment: environment)
     }
 
     func files(in folder: String) -> [String] {

@@ -51,9 +51,11 @@ import TestSupport
             try c.request("POST", path, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
         }
         let retried = try post(anna, "/inbox/shop/batch/\(id)/retry", "csrf=\(token)&photo=x-broken.jpg")
-        #expect(retried.status == 200 && retried.text.contains("is being finished again"), "\(retried.status)")
+        #expect(retried.status == 303, "\(retried.status)")
+        let location = try #require(retried.header("Location"))
+        #expect(try anna.request("GET", location).text.contains("The photo is being finished again"))
         #expect(rig.source.redos.value.last.map { $0.inbox == "shop" && $0.batch == id && $0.only == [FileName("x-broken.jpg")] } == true)
-        #expect(try post(anna, "/inbox/shop/batch/\(id)/redo", "csrf=\(token)").status == 200)
+        #expect(try post(anna, "/inbox/shop/batch/\(id)/redo", "csrf=\(token)").status == 303)
         #expect(rig.source.redos.value.last.map { $0.only == nil } == true)
         // Without the token, or with another session's: refused, nothing asked of the service.
         let asked = rig.source.redos.value.count
@@ -67,6 +69,7 @@ import TestSupport
         #expect(!(try anna.request("GET", "/inbox/shop/batch/\(id)/").text.contains("Delete the batch")))
         let deleted = try post(boss, "/inbox/shop/batch/\(id)/delete", "csrf=\(bossToken)")
         #expect(deleted.status == 303 && deleted.header("Location")?.hasPrefix("/inbox/shop/") == true)
+        #expect(try boss.request("GET", deleted.header("Location") ?? "/").text.contains("is deleted."))
         for kind in [rig.shop.out, rig.shop.originals, rig.shop.failed] {
             #expect(!FileManager.default.fileExists(atPath: kind + "/" + id), "\(kind)")
         }

@@ -10,8 +10,9 @@ extension ConsoleHandler {
         let before = request.query["before"].flatMap { BatchID.isValid($0) ? $0 : nil }
         let (batches, more) = catalog.batches(of: folder.layout, limit: 30, before: before)
         let hasProof = BatchFiles.proof(folder.layout, template: folder.template) != nil
+        let deleted = request.query["deleted"].flatMap { BatchID.isValid($0) ? Pages.Message.success("The batch of \(BatchLabel.when(id: $0)) is deleted.") : nil }
         return page(200, Pages.folder(viewer, folder, batches: batches, more: more, maxFileBytes: maxFileBytes,
-                                      accept: Self.accept, hasProof: hasProof), request)
+                                      accept: Self.accept, hasProof: hasProof, message: deleted), request)
     }
 
     func batchPage(_ request: HTTPRequest, _ viewer: Viewer, _ folder: ConsoleFolder, id: String,
@@ -27,6 +28,11 @@ extension ConsoleHandler {
         }
         let photos = BatchPage.photoFiles(report)
         let photoBytes = files.filter { photos.contains($0.path.map(\.readable).joined(separator: "/")) }.reduce(Int64(0)) { $0 + $1.size }
+        var message = message
+        if message == nil, let again = request.query["again"] {
+            let what = again == "batch" ? "The whole batch is" : again == "1" ? "The photo is" : "\(Int(again) ?? 0) photos are"
+            message = .success("\(what) being finished again, as a new batch: it appears in \(folder.name) when it is ready.")
+        }
         let view = BatchPage(viewer: viewer, inbox: folder.name, id: id, report: report, files: files,
                              redoes: report.redoes.flatMap { catalog.summary(folder.layout, $0) },
                              redoneBy: catalog.redoes(of: id, in: folder.layout), photoBytes: photoBytes, message: message)
@@ -125,9 +131,9 @@ extension ConsoleHandler {
                 return batchPage(request, viewer, folder, id: id, message: .failure("Not started: \(refusal)."), status: 409)
             case .success(let newID):
                 let what = action == .redo ? "the whole batch" : (only!.count == 1 ? only!.first!.escaped : Words.photos(only!.count))
-                log.notice("web: \(viewer.name) has \(what) of batch \(id) finished again as batch \(newID)", fields1.with("FILE", action == .retry ? what : ""))
-                return batchPage(request, viewer, folder, id: id,
-                                 message: .success("\(what.prefix(1).uppercased() + what.dropFirst()) is being finished again, as a new batch: it appears in \(folder.name) when it is ready."))
+                log.notice("web: \(viewer.name) has \(what) of batch \(id) finished again as batch \(newID)", fields1)
+                // Answered with the batch's page (a reload asks nothing again), saying so.
+                return redirect(Paths.batch(folder.name, id) + "?again=" + (action == .redo ? "batch" : "\(only!.count)"))
             }
         }
     }

@@ -61,9 +61,10 @@ enum Pages {
     }
 
     static func folder(_ viewer: Viewer, _ folder: ConsoleFolder, batches: [BatchCatalog.Summary], more: Bool,
-                       maxFileBytes: Int, accept: String, hasProof: Bool) -> String {
+                       maxFileBytes: Int, accept: String, hasProof: Bool, message: Message? = nil) -> String {
         let limit = HTML.escape(Upload.limitWords(maxFileBytes))
         var body = "<p class=\"crumbs\"><a href=\"/\">Hot folders</a> › \(HTML.escape(folder.name))</p>\n<h1>\(HTML.escape(folder.name))</h1>\n"
+            + (message?.html ?? "")
         body += "<section id=\"state\" class=\"now\" data-live>\(stateLine(folder))\(now(folder))\(notes(folder))</section>\n"
         body += """
             <form class="upload card" method="post" action="\(Paths.upload(folder.name))" enctype="multipart/form-data" \
