@@ -131,7 +131,9 @@ final class ConsoleHandler: HTTPHandler {
         if route == .dashboard {
             guard get else { return .response(methodNotAllowed("GET")) }
             let folders = snapshot.folders.filter { viewer.user.mayUse($0.name) }
-            let lasts = folders.map { folder in folder.last.flatMap { catalog.summary(folder.layout, $0.batch) } }
+            let lasts = folders.map { folder in
+                folder.last.flatMap { catalog.summary(folder.layout, $0.batch) } ?? catalog.batches(of: folder.layout, limit: 1).batches.first
+            }
             return .response(page(200, Pages.dashboard(viewer, folders: folders, lasts: lasts, running: snapshot.running), request))
         }
         guard let inbox = route.inbox else { return .response(notFound(viewer, request)) }

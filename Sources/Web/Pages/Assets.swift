@@ -149,7 +149,7 @@ enum Assets {
 
     static let script = """
         'use strict';
-        // PhotoFinish console: local times, live updates, uploads (drag-and-drop, two at a time,
+        // PhotoFinish console: local times, live updates, uploads (drag-and-drop, three at a time,
         // each with its progress, tried again when the server restarts) that follow their photos
         // to "ready", and a tab out of date told to reload. Every page works without this script.
         (function () {
@@ -241,8 +241,8 @@ enum Assets {
 
           function plural(n, one, many) { return n + ' ' + (n === 1 ? one : (many || one + 's')); }
 
-          // The upload form: files chosen or dropped are sent at once, one request each, two at a
-          // time (one is received while the other is made safe on disk), each with its own
+          // The upload form: files chosen or dropped are sent at once, one request each, three at a
+          // time (one is received while the others are made safe on disk), each with its own
           // progress; a connection lost (a restart of PhotoFinish) is tried again. Then the
           // photos are followed, by their names in drop/, to their batch and until they are ready.
           function uploads() {
@@ -295,7 +295,7 @@ enum Assets {
               pump();
             }
             function pump() {
-              while (sending < 2 && queue.length && !stopped) send(queue.shift());
+              while (sending < 3 && queue.length && !stopped) send(queue.shift());
               if (!sending && !queue.length) allSent();
             }
             function finish(row, ok, text) {

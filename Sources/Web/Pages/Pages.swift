@@ -51,7 +51,7 @@ enum Pages {
                 body += "<a class=\"last\" href=\"\(Paths.batch(folder.name, last.id))\">" + thumbs(folder.name, last)
                     + "<span><strong>\(HTML.escape(last.label.when()))</strong> " + badge(last)
                     + "<br><span class=\"dim\">\(HTML.escape(last.label.photos)) · \(HTML.escape(Words.photos(last.items)))</span></span></a>\n"
-            } else if folder.last == nil {
+            } else {
                 body += "<p class=\"dim\">No batch yet.</p>\n"
             }
             body += notes(folder) + "</li>\n"

@@ -43,20 +43,4 @@ enum Words {
 
     /// "1 photo", "6 photos".
     static func photos(_ n: Int) -> String { HTML.count(n, "photo") }
-
-    /// What a folder is doing, in a sentence: its batch on its way (open, or being finished),
-    /// batches waiting their turn, files arriving. Nil when it does none of these.
-    static func now(_ f: ConsoleFolder) -> [String] {
-        var out: [String] = []
-        if let p = f.processing { out.append("Finishing: " + p.words + ".") }
-        if let o = f.open { out.append("Taking photos: " + o.words + "; more may join.") }
-        if f.queued > 0 {
-            out.append(HTML.count(f.queued, "batch", "batches") + (f.parked > 0 ? " (\(photos(f.parked)))" : "")
-                       + (f.queued == 1 ? " waits its turn." : " wait their turn."))
-        }
-        if f.waiting > 0 {
-            out.append(HTML.count(f.waiting, "file") + " arriving in drop/: the batch starts when they stop arriving.")
-        }
-        return out
-    }
 }
