@@ -130,7 +130,7 @@ final class ConsoleHandler: HTTPHandler {
         let snapshot = source.snapshot()
         if route == .dashboard {
             guard get else { return .response(methodNotAllowed("GET")) }
-            let folders = snapshot.folders.filter { viewer.user.mayUse($0.name) }
+            let folders = snapshot.folders.filter { viewer.user.mayUse($0.name) }.map(published)
             let lasts = folders.map { folder in
                 folder.last.flatMap { catalog.summary(folder.layout, $0.batch) } ?? catalog.batches(of: folder.layout, limit: 1).batches.first
             }
@@ -143,7 +143,7 @@ final class ConsoleHandler: HTTPHandler {
             return .response(page(403, Pages.error(viewer, title: "Not your hot folder",
                                                    message: "\(viewer.name) may not see the hot folder \(inbox)."), request))
         }
-        guard let folder = snapshot[inbox] else { return .response(notFound(viewer, request)) }
+        guard let folder = snapshot[inbox].map(published) else { return .response(notFound(viewer, request)) }
         switch route {
         case .upload:
             guard post else { return .response(methodNotAllowed("POST")) }
@@ -187,6 +187,16 @@ final class ConsoleHandler: HTTPHandler {
             return nil
         }
         return Viewer(user: user, csrf: session.csrf, token: token, warnings: user.admin ? adminWarnings() : [])
+    }
+
+    /// `folder` with a batch that is published no longer shown on its way: its folder in out/
+    /// appears a moment before the service, done filing, says so, and a page must not show it
+    /// both ready and being finished.
+    func published(_ folder: ConsoleFolder) -> ConsoleFolder {
+        guard let p = folder.processing, p.stage == .outputs, catalog.summary(folder.layout, p.batch) != nil else { return folder }
+        var done = folder
+        done.processing = nil
+        return done
     }
 
     /// What administrators are told at the foot of every page.

@@ -378,6 +378,10 @@ final class WebDriver {
     /// and not blank.
     @discardableResult
     private func keep(_ browser: WebDriver, _ name: String, width: Int) throws -> String {
+        // The pictures in view loaded first (a screenshot of grey squares shows nothing).
+        _ = Poll.until(.seconds(10)) {
+            (try? browser.run("return Array.from(document.images).filter(function (i) { return i.getBoundingClientRect().top < window.innerHeight; }).every(function (i) { return i.complete; });") as? Bool) == true
+        }
         let path = Self.artefacts + "/\(name)-\(width).png"
         try Harness.write(try browser.screenshot(), to: path)
         let (image, _) = try Harness.decode(path)

@@ -277,7 +277,11 @@ final class FolderWorkers: Sendable {
             case .log(let line):
                 log.log(line.priority, line.text, line.fields(inbox: inbox))
             case .showLast(let last):
-                board.update(inbox) { $0.last = last }
+                // Published: no longer on its way, in the same change that makes it the last.
+                board.update(inbox) {
+                    if $0.processing?.batch == last.batch { $0.processing = nil }
+                    $0.last = last
+                }
             case .count(let report, let folder):
                 metrics.record(report, inbox: inbox, folder: folder)
             case .deliver(let report):
