@@ -175,35 +175,6 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
     /// many, how many are being finished right now, and what the batch does. The words for it
     /// (`words`) are said the same way by `status`, STATUS.txt, `STATUS=` and the console.
     public struct Progress: Codable, Sendable, Equatable {
-        /// What a batch on its way does (`stage`).
-        public enum Stage: StatusWord {
-            /// Open: its photos are finished as they arrive, more may join.
-            case open
-            /// Closed: the photos not done yet are being finished.
-            case photos
-            /// Every photo done: its own outputs (story, colour card), the report, publishing.
-            case outputs
-            /// A word another version wrote: shown as it is.
-            case other(String)
-            public init(_ word: String) {
-                switch word {
-                case "open": self = .open
-                case "photos": self = .photos
-                case "outputs": self = .outputs
-                default: self = .other(word)
-                }
-            }
-            /// The word in the status file.
-            public var word: String {
-                switch self {
-                case .open: "open"
-                case .photos: "photos"
-                case .outputs: "outputs"
-                case .other(let word): word
-                }
-            }
-        }
-
         public var batch: String
         /// Photos done: finished or failed.
         public var done: Int
@@ -228,19 +199,6 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
             self.failed = failed > 0 ? failed : nil
             self.stage = stage
             self.makes = makes.isEmpty ? nil : makes
-        }
-
-        /// "4 of 6 done, 2 in progress", "6 of 6 done, making the report and story": the
-        /// counts as every view of the service says them.
-        public var words: String {
-            var out = "\(done) of \(total) done"
-            if let failed, failed > 0 { out += " (\(failed) failed)" }
-            if (stage ?? .photos) == .outputs {
-                out += ", making the report" + (makes.map { " and " + $0.joined(separator: " and ") } ?? "")
-            } else if let inProgress, inProgress > 0 {
-                out += ", \(inProgress) in progress"
-            }
-            return out
         }
     }
 

@@ -98,6 +98,11 @@ struct StatusTextTests {
         let old = #"{"batch":"b","done":2,"total":3}"#
         let decoded = try? JSONDecoder().decode(ServiceStatus.Progress.self, from: Data(old.utf8))
         #expect(decoded?.words == "2 of 3 done")
+        // And one a newer version wrote, with a stage this one does not know: kept as written.
+        let newer = #"{"batch":"b","done":3,"total":3,"stage":"delivering"}"#
+        let read = try? JSONDecoder().decode(ServiceStatus.Progress.self, from: Data(newer.utf8))
+        #expect(read?.stage == .other("delivering") && read?.words == "3 of 3 done")
+        #expect(read.flatMap { try? JSONEncoder().encode($0) }.map { String(decoding: $0, as: UTF8.self).contains(#""stage":"delivering""#) } == true)
     }
 
     @Test func idleAndStopped() {
