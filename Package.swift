@@ -59,6 +59,9 @@ let package = Package(
                        providers: [.apt(["libarchive-dev"])]),
         .systemLibrary(name: "CLibcrypt", pkgConfig: "libcrypt",
                        providers: [.apt(["libcrypt-dev"])]),
+        // Share links' QR codes (the console, report.html, /s/TOKEN/qr.svg, the template's qr mark).
+        .systemLibrary(name: "CQREncode", pkgConfig: "libqrencode",
+                       providers: [.apt(["libqrencode-dev"])]),
         // libmicrohttpd's variadic calls (start, connection info, its log), made once in C.
         .target(name: "CWebShims", dependencies: ["CMicroHTTPD"]),
         // The little C that must be C, in two parts: the libc and Linux calls Swift's Glibc
@@ -99,12 +102,20 @@ let package = Package(
         // through libcurl, with verified receipts: destinations, transfers and journals, no photo.
         .target(name: "Delivery", dependencies: ["JSON5", "System", "CCurl", "CArchive"]),
         .target(name: "Configuration", dependencies: ["JSON5", "System", "Delivery"]),
-        .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces", "System"]),
+        // QR code symbols (libqrencode) and their drawings: SVG, pixels, PNG.
+        .target(name: "QR", dependencies: ["CQREncode", "Pixels", "Codecs"]),
+        .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces", "System", "QR"]),
         .target(name: "Batches", dependencies: ["Finishing", "Codecs", "Pixels", "Configuration", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
         // A cluster of hosts coordinated by PostgreSQL (issue 21): the link to the database (one
         // owner per PGconn), the schema and its migrations, photo tasks and their leases, hosts.
         .target(name: "Cluster", dependencies: ["CPostgres"]),
+        // Share links (tokens signed with a hot folder's key, their store in .work/shares/, what a
+        // link answers) and approvals: a module that knows batches by name, no photo.
+        .target(name: "Sharing", dependencies: ["System"]),
+        // Notifications of a hot folder's batches (finished, held, approved, delivered, failed) to
+        // mail addresses and signed webhooks: the events, their bodies, the queue that retries.
+        .target(name: "Notifications", dependencies: ["System"]),
         // An HTTP server on sockets it is given (libmicrohttpd): GET /metrics and the console.
         .target(name: "HTTP", dependencies: ["System", "CMicroHTTPD", "CWebShims", "CSystemd"]),
         .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "Cluster", "Delivery", "CSystemd", "CCurl"]),
@@ -122,7 +133,7 @@ let package = Package(
         .testTarget(name: "CodecsTests", dependencies: ["Codecs", "Pixels", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "JSON5Tests", dependencies: ["JSON5", "TestSupport"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5", "TestSupport"]),
-        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "System", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference", "TestSupport"]),
+        .testTarget(name: "FinishingTests", dependencies: ["Finishing", "QR", "System", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference", "TestSupport"]),
         .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels", "TestSupport"]),
         .testTarget(name: "SystemTests", dependencies: ["System", "TestSupport"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System", "TestSupport"]),
@@ -138,6 +149,9 @@ let package = Package(
         .testTarget(name: "ClusterTests", dependencies: ["Cluster", "PostgresHarness", "TestSupport"]),
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets", "TestSupport"]),
         .testTarget(name: "WebTests", dependencies: ["Web", "HTTP", "Service", "HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "Configuration", "JSON5", "System", "TestSupport"]),
+        .testTarget(name: "SharingTests", dependencies: ["Sharing", "System", "TestSupport"]),
+        .testTarget(name: "NotificationsTests", dependencies: ["Notifications", "System", "TestSupport"]),
+        .testTarget(name: "QRTests", dependencies: ["QR", "Pixels", "TestSupport"]),
     ],
     cxxLanguageStandard: .cxx17
 )

@@ -1,2 +1,4 @@
 #pragma once
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/crypto.h>

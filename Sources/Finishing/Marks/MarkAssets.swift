@@ -1,6 +1,7 @@
 import Codecs
 import Foundation
 import Pixels
+import QR
 import System
 import Synchronization
 import Typesetting
@@ -24,6 +25,8 @@ public final class MarkAssets: Sendable {
     private let logos = SmallCache<Image>()
     private let rims = SmallCache<CoverageMask>()
     private let luminances = SmallCache<[(luminance: Double, weight: Double)]>()
+    private let qrCodes = SmallCache<Result<QRCode, QRCode.Refused>>()
+    private let qrImages = SmallCache<Image>()
 
     /// Marks with nothing to draw (a template without `text`, `logo` and `tile`).
     public static let none = MarkAssets(textSetter: nil, tileSetter: nil, logo: nil)
@@ -142,6 +145,20 @@ public final class MarkAssets: Sendable {
     func shadow(of text: RenderedText, key: String, sigma: Double) -> (mask: CoverageMask, padding: Int) {
         shadows.value(for: "\(key)|\(text.capHeight.bitPattern)|\(sigma.bitPattern)") {
             gaussianBlurred(text.mask, sigma: sigma)
+        }
+    }
+
+    /// The QR code of `text` (cached per text: a batch's photos share one link).
+    func qrCode(_ text: String, level: QRCode.Level) -> Result<QRCode, QRCode.Refused> {
+        qrCodes.value(for: "\(level.rawValue)|\(text)") {
+            do throws(QRCode.Refused) { return .success(try QRCode(text, level: level)) } catch { return .failure(error) }
+        }
+    }
+
+    /// The QR code drawn at `pixelsPerModule`, RGBA (cached per code, size and colours).
+    func qrImage(_ code: QRCode, pixelsPerModule: Int, dark: [UInt8], light: [UInt8]) -> Image {
+        qrImages.value(for: "\(code.level.rawValue)|\(pixelsPerModule)|\(dark)|\(light)|\(code.text)") {
+            code.image(pixelsPerModule: pixelsPerModule, dark: dark, light: light)
         }
     }
 

@@ -109,6 +109,18 @@ public enum MarkLayout {
         return (place(h, image.width, logo.width), place(v, image.height, logo.height))
     }
 
+    /// The QR code's size on the photo: as near `width` × short side as whole pixels per module
+    /// allow, quiet zone included (a module of 2.5 pixels would be drawn 2 and 3 wide by turns,
+    /// which scanners misread), never larger.
+    /// - Parameter modules: the code's modules per side with its quiet zone.
+    /// - Returns: pixels per module (0: not even one pixel each: the code cannot be drawn) and
+    ///   the code's side in pixels.
+    public static func qrSize(modules: Int, width: Double, shortSide: Int) -> (pixelsPerModule: Int, side: Int) {
+        let wanted = width * Double(shortSide)
+        let perModule = max(0, Int((wanted / Double(modules)).rounded(.down)))
+        return (perModule, perModule * modules)
+    }
+
     /// The warning for a logo drawn larger than its file, or nil.
     public static func upscaleWarning(scale: Double) -> String? {
         guard scale > 1 else { return nil }

@@ -1,9 +1,10 @@
 import Codecs
 import Pixels
+import QR
 import Typesetting
 
 /// Draws a template's marks on one resized, upright photo: the tiled mark underneath, then
-/// the logo, then the text with its shadow on top. Sizes and places come from
+/// the logo, then the text with its shadow, then the QR code on top (nothing may cover it). Sizes and places come from
 /// `MarkLayout`; pixels from `MarkAssets` (cached per size) and the compositing in
 /// `Pixels`.
 ///
@@ -19,6 +20,7 @@ struct MarkPainter {
         var text: Applied.TextRecord?
         var logo: Applied.LogoRecord?
         var tile: Applied.TileRecord?
+        var qr: Applied.QRRecord?
         var warnings: [String] = []
     }
 
@@ -97,7 +99,39 @@ struct MarkPainter {
                                      text: mark.text, clamped: text.clamped, position: text.position.rawValue,
                                      color: MarkChoice.hex(colour))
         }
+        if let mark = template.qr {
+            plan.result.qr = planQR(mark, image: .init(width, height), colours: colours, into: &plan)
+        }
         return plan
+    }
+
+    /// The QR code, on top of every other mark: sized in whole pixels per module with its quiet
+    /// zone, placed as the logo is, in its two colours (converted into the output's profile).
+    private func planQR(_ mark: Template.QRMark, image: OutputPlan.Size, colours: MarkColours,
+                        into plan: inout MarkPlan) -> Applied.QRRecord? {
+        let code: QRCode
+        switch assets.qrCode(mark.text, level: mark.level) {
+        case .success(let made): code = made
+        case .failure(let refused):
+            plan.result.warnings.append("qr mark left out: \(refused.description)")
+            return nil
+        }
+        let modules = code.sizeWithQuietZone
+        let (perModule, side) = MarkLayout.qrSize(modules: modules, width: mark.width, shortSide: min(image.width, image.height))
+        guard perModule >= 1, side <= image.width, side <= image.height else {
+            plan.result.warnings.append("qr mark left out: its \(modules) modules (quiet zone included) need at least \(modules) px, "
+                                        + "and qr.width gives \(Int(mark.width * Double(min(image.width, image.height)))) px on this photo")
+            return nil
+        }
+        if perModule < Template.QRMark.minimumModulePixels {
+            plan.result.warnings.append("qr mark: \(perModule) px a module is hard to scan: raise qr.width (or shorten web.publicURL)")
+        }
+        let dark = colours.convert(mark.color) + [255], light = colours.convert(mark.background) + [255]
+        let drawn = assets.qrImage(code, pixelsPerModule: perModule, dark: dark, light: light)
+        let (x, y) = MarkLayout.logoOrigin(position: mark.position, image: image, logo: .init(side, side), padding: mark.padding)
+        plan.steps.append(.overlay(drawn, x: x, y: y, opacity: 1))
+        return .init(box: [x, y, side, side], modules: code.size, modulePx: perModule,
+                     quietZonePx: QRCode.quietZone * perModule, position: mark.position.rawValue, text: code.text)
     }
 
     /// What "auto" chose from the clean photo: each mark's size and place, the logo file,

@@ -8,7 +8,7 @@ import Typesetting
 public enum WholeSetMarks {
     /// Draws `template`'s marks on a canvas, or nil when it has none.
     public static func canvas(template: Template, assets: MarkAssets) -> CanvasMarks? {
-        guard template.text != nil || template.logo != nil || template.tile != nil else { return nil }
+        guard template.text != nil || template.logo != nil || template.tile != nil || template.qr != nil else { return nil }
         return { canvas in _ = MarkPainter(template: template, assets: assets).paint(&canvas, icc: nil) }
     }
 

@@ -27,6 +27,8 @@ public struct Applied: Codable, Sendable, Equatable {
     public var logo: LogoRecord?
     /// The tiled mark as drawn, when there is one.
     public var tile: TileRecord?
+    /// The QR code as drawn, when there is one.
+    public var qr: QRRecord?
     /// What happened to the colour profile, in words ("Display P3 (kept)", "Display P3 → sRGB"),
     /// or `null`.
     @NullWhenNil public var icc: String?
@@ -120,6 +122,22 @@ extension Applied {
         public var position: String?
         /// Which file was drawn: "file", or "onDark" where the photo under it is dark.
         public var variant: String?
+    }
+
+    /// `applied.qr`: where the QR code went, how large its modules are, and what it holds.
+    public struct QRRecord: Codable, Sendable, Equatable {
+        /// x, y, width, height of the whole code, quiet zone included, in the output file's
+        /// pixels (frame included).
+        public var box: [Int]
+        /// Modules per side of the symbol (without the quiet zone).
+        public var modules: Int
+        /// Pixels per module.
+        public var modulePx: Int
+        /// The light margin around the symbol, in pixels (four modules).
+        public var quietZonePx: Int
+        public var position: String?
+        /// What a scanner reads from it (the link, variables filled in).
+        public var text: String
     }
 
     /// `applied.sharpen`: the unsharp mask's amount and blur, scaled to the downscale.

@@ -2,10 +2,11 @@ import Codecs
 
 extension Template {
     /// This template with the variables of its marks, credit and metadata filled in from one
-    /// photo's facts (`text.text`, `tile.text`, `output.credit`, `metadata`; the metadata's
+    /// photo's facts (`text.text`, `tile.text`, `qr.text`, `output.credit`, `metadata`; the metadata's
     /// `=CODE=`s replaced too, their own variables filled first), the credit to write into its outputs, and one
     /// warning per variable the photo has no value for (it is left empty; `{uploader}` is
-    /// left empty without a warning: most photos are not uploaded through the console).
+    /// left empty without a warning: most photos are not uploaded through the console; a QR code missing
+    /// one is left out, said: a code holding half a link opens nothing).
     /// - Parameter metadata: false to leave `metadata` as written (an output that carries none).
     public func filled(with facts: PhotoFacts,
                        metadata: Bool = true) -> (template: Template, credit: Codecs.Credit, warnings: [String]) {
@@ -20,6 +21,16 @@ extension Template {
         }
         if let text = filled.text?.text { filled.text?.text = fill(text, "text.text") ?? text }
         if let text = filled.tile?.text { filled.tile?.text = fill(text, "tile.text") ?? text }
+        var qrLeftOut: String?
+        if let qr = filled.qr {
+            let (rendered, empty) = Variables.render(qr.text, values)
+            if let first = empty.first {
+                qrLeftOut = "qr mark left out: {\(first)} has no value: \(Self.why(first))"
+                filled.qr = nil
+            } else {
+                filled.qr?.text = rendered
+            }
+        }
         let given = output.credit
         let credit = Codecs.Credit(creator: fill(given?.creator, "output.credit.creator"),
                             copyright: fill(given?.copyright, "output.credit.copyright"),
@@ -32,6 +43,7 @@ extension Template {
             let keys = missing.filter { $0.variable == variable }.map(\.key).joined(separator: ", ")
             warnings.append("{\(variable)} left empty in \(keys): \(Self.why(variable))")
         }
+        if let qrLeftOut { warnings.append(qrLeftOut) }
         return (filled, credit, warnings)
     }
 
@@ -42,6 +54,7 @@ extension Template {
         case "camera": "the photo names no camera (EXIF Make, Model)"
         case "lens": "the photo names no lens (EXIF LensModel)"
         case "hotFolder": "the photo was not taken from a hot folder (photofinish run)"
+        case "shareURL": "there is no share link here (a hot folder's batches have one when web.publicURL is set; photofinish run makes none)"
         default: "it has no value here"
         }
     }

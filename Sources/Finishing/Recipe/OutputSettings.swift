@@ -118,7 +118,8 @@ struct OutputSettings {
             resizedTo: plan.upright, sharpen: sharpen, frame: frame,
             text: marks.text.map { var r = $0; r.box = Self.shifted(r.box, by: border); return r },
             logo: marks.logo.map { var r = $0; r.box = Self.shifted(r.box, by: border); return r },
-            tile: marks.tile, icc: iccNote, removed: removed, metadata: metadata, quality: quality)
+            tile: marks.tile, qr: marks.qr.map { var r = $0; r.box = Self.shifted(r.box, by: border); return r },
+            icc: iccNote, removed: removed, metadata: metadata, quality: quality)
     }
 
     /// A box in the marked image moved into the framed output's pixels.

@@ -1,4 +1,5 @@
 import Codecs
+import QR
 
 /// A template as written by an admin (reference: Templates), after validation. Every size is a
 /// fraction of the photo (short side unless stated), so one template fits every shape.
@@ -21,6 +22,8 @@ public struct Template: Sendable, Equatable {
     public var text: TextMark?
     public var logo: LogoMark?
     public var tile: TileMark?
+    /// `qr`: a QR code of a text (the batch's share link), placed and sized like the logo.
+    public var qr: QRMark?
     public var stitch: Stitch?
     public var colorCard: Bool = false
     public var output: Output = Output()
@@ -160,6 +163,31 @@ public struct Template: Sendable, Equatable {
         /// `position: "auto"`: the calmest of these places (nil: `position` as written).
         public var autoPositions: [Position]?
         public init(file: String) { self.file = file }
+    }
+
+    /// `qr`: a QR code, `width` × short side wide with its quiet zone, so a phone scanning the
+    /// photo opens the link (reference: Marks, The QR code mark).
+    public struct QRMark: Sendable, Equatable {
+        /// What the code holds: `{shareURL}` (the batch's share link), the text variables, or
+        /// any text.
+        public var text: String = "{shareURL}"
+        /// The whole code, quiet zone included, as a fraction of the short side.
+        public var width: Double = 0.12
+        /// As the logo's: a fraction of the width from a side, of the height from the top or bottom.
+        public var padding: Double = 0.03
+        public var position: Position = .bottomLeft
+        /// The dark modules' colour and the light modules' (and quiet zone's): dark on light,
+        /// contrasting at least `QRMark.minimumContrast` to 1.
+        public var color: Color = .black
+        public var background: Color = .white
+        /// How much of the code may be covered or damaged and still be read.
+        public var level: QRCode.Level = .medium
+        /// The WCAG contrast ratio the two colours must reach: what scanners read in poor light.
+        public static let minimumContrast = 7.0
+        /// The fewest pixels a module should have: below, a print or a photo of a screen is
+        /// read badly, and the report warns.
+        public static let minimumModulePixels = 2
+        public init(text: String = "{shareURL}") { self.text = text }
     }
 
     /// `tile`: a diagonal repeated text mark.

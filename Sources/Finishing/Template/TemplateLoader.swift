@@ -1,6 +1,7 @@
 import Codecs
 import Foundation
 import JSON5
+import QR
 import System
 
 /// Reads template files (reference: Templates) and validates every key.
@@ -86,10 +87,10 @@ private struct TemplateRules {
 
     typealias Path = [KeyPathComponent]
 
-    static let rootKeys = ["version", "order", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile",
+    static let rootKeys = ["version", "order", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile", "qr",
                            "stitch", "colorCard", "output", "metadata", "originals", "damaged", "variants"]
     /// What a variant may override: everything one photo's outputs are made with.
-    static let variantKeys = ["name", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile", "output", "metadata"]
+    static let variantKeys = ["name", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile", "qr", "output", "metadata"]
     /// Largest pixel size worth asking for (JPEG's limit).
     static let maxDimension = 65_535
     static let fraction = NumberRange(lower: 0, upper: 1)
@@ -122,6 +123,7 @@ private struct TemplateRules {
         if let value = root["text"] { template.text = text(value, doc: &doc) }
         if let value = root["logo"] { template.logo = logo(value, doc: &doc) }
         if let value = root["tile"] { template.tile = tile(value, doc: &doc) }
+        if let value = root["qr"] { template.qr = qr(value, doc: &doc) }
         if let value = root["stitch"] { template.stitch = stitch(value, doc: &doc) }
         if let value = root["colorCard"], let on = doc.bool(value, at: [.key("colorCard")]) {
             template.colorCard = on
@@ -191,6 +193,7 @@ private struct TemplateRules {
             if members["text"] != nil { recipe.text = given("text").flatMap { rules.text($0, doc: &doc) } }
             if members["logo"] != nil { recipe.logo = given("logo").flatMap { rules.logo($0, doc: &doc) } }
             if members["tile"] != nil { recipe.tile = given("tile").flatMap { rules.tile($0, doc: &doc) } }
+            if members["qr"] != nil { recipe.qr = given("qr").flatMap { rules.qr($0, doc: &doc) } }
             if let value = given("output"), let output = rules.output(value, base: base.output, doc: &doc) {
                 recipe.output = output
             }
@@ -410,7 +413,8 @@ private struct TemplateRules {
         // that every problem shows at once.
         var words: String?
         if let textValue = members["text"] {
-            words = variables(doc.string(textValue, at: path + [.key("text")]), at: path + [.key("text")], doc: &doc)
+            words = variables(doc.string(textValue, at: path + [.key("text")]), at: path + [.key("text")],
+                              known: Variables.marks, doc: &doc)
         } else {
             doc.fail(path, "missing key 'text' (the words of the mark, e.g. text: \"© Studio\")")
         }
@@ -488,6 +492,54 @@ private struct TemplateRules {
         }
         guard head == magic else { return "\(resolved): is not a PNG file (a logo must be a PNG, ideally with alpha)" }
         return nil
+    }
+
+    /// `qr`: its text (variables and `{shareURL}`), size and place as the logo's, its colours
+    /// dark on light with enough contrast for a scanner, its error correction level.
+    private func qr(_ value: JSON5Value, doc: inout JSON5Document) -> Template.QRMark? {
+        let path: Path = prefix + [.key("qr")]
+        guard let members = doc.object(value, at: path, allowed: ["text", "width", "padding", "position", "color",
+                                                                   "background", "level"])
+        else { return nil }
+        var mark = Template.QRMark()
+        var ok = true
+        if let textValue = members["text"] {
+            let text = variables(doc.string(textValue, at: path + [.key("text")]), at: path + [.key("text")],
+                                 known: Variables.marks, doc: &doc)
+            if let text { mark.text = text } else { ok = false }
+        }
+        // The smallest code (21 modules and the quiet zone) needs 29 px at one pixel a module.
+        number(members, "width", path, NumberRange(lower: 0.02, upper: 1), &mark.width, doc: &doc)
+        number(members, "padding", path, NumberRange(lower: 0, upper: 0.5, upperOpen: true), &mark.padding, doc: &doc)
+        if case .string("auto")? = members["position"] {
+            doc.fail(path + [.key("position")], "must be one of the nine places (a QR code keeps its place: people are told where to scan), got \"auto\"")
+        } else if let value = members["position"],
+                  let position = doc.choice(value, at: path + [.key("position")], as: Template.Position.self) {
+            mark.position = position
+        }
+        if let value = members["color"], let colour = doc.color(value, at: path + [.key("color")]) { mark.color = colour }
+        if let value = members["background"], let colour = doc.color(value, at: path + [.key("background")]) {
+            mark.background = colour
+        }
+        for (key, colour) in [("color", mark.color), ("background", mark.background)] where colour.a != 255 {
+            doc.fail(path + [.key(key)], "must be opaque (a scanner reads what is under a see-through code too), got \(MarkChoice.hex(colour)) with alpha \(colour.a)")
+            ok = false
+        }
+        let dark = MarkChoice.luminance(mark.color.r, mark.color.g, mark.color.b)
+        let light = MarkChoice.luminance(mark.background.r, mark.background.g, mark.background.b)
+        let contrast = MarkChoice.contrast(dark, light)
+        if dark >= light {
+            doc.fail(path + [.key("color")], "must be darker than background (most scanners read dark modules on a light ground), got color \(MarkChoice.hex(mark.color)) on \(MarkChoice.hex(mark.background))")
+            ok = false
+        } else if contrast < Template.QRMark.minimumContrast {
+            doc.fail(path + [.key("color")], String(format: "contrasts %.1f:1 with background; a scanner needs at least %.0f:1 (use a darker color or a lighter background)",
+                                                    contrast, Template.QRMark.minimumContrast))
+            ok = false
+        }
+        if let value = members["level"], let level = doc.choice(value, at: path + [.key("level")], as: QRCode.Level.self) {
+            mark.level = level
+        }
+        return ok ? mark : nil
     }
 
     private func tile(_ value: JSON5Value, doc: inout JSON5Document) -> Template.TileMark? {

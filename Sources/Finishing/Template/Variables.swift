@@ -5,6 +5,8 @@ public enum Variables {
     /// The variables of the marks, the credit and the metadata.
     public static let photo = ["filename", "stem", "date", "time", "year", "camera", "lens", "batch", "index", "count",
                                "hotFolder", "uploader"]
+    /// The text and QR code marks also know the batch's share link (`{shareURL}`).
+    public static let marks = photo + ["shareURL"]
     /// `output.name` also knows the output's variant and crop ratio.
     public static let name = photo + ["variant", "ratio"]
 
@@ -91,6 +93,8 @@ public struct PhotoFacts: Sendable, Equatable {
     /// The web console user who uploaded the photo (nil: it came another way, or its file
     /// system keeps no extended attributes: see `Uploader`).
     public var uploader: String?
+    /// The batch's share link (`{shareURL}`), when the hot folder has one to give.
+    public var shareURL: String?
 
     public init(filename: String = "", batch: String = "", index: Int = 1, count: Int = 1) {
         self.filename = filename
@@ -112,6 +116,7 @@ public struct PhotoFacts: Sendable, Equatable {
         v["lens"] = lens.flatMap { $0.isEmpty ? nil : $0 }
         v["hotFolder"] = hotFolder
         v["uploader"] = uploader
+        v["shareURL"] = shareURL.flatMap { $0.isEmpty ? nil : $0 }
         return v
     }
 

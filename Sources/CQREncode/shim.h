@@ -1,0 +1,3 @@
+#pragma once
+/* libqrencode: QR code symbols (the share links' codes). */
+#include <qrencode.h>
