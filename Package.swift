@@ -101,7 +101,7 @@ let package = Package(
         // Delivery of finished batches to destinations (SFTP, FTP(S), WebDAV, S3, mail, a folder)
         // through libcurl, with verified receipts: destinations, transfers and journals, no photo.
         .target(name: "Delivery", dependencies: ["JSON5", "System", "CCurl", "CArchive"]),
-        .target(name: "Configuration", dependencies: ["JSON5", "System", "Delivery"]),
+        .target(name: "Configuration", dependencies: ["JSON5", "System", "Delivery", "Notifications"]),
         // QR code symbols (libqrencode) and their drawings: SVG, pixels, PNG.
         .target(name: "QR", dependencies: ["CQREncode", "Pixels", "Codecs"]),
         .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces", "System", "QR"]),

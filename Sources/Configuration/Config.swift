@@ -30,6 +30,9 @@ public struct Config: Sendable, Equatable {
         /// Where its finished batches are delivered: its own `deliver` list, else the config's
         /// (resolved at load).
         public var deliver: [DestinationSettings] = []
+        /// Its `approve`, `notify` and `shareExpires`, each its own or else the config's
+        /// (ShareConfig.swift; resolved at load).
+        public var sharing = ShareSettings()
 
         public init(name: String, root: String, template: String) {
             self.name = name
@@ -125,6 +128,13 @@ public struct Config: Sendable, Equatable {
     public var users: String = WebSettings.defaultUsersFile
     /// The console's HTTPS.
     public var web = WebSettings()
+
+    // Share links, approval and notifications (ShareConfig.swift).
+    /// `web.publicURL` without its trailing slash: the base of share links and QR codes; nil:
+    /// links are paths alone (`/s/TOKEN/`) and batches get no link of their own.
+    public var publicURL: String?
+    /// `approve`, `notify`, `shareExpires` for every hot folder without its own.
+    public var sharing = ShareSettings()
 
     // The cluster's keys (ClusterConfig.swift).
     /// `cluster`: this daemon is one host of a cluster coordinated by PostgreSQL; nil: one host.
@@ -237,7 +247,8 @@ enum ConfigRules {
                            + WebConfigRules.rootKeys
                            + DeliveryConfigRules.rootKeys
                            + ClusterConfigRules.rootKeys
-    static let inboxKeys = ["name", "root", "template", "onBatch", "keep", "minFreeSpace", "deliver"]
+                           + ShareConfigRules.keys
+    static let inboxKeys = ["name", "root", "template", "onBatch", "keep", "minFreeSpace", "deliver"] + ShareConfigRules.keys
     static let keepKeys = ["out", "originals", "failed"]
     /// The longest `keep`: a hundred years (a longer one is a typo for `"forever"`).
     static let longestKeep = 100 * 365.0 * 86_400
@@ -258,6 +269,7 @@ enum ConfigRules {
         if let value = root["minFreeSpace"] { config.minFreeSpace = size(value, at: [.key("minFreeSpace")], doc: &doc) }
         DeliveryConfigRules.read(root, into: &config, &doc)
         DeliveryConfigRules.check(config.deliver, at: [.key("deliver")], mail: config.mail, doc: &doc)
+        config.sharing = ShareConfigRules.read(root, at: [], over: ShareSettings(), doc: &doc)
         if let value = root["inboxes"] { config.inboxes = inboxes(value, defaults: config, doc: &doc) }
         duration(root, "settle", &config.settle, doc: &doc)
         duration(root, "quiet", &config.quiet, doc: &doc)
@@ -432,6 +444,7 @@ enum ConfigRules {
                 // Its own keys over the config's, key by key.
                 inbox.keep = ownKeep.over(defaults.keep)
                 inbox.minFreeSpace = minFreeSpace ?? defaults.minFreeSpace
+                inbox.sharing = ShareConfigRules.read(members, at: entryPath, over: defaults.sharing, doc: &doc)
                 inboxes.append(inbox)
             }
         }

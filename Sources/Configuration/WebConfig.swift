@@ -40,7 +40,7 @@ enum WebConfigRules {
             config.users = path
         }
         guard let value = root["web"] else { return }
-        guard let web = doc.object(value, at: [.key("web")], allowed: ["tlsCertificate", "tlsKey", "trustedProxies"]) else { return }
+        guard let web = doc.object(value, at: [.key("web")], allowed: ["tlsCertificate", "tlsKey", "trustedProxies"] + ShareConfigRules.webKeys) else { return }
         if let list = web["trustedProxies"] {
             let path: [KeyPathComponent] = [.key("web"), .key("trustedProxies")]
             if case .array(let entries) = list {
@@ -56,6 +56,7 @@ enum WebConfigRules {
                 doc.fail(path, "must be a list of addresses (\"127.0.0.1\", \"::1\", \"10.0.0.0/8\"), got \(list.shown)")
             }
         }
+        ShareConfigRules.publicURL(web, into: &config, doc: &doc)
         for key in ["tlsCertificate", "tlsKey"] {
             guard let v = web[key], let path = doc.string(v, at: [.key("web"), .key(key)]) else { continue }
             guard path.hasPrefix("/") else {

@@ -105,6 +105,21 @@ struct ClaimTests {
         #expect(third.resumable.map(\.id) == [id])
     }
 
+    /// `.work/shares/` (the share links' key and records) is the hot folder's own, however old:
+    /// recovery never sweeps it as a leftover.
+    @Test func recoveryKeepsTheShareLinks() throws {
+        let layout = try hotFolder()
+        let shares = layout.work + "/" + Recovery.shares
+        try FileManager.default.createDirectory(atPath: shares, withIntermediateDirectories: true)
+        try write("0123456789abcdef0123456789abcdef", shares + "/key")
+        let old = Date(timeIntervalSinceNow: -30 * 86_400)
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: shares + "/key")
+        try FileManager.default.setAttributes([.modificationDate: old], ofItemAtPath: shares)
+        let found = Recovery.run(layout: layout, staleAfter: .seconds(86_400), locks: locks, log: .silent)
+        #expect(found.removed.isEmpty)
+        #expect(FileManager.default.fileExists(atPath: shares + "/key"))
+    }
+
     /// A manifest that is there but does not decode is the batch's data, not a system call's
     /// failure: the error names the file and what is wrong, and recovery leaves the batch where
     /// it is (as it always did), saying why.

@@ -24,6 +24,9 @@ public enum Recovery {
 
     /// The folder of `.work/` that holds delivery journals.
     public static let deliveries = "deliveries"
+    /// The folder of `.work/` that holds the hot folder's share links (reference: Share links,
+    /// QR codes): no batch, never swept.
+    public static let shares = "shares"
 
     /// Recovers and sweeps the hot folder's `.work/`.
     /// - Parameters:
@@ -42,8 +45,10 @@ public enum Recovery {
         guard let work = try? Directory(layout.work), let names = try? work.names() else { return result }
         let cutoff = now.timeIntervalSince1970 - Double(staleAfter / .milliseconds(1)) / 1000
         // `.work/deliveries/` holds the journals of finished batches' deliveries (the service's
-        // delivery, README "Delivering finished photos"): no batch, never swept.
-        for name in names.sorted() where !skipping.contains(name.escaped) && name.string != Self.deliveries {
+        // delivery, README "Delivering finished photos"), `.work/shares/` the share links: no
+        // batch, never swept.
+        for name in names.sorted() where !skipping.contains(name.escaped) && name.string != Self.deliveries
+            && name.string != Self.shares {
             let id = name.string ?? ""
             if BatchID.isValid(id), let st = try? work.status(of: name), st.isDirectory {
                 guard let folder = try? work.folder(name) else { continue }
