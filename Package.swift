@@ -121,7 +121,7 @@ let package = Package(
         .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "Cluster", "Delivery", "CSystemd", "CCurl"]),
         // The web console: logins, pages, uploads into drop/, a batch's files and its ZIP.
         .target(name: "Web", dependencies: ["Service", "HTTP", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CArchive", "CLibcrypt", "CWebShims"]),
-        .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "Cluster", "Delivery", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
+        .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "Sharing", "QR", "Cluster", "Delivery", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
         // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
         // seed and every crash file found; the executable is libFuzzer's when built with
         // --sanitize=fuzzer -DFUZZING, a replay tool otherwise.

@@ -153,6 +153,29 @@ enum Commands {
             ],
             main: { a throws(UsageError) in try UserCommand.main(a) }),
         Command(
+            name: "share", synopsis: "ROOT BATCH-ID [--expires 7d] [--password-stdin] | list [ROOT] | revoke [ROOT] TOKEN [--config FILE]",
+            summary: "A finished batch's link for a client: make one, list them, revoke one.",
+            details: """
+                Prints the link to batch BATCH-ID of the hot folder ROOT: a gallery a client opens
+                without a login (GET /s/TOKEN/ on the console's socket), with the photos to view and
+                download one by one or as a ZIP, and to approve when the folder's approve is
+                "client". The link starts with the config's web.publicURL; on a terminal its QR
+                code is drawn below it. It ends after --expires (default: the folder's shareExpires,
+                30 days) and asks for the password read from one line of standard input with
+                --password-stdin (yescrypt-hashed, at least 8 characters).
+                list shows each link of ROOT (or of every hot folder of the config): its batch,
+                when it ends, how often and when it was last opened, and the link. revoke ends a
+                link at once (TOKEN, or the whole link; the hot folder is found by its key).
+                Run as root it writes as the owner of ROOT/.work/. Exit 0: done; 2: usage or
+                configuration error, or no such batch or link.
+                """,
+            options: [
+                Option(.expires, "DURATION", "how long the link works: 30m, 12h, 7d … at most a year\n(default: the hot folder's shareExpires, 30d)"),
+                Option(.passwordStdin, nil, "ask the client for the password read from one line of standard input"),
+                Option(.config, "FILE", "the config giving web.publicURL and the hot folders (default:\n\(defaultConfig))"),
+            ],
+            main: { a throws(UsageError) in try ShareCommand.main(a) }),
+        Command(
             name: "status", synopsis: "[ROOT] [--config FILE] [--json]",
             summary: "What the running daemons and watches are doing.",
             details: """

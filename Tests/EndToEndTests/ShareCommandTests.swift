@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+
+/// `photofinish share`, `share list`, `share revoke` on a real hot folder with a finished batch.
+@Suite struct ShareCommandTests {
+    @Test func aLinkIsMadeListedAndRevoked() throws {
+        let folder = try TemporaryFolder.make("share-command")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let root = folder + "/shop"
+        try Harness.run(["init", root])
+        let batch = "20261129-150405-3f2a"
+        try FileManager.default.createDirectory(atPath: root + "/out/" + batch, withIntermediateDirectories: true)
+        let config = folder + "/photofinish.json5"
+        try """
+            { templatesDir: "\(folder)", web: { publicURL: "https://photos.example.com/studio/" }, shareExpires: "3d",
+              inboxes: [ { name: "shop", root: "\(root)", template: "shop" } ] }
+            """.write(toFile: config, atomically: true, encoding: .utf8)
+        try "{ version: 1 }".write(toFile: folder + "/shop.json5", atomically: true, encoding: .utf8)
+
+        let made = try Harness.run(["share", root, batch, "--config", config])
+        #expect(made.status == 0, "\(made.stderr)")
+        let link = made.stdout.trimmingCharacters(in: .newlines)
+        #expect(link.hasPrefix("https://photos.example.com/studio/s/") && link.hasSuffix("/"))
+        let token = String(link.dropFirst("https://photos.example.com/studio/s/".count).dropLast())
+        #expect(token.count == 48)
+        #expect(made.stderr.contains("batch \(batch), until ") && made.stderr.contains("share revoke \(token)"))
+
+        // A password from standard input is kept as a yescrypt hash, never as typed.
+        let locked = try Harness.exec("/bin/sh", ["-c", "printf 'correct horse\\n' | '\(Harness.binary)' share '\(root)' \(batch) --password-stdin --expires 12h --config '\(config)'"],
+                                      deadline: .seconds(60))
+        #expect(locked.status == 0, "\(locked.stderr)")
+        let records = try FileManager.default.contentsOfDirectory(atPath: root + "/.work/shares").filter { $0.hasSuffix(".json") }
+        let texts = try records.map { try String(contentsOfFile: root + "/.work/shares/" + $0, encoding: .utf8) }
+        #expect(texts.count == 2 && texts.contains { $0.contains("\"password\" : \"$y$") })
+        #expect(!texts.contains { $0.contains("correct horse") })
+        let short = try Harness.exec("/bin/sh", ["-c", "printf 'short\\n' | '\(Harness.binary)' share '\(root)' \(batch) --password-stdin --config '\(config)'"],
+                                     deadline: .seconds(60))
+        #expect(short.status == 2 && short.stderr.contains("at least 8 characters"))
+
+        let listed = try Harness.run(["share", "list", "--config", config])
+        #expect(listed.status == 0)
+        #expect(listed.stdout.contains(link) && listed.stdout.contains("shop") && listed.stdout.contains(", password"))
+        #expect(listed.stdout.split(separator: "\n").count == 3)
+
+        let revoked = try Harness.run(["share", "revoke", link, "--config", config])
+        #expect(revoked.status == 0 && revoked.stdout.contains("revoked the link to batch \(batch) of shop"))
+        #expect(try Harness.run(["share", "list", "--config", config]).stdout.contains("revoked "))
+        let again = try Harness.run(["share", "revoke", token, "--config", config])
+        #expect(again.status == 0 && again.stdout.contains("was revoked already"))
+
+        let unknown = try Harness.run(["share", "revoke", String(token.reversed()), "--config", config])
+        #expect(unknown.status == 2 && unknown.stderr.contains("no hot folder of the config made this link"))
+        let notFinished = try Harness.run(["share", root, "20261129-150405-0000", "--config", config])
+        #expect(notFinished.status == 2 && notFinished.stderr.contains("no finished batch 20261129-150405-0000"))
+        let badExpiry = try Harness.run(["share", root, batch, "--expires", "forever", "--config", config])
+        #expect(badExpiry.status == 2 && badExpiry.stderr.contains("--expires must be a duration"))
+    }
+}
