@@ -118,7 +118,7 @@ let package = Package(
         .target(name: "Notifications", dependencies: ["System"]),
         // An HTTP server on sockets it is given (libmicrohttpd): GET /metrics and the console.
         .target(name: "HTTP", dependencies: ["System", "CMicroHTTPD", "CWebShims", "CSystemd"]),
-        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "Cluster", "Delivery", "CSystemd", "CCurl"]),
+        .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "Cluster", "Delivery", "Notifications", "Sharing", "CSystemd", "CCurl"]),
         // The web console: logins, pages, uploads into drop/, a batch's files and its ZIP.
         .target(name: "Web", dependencies: ["Service", "HTTP", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CArchive", "CLibcrypt", "CWebShims"]),
         .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "Sharing", "QR", "Cluster", "Delivery", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),

@@ -16,10 +16,13 @@ public struct Credential: Sendable, Equatable {
     public var accessKey: String?
     public var secretKey: String?
     public var sessionToken: String?
+    /// A notification webhook's signing secret (`notify: [{ webhook: URL, secret: NAME }]`).
+    public var secret: String?
 
     public init() {}
 
-    static let keys = ["user", "password", "privateKey", "publicKey", "passphrase", "accessKey", "secretKey", "sessionToken"]
+    static let keys = ["user", "password", "privateKey", "publicKey", "passphrase", "accessKey", "secretKey", "sessionToken",
+                       "secret"]
 }
 
 /// The logins by name: the credentials file (config key `credentials`, default
@@ -157,6 +160,7 @@ public struct CredentialStore: Sendable {
             case "passphrase": entry.passphrase = text
             case "accessKey": entry.accessKey = text
             case "secretKey": entry.secretKey = text
+            case "secret": entry.secret = text
             default: entry.sessionToken = text
             }
         }
