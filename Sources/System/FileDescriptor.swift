@@ -222,6 +222,11 @@ public final class FileDescriptor: Sendable {
         }
     }
 
+    /// Takes an exclusive `flock`, waiting for it.
+    public func lock() throws(SystemError) {
+        _ = try Syscall.check("lock", path.description) { flock(raw, LOCK_EX) }
+    }
+
     /// Sets the modification time to now.
     public func touch() throws(SystemError) {
         _ = try Syscall.check("touch", path.description) { futimens(raw, nil) }

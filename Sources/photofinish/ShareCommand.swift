@@ -4,6 +4,7 @@ import Foundation
 import HotFolders
 import JSON5
 import QR
+import Service
 import Sharing
 import System
 import Web
@@ -75,6 +76,7 @@ enum ShareCommand {
             return 2
         }
         let link = ShareGate.link(publicURL: context.publicURL, token: made.token)
+        showInReport(batch: batch, root: root, publicURL: context.publicURL)
         print(link)
         if context.publicURL == nil {
             Terminal.note("note: the config sets no web.publicURL, so this is the link's path alone: put the console's address before it")
@@ -157,6 +159,7 @@ enum ShareCommand {
                     return 0
                 }
                 try store.revoke(named: share.name, by: maker)
+                showInReport(batch: share.batch, root: folder.root, publicURL: context.publicURL)
                 print("revoked the link to batch \(share.batch) of \(folder.name): it answers \"withdrawn\" from now on")
                 return 0
             } catch {
@@ -173,6 +176,16 @@ enum ShareCommand {
     }
 
     // MARK: Helpers
+
+    /// The batch's report shows its newest working link (a report that cannot be rewritten is
+    /// said, the link works all the same).
+    private static func showInReport(batch: String, root: String, publicURL: String?) {
+        do {
+            try BatchLink.refresh(batch: batch, root: root, publicURL: publicURL)
+        } catch {
+            Terminal.note("note: the batch's report.html does not show the change: \(error)")
+        }
+    }
 
     /// Who makes or revokes a link from the command line, for the record.
     static var maker: String {

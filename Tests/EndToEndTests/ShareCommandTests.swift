@@ -56,3 +56,42 @@ import Testing
         #expect(badExpiry.status == 2 && badExpiry.stderr.contains("--expires must be a duration"))
     }
 }
+
+/// A batch's link in its report: report.html shows it with a QR code a scanner reads as exactly
+/// the link (a real browser's rendering, read back with zbarimg); revoked, it is gone again.
+@Suite struct ReportLinkTests {
+    @Test(.enabled(if: Chromium.path != nil, "chromium is not installed (scripts/bootstrap --browser installs it; scripts/test does)"))
+    func reportHTMLShowsTheLinkAsAQRCode() throws {
+        if let reason = QRScanner.unavailable { print("skipped: \(reason)"); return }
+        let dir = try Harness.tempDir()
+        let root = dir + "/shop"
+        try Harness.run(["init", root])
+        try FileManager.default.createDirectory(atPath: dir + "/in", withIntermediateDirectories: true)
+        for name in ["a", "b"] {
+            try Harness.write(try Harness.jpeg(upright: Harness.marked(width: 300, height: 200)), to: dir + "/in/\(name).jpg")
+        }
+        try Harness.write("{ version: 1, resize: { longSide: 200 } }", to: dir + "/t.json5")
+        try Harness.write(#"{ templatesDir: "\#(dir)", web: { publicURL: "https://photos.example.com/" }, inboxes: [] }"#,
+                          to: dir + "/pf.json5")
+        #expect(try Harness.run(["run", "--template", dir + "/t.json5", "--out", root + "/out", dir + "/in"]).status == 0)
+        let batch = try Harness.batchFolder(in: root + "/out")
+        let id = (batch as NSString).lastPathComponent
+        let made = try Harness.run(["share", root, id, "--config", dir + "/pf.json5"])
+        let link = made.stdout.trimmingCharacters(in: .newlines)
+        #expect(made.status == 0 && link.hasPrefix("https://photos.example.com/s/"), "\(made.stderr)")
+        #expect(try Harness.report(in: batch)["link"] as? String == link)
+
+        let chromium = try #require(Chromium.path)
+        let shot = dir + "/shot.png"
+        let s = try Harness.exec(chromium, Chromium.flags(profile: dir + "/profile")
+                                 + ["--window-size=412,900", "--force-device-scale-factor=2", "--screenshot=" + shot,
+                                    URL(fileURLWithPath: batch + "/report.html").absoluteString], deadline: .seconds(120))
+        #expect(s.status == 0, "\(s.stderr)")
+        #expect(try QRScanner.texts(inFile: shot) == [link])
+
+        // Revoked: the report shows no link (the batch has no other that works).
+        #expect(try Harness.run(["share", "revoke", root, link, "--config", dir + "/pf.json5"]).status == 0)
+        #expect(try Harness.report(in: batch)["link"] == nil)
+        #expect(!(try String(contentsOfFile: batch + "/report.html", encoding: .utf8)).contains("photos.example.com"))
+    }
+}

@@ -31,6 +31,14 @@ public struct Report: Codable, Sendable {
     /// "Delivering finished photos"). The report is written last when the batch is finished,
     /// without them; each receipt is added, and changed, by rewriting the report atomically.
     @OmittedWhenEmpty public var deliveries: [Delivery]?
+    /// The batch's share link for its client, when it has one (reference: Share links, QR codes):
+    /// the link its photos' `qr` marks print, or the last one made for it (`photofinish share`,
+    /// the console), which `report.html` shows with its QR code. Added and changed, like the
+    /// receipts, by rewriting the report.
+    public var link: String?
+    /// Who approved which photos, and when, in a hot folder with `approve` (reference: Approval);
+    /// added by rewriting the report.
+    public var approval: ApprovalRecord?
 
     public init(batch: String, inbox: String?, template: TemplateRef, started: String, finished: String,
                 items: [Item], ignored: [IgnoredFile] = [], outputs: [BatchOutput] = [], interrupted: Bool = false) {
@@ -184,6 +192,27 @@ public struct Report: Codable, Sendable {
             self.name = name; self.to = to; self.status = status; self.files = files; self.bytes = bytes
             self.verified = verified; self.at = at; self.attempts = attempts; self.error = error; self.next = next
         }
+    }
+
+    /// `approval`: the photos by the name the client saw (each photo's first output).
+    public struct ApprovalRecord: Codable, Sendable, Equatable {
+        /// `client` (the share page) or the console login that approved.
+        public var by: String
+        /// ISO 8601 UTC.
+        public var at: String
+        public var approved: [String]
+        public var rejected: [String]
+        public var note: String?
+
+        public init(by: String, at: String, approved: [String], rejected: [String], note: String?) {
+            self.by = by; self.at = at; self.approved = approved; self.rejected = rejected; self.note = note
+        }
+    }
+
+    /// The name a photo goes by on its share page and in `approval`: its first output's file
+    /// name; nil for a photo that has none (failed).
+    public static func photoName(_ item: Item) -> String? {
+        item.status == .ok ? item.outputs?.first?.file : nil
     }
 
     public struct BatchOutput: Codable, Sendable {

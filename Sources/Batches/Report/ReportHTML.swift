@@ -1,4 +1,5 @@
 import Foundation
+import QR
 
 /// `report.html`: the batch for a person (reference: `report.html`). One self-contained page beside
 /// `report.json`: thumbnails from `thumbs/` in batch order, each photo's status, outputs,
@@ -20,6 +21,12 @@ public enum ReportHTML {
 
         """
         h += header(r)
+        if let link = r.link { h += share(link) }
+        if let approval = r.approval {
+            h += "<section class=\"approval\"><h2>Approval</h2><p>\(e(ReportText.approvalLine(approval)))</p>"
+            if let note = approval.note { h += "<blockquote>\(e(note).replacingOccurrences(of: "\n", with: "<br>"))</blockquote>" }
+            h += "</section>\n"
+        }
         if let warnings = r.warnings, !warnings.isEmpty {
             h += "<section class=\"batch-warnings\"><h2>About the batch</h2><ul>"
             for w in warnings { h += "<li>\(e(w))</li>" }
@@ -32,7 +39,7 @@ public enum ReportHTML {
             h += "</ul></section>\n"
         }
         h += "<h2>Photos, in batch order</h2>\n<ol class=\"items\">\n"
-        for item in r.items { h += self.item(item) }
+        for item in r.items { h += self.item(item, approval: r.approval) }
         h += "</ol>\n"
         if let ignored = r.ignored, !ignored.isEmpty {
             h += "<section class=\"ignored\"><h2>Not photos (kept with the originals)</h2><ul>\n"
@@ -68,6 +75,15 @@ public enum ReportHTML {
         """
     }
 
+    /// The link for the client and its QR code (dark on white in either colour scheme: a
+    /// scanner needs it so), to show on a screen or print.
+    private static func share(_ link: String) -> String {
+        let code = (try? QRCode(link)).map { "<div class=\"qr\">\($0.svg())</div>" } ?? ""
+        return "<section class=\"share\"><h2>For the client</h2>\(code)<p><a href=\"\(e(link))\">\(e(link))</a></p>"
+            + "<p class=\"dim\">Scan the code or open the link: the finished photos, to see and download"
+            + " without a login.</p></section>\n"
+    }
+
     private static func batchOutputs(_ r: Report) -> String {
         var h = "<section class=\"set\"><h2>The batch as a whole</h2><ul>\n"
         for o in r.outputs {
@@ -78,7 +94,7 @@ public enum ReportHTML {
         return h + "</ul></section>\n"
     }
 
-    private static func item(_ i: Report.Item) -> String {
+    private static func item(_ i: Report.Item, approval: Report.ApprovalRecord?) -> String {
         let statusText = switch i.status {
         case .ok: "finished"
         case .failed: "failed"
@@ -91,7 +107,11 @@ public enum ReportHTML {
             h += "<div class=\"nothumb\" aria-hidden=\"true\">\(i.status == .failed ? "✗" : "–")</div>\n"
         }
         h += "<div class=\"body\">\n<p class=\"name\"><span class=\"n\">\(i.index).</span> \(e(i.source))</p>\n"
-        h += "<p class=\"badge \(i.status.rawValue)\">\(e(statusText))</p>\n"
+        h += "<p class=\"badge \(i.status.rawValue)\">\(e(statusText))</p>"
+        if let approval, let name = Report.photoName(i) {
+            h += approval.approved.contains(name) ? " <p class=\"badge approved\">approved</p>" : " <p class=\"badge rejected\">not approved</p>"
+        }
+        h += "\n"
         var facts: [String] = []
         if let s = i.size { facts.append(size(s)) }
         if let f = i.format { facts.append(e(f.uppercased())) }
@@ -243,7 +263,10 @@ public enum ReportHTML {
     .body{padding:.6rem .8rem}.body p{margin:.25rem 0}
     .name{font-weight:600}.n{color:var(--dim)}
     .badge{display:inline-block;font-size:.85rem;border-radius:1rem;padding:0 .6rem;color:#fff}
-    .badge.ok{background:var(--ok)}.badge.failed{background:var(--bad)}.badge.interrupted{background:var(--warn)}
+    .badge.ok,.badge.approved{background:var(--ok)}.badge.failed{background:var(--bad)}.badge.interrupted,.badge.rejected{background:var(--warn)}
+    .share{display:flex;flex-wrap:wrap;align-items:center;gap:.3rem 1rem}.share h2{flex-basis:100%}
+    .qr{width:10rem;background:#fff;border-radius:.3rem}.qr svg{display:block;width:100%;height:auto}
+    .approval blockquote{margin:.4rem 0;padding:.3rem .8rem;border-left:4px solid var(--line);background:var(--card)}
     .error{color:var(--bad)}.warning,.skipped{color:var(--warn)}.code{color:var(--dim)}
     .outputs{padding-left:1.1rem;margin:.3rem 0}
     .chip{display:inline-block;width:1em;height:1em;border-radius:.2em;vertical-align:-.15em;border:1px solid var(--line)}

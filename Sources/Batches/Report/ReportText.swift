@@ -68,6 +68,8 @@ public enum ReportText {
         }
         for w in r.warnings ?? [] { lines.append("Batch warning: \(w)") }
         for d in r.deliveries ?? [] { lines.append("Delivery \(deliveryLine(d))") }
+        if let link = r.link { lines.append("Link for the client: \(link)") }
+        if let a = r.approval { lines.append("Approval: \(approvalLine(a))" + (a.note.map { "; note: \($0)" } ?? "")) }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -81,6 +83,11 @@ public enum ReportText {
         if let error = d.error { line += ": \(error)" }
         if let next = d.next { line += next == "approval" ? "; waits for the batch's approval" : "; tried again at \(next)" }
         return line
+    }
+
+    /// `4 of 6 approved by client at …`.
+    public static func approvalLine(_ a: Report.ApprovalRecord) -> String {
+        "\(a.approved.count) of \(a.approved.count + a.rejected.count) approved by \(a.by), \(HumanTime.words(isoUTC: a.at))"
     }
 
     static func statusWords(_ s: Report.Status) -> String {

@@ -45,10 +45,10 @@ public enum Recovery {
         guard let work = try? Directory(layout.work), let names = try? work.names() else { return result }
         let cutoff = now.timeIntervalSince1970 - Double(staleAfter / .milliseconds(1)) / 1000
         // `.work/deliveries/` holds the journals of finished batches' deliveries (the service's
-        // delivery, README "Delivering finished photos"), `.work/shares/` the share links: no
-        // batch, never swept.
-        for name in names.sorted() where !skipping.contains(name.escaped) && name.string != Self.deliveries
-            && name.string != Self.shares {
+        // delivery, README "Delivering finished photos"), `.work/shares/` the share links,
+        // `.work/report.lock` the lock of report rewrites: no batch, never swept.
+        let kept: Set<String> = [Self.deliveries, Self.shares, ReportRewrite.lockName]
+        for name in names.sorted() where !skipping.contains(name.escaped) && !kept.contains(name.string ?? "") {
             let id = name.string ?? ""
             if BatchID.isValid(id), let st = try? work.status(of: name), st.isDirectory {
                 guard let folder = try? work.folder(name) else { continue }

@@ -280,20 +280,17 @@ public enum DeliveryReceipts {
     public static func write(_ receipts: [Report.Delivery], batchFolder: String, lock: borrowing Mutex<Void>, log: Logger, fields: LogFields) {
         lock.withLock { _ in
             do throws(ReportError) {
-                guard var report = try ReportReader.read(batchFolder: batchFolder) else { return }
-                var all = report.deliveries ?? []
-                for receipt in receipts {
-                    if let i = all.firstIndex(where: { $0.name == receipt.name }) { all[i] = receipt } else { all.append(receipt) }
-                }
-                guard all != report.deliveries ?? [] else { return }
-                report.deliveries = all
-                do throws(SystemError) {
-                    try ReportWriter.write(report, toFolder: batchFolder)
-                } catch {
-                    log.error("cannot write the delivery receipt into \(batchFolder)/report.json: \(error)", fields)
+                try ReportRewrite.change(batchFolder: batchFolder) { report in
+                    var all = report.deliveries ?? []
+                    for receipt in receipts {
+                        if let i = all.firstIndex(where: { $0.name == receipt.name }) { all[i] = receipt } else { all.append(receipt) }
+                    }
+                    guard all != report.deliveries ?? [] else { return false }
+                    report.deliveries = all
+                    return true
                 }
             } catch {
-                log.error("cannot read \(batchFolder)/report.json for its delivery receipt: \(error)", fields)
+                log.error("cannot write the delivery receipt into \(batchFolder)/report.json: \(error)", fields)
             }
         }
     }
