@@ -120,7 +120,7 @@ let package = Package(
         .target(name: "HTTP", dependencies: ["System", "CMicroHTTPD", "CWebShims", "CSystemd"]),
         .target(name: "Service", dependencies: ["HotFolders", "Batches", "Finishing", "Typesetting", "Configuration", "JSON5", "System", "HTTP", "Cluster", "Delivery", "Notifications", "Sharing", "CSystemd", "CCurl"]),
         // The web console: logins, pages, uploads into drop/, a batch's files and its ZIP.
-        .target(name: "Web", dependencies: ["Service", "HTTP", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CArchive", "CLibcrypt", "CWebShims"]),
+        .target(name: "Web", dependencies: ["Service", "HTTP", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "System", "CArchive", "CLibcrypt", "CWebShims", "Sharing", "QR", "Notifications"]),
         .executableTarget(name: "photofinish", dependencies: ["Service", "Web", "Sharing", "QR", "Cluster", "Delivery", "HotFolders", "Batches", "Finishing", "Configuration", "JSON5", "Codecs", "Pixels", "System", "CShims"]),
         // Fuzzing (scripts/fuzz, Fuzz/): the targets as a library, so the tests replay every
         // seed and every crash file found; the executable is libFuzzer's when built with

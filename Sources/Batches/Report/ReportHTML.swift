@@ -227,7 +227,7 @@ public enum ReportHTML {
 
     /// A relative link to a file in the batch folder: each path segment percent-encoded (a
     /// name with `#`, `?` or spaces still opens), then made safe for an attribute.
-    static func url(_ path: String) -> String {
+    public static func url(_ path: String) -> String {
         var allowed = CharacterSet.urlPathAllowed
         allowed.remove(charactersIn: "#?;:")
         let encoded = path.split(separator: "/", omittingEmptySubsequences: false).map {

@@ -1,0 +1,57 @@
+import Foundation
+import Sharing
+import System
+import Testing
+@testable import Web
+
+/// The client's pages as text: escaped names, no script, the style its CSP allows by hash, the
+/// approval form only when asked for.
+@Suite struct SharePagesTests {
+    let photos = [SharePages.Photo(name: "IMG_1.jpg", size: [2048, 1536], bytes: 900_000, others: ["IMG_1-4x5.jpg"]),
+                  SharePages.Photo(name: "<img src=x onerror=alert(1)>.jpg", size: [1536, 2048], bytes: 800_000),
+                  SharePages.Photo(name: "café #2?.jpg", size: [2048, 2048], bytes: 1_000_000)]
+    let link = "https://photos.example.com/s/q3K9w_Zb0xT-4nQeLrA8VgHcYpUu1sDf2kMj6oNiEa7tPyBvCx5lWzRh0gFd3s9/"
+    let expires = Date(timeIntervalSince1970: 1_790_000_000)
+
+    @Test func theGalleryEscapesNamesAndRunsNoScript() {
+        let html = SharePages.gallery(photos: photos, extras: ["20261129-150405-3f2a-story-1-of-1.jpg"], zipBytes: 2_700_000,
+                                      expires: expires, approving: .none, form: "f", link: link)
+        #expect(!html.lowercased().contains("<script") && !html.contains("<img src=x") && !html.contains(" style="))
+        #expect(html.contains("&lt;img src=x onerror=alert(1)&gt;.jpg"))
+        #expect(html.contains("href=\"caf%C3%A9%20%232%3F.jpg\" download"))
+        #expect(html.contains("id=\"p1\"") && html.contains("href=\"#p2\"") && html.contains("href=\"#p3\"") && !html.contains("href=\"#p4\""))
+        #expect(html.contains("href=\"batch.zip\" download") && html.contains("href=\"IMG_1-4x5.jpg\" download"))
+        #expect(!html.contains("<form"))
+        #expect(html.contains("<svg") && html.contains("aria-label=\"QR code: \(link)\""))
+        // Nothing of the console: no absolute link to the server.
+        #expect(!html.contains("href=\"/") && !html.contains("src=\"/"))
+        // The page's one style is the one its policy allows.
+        let style = html.components(separatedBy: "<style>")[1].components(separatedBy: "</style>")[0]
+        #expect(style == SharePages.css)
+        #expect(SharePages.contentSecurityPolicy.contains("style-src '\(SharePages.styleHash)'"))
+        #expect(SharePages.styleHash.hasPrefix("sha256-") && SharePages.styleHash.count == 51)
+    }
+
+    @Test func theApprovalFormAndWhatWasChosen() {
+        let open = SharePages.gallery(photos: photos, extras: [], zipBytes: nil, expires: expires, approving: .open,
+                                      form: "token\"x", link: link)
+        #expect(open.contains("<form id=\"approval\" class=\"approval\" method=\"post\" action=\"approve\">"))
+        #expect(open.contains("name=\"csrf\" value=\"token&quot;x\""))
+        #expect(open.components(separatedBy: "name=\"approve\"").count == 4)
+        #expect(open.contains("value=\"&lt;img src=x onerror=alert(1)&gt;.jpg\" form=\"approval\""))
+        let approval = Approval(by: "client", at: expires, approved: ["IMG_1.jpg"], rejected: [photos[1].name, photos[2].name], note: "ok")
+        let done = SharePages.gallery(photos: photos, extras: [], zipBytes: nil, expires: expires, approving: .done(approval),
+                                      form: "f", link: link)
+        #expect(!done.contains("<form") && done.contains("You approved 1 of 3 photos"))
+        #expect(done.components(separatedBy: "not approved").count == 3)
+    }
+
+    @Test func thePasswordAndEndedPages() {
+        let asked = SharePages.password(refused: false, wait: nil, form: "f")
+        #expect(asked.contains("type=\"password\"") && !asked.contains("not right"))
+        #expect(SharePages.password(refused: true, wait: nil, form: "f").contains("That password is not right."))
+        #expect(SharePages.password(refused: true, wait: 4, form: "f").contains("try again in 4 seconds"))
+        let gone = SharePages.ended(ShareGate.Gone.revoked(expires).words)
+        #expect(gone.contains("This link has been withdrawn.") && !gone.contains("<form"))
+    }
+}
