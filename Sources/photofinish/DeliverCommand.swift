@@ -68,9 +68,8 @@ enum DeliverCommand {
             let path = folder + "/" + destination.name + ".json"
             do throws(SystemError) {
                 if try DeliveryRun.read(path) == nil {
-                    let made = try DeliveryPlan.make(batch: id, inbox: inbox.name, batchFolder: batchFolder,
-                                                     parts: DeliveryReceipts.parts(of: report, in: batchFolder),
-                                                     settings: destination, folder: folder)
+                    let made = try DeliveryReceipts.plan(report, layout: layout, destination: destination, inbox: inbox.name,
+                                                         approvalAsked: inbox.sharing.approve != .none)
                     try DeliveryRun.write(made, to: path)
                 }
             } catch {

@@ -16,7 +16,7 @@ import System
 final class BatchDeliveries: Sendable {
     /// What the config says, as of the last (re)load.
     private struct Settings: Sendable {
-        var folders: [String: (layout: HotFolderLayout, destinations: [DestinationSettings])] = [:]
+        var folders: [String: (layout: HotFolderLayout, destinations: [DestinationSettings], approve: ApproveMode)] = [:]
         var credentials = CredentialStore.defaultPath
         var mail: MailSettings?
     }
@@ -53,7 +53,7 @@ final class BatchDeliveries: Sendable {
         settings.withLock { s in
             s.credentials = config.credentials
             s.mail = config.mail
-            s.folders = Dictionary(config.inboxes.map { ($0.name, (HotFolderLayout(root: $0.root), $0.deliver)) }) { $1 }
+            s.folders = Dictionary(config.inboxes.map { ($0.name, (HotFolderLayout(root: $0.root), $0.deliver, $0.sharing.approve)) }) { $1 }
         }
     }
 
@@ -64,7 +64,6 @@ final class BatchDeliveries: Sendable {
         guard let folder, !folder.destinations.isEmpty, report.counts.ok > 0 else { return }
         let fields: LogFields = ["INBOX": inbox, "BATCH": report.batch]
         let batchFolder = folder.layout.out + "/" + report.batch
-        let parts = DeliveryReceipts.parts(of: report, in: batchFolder)
         let journals = DeliveryReceipts.folder(folder.layout, batch: report.batch)
         var receipts: [Report.Delivery] = []
         var awaited: Set<BatchLife.Awaited> = []
@@ -74,15 +73,15 @@ final class BatchDeliveries: Sendable {
             do throws(SystemError) {
                 var journal = try DeliveryRun.read(path)
                 if journal == nil {
-                    let made = try DeliveryPlan.make(batch: report.batch, inbox: inbox, batchFolder: batchFolder, parts: parts,
-                                                     settings: destination, folder: journals)
+                    let made = try DeliveryReceipts.plan(report, layout: folder.layout, destination: destination, inbox: inbox,
+                                                         approvalAsked: folder.approve != .none)
                     try DeliveryRun.write(made, to: path)
                     journal = made
                 }
                 receipts.append(DeliveryReceipts.receipt(journal!))
                 track(journal!, inbox: inbox)
                 awaited.formUnion(Self.awaited(journal!))
-                let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
+                let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail, link: report.link)
                 started.append((inbox + "/" + destination.name, .init(journal: path, context: context, due: 0)))
             } catch {
                 log.error("delivery to \(destination.name) cannot start: \(error); photofinish deliver \(folder.layout.root) \(report.batch) --to \(destination.name) tries again",
@@ -173,17 +172,49 @@ final class BatchDeliveries: Sendable {
         }
     }
 
-    /// The gate of `when: "approved"` deliveries: the approval of the batch opens it (the share
-    /// page's approval calls this; the journal's phase goes from `awaiting-approval` to `pending`).
+    /// The gate of `when: "approved"` deliveries: the batch's approval (in its report by now)
+    /// opens it. Each such delivery still waiting is planned again with the approved photos
+    /// alone (and the report), then sent (reference: Approval).
     func approve(batch: String, inbox: String) {
         let (folder, credentials, mail) = settings.withLock { ($0.folders[inbox], $0.credentials, $0.mail) }
         guard let folder else { return }
-        came(.approval, batch: batch, inbox: inbox)
-        for destination in folder.destinations where destination.when == .approved {
-            let path = DeliveryReceipts.folder(folder.layout, batch: batch) + "/" + destination.name + ".json"
-            let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
-            workers.enqueue(.init(journal: path, context: context, due: 0, first: .approved), lane: inbox + "/" + destination.name)
+        let fields: LogFields = ["INBOX": inbox, "BATCH": batch]
+        let batchFolder = folder.layout.out + "/" + batch
+        let journals = DeliveryReceipts.folder(folder.layout, batch: batch)
+        let report: Report
+        do throws(ReportError) {
+            guard let read = try ReportReader.read(batchFolder: batchFolder) else { return }
+            report = read
+        } catch {
+            log.error("the approved deliveries cannot start: \(error)", fields)
+            return
         }
+        came(.approval, batch: batch, inbox: inbox)
+        var receipts: [Report.Delivery] = []
+        let waiting = folder.destinations.filter { destination in
+            destination.when == .approved
+                && ((try? DeliveryRun.read(journals + "/" + destination.name + ".json"))??.phase ?? .awaitingApproval) == .awaitingApproval
+        }
+        guard !waiting.isEmpty else { return }
+        // What a plan made before the approval left for these destinations (none of it was sent).
+        try? Files.removeTree(journals + "/" + DeliveryReceipts.approvedFolder)
+        for destination in waiting {
+            let path = journals + "/" + destination.name + ".json"
+            do throws(SystemError) {
+                let journal = try DeliveryReceipts.plan(report, layout: folder.layout, destination: destination, inbox: inbox,
+                                                        approvalAsked: true)
+                try DeliveryRun.write(journal, to: path)
+                receipts.append(DeliveryReceipts.receipt(journal))
+                track(journal, inbox: inbox)
+                log.info("approved: \(journal.files.count) file\(journal.files.count == 1 ? "" : "s") for \(destination.name)", fields)
+                let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail, link: report.link)
+                workers.enqueue(.init(journal: path, context: context, due: 0), lane: inbox + "/" + destination.name)
+            } catch {
+                log.error("the approved delivery to \(destination.name) cannot start: \(error); photofinish deliver \(folder.layout.root) \(batch) --to \(destination.name) tries again",
+                          fields)
+            }
+        }
+        DeliveryReceipts.write(receipts, batchFolder: batchFolder, lock: reportLock, log: log, fields: fields)
     }
 
     /// Stops every lane (a transfer under way stops where it is; resumed at the next start).
@@ -242,18 +273,51 @@ public enum DeliveryReceipts {
 
     /// The files of a batch folder a delivery may send: the outputs the report names, then the
     /// report's own files (`report.json`, `report.html`, the thumbnails it shows).
-    public static func parts(of report: Report, in batchFolder: String) -> [DeliveryPlan.Part] {
+    /// - Parameter approved: the photos approved (`Report.photoName`): only theirs, and no batch
+    ///   output; nil: every photo's and the batch's.
+    public static func parts(of report: Report, in batchFolder: String, approved: Set<String>? = nil) -> [DeliveryPlan.Part] {
         var parts: [DeliveryPlan.Part] = []
         for item in report.items where item.status == .ok {
+            if let approved, !approved.contains(Report.photoName(item) ?? "") { continue }
             for output in item.outputs ?? [] { parts.append(.init(output.file)) }
         }
-        for output in report.outputs { parts.append(.init(output.file)) }
+        if approved == nil { for output in report.outputs { parts.append(.init(output.file)) } }
         parts.append(.init(ReportReader.fileName.escaped, isReport: true))
         if Files.exists(batchFolder + "/report.html") { parts.append(.init("report.html", isReport: true)) }
         for item in report.items {
             if let thumbnail = item.thumbnail, Files.exists(batchFolder + "/" + thumbnail) { parts.append(.init(thumbnail, isReport: true)) }
         }
         return parts
+    }
+
+    /// The folder, in a batch's journals, of what its `when: "approved"` deliveries send that
+    /// is made for them (the ZIP and the report's copy of the approved set).
+    public static let approvedFolder = "approved"
+
+    /// Plans a batch's delivery to `destination`. A `when: "approved"` one carries the approved
+    /// photos alone (all their outputs; no story or colour card, which show the others too) and
+    /// the report's files; it waits, planned empty, until the batch is approved — unless its hot
+    /// folder asks for no approval (`approve: "none"`): then it carries every photo at once.
+    /// - Throws: `SystemError` when a file cannot be read or the journal's folder written.
+    public static func plan(_ report: Report, layout: HotFolderLayout, destination: DestinationSettings, inbox: String,
+                            approvalAsked: Bool) throws(SystemError) -> DeliveryJournal {
+        let batchFolder = layout.out + "/" + report.batch
+        let journals = folder(layout, batch: report.batch)
+        guard destination.when == .approved, approvalAsked else {
+            var journal = try DeliveryPlan.make(batch: report.batch, inbox: inbox, batchFolder: batchFolder,
+                                                parts: parts(of: report, in: batchFolder), settings: destination, folder: journals)
+            journal.phase = .pending
+            return journal
+        }
+        guard let approval = report.approval else {
+            return try DeliveryPlan.make(batch: report.batch, inbox: inbox, batchFolder: batchFolder, parts: [],
+                                         settings: destination, folder: journals + "/" + approvedFolder)
+        }
+        var journal = try DeliveryPlan.make(batch: report.batch, inbox: inbox, batchFolder: batchFolder,
+                                            parts: parts(of: report, in: batchFolder, approved: Set(approval.approved)),
+                                            settings: destination, folder: journals + "/" + approvedFolder)
+        journal.phase = .pending
+        return journal
     }
 
     public static func receipt(_ journal: DeliveryJournal) -> Report.Delivery {
