@@ -105,7 +105,7 @@ let package = Package(
         // QR code symbols (libqrencode) and their drawings: SVG, pixels, PNG.
         .target(name: "QR", dependencies: ["CQREncode", "Pixels", "Codecs"]),
         .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces", "System", "QR"]),
-        .target(name: "Batches", dependencies: ["Finishing", "QR", "Codecs", "Pixels", "Configuration", "System"]),
+        .target(name: "Batches", dependencies: ["Finishing", "QR", "Sharing", "Codecs", "Pixels", "Configuration", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),
         // A cluster of hosts coordinated by PostgreSQL (issue 21): the link to the database (one
         // owner per PGconn), the schema and its migrations, photo tasks and their leases, hosts.

@@ -23,6 +23,21 @@ public enum BatchID {
             && hex.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }
 
+    /// The time an identifier was made at (whole seconds, UTC); nil when `id` is not one.
+    public static func date(of id: String) -> Date? {
+        guard isValid(id) else { return nil }
+        let u = Array(id.utf8)
+        func number(_ range: Range<Int>) -> Int32 { range.reduce(0) { $0 * 10 + Int32(u[$1] - 48) } }
+        var p = tm()
+        p.tm_year = number(0..<4) - 1900
+        p.tm_mon = number(4..<6) - 1
+        p.tm_mday = number(6..<8)
+        p.tm_hour = number(9..<11)
+        p.tm_min = number(11..<13)
+        p.tm_sec = number(13..<15)
+        return Date(timeIntervalSince1970: Double(timegm(&p)))
+    }
+
     /// An ISO 8601 UTC time with milliseconds, as the report writes it.
     public static func timestamp(_ date: Date) -> String {
         let ms = Int((date.timeIntervalSince1970 * 1000).rounded(.down))

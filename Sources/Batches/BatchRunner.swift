@@ -3,6 +3,7 @@ import Configuration
 import Finishing
 import Foundation
 import Pixels
+import Sharing
 import Synchronization
 import System
 
@@ -23,6 +24,8 @@ public struct BatchLimits: Sendable {
     /// The name report items give the host that finished them (`Report.Item.host`):
     /// `cluster.host` in a cluster, else the machine's host name.
     public var host: String
+    /// The hot folders' share links, for `{shareURL}` (nil: no `web.publicURL`, or `run`).
+    public var shareLinks: ShareLinks?
 
     /// The limits `config` sets (`maxPixels`, `maxFileBytes`, `itemTimeout`, `workers`); with
     /// no config, its defaults (`Config.defaults`).
@@ -32,6 +35,9 @@ public struct BatchLimits: Sendable {
         itemTimeout = config.itemTimeout
         workers = config.workers
         host = config.cluster?.host ?? Self.machineHost
+        shareLinks = config.publicURL.map { url in
+            ShareLinks(publicURL: url, folders: Dictionary(config.inboxes.map { ($0.name, ($0.root, $0.sharing.shareExpires)) }) { $1 })
+        }
     }
 
     /// The machine's host name (`gethostname`), read once.
@@ -253,7 +259,23 @@ public struct BatchRunner: Sendable {
                             interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })
         let warnings = MetadataWarnings.batch(template: template, items: finished)
         if !warnings.isEmpty { report.warnings = (report.warnings ?? []) + warnings }
+        if template.usesShareURL, let inbox, let links = limits.shareLinks {
+            switch links.link(inbox: inbox, batch: batch) {
+            case .success(let link): report.link = link
+            case .failure(let problem): report.warnings = (report.warnings ?? []) + ["no share link for {shareURL}: \(problem.message)"]
+            case nil: break
+            }
+        }
         return report
+    }
+
+    /// The batch's own share link for `{shareURL}`, when its template uses one and its hot
+    /// folder can give one (made at its first photo, found by the others).
+    func shareURL(batch: String) -> String? {
+        guard template.usesShareURL, let inbox, case .success(let link)? = limits.shareLinks?.link(inbox: inbox, batch: batch) else {
+            return nil
+        }
+        return link
     }
 
     /// Finishes one photo (0-based `index` of `count`) into `folder` once it holds a worker
@@ -344,6 +366,7 @@ public struct BatchRunner: Sendable {
             facts.stem = stem
             facts.hotFolder = inbox
             facts.uploader = Uploader.of(source.path)
+            facts.shareURL = shareURL(batch: batch)
             let photo = try finisher.finish(bytes: consume bytes, limits: decodeLimits, facts: facts)
             item.format = photo.format
             item.size = [photo.uprightSize.width, photo.uprightSize.height]

@@ -95,3 +95,41 @@ import Testing
         #expect(!(try String(contentsOfFile: batch + "/report.html", encoding: .utf8)).contains("photos.example.com"))
     }
 }
+
+/// A hot folder whose template prints `{shareURL}` as a QR code: every finished photo carries
+/// the batch's own link, which a scanner reads exactly, and which the report names.
+@Suite struct BatchLinkTests {
+    @Test func everyFinishedPhotoCarriesTheBatchsLink() throws {
+        if let reason = QRScanner.unavailable { print("skipped: \(reason)"); return }
+        let hot = try HotFolderFixture(extra: #"web: { publicURL: "https://photos.example.com/booth" }, shareExpires: "2d","#,
+                                       template: """
+                                           { version: 1, resize: { longSide: 900 }, qr: { width: 0.25, position: "bottom-right" },
+                                             text: { text: "Scan me", position: "top-left" } }
+                                           """)
+        let daemon = try hot.start()
+        daemon.waitUntilReady()
+        for n in 1...2 { try hot.drop(try HotFolderFixture.photo(n, width: 1200), as: "booth-\(n).jpg") }
+        #expect(Poll.until(.seconds(120)) { hot.reports().values.first?["items"] as? [Any] != nil }, "log:\n\(daemon.log)")
+        let (batch, report) = try #require(hot.reports().first)
+        let link = try #require(report["link"] as? String)
+        #expect(link.hasPrefix("https://photos.example.com/booth/s/") && link.count == "https://photos.example.com/booth/s/".count + 49)
+        for item in try #require(report["items"] as? [[String: Any]]) {
+            let output = try #require((item["outputs"] as? [[String: Any]])?.first)
+            let applied = try #require(output["applied"] as? [String: Any])
+            #expect((applied["qr"] as? [String: Any])?["text"] as? String == link)
+            let file = hot.root + "/out/" + batch + "/" + (output["file"] as! String)
+            #expect(try QRScanner.texts(inFile: file) == [link], "\(file)")
+        }
+        // The link is the batch's, in the hot folder's store, made by the template's mark and
+        // ending two days after the batch was claimed.
+        let records = try FileManager.default.contentsOfDirectory(atPath: hot.root + "/.work/shares").filter { $0.hasSuffix(".json") }
+        #expect(records.count == 1)
+        let record = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: hot.root + "/.work/shares/" + records[0])))
+                                  as? [String: Any])
+        #expect(record["batch"] as? String == batch && record["by"] as? String == "the template's qr mark")
+        let listed = try Harness.run(["share", "list", "--config", hot.config])
+        #expect(listed.stdout.contains(link), "\(listed.stdout)\(listed.stderr)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+}

@@ -51,7 +51,9 @@ public struct SetOutputs: Sendable {
         if let stitch = template.stitch {
             var marks = self.marks
             if let assets = markAssets {
-                let (filled, _, missing) = template.filled(with: PhotoFacts(batch: report.batch, count: report.items.count), metadata: false)
+                var facts = PhotoFacts(batch: report.batch, count: report.items.count)
+                facts.shareURL = report.link
+                let (filled, _, missing) = template.filled(with: facts, metadata: false)
                 marks = WholeSetMarks.canvas(template: filled, assets: assets)
                 if stitch.marks { warnings += missing.map { "stitched story: \($0)" } }
             }
