@@ -138,7 +138,7 @@ let package = Package(
         .testTarget(name: "SystemTests", dependencies: ["System", "TestSupport"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System", "TestSupport"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Batches", "Configuration", "JSON5", "Cluster", "TestSupport"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "PostgresHarness", "TestSupport"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["Codecs", "Pixels", "Finishing", "Cluster", "Notifications", "PostgresHarness", "TestSupport"]),
         // What every test target shares: decoding a written image whole, polling with a
         // deadline, a locked value, temporary folders, threads of their own for async tests.
         .target(name: "TestSupport", dependencies: ["Codecs", "Pixels"], path: "Tests/TestSupport"),

@@ -88,6 +88,15 @@ public final class HotFolderService: Sendable {
         return batch.id
     }
 
+    /// A batch of the hot folder `inbox` was approved, its approval written into its report
+    /// (the client's share page, the console): its `when: "approved"` deliveries start and its
+    /// `notify` targets hear of it (reference: Approval). Returns at once.
+    public func approved(inbox: String, batch: String) {
+        guard let workers = workers.withLock({ $0 }),
+              let layout = setupInForce?.inboxes.first(where: { $0.name == inbox })?.layout else { return }
+        workers.approved(inbox: inbox, batch: batch, folder: layout.out + "/" + batch)
+    }
+
     /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0; 1 when the
     /// loop could not be started). Raises the open-file limit first.
     /// - Parameters:
@@ -180,6 +189,7 @@ public final class HotFolderService: Sendable {
             await workers.finishAll()
             // A delivery under way stops where it is; its journal resumes it at the next start.
             workers.deliveries.stop()
+            workers.notifier.stop()
             // The photos the workers completed recorded first (up to 3 s; 1 s for a database that
             // does not answer), then the member leaves (up to 3 s): what it still holds goes back,
             // or — the database not answering — is left to the leases. A stop is a stop.

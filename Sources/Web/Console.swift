@@ -64,19 +64,21 @@ public final class WebConsole: Sendable {
         }
     }
 
-    private let handler: ConsoleHandler
+    private let handler: any HTTPHandler
     private let source: any ConsoleSource
     private let settings: Settings
     private let log: Logger
     private let servers = Mutex<[HTTPServer]>([])
 
-    public init(settings: Settings, source: any ConsoleSource, log: Logger) {
+    /// - Parameter shares: the hot folders' share links (`/s/TOKEN/`); nil: none are served.
+    public init(settings: Settings, source: any ConsoleSource, shares: ShareSite? = nil, log: Logger) {
         self.settings = settings
         self.log = log
         self.source = source
-        handler = ConsoleHandler(source: source, users: UsersFile(path: settings.usersFile, log: log),
-                                 sessions: Sessions(lifetime: settings.sessionLifetime, store: settings.sessionsFile, log: log),
-                                 log: log, trustedProxies: settings.trustedProxies)
+        let console = ConsoleHandler(source: source, users: UsersFile(path: settings.usersFile, log: log),
+                                     sessions: Sessions(lifetime: settings.sessionLifetime, store: settings.sessionsFile, log: log),
+                                     log: log, trustedProxies: settings.trustedProxies)
+        handler = shares.map { WebRouter(console: console, shares: ShareHandler(site: $0, log: log)) } ?? console
     }
 
     /// Where the console listens, as `http://0.0.0.0:8732/`, once started.
@@ -185,5 +187,16 @@ public final class WebConsole: Sendable {
         func text(_ c: [CChar]) -> String { String(decoding: c.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
         let h = text(host)
         return (h.contains(":") ? "[\(h)]" : h) + ":" + text(port)
+    }
+}
+
+/// The console's routes and the clients' `/s/TOKEN/` beside them: a share link never reaches
+/// the console's logins, and the console's pages are never reached through a share link.
+struct WebRouter: HTTPHandler {
+    let console: ConsoleHandler
+    let shares: ShareHandler
+
+    func reply(to request: HTTPRequest) -> HTTPReply {
+        request.path.hasPrefix("/s/") ? shares.reply(to: request) : console.reply(to: request)
     }
 }

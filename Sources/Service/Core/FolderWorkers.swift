@@ -2,6 +2,7 @@ import Batches
 import Configuration
 import Foundation
 import HotFolders
+import Notifications
 import Synchronization
 import System
 
@@ -42,6 +43,8 @@ final class FolderWorkers: Sendable {
     private let hookRunner: BatchHookRunner
     /// The deliveries of finished batches (each destination a lane of its own).
     let deliveries: BatchDeliveries
+    /// The hot folders' `notify` targets, told of each batch (reference: Notifications).
+    let notifier: Notifier
     /// The current limits (a reload changes them for the batches that start after it).
     let limits = Mutex(BatchLimits())
     /// Each hot folder's `onBatch`, as of the last (re)load.
@@ -64,7 +67,8 @@ final class FolderWorkers: Sendable {
         self.stop = stop
         self.log = log
         hookRunner = BatchHookRunner(log: log, userAgent: "photofinish")
-        deliveries = BatchDeliveries(board: board, metrics: metrics, log: log)
+        notifier = Notifier(log: log)
+        deliveries = BatchDeliveries(board: board, metrics: metrics, log: log, notifier: notifier)
         slots = WorkerSlots(batchSlots)
         let me = WeakWorkers()
         let tally: @Sendable (String, String, EarlyWorkers.Tally) -> Void = { inbox, batch, tally in
@@ -181,6 +185,18 @@ final class FolderWorkers: Sendable {
         queues.withLock { $0.removeValue(forKey: inbox) }?.continuation.finish()
     }
 
+    /// A batch of `inbox` was approved (its report holds the approval by now): its
+    /// `when: "approved"` deliveries start, its `notify` targets hear of it (reference: Approval).
+    func approved(inbox: String, batch: String, folder: String) {
+        deliveries.approve(batch: batch, inbox: inbox)
+        do throws(ReportError) {
+            guard let report = try ReportReader.read(batchFolder: folder) else { return }
+            notifier.notify(Notice(report, .approved, inbox: inbox, at: Date()))
+        } catch {
+            log.warning("no approved notice: \(error)", ["INBOX": inbox, "BATCH": batch])
+        }
+    }
+
     /// Drain: no more batches; each worker finishes its photos in flight and returns.
     func finishAll() async {
         let all = queues.withLock { Array($0.values) }
@@ -286,6 +302,7 @@ final class FolderWorkers: Sendable {
                 metrics.record(report, inbox: inbox, folder: folder)
             case .deliver(let report):
                 deliveries.finished(report, inbox: inbox)
+                notifier.published(report, inbox: inbox)
                 onFinished()
             case .runHooks(let batch):
                 if let hooks = hooks.withLock({ $0[inbox] }) { hookRunner.run(hooks, for: batch) }

@@ -65,6 +65,7 @@ extension ServiceLoop {
             log.warning("onBatch.webhook is set, but this service has no network (the unit's PrivateNetwork=yes): install the drop-in /usr/share/doc/photofinish/examples/webhook-network.conf (see its first lines)")
         }
         workers.deliveries.configure(new.config)
+        workers.notifier.configure(new.config)
         if previous == nil { workers.deliveries.resume() }
         if new.config.inboxes.flatMap(\.deliver).contains(where: { $0.destination.kind != .file }), BatchHookRunner.networkIsPrivate {
             log.warning("deliver names destinations on the network, but this service has no network (the unit's PrivateNetwork=yes): install the drop-in /usr/share/doc/photofinish/examples/delivery-network.conf (see its first lines)")

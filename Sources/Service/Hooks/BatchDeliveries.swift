@@ -3,6 +3,7 @@ import Configuration
 import Delivery
 import Foundation
 import HotFolders
+import Notifications
 import Synchronization
 import System
 
@@ -32,11 +33,14 @@ final class BatchDeliveries: Sendable {
     private let board: StatusBoard
     private let metrics: Metrics
     private let log: Logger
+    /// Hears of each delivery done, and of each that gave up (reference: Notifications).
+    private let notifier: Notifier?
 
-    init(board: StatusBoard, metrics: Metrics, log: Logger) {
+    init(board: StatusBoard, metrics: Metrics, log: Logger, notifier: Notifier? = nil) {
         self.board = board
         self.metrics = metrics
         self.log = log
+        self.notifier = notifier
         let me = Weak()
         workers = DeliveryWorkers(onReceipt: { key, journal in me.value?.receipt(journal, lane: key) },
                                   onOutcome: { _, outcome in me.value?.outcome(outcome) })
@@ -233,13 +237,28 @@ final class BatchDeliveries: Sendable {
             log.notice("delivered to \(journal.destination): \(journal.files.count) file\(journal.files.count == 1 ? "" : "s"), \(journal.bytes) bytes, verified by \(receipt.verified ?? "-")"
                        + (journal.attempts > 1 ? " (attempt \(journal.attempts))" : ""), fields)
             came(.delivery(journal.destination), batch: journal.batch, inbox: inbox)
+            tell(.delivered, journal, folder: folder.layout.out + "/" + journal.batch, fields: fields)
         case .failed:
             metrics.recordDelivery(inbox, destination: journal.destination, result: "failed")
             let then = journal.final ? "; not tried again until photofinish deliver \(folder.layout.root) \(journal.batch) --to \(journal.destination)"
                 : receipt.next.map { "; tried again at \($0)" } ?? ""
             log.warning("delivery to \(journal.destination) failed (attempt \(journal.attempts)): \(journal.error ?? "")\(then)", fields)
+            if journal.final { tell(.failed, journal, folder: folder.layout.out + "/" + journal.batch, fields: fields) }
         case .pending, .sending, .awaitingApproval:
             break
+        }
+    }
+
+    /// The notice of a delivery done or given up, with its batch's counts and link from the report.
+    private func tell(_ event: Notice.Event, _ journal: DeliveryJournal, folder: String, fields: LogFields) {
+        guard let notifier, let inbox = journal.inbox else { return }
+        do throws(ReportError) {
+            guard let report = try ReportReader.read(batchFolder: folder) else { return }
+            let delivery = Notice.DeliverySummary(name: journal.destination, files: journal.files.count,
+                                                  error: event == .failed ? journal.error : nil)
+            notifier.notify(Notice(report, event, inbox: inbox, at: Date(), delivery: delivery))
+        } catch {
+            log.warning("no \(event.rawValue) notice for the delivery to \(journal.destination): \(error)", fields)
         }
     }
 

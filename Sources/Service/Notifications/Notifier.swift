@@ -1,3 +1,4 @@
+import Batches
 import Configuration
 import Delivery
 import Dispatch
@@ -20,6 +21,8 @@ final class Notifier: Sendable {
         var targets: [String: [NotifyTarget]] = [:]
         var credentials = CredentialStore.defaultPath
         var mail: MailSettings?
+        /// Each hot folder's `approve`: a batch published there is `held` too.
+        var approve: [String: ApproveMode] = [:]
     }
 
     /// One attempt at one job, made on a pool thread: nil when it was received, else why not
@@ -52,7 +55,17 @@ final class Notifier: Sendable {
             s.credentials = config.credentials
             s.mail = config.mail
             s.targets = Dictionary(config.inboxes.map { ($0.name, $0.sharing.notify) }) { $1 }
+            s.approve = Dictionary(config.inboxes.map { ($0.name, $0.sharing.approve) }) { $1 }
         }
+    }
+
+    /// The notices of a batch just published: `finished`, `failed` when photos of it failed,
+    /// then `held` when its hot folder asks for an approval (reference: Notifications).
+    func published(_ report: Report, inbox: String) {
+        let held = settings.withLock { ($0.approve[inbox] ?? .none) != .none }
+        notify(Notice(report, .finished, inbox: inbox, at: now()))
+        if report.counts.failed > 0 { notify(Notice(report, .failed, inbox: inbox, at: now())) }
+        if held { notify(Notice(report, .held, inbox: inbox, at: now())) }
     }
 
     /// Queues `notice` for each of its hot folder's targets that hears of its event; returns at once.
@@ -168,5 +181,15 @@ final class Notifier: Sendable {
                 return ("failed: \(error.message)", error.retryable)
             }
         }
+    }
+}
+
+extension Notice {
+    /// A notice of `report`'s batch: its counts, status, link and approval.
+    init(_ report: Report, _ event: Event, inbox: String, at: Date, delivery: DeliverySummary? = nil) {
+        let approval = report.approval.map { ApprovalSummary(by: $0.by, approved: $0.approved, rejected: $0.rejected, note: $0.note) }
+        self.init(event: event, inbox: inbox, batch: report.batch, at: at,
+                  counts: Counts(items: report.counts.items, ok: report.counts.ok, failed: report.counts.failed),
+                  status: report.status.rawValue, link: report.link, approval: event == .approved ? approval : nil, delivery: delivery)
     }
 }

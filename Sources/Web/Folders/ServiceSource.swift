@@ -78,7 +78,12 @@ extension WebConsole {
         guard !sockets.isEmpty else { return nil }
         let source = ServiceSource(status: { service.liveStatus() }, setup: { service.setupInForce ?? initial },
                                    redo: { inbox, id, only throws(Redo.Refusal) in try service.redo(inbox: inbox, batch: id, only: only) })
-        let console = WebConsole(settings: Settings(config: initial.config), source: source, log: log)
+        let shares = ShareSite(folders: {
+            let setup = service.setupInForce ?? initial
+            let folders = setup.config.inboxes.map { ShareSite.Folder(name: $0.name, layout: HotFolderLayout(root: $0.root), approve: $0.sharing.approve) }
+            return (folders, setup.config.publicURL)
+        }, approved: { inbox, batch in service.approved(inbox: inbox, batch: batch) })
+        let console = WebConsole(settings: Settings(config: initial.config), source: source, shares: shares, log: log)
         return console.start(sockets: sockets) ? console : nil
     }
 }
