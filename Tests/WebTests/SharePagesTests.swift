@@ -55,3 +55,29 @@ import Testing
         #expect(gone.contains("This link has been withdrawn.") && !gone.contains("<form"))
     }
 }
+
+/// The share pages' rate per address, with plain instants.
+@Suite struct RequestRateTests {
+    @Test func aBurstThenTheRefillPace() {
+        var rate = RequestRate(burst: 3, perSecond: 2)
+        let t0 = ContinuousClock.now
+        for _ in 0..<3 { #expect(rate.take("192.0.2.1", now: t0) == nil) }
+        // Empty: half a second for the next token; another address is not held back.
+        #expect(rate.take("192.0.2.1", now: t0) == .milliseconds(500))
+        #expect(rate.take("192.0.2.2", now: t0) == nil)
+        #expect(rate.take("192.0.2.1", now: t0 + .milliseconds(500)) == nil)
+        #expect(rate.take("192.0.2.1", now: t0 + .milliseconds(500)) != nil)
+        // Never more than the burst saved up.
+        for _ in 0..<3 { #expect(rate.take("192.0.2.1", now: t0 + .seconds(3600)) == nil) }
+        #expect(rate.take("192.0.2.1", now: t0 + .seconds(3600)) != nil)
+    }
+
+    @Test func theTableIsBounded() {
+        var rate = RequestRate(burst: 2, perSecond: 1, limit: 100)
+        let t0 = ContinuousClock.now
+        for n in 0..<100 { _ = rate.take("10.0.0.\(n)", now: t0) }
+        // Past the limit, those whose buckets are full again are forgotten.
+        _ = rate.take("10.0.1.1", now: t0 + .seconds(10))
+        #expect(rate.buckets.count == 1)
+    }
+}

@@ -40,7 +40,7 @@ public struct ShareSite: Sendable {
 /// constant time, its end and revocation in the record). Nothing but the batch's photos and
 /// outputs is served through it — not its report, its thumbnails or any other batch.
 ///
-/// Guessing is slowed: an address whose tokens are not found waits, doubling, after three; a
+/// Each address may ask for a few requests a second (`RequestRate`). Guessing is slowed: an address whose tokens are not found waits, doubling, after three; a
 /// wrong password waits likewise per share and address, and one password check runs at a time.
 final class ShareHandler: HTTPHandler, Sendable {
     /// The unlock cookie's name (its path is the share's own `/s/TOKEN/`).
@@ -49,6 +49,8 @@ final class ShareHandler: HTTPHandler, Sendable {
 
     private let site: ShareSite
     private let log: Logger
+    /// Requests per address, whatever they ask for.
+    private let rate = Mutex(RequestRate())
     /// Addresses that asked for tokens not found.
     private let guesses = Mutex(LoginThrottle())
     /// Wrong passwords, by share and address.
@@ -74,7 +76,7 @@ final class ShareHandler: HTTPHandler, Sendable {
         guard let (tokenText, rest) = ShareGate.route(request.path) else { return .response(ended(404, SharePages.notFoundWords)) }
         let address = ConsoleHandler.Peer(request).address
         let now = Date()
-        if let wait = guesses.withLock({ $0.wait(for: address, now: .now) }) {
+        if let wait = rate.withLock({ $0.take(address, now: .now) }) ?? guesses.withLock({ $0.wait(for: address, now: .now) }) {
             return .response(tooMany(wait))
         }
         let (folders, publicURL) = site.folders()
