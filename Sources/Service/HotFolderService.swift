@@ -94,7 +94,8 @@ public final class HotFolderService: Sendable {
     public func approved(inbox: String, batch: String) {
         guard let workers = workers.withLock({ $0 }),
               let layout = setupInForce?.inboxes.first(where: { $0.name == inbox })?.layout else { return }
-        workers.approved(inbox: inbox, batch: batch, folder: layout.out + "/" + batch)
+        // Planning reads the approved files: never on the caller's (a web request's) thread.
+        DispatchQueue.global().async { workers.approved(inbox: inbox, batch: batch, folder: layout.out + "/" + batch) }
     }
 
     /// Runs until SIGTERM or SIGINT, then drains and returns the exit code (0; 1 when the

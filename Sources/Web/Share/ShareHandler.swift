@@ -73,12 +73,12 @@ final class ShareHandler: HTTPHandler, Sendable {
     }
 
     func reply(to request: HTTPRequest) -> HTTPReply {
-        guard let (tokenText, rest) = ShareGate.route(request.path) else { return .response(ended(404, SharePages.notFoundWords)) }
         let address = ConsoleHandler.Peer(request).address
         let now = Date()
         if let wait = rate.withLock({ $0.take(address, now: .now) }) ?? guesses.withLock({ $0.wait(for: address, now: .now) }) {
             return .response(tooMany(wait))
         }
+        guard let (tokenText, rest) = ShareGate.route(request.path) else { return .response(guessed(address)) }
         let (folders, publicURL) = site.folders()
         var lookups: [ShareStore.Lookup] = []
         var found: Found?
@@ -101,9 +101,7 @@ final class ShareHandler: HTTPHandler, Sendable {
                                       now: now)
         switch answer {
         case .notFound:
-            let (failures, _) = guesses.withLock { $0.failed(address, now: .now) }
-            if failures == LoginThrottle.free + 1 { log.warning("web: \(address) asks for share links that do not exist (\(failures) in a row): slowed", ["ADDRESS": address]) }
-            return .response(ended(404, SharePages.notFoundWords))
+            return .response(guessed(address))
         case .gone(let why):
             return .response(ended(410, why.words))
         case .locked(let share):
@@ -117,6 +115,15 @@ final class ShareHandler: HTTPHandler, Sendable {
             found.share = share
             return open(found, rest: String(rest), request, cookie: cookie, address: address)
         }
+    }
+
+    /// A token no hot folder signed (or no token at all): 404, counted against the address.
+    private func guessed(_ address: String) -> HTTPResponse {
+        let (failures, _) = guesses.withLock { $0.failed(address, now: .now) }
+        if failures == LoginThrottle.free + 1 {
+            log.warning("web: \(address) asks for share links that do not exist (\(failures) in a row): slowed", ["ADDRESS": address])
+        }
+        return ended(404, SharePages.notFoundWords)
     }
 
     // MARK: - An open link
