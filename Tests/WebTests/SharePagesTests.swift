@@ -81,3 +81,45 @@ import Testing
         #expect(rate.buckets.count == 1)
     }
 }
+
+/// The console's share panel of a batch, from plain values.
+@Suite struct SharePanelTests {
+    let now = Date(timeIntervalSince1970: 1_790_000_000)
+    let actions = SharePanel.Actions(share: "/inbox/shop/batch/B/share", revoke: "/inbox/shop/batch/B/revoke", approve: "/inbox/shop/batch/B/approve")
+
+    func share(_ days: Double, password: Bool = false, revoked: Bool = false) -> Share {
+        var share = Share(token: ShareToken.random(expires: now + days * 86_400), batch: "20261129-150405-3f2a", created: now - 3600,
+                          by: "anna", password: password ? "$y$hash" : nil)
+        if revoked { share.revoked = Share.Revocation(at: now - 60, by: "boss") }
+        return share
+    }
+
+    @Test func linksTheirStateAndTheirQRCode() throws {
+        let live = SharePanel.Link(share: share(7, password: true), link: "https://photos.example.com/s/AAAA/",
+                                   openings: [Opening(at: now - 10, what: .opened, address: "192.0.2.7"),
+                                              Opening(at: now - 5, what: .opened, address: "<b>x</b>")])
+        let ended = SharePanel.Link(share: share(7, revoked: true), link: "https://photos.example.com/s/BBBB/", openings: [])
+        let panel = SharePanel(links: [ended, live], approve: .client, approval: nil, photos: ["IMG_1.jpg"], csrf: "c\"srf",
+                               actions: actions, hasPublicURL: true, expires: .seconds(30 * 86_400), now: now)
+        let html = panel.html
+        #expect(html.contains("href=\"https://photos.example.com/s/AAAA/\"") && html.contains("<svg"))
+        #expect(html.contains("password · opened 2 times") && html.contains("from &lt;b&gt;x&lt;/b&gt;"))
+        #expect(html.contains("<s>https://photos.example.com/s/BBBB/</s>") && html.contains("withdrawn"))
+        // One button to end the live link; the form token escaped.
+        #expect(html.components(separatedBy: "End this link").count == 2)
+        #expect(html.contains("value=\"c&quot;srf\"") && !html.contains("c\"srf"))
+        #expect(html.contains("value=\"30d\"") && html.contains("Make another link"))
+        #expect(html.contains("Waits for the client") && !html.contains("name=\"approve\""))
+        #expect(!html.contains("web.publicURL"))
+    }
+
+    @Test func theOwnerApprovesHereAndWhatWasChosenIsSaid() {
+        var panel = SharePanel(links: [], approve: .owner, approval: nil, photos: ["IMG_1.jpg", "a&b.jpg"], csrf: "t",
+                               actions: actions, hasPublicURL: false, expires: .seconds(7 * 86_400), now: now)
+        #expect(panel.html.contains("action=\"/inbox/shop/batch/B/approve\"") && panel.html.contains("value=\"a&amp;b.jpg\" checked"))
+        #expect(panel.html.contains("web.publicURL") && panel.html.contains("Make a link"))
+        panel.approval = Approval(by: "boss", at: now, approved: ["IMG_1.jpg"], rejected: ["a&b.jpg"], note: "<i>ok</i>")
+        #expect(panel.html.contains("boss approved 1 of 2 photos") && panel.html.contains("&lt;i&gt;ok&lt;/i&gt;"))
+        #expect(!panel.html.contains("name=\"approve\""))
+    }
+}

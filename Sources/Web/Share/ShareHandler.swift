@@ -4,6 +4,7 @@ import Foundation
 import HTTP
 import HotFolders
 import QR
+import Service
 import Sharing
 import Synchronization
 import System
@@ -146,7 +147,7 @@ final class ShareHandler: HTTPHandler, Sendable {
             guard get else { return .response(methodNotAllowed("GET")) }
             record(.opened, found, request, address: address)
             let approving: SharePages.Approving
-            if let approval = Self.approval(report) {
+            if let approval = BatchApproval.read(report) {
                 approving = .done(approval)
             } else {
                 approving = found.folder.approve == .client ? .open : .none
@@ -227,15 +228,9 @@ final class ShareHandler: HTTPHandler, Sendable {
             return page(400, SharePages.refused(error.message))
         }
         let fieldsForLog: LogFields = ["INBOX": found.folder.name, "BATCH": found.share.batch]
-        var first = false
+        let first: Bool
         do throws(ReportError) {
-            try ReportRewrite.change(batchFolder: found.batchFolder) { report in
-                guard report.approval == nil else { return false }
-                report.approval = Report.ApprovalRecord(by: approval.by, at: BatchID.timestamp(approval.at), approved: approval.approved,
-                                                        rejected: approval.rejected, note: approval.note)
-                first = true
-                return true
-            }
+            first = try BatchApproval.record(approval, batchFolder: found.batchFolder)
         } catch {
             log.error("the client's approval cannot be written: \(error)", fieldsForLog)
             return page(500, SharePages.refused("Your choice could not be saved. Please try again in a moment."))
@@ -287,12 +282,6 @@ final class ShareHandler: HTTPHandler, Sendable {
             guard let outputs = item.outputs, let first = outputs.first, item.status == .ok else { return nil }
             return SharePages.Photo(name: first.file, size: first.size, bytes: first.bytes, others: outputs.dropFirst().map(\.file))
         }
-    }
-
-    /// The report's approval, as the page shows it.
-    static func approval(_ report: Report) -> Approval? {
-        guard let a = report.approval else { return nil }
-        return Approval(by: a.by, at: HumanTime.date(isoUTC: a.at) ?? Date(), approved: a.approved, rejected: a.rejected, note: a.note)
     }
 
     /// A name of the report as file names, a folder each (none starting with `.`).
