@@ -65,9 +65,14 @@ final class BatchDeliveries: Sendable {
     /// folder has no destination, or the batch no photo that finished).
     func finished(_ report: Report, inbox: String) {
         let (folder, credentials, mail) = settings.withLock { ($0.folders[inbox], $0.credentials, $0.mail) }
-        guard let folder, !folder.destinations.isEmpty, report.counts.ok > 0 else { return }
-        let fields: LogFields = ["INBOX": inbox, "BATCH": report.batch]
+        guard let folder, report.counts.ok > 0 else { return }
         let batchFolder = folder.layout.out + "/" + report.batch
+        // A hot folder with approve holds its batches until they are approved, delivered or not.
+        guard !folder.destinations.isEmpty else {
+            if folder.approve != .none && report.approval == nil { hold(report.batch, inbox: inbox, folder: batchFolder, [.approval]) }
+            return
+        }
+        let fields: LogFields = ["INBOX": inbox, "BATCH": report.batch]
         let journals = DeliveryReceipts.folder(folder.layout, batch: report.batch)
         var receipts: [Report.Delivery] = []
         var awaited: Set<BatchLife.Awaited> = []
@@ -95,6 +100,7 @@ final class BatchDeliveries: Sendable {
                 awaited.insert(.delivery(destination.name))
             }
         }
+        if folder.approve != .none && report.approval == nil { awaited.insert(.approval) }
         DeliveryReceipts.write(receipts, batchFolder: batchFolder, lock: reportLock, log: log, fields: fields)
         // Held before a lane can verify anything.
         hold(report.batch, inbox: inbox, folder: batchFolder, awaited)
