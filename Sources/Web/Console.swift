@@ -65,6 +65,7 @@ public final class WebConsole: Sendable {
     }
 
     private let handler: any HTTPHandler
+    private let console: ConsoleHandler
     private let source: any ConsoleSource
     private let settings: Settings
     private let log: Logger
@@ -75,10 +76,12 @@ public final class WebConsole: Sendable {
         self.settings = settings
         self.log = log
         self.source = source
-        let console = ConsoleHandler(source: source, users: UsersFile(path: settings.usersFile, log: log),
+        console = ConsoleHandler(source: source, users: UsersFile(path: settings.usersFile, log: log),
                                      sessions: Sessions(lifetime: settings.sessionLifetime, store: settings.sessionsFile, log: log),
                                      log: log, trustedProxies: settings.trustedProxies)
-        handler = shares.map { WebRouter(console: console, shares: ShareHandler(site: $0, log: log)) } ?? console
+        handler = shares.map { [console] in
+            WebRouter(console: console, shares: ShareHandler(site: $0, log: log, trustedProxies: settings.trustedProxies))
+        } ?? console
     }
 
     /// Where the console listens, as `http://0.0.0.0:8732/`, once started.
@@ -139,7 +142,7 @@ public final class WebConsole: Sendable {
         }
         servers.withLock { $0 += started }
         listening.withLock { $0 += urls }
-        handler.warnings.withLock { $0 += warnings }
+        console.warnings.withLock { $0 += warnings }
         return !started.isEmpty
     }
 

@@ -58,9 +58,13 @@ final class ShareHandler: HTTPHandler, Sendable {
     private let passwords = Mutex(LoginThrottle())
     private let hashing = Mutex(())
 
-    init(site: ShareSite, log: Logger) {
+    /// The reverse proxies whose `X-Forwarded-For` is believed (`web.trustedProxies`).
+    private let trustedProxies: [AddressRange]
+
+    init(site: ShareSite, log: Logger, trustedProxies: [AddressRange] = []) {
         self.site = site
         self.log = log
+        self.trustedProxies = trustedProxies
     }
 
     /// A share found: the hot folder holding it and its key.
@@ -74,7 +78,7 @@ final class ShareHandler: HTTPHandler, Sendable {
     }
 
     func reply(to request: HTTPRequest) -> HTTPReply {
-        let address = ConsoleHandler.Peer(request).address
+        let address = ConsoleHandler.Peer(request, trusted: trustedProxies).address
         let now = Date()
         if let wait = rate.withLock({ $0.take(address, now: .now) }) ?? guesses.withLock({ $0.wait(for: address, now: .now) }) {
             return .response(tooMany(wait))
@@ -121,7 +125,7 @@ final class ShareHandler: HTTPHandler, Sendable {
     /// A token no hot folder signed (or no token at all): 404, counted against the address.
     private func guessed(_ address: String) -> HTTPResponse {
         let (failures, _) = guesses.withLock { $0.failed(address, now: .now) }
-        if failures == LoginThrottle.free + 1 {
+        if failures == LoginThrottle().free + 1 {
             log.warning("web: \(address) asks for share links that do not exist (\(failures) in a row): slowed", ["ADDRESS": address])
         }
         return ended(404, SharePages.notFoundWords)
@@ -270,7 +274,7 @@ final class ShareHandler: HTTPHandler, Sendable {
         let path = "/s/" + String(ShareGate.route(request.path)?.token ?? "") + "/"
         response.headers.append(("Set-Cookie", ConsoleHandler.cookie(Self.cookie, ShareGate.unlockValue(share, key: found.key), path: path,
                                                                      maxAge: max(0, Int(share.expires.timeIntervalSinceNow)),
-                                                                     secure: ConsoleHandler.Peer(request).secure)))
+                                                                     secure: ConsoleHandler.Peer(request, trusted: trustedProxies).secure)))
         return response
     }
 
