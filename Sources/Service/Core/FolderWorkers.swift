@@ -188,13 +188,13 @@ final class FolderWorkers: Sendable {
     /// A batch of `inbox` was approved (its report holds the approval by now): its
     /// `when: "approved"` deliveries start, its `notify` targets hear of it (reference: Approval).
     func approved(inbox: String, batch: String, folder: String) {
-        deliveries.approve(batch: batch, inbox: inbox)
+        // Told first: a target hears `approved` before any `delivered` it brings.
         do throws(ReportError) {
-            guard let report = try ReportReader.read(batchFolder: folder) else { return }
-            notifier.notify(Notice(report, .approved, inbox: inbox, at: Date()))
+            if let report = try ReportReader.read(batchFolder: folder) { notifier.notify(Notice(report, .approved, inbox: inbox, at: Date())) }
         } catch {
             log.warning("no approved notice: \(error)", ["INBOX": inbox, "BATCH": batch])
         }
+        deliveries.approve(batch: batch, inbox: inbox)
     }
 
     /// Drain: no more batches; each worker finishes its photos in flight and returns.
