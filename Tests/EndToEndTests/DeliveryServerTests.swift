@@ -268,6 +268,10 @@ struct DeliveryStory {
         _ = daemon.wait()
         daemon = try fixture.start(log: "daemon-2.log")
         #expect(waitFor(third, "client", "delivered", daemon), "\(daemon.log)")
+        if !hasWrong {
+            // Held again at the start from its journal, delivered once resumed.
+            #expect(Poll.until(.seconds(30)) { daemon.log.contains(delivered) }, "\(daemon.log)")
+        }
         expectSame(third, received(third))
         #expect(leftovers().isEmpty, "\(leftovers())")
         print("\(name): daemon killed mid-delivery, resumed and delivered in \(clock.now - began)")

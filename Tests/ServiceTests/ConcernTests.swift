@@ -308,10 +308,11 @@ struct BatchLifeTests {
         #expect(life.handle(.came(.delivery("client"))).isEmpty && life.handle(.awaits([.delivery("late")])).isEmpty)
         #expect(life.stage == .delivered)
 
-        // Found finished at a start, with one destination still to verify it.
-        var resumed = BatchLife(id: "c", inbox: "shop", folder: "/srv/shop/out/c", stage: .finished)
+        // Found finished at a start, verified by one destination, another still to verify it.
+        var resumed = BatchLife(id: "c", inbox: "shop", folder: "/srv/shop/out/c", stage: .finished, deliveredTo: ["archive"])
         _ = resumed.handle(.awaits([.delivery("client")]))
         #expect(resumed.stage == .held)
-        #expect(resumed.handle(.came(.delivery("client"))).count == 1 && resumed.stage == .delivered)
+        let said = resumed.handle(.came(.delivery("client"))).compactMap { if case .log(let line) = $0 { line.text } else { nil } }
+        #expect(said == ["batch delivered: every destination verified it (archive, client)"] && resumed.stage == .delivered)
     }
 }

@@ -75,7 +75,7 @@ final class BatchDeliveries: Sendable {
         let fields: LogFields = ["INBOX": inbox, "BATCH": report.batch]
         let journals = DeliveryReceipts.folder(folder.layout, batch: report.batch)
         var receipts: [Report.Delivery] = []
-        var awaited: Set<BatchLife.Awaited> = []
+        var awaited: Set<BatchLife.Awaited> = [], delivered: [String] = []
         var started: [(lane: String, DeliveryWorkers.Job)] = []
         for destination in folder.destinations {
             let path = journals + "/" + destination.name + ".json"
@@ -90,6 +90,7 @@ final class BatchDeliveries: Sendable {
                 receipts.append(DeliveryReceipts.receipt(journal!))
                 track(journal!, inbox: inbox)
                 awaited.formUnion(Self.awaited(journal!))
+                if journal!.phase == .delivered { delivered.append(destination.name) }
                 let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail, link: report.link)
                 started.append((inbox + "/" + destination.name, .init(journal: path, context: context, due: 0)))
             } catch {
@@ -103,7 +104,7 @@ final class BatchDeliveries: Sendable {
         if folder.approve != .none && report.approval == nil { awaited.insert(.approval) }
         DeliveryReceipts.write(receipts, batchFolder: batchFolder, lock: reportLock, log: log, fields: fields)
         // Held before a lane can verify anything.
-        hold(report.batch, inbox: inbox, folder: batchFolder, awaited)
+        hold(report.batch, inbox: inbox, folder: batchFolder, awaited, deliveredTo: delivered)
         for (lane, job) in started { workers.enqueue(job, lane: lane) }
     }
 
@@ -117,10 +118,12 @@ final class BatchDeliveries: Sendable {
     }
 
     /// A finished batch held while `awaited` has not all come (nothing when it awaits nothing).
-    private func hold(_ batch: String, inbox: String, folder: String, _ awaited: Set<BatchLife.Awaited>) {
+    /// - Parameter deliveredTo: the destinations whose journals say they verified it already.
+    private func hold(_ batch: String, inbox: String, folder: String, _ awaited: Set<BatchLife.Awaited>, deliveredTo: [String] = []) {
         guard !awaited.isEmpty else { return }
         lives.withLock { all in
-            var life = all[inbox + "/" + batch] ?? BatchLife(id: batch, inbox: inbox, folder: folder, stage: .finished)
+            var life = all[inbox + "/" + batch]
+                ?? BatchLife(id: batch, inbox: inbox, folder: folder, stage: .finished, deliveredTo: deliveredTo)
             _ = life.handle(.awaits(awaited))
             all[inbox + "/" + batch] = life
         }
@@ -155,7 +158,7 @@ final class BatchDeliveries: Sendable {
                     }
                     continue
                 }
-                var awaited: Set<BatchLife.Awaited> = []
+                var awaited: Set<BatchLife.Awaited> = [], delivered: [String] = []
                 var resumed: [(lane: String, DeliveryWorkers.Job)] = []
                 for destination in folder.destinations {
                     let path = root + "/" + batch + "/" + destination.name + ".json"
@@ -167,6 +170,7 @@ final class BatchDeliveries: Sendable {
                                   ["INBOX": inbox, "BATCH": batch])
                         continue
                     }
+                    if read?.phase == .delivered { delivered.append(destination.name) }
                     guard let journal = read, journal.phase != .delivered else { continue }
                     track(journal, inbox: inbox)
                     awaited.formUnion(Self.awaited(journal))
@@ -176,7 +180,7 @@ final class BatchDeliveries: Sendable {
                     let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
                     resumed.append((inbox + "/" + destination.name, .init(journal: path, context: context, due: journal.nextAttempt ?? 0)))
                 }
-                hold(batch, inbox: inbox, folder: folder.layout.out + "/" + batch, awaited)
+                hold(batch, inbox: inbox, folder: folder.layout.out + "/" + batch, awaited, deliveredTo: delivered)
                 for (lane, job) in resumed { workers.enqueue(job, lane: lane) }
             }
         }

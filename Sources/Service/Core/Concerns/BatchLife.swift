@@ -32,12 +32,15 @@ struct BatchLife: Sendable {
     ///   - stage: `.closed` for a batch in its run; `.finished` for one found finished (a
     ///     restart's deliveries resumed).
     ///   - awaiting: what it awaits once finished.
-    init(id: String, inbox: String, folder: String, stage: BatchStage = .closed, awaiting: Set<Awaited> = []) {
+    ///   - deliveredTo: the destinations that verified it already (before a restart).
+    init(id: String, inbox: String, folder: String, stage: BatchStage = .closed, awaiting: Set<Awaited> = [],
+         deliveredTo: [String] = []) {
         self.id = id
         self.inbox = inbox
         self.folder = folder
         self.stage = stage
         self.awaiting = awaiting
+        self.deliveredTo = deliveredTo
     }
 
     enum Event: Sendable {
