@@ -72,12 +72,16 @@ public struct BatchRunner: Sendable {
 
     /// The recipe, with the marks' fonts and logo prepared once for the batch.
     public let finisher: PhotoFinisher
+    /// The lights of the photos finished while the batch is open (`finishEarly`), with
+    /// `harmonize`: shared by the copies of this runner.
+    public let openLight: OpenSetLight?
 
     public init(template: Template, limits: BatchLimits, inbox: String? = nil) {
         self.template = template
         self.limits = limits
         self.inbox = inbox
         finisher = PhotoFinisher(template: template)
+        openLight = template.harmonize.map(OpenSetLight.init)
     }
 
     /// One source to finish.
@@ -144,7 +148,7 @@ public struct BatchRunner: Sendable {
     public func run(batch: String, sources: [Source], contents: BatchContents? = nil, folder: String,
                     stop: StopRequest = StopRequest(),
                     started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
-                    resumable: Bool = false, alone: Set<Int> = [], wholeSet: Bool = true,
+                    resumable: Bool = false, alone: Set<Int> = [], wholeSet: Bool = true, light: LightPlan? = nil,
                     progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
                     onItem: @escaping @Sendable (Report.Item) -> Void = { _ in },
                     onStart: @escaping @Sendable (Int) -> Void = { _ in }) async -> Report {
@@ -152,8 +156,8 @@ public struct BatchRunner: Sendable {
         await PixelPool.shared.keeping { () async -> Report in
             let contents = contents ?? BatchContents.read(sources)
             var report = await finishPhotos(batch: batch, sources: sources, contents: contents, folder: folder, stop: stop,
-                                            started: started, finished: alreadyFinished, alone: alone, progress: progress,
-                                            onItem: onItem, onStart: onStart)
+                                            started: started, finished: alreadyFinished, alone: alone, light: light,
+                                            progress: progress, onItem: onItem, onStart: onStart)
             if resumable && report.status == .interrupted { return report }
             let sources = contents.photos.map { sources[$0.main] }
             guard wholeSet else {
@@ -189,10 +193,13 @@ public struct BatchRunner: Sendable {
     ///     its slot), e.g. to journal it.
     ///   - onItem: called with each photo's item once its outputs are in place (one call at a
     ///     time), e.g. to journal it.
+    ///   - light: the batch's light (`harmonize`), fixed before (`lightPlan`); with `harmonize`
+    ///     and none given, it is fixed here first, from the photos not `finished` (whose records
+    ///     give theirs).
     public func finishPhotos(batch: String, sources files: [Source], contents: BatchContents? = nil, folder: String,
                              stop: StopRequest = StopRequest(),
                              started: Date = Date(), finished alreadyFinished: [Int: Report.Item] = [:],
-                             alone: Set<Int> = [],
+                             alone: Set<Int> = [], light: LightPlan? = nil,
                              progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
                              onItem: @escaping @Sendable (Report.Item) -> Void = { _ in },
                              onStart: @escaping @Sendable (Int) -> Void = { _ in }) async -> Report {
@@ -201,6 +208,10 @@ public struct BatchRunner: Sendable {
         let alternates = contents.photos.map { $0.alternates.map { files[$0].name } }
         let stems = OutputNames.uniqueStems(sources.map(\.readableName), maxBytes: OutputNames.stemRoom(template))
         var items: [Report.Item?] = sources.indices.map { alreadyFinished[$0 + 1] }
+        var plan = light
+        if plan == nil, template.harmonize != nil {
+            plan = await lightPlan(sources, known: Self.lights(of: Dictionary(uniqueKeysWithValues: alreadyFinished.map { ($0.key - 1, $0.value) })))
+        }
         let window = limits.effectiveWorkers
         await withTaskGroup(of: (Int, Report.Item).self) { group in
             var next = 0
@@ -221,10 +232,10 @@ public struct BatchRunner: Sendable {
                 let index = next
                 next += 1
                 inFlight += 1
-                let source = sources[index], stem = stems[index]
+                let source = sources[index], stem = stems[index], light = plan?.photo(index)
                 group.addTask {
                     var item = await finishInSlot(source, index: index, stem: stem, batch: batch, count: sources.count,
-                                                  folder: folder, alone: isAlone) { onStart(index + 1) }
+                                                  folder: folder, alone: isAlone, light: light) { onStart(index + 1) }
                     item.alternates = alternates[index].isEmpty ? nil : alternates[index]
                     return (index, item)
                 }
@@ -257,6 +268,8 @@ public struct BatchRunner: Sendable {
                             started: BatchID.timestamp(started), finished: BatchID.timestamp(Date()),
                             items: finished, ignored: ignored,
                             interrupted: stop.isRequested && finished.contains { $0.status == .interrupted })
+        report.harmonize = Self.summary(plan, items: finished)
+        if let warning = plan?.set.warning { report.warnings = (report.warnings ?? []) + [warning] }
         let warnings = MetadataWarnings.batch(template: template, items: finished)
         if !warnings.isEmpty { report.warnings = (report.warnings ?? []) + warnings }
         if template.usesShareURL, let inbox, let links = limits.shareLinks {
@@ -278,10 +291,20 @@ public struct BatchRunner: Sendable {
         return link
     }
 
+    /// The lights the records of finished items give (`applied.harmonize.before`), by the same keys.
+    static func lights(of items: [Int: Report.Item]) -> [Int: LightEstimate] {
+        items.compactMapValues { $0.outputs?.first?.applied.harmonize?.before }
+    }
+
     /// Finishes one photo (0-based `index` of `count`) into `folder` once it holds a worker
     /// slot (every slot when `alone`) and its share of the memory budget.
+    /// - Parameters:
+    ///   - light: its part of the batch's light (`harmonize`); nil: finished as it came.
+    ///   - early: the batch is open (`finishEarly`): with `harmonize`, the photo is looked at first
+    ///     and corrected toward the light known so far (`openLight`).
     private func finishInSlot(_ source: Source, index: Int, stem: String, batch: String, count: Int, folder: String,
-                              alone: Bool, onStart: () -> Void) async -> Report.Item {
+                              alone: Bool, light: PhotoLight? = nil, early: Bool = false,
+                              onStart: () -> Void) async -> Report.Item {
         let slots = alone ? limits.sharedSlots?.capacity ?? 1 : 1
         await limits.sharedSlots?.acquire(slots)
         defer { limits.sharedSlots?.release(slots) }
@@ -299,8 +322,58 @@ public struct BatchRunner: Sendable {
         } ?? 0
         await budget?.acquire(cost)
         defer { budget?.release(cost) }
-        return finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
-                         batch: batch, count: count, folder: folder, finisher: finisher)
+        var light = light
+        var lightWarning: String?
+        if early, let openLight, case .success(let bytes) = read {
+            (light, lightWarning) = lookEarly(source, bytes: bytes, in: openLight)
+        }
+        var item = finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
+                             batch: batch, count: count, folder: folder, finisher: finisher, light: light)
+        if let lightWarning, item.status == .ok { item.warnings = (item.warnings ?? []) + [lightWarning] }
+        return item
+    }
+
+    /// A photo of an open batch looked at (`harmonize`), its light added to the batch's, and its
+    /// part toward the reference known now; or why it is finished as it came.
+    private func lookEarly(_ source: Source, bytes: [UInt8], in open: OpenSetLight) -> (PhotoLight?, String?) {
+        var limits = DecodeLimits(maxPixels: self.limits.maxPixels, maxFileBytes: self.limits.maxFileBytes, damaged: template.damaged)
+        limits.deadline = .now + self.limits.itemTimeout
+        do throws(PhotoError) {
+            let look = try PhotoLook.take(bytes: bytes, limits: limits)
+            let set = open.add(source.name, look.light)
+            return (PhotoLight(set: set, before: look.light, faces: look.faces, fromThumbnail: look.source == "thumbnail"), nil)
+        } catch {
+            return (nil, "harmonize: its light could not be measured (\(error.message)): finished as it came")
+        }
+    }
+
+    /// Finishes a photo corrected toward its batch's light and records it in each output
+    /// (`applied.harmonize`) with its light measured after, on the finished photo's preview. A
+    /// light read on an embedded thumbnail is checked there too: when the photo's own pixels call
+    /// for a visibly different correction (a thumbnail left behind by an editor), the photo is
+    /// finished again from what they say, and the record says so.
+    private func finishLit(_ bytes: [UInt8], light: PhotoLight, limits: DecodeLimits, facts: PhotoFacts,
+                           finisher: PhotoFinisher) throws(PhotoError) -> FinishedPhoto {
+        var before = light.before, again = light.again
+        var correction = light.set.correction(for: before)
+        var photo = try finisher.finish(bytes: bytes, limits: limits, facts: facts, light: correction)
+        var after = photo.preview.map { PhotoLook.measure($0, faces: light.faces) }
+        if light.fromThumbnail, let measured = after {
+            let own = correction.undone(measured)
+            let better = light.set.correction(for: own)
+            let change = better.difference(correction)
+            if change > SetLight.visible {
+                photo = try finisher.finish(bytes: bytes, limits: limits, facts: facts, light: better)
+                again = String(format: "its embedded thumbnail shows other light than the photo (the correction "
+                               + "moved by ΔE %.1f): finished again from the photo's own pixels", change)
+                before = own
+                correction = better
+                after = photo.preview.map { PhotoLook.measure($0, faces: light.faces) }
+            }
+        }
+        let record = Applied.HarmonizeRecord(correction, before: before, after: after, again: again)
+        for i in photo.outputs.indices { photo.outputs[i].applied.harmonize = record }
+        return photo
     }
 
     /// True when a photo's outputs depend on the batch's order only through their stem: no
@@ -335,7 +408,7 @@ public struct BatchRunner: Sendable {
         let stem = earlyStem(source)
         let item = await PixelPool.shared.keeping {
             await finishInSlot(source, index: photo - 1, stem: stem, batch: batch, count: photo, folder: folder,
-                               alone: false, onStart: onStart)
+                               alone: false, early: true, onStart: onStart)
         }
         return EarlyItem(stem: stem, item: item)
     }
@@ -343,7 +416,7 @@ public struct BatchRunner: Sendable {
     /// Finishes and writes one photo read in `readTime`; every failure becomes a failed item.
     private func finishOne(_ source: Source, read: consuming Result<[UInt8], PhotoError>, readTime: Duration,
                            index: Int, stem: String, batch: String, count: Int, folder: String,
-                           finisher: PhotoFinisher) -> Report.Item {
+                           finisher: PhotoFinisher, light: PhotoLight? = nil) -> Report.Item {
         let clock = ContinuousClock()
         let start = clock.now - readTime
         var item = Report.Item(index: index + 1, source: source.name, status: .failed)
@@ -367,7 +440,12 @@ public struct BatchRunner: Sendable {
             facts.hotFolder = inbox
             facts.uploader = Uploader.of(source.path)
             facts.shareURL = shareURL(batch: batch)
-            let photo = try finisher.finish(bytes: consume bytes, limits: decodeLimits, facts: facts)
+            var photo: FinishedPhoto
+            if let light {
+                photo = try finishLit(bytes, light: light, limits: decodeLimits, facts: facts, finisher: finisher)
+            } else {
+                photo = try finisher.finish(bytes: consume bytes, limits: decodeLimits, facts: facts)
+            }
             item.format = photo.format
             item.size = [photo.uprightSize.width, photo.uprightSize.height]
             item.orientation = photo.orientation

@@ -12,19 +12,8 @@ import Testing
 @Suite struct FaceCropTests {
     static let ratios = ["1:1", "4:5", "9:16", "16:9"]
 
-    /// Where scripts/test-photos puts them (`PF_TEST_PHOTOS` overrides).
-    static let folder = ProcessInfo.processInfo.environment["PF_TEST_PHOTOS"]
-        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent(".build/test-photos").path
-
     /// The photo's bytes, or nil (and a printed reason) when it is not installed.
-    static func photo(_ name: String) -> [UInt8]? {
-        guard let data = FileManager.default.contents(atPath: folder + "/" + name) else {
-            print("skipped: \(folder)/\(name) is missing: run scripts/test-photos")
-            return nil
-        }
-        return [UInt8](data)
-    }
+    static func photo(_ name: String) -> [UInt8]? { TestPhotos.photo(name) }
 
     /// Six people round a table in a warm room with skin-toned walls (1280 × 886).
     static let group = [PixelRect(x: 64, y: 285, width: 101, height: 101), PixelRect(x: 263, y: 174, width: 101, height: 101),

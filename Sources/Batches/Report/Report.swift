@@ -1,4 +1,5 @@
 import Finishing
+import Pixels
 
 /// A batch's report (`report.json`; reference: The report): the one model every writer renders.
 ///
@@ -25,6 +26,9 @@ public struct Report: Codable, Sendable {
     @OmittedWhenEmpty public var ignored: [IgnoredFile]?
     /// Batch-level outputs (stitched parts, colour card).
     public var outputs: [BatchOutput]
+    /// The batch's light (`harmonize`): what the photos were brought toward, and how far apart
+    /// their lights were before and are after.
+    public var harmonize: HarmonizeSummary?
     /// What happened to the batch as a whole, in words (a story not made, and why).
     @OmittedWhenEmpty public var warnings: [String]?
     /// Where the batch was delivered: one receipt per destination (docs/reference.md
@@ -213,6 +217,27 @@ public struct Report: Codable, Sendable {
     /// name; nil for a photo that has none (failed).
     public static func photoName(_ item: Item) -> String? {
         item.status == .ok ? item.outputs?.first?.file : nil
+    }
+
+    /// `harmonize`: the reference light and the set's spread (`LightEstimate.spread`).
+    public struct HarmonizeSummary: Codable, Sendable, Equatable {
+        /// "median", or the file name of the photo the others were brought toward.
+        public var reference: String
+        /// The reference light.
+        public var light: LightEstimate
+        public var spread: Spread
+
+        /// How far apart the photos' lights are: the white points' RMS ΔE and the levels'
+        /// standard deviation in EV, as the photos came and as finished.
+        public struct Spread: Codable, Sendable, Equatable {
+            public var before: Amount
+            public var after: Amount
+        }
+
+        public struct Amount: Codable, Sendable, Equatable {
+            public var white: Double
+            public var exposure: Double
+        }
     }
 
     public struct BatchOutput: Codable, Sendable {

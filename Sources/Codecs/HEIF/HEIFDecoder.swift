@@ -180,6 +180,28 @@ public final class HEIFDecoder: PhotoDecoder {
                         channels: channels, limits: limits, row: row)
     }
 
+    /// The primary image's first thumbnail (an iPhone's 240 × 320), decoded as opaque RGB with
+    /// its transforms applied (upright, like the primary), or nil when the file has none or it
+    /// does not decode. A look at the photo for what needs no detail (its light: `harmonize`).
+    public func thumbnail() -> Image? {
+        var id: heif_item_id = 0
+        guard heif_image_handle_get_list_of_thumbnail_IDs(handle.pointer, &id, 1) > 0 else { return nil }
+        var small: OpaquePointer?
+        guard heif_image_handle_get_thumbnail(handle.pointer, id, &small).code == heif_error_Ok, let small else { return nil }
+        let thumbnail = HEIFHandle(small)
+        guard let image = try? Self.decodePrimary(thumbnail, rgba: false, failing: nil) else { return nil }
+        var stride: Int32 = 0
+        guard let plane = heif_image_get_plane_readonly(image.pointer, heif_channel_interleaved, &stride) else { return nil }
+        let width = Int(heif_image_get_width(image.pointer, heif_channel_interleaved))
+        let height = Int(heif_image_get_height(image.pointer, heif_channel_interleaved))
+        guard width > 0, height > 0 else { return nil }
+        var canvas = Canvas(width: width, height: height, channels: 3)
+        canvas.withUnsafeMutableRows { rows in
+            for y in 0..<height { rows[y].update(from: plane + y * Int(stride), count: rows.rowBytes) }
+        }
+        return canvas.finished()
+    }
+
     /// Decodes a primary image (transforms applied, HDR reduced to 8 bits) as interleaved RGB(A).
     /// - Parameter failing: the file's damage, for the words when libheif cannot decode it.
     private static func decodePrimary(_ handle: HEIFHandle, rgba: Bool, failing: Damage?) throws(PhotoError) -> HEIFImage {

@@ -207,6 +207,14 @@ public enum Exif {
         return document.save()
     }
 
+    /// The embedded thumbnail (IFD1's JPEG, most cameras' 160 × 120), nil when there is none or
+    /// it is not a JPEG.
+    public static func thumbnail(_ exif: [UInt8]) -> [UInt8]? {
+        guard let document = ExifDocument(exif), let bytes = document.data.pointee.data else { return nil }
+        let thumbnail = [UInt8](UnsafeBufferPointer(start: bytes, count: Int(document.data.pointee.size)))
+        return thumbnail.starts(with: [0xFF, 0xD8]) ? thumbnail : nil
+    }
+
     /// The size of the embedded thumbnail, 0 when none (for tests).
     static func thumbnailSize(_ exif: [UInt8]) -> Int {
         guard let document = ExifDocument(exif) else { return 0 }

@@ -32,6 +32,9 @@ public struct Applied: Codable, Sendable, Equatable {
     /// What happened to the colour profile, in words ("Display P3 (kept)", "Display P3 → sRGB"),
     /// or `null`.
     @NullWhenNil public var icc: String?
+    /// The batch's correction of the photo (`harmonize`), when the template asks for one: the
+    /// same for every output of the photo.
+    public var harmonize: HarmonizeRecord?
     /// Metadata taken out ("GPS", "EXIF").
     public var removed: [String]
     /// The metadata template's texts as written into the file, when the template has one.
@@ -138,6 +141,32 @@ extension Applied {
         public var position: String?
         /// What a scanner reads from it (the link, variables filled in).
         public var text: String
+    }
+
+    /// `applied.harmonize`: the photo brought toward its batch's light (reference: `harmonize`).
+    /// Channel c of the photo, in linear light, was multiplied by `gains[c]` × 2^`exposure`.
+    public struct HarmonizeRecord: Codable, Sendable, Equatable {
+        /// The white balance: gains of linear R, G, B, their geometric mean 1.
+        public var gains: [Double]
+        /// The exposure, in EV, on top of the gains.
+        public var exposure: Double
+        /// The photo's light as it came (the correction was made from it).
+        public var before: LightEstimate
+        /// The finished photo's light, measured on it.
+        public var after: LightEstimate?
+        /// Why the photo was finished a second time, when it was.
+        public var again: String?
+
+        public init(_ correction: LightCorrection, before: LightEstimate, after: LightEstimate? = nil, again: String? = nil) {
+            gains = correction.gains
+            exposure = correction.exposure
+            self.before = before
+            self.after = after
+            self.again = again
+        }
+
+        /// The correction recorded.
+        public var correction: LightCorrection { LightCorrection(gains: gains, exposure: exposure) }
     }
 
     /// `applied.sharpen`: the unsharp mask's amount and blur, scaled to the downscale.

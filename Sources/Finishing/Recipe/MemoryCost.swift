@@ -37,7 +37,7 @@ extension PhotoFinisher {
             Layout.plan(stored: stored, orientation: orientation, template: recipe).outputs.map { (recipe, $0) }
         }
         // A turned photo whose JPEG planes are held instead of RGB (see `planarChroma`).
-        let planar = Self.planarChroma(decoder, plans: plans.map(\.1), orientation: orientation)
+        let planar = Self.planarChroma(decoder, template: template, plans: plans.map(\.1), orientation: orientation)
         for (recipe, plan) in plans {
             let border = OutputSettings.border(recipe.frame, photo: plan.upright)
             let framed = OutputPlan.Size(plan.upright.width + 2 * border, plan.upright.height + 2 * border)

@@ -31,25 +31,28 @@ public struct PhotoFinisher: Sendable {
     ///   - limits: `maxPixels` (checked from the header) and the item deadline.
     ///   - facts: its name and place in the batch, for the template's variables (the EXIF
     ///     facts are read here).
+    ///   - light: the batch's correction of this photo (`harmonize`), applied to every row as
+    ///     it leaves the decoder, before any resizing; nil for none.
     /// - Returns: the encoded outputs and what was done.
     /// - Throws: `PhotoError` with the report's code.
-    public func finish(bytes: consuming [UInt8], limits: DecodeLimits,
-                       facts: PhotoFacts = PhotoFacts()) throws(PhotoError) -> FinishedPhoto {
-        try finish(bytes: bytes, limits: limits, facts: facts, open: openDecoder)
+    public func finish(bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts = PhotoFacts(),
+                       light: LightCorrection? = nil) throws(PhotoError) -> FinishedPhoto {
+        try finish(bytes: bytes, limits: limits, facts: facts, light: light, open: openDecoder)
     }
 
     /// Opens a decoder on a file's bytes (`openDecoder`; tests count decode passes through it).
     typealias Opener = (_ bytes: [UInt8], _ limits: DecodeLimits) throws(PhotoError) -> any PhotoDecoder
 
     /// `finish`, with the decoder opened by `open`.
-    func finish(bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts,
+    func finish(bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts, light: LightCorrection? = nil,
                 open: Opener) throws(PhotoError) -> FinishedPhoto {
         let assets = try marks.get()
         var limits = limits
         limits.damaged = template.damaged
         // The decoder (and its copy of the file) is gone once this returns: what is left is
         // what the outputs still hold (a turned photo, an output finished whole).
-        let decoded = try decode(bytes, limits: limits, facts: facts, assets: assets, open: open)
+        let decoded = try decode(bytes, limits: limits, facts: facts, assets: assets,
+                                 curve: light.flatMap { $0.isNone ? nil : LightCurve($0) }, open: open)
         let info = decoded.info, orientation = Self.orientationToApply(info)
         let stored = OutputPlan.Size(info.width, info.height)
         let upright = Layout.swapsAxes(orientation) ? stored.swapped : stored
@@ -226,7 +229,7 @@ public struct PhotoFinisher: Sendable {
     /// template's and its variants') and decodes once, at the smallest DCT scale that serves
     /// them all, streaming rows into one output line (or resampler) per output.
     private func decode(_ bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts,
-                        assets: MarkAssets, open: Opener) throws(PhotoError) -> Decoded {
+                        assets: MarkAssets, curve: LightCurve?, open: Opener) throws(PhotoError) -> Decoded {
         let decoder = try open(bytes, limits)
         // The JPEG and HEIF decoders keep their own copy: let ours go before decoding, so a
         // photo in flight holds its file once.
@@ -287,7 +290,7 @@ public struct PhotoFinisher: Sendable {
         let (denominator, scaled) = Self.decodeScale(decoder, for: plans.map(\.plan) + bandPlans
                                                      + (ownPreview ? [previewPlan] : []))
         let channels = info.hasAlpha ? 4 : 3
-        let planar = Self.planarChroma(decoder, plans: plans.map(\.plan), orientation: orientation)
+        let planar = Self.planarChroma(decoder, template: template, plans: plans.map(\.plan), orientation: orientation)
         let bands = bandPlans.map { Self.resizer(for: $0, stored: stored, scaled: scaled, channels: channels) }
         var outputs: [PendingOutput] = []
         var resizers: [StreamingResizer] = bands
@@ -317,7 +320,7 @@ public struct PhotoFinisher: Sendable {
             try Self.decodePlanes(jpeg, into: planes, limits: limits)
         } else {
             try Self.decode(decoder, denominator: denominator, channels: channels,
-                            into: resizers + (preview.map { [$0] } ?? []), limits: limits)
+                            into: resizers + (preview.map { [$0] } ?? []), limits: limits, curve: curve)
         }
         // What the decode found: damage it went on past (`damaged: warn`) first, then the
         // decoder's notes, then the variables'.
@@ -358,13 +361,29 @@ public struct PhotoFinisher: Sendable {
                          shrinkFirst: shrinkFirst)
     }
 
-    /// Decodes every row once, pushing it into each resampler that still wants rows.
+    /// Decodes every row once, pushing it into each resampler that still wants rows: the one
+    /// place rows leave the decoder (docs/architecture.md, "A photo's recipe").
+    /// - Parameter curve: the batch's correction of the photo (`harmonize`), made on each row
+    ///   as it comes, before any resampler sees it: in linear light, before resizing, in the
+    ///   same pass.
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
     static func decode(_ decoder: any PhotoDecoder, denominator: Int, channels: Int,
-                       into resizers: [StreamingResizer], limits: DecodeLimits) throws(PhotoError) {
+                       into resizers: [StreamingResizer], limits: DecodeLimits, curve: LightCurve? = nil) throws(PhotoError) {
+        guard let curve else {
+            try photoErrors {
+                try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
+                    for resizer in resizers where !resizer.isComplete { resizer.push(row) }
+                }
+            }
+            return
+        }
+        let width = decoder.scaledSize(denominator: denominator).width
+        let corrected = UnsafeMutablePointer<UInt8>.allocate(capacity: width * channels)
+        defer { corrected.deallocate() }
         try photoErrors {
             try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
-                for resizer in resizers where !resizer.isComplete { resizer.push(row) }
+                curve.apply(row, into: corrected, width: width, channels: channels)
+                for resizer in resizers where !resizer.isComplete { resizer.push(UnsafePointer(corrected)) }
             }
         }
     }
@@ -373,11 +392,12 @@ public struct PhotoFinisher: Sendable {
     /// (`UprightPlanes`): the whole photo (no crop, so no band and no preview of its own) at
     /// full resolution, turned or flipped upside down (so held whole), from a YCbCr file with
     /// halved chroma and even sides (chroma over 2 samples wide: libjpeg filters narrower
-    /// chroma otherwise). Nil otherwise: rows, as for everything else.
-    static func planarChroma(_ decoder: any PhotoDecoder, plans: [OutputPlan], orientation: Int) -> Int? {
+    /// chroma otherwise). Nil otherwise: rows, as for everything else — and for a template that
+    /// harmonizes (its correction is made on the decoder's rows).
+    static func planarChroma(_ decoder: any PhotoDecoder, template: Template, plans: [OutputPlan], orientation: Int) -> Int? {
         let info = decoder.info
         let stored = OutputPlan.Size(info.width, info.height)
-        guard plans.count == 1, let plan = plans.first, plan.crop == nil,
+        guard template.harmonize == nil, plans.count == 1, let plan = plans.first, plan.crop == nil,
               let jpeg = decoder as? JPEGDecoder, let rows = jpeg.planarChromaRows, !info.hasAlpha,
               (3...8).contains(orientation), info.width % 2 == 0, info.height % 2 == 0, info.width > 4,
               plan.stored == stored, plan.storedCrop == PixelRect(x: 0, y: 0, width: stored.width, height: stored.height)

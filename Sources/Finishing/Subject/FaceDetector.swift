@@ -39,15 +39,19 @@ public final class FaceDetector: Sendable {
     deinit { pf_faces_free(detector) }
 
     /// The faces in `image`, strongest first.
-    /// - Parameter image: the upright photo, RGB or RGBA (alpha ignored), any size: it is
-    ///   resampled to `searchShortSide` (enlarged when smaller) and made grey.
+    /// - Parameters:
+    ///   - image: the upright photo, RGB or RGBA (alpha ignored), any size: it is resampled to
+    ///     `shortSide` (enlarged when smaller) and made grey.
+    ///   - shortSide: the search's short side (its long side at most in proportion to
+    ///     `searchLongSide`): faces from a tenth of it up. Smaller is cheaper and finds only the
+    ///     larger faces (the ones a photo's colour depends on: `harmonize` searches at 300).
     /// - Returns: each face's box as fractions of `image`, as the detector drew it (brows to
     ///   chin, ear to ear: grow it for hair before keeping it whole); none for an image too
     ///   small or plain to show one.
     /// - Throws: `FaceDetectionError` when dlib fails (out of memory).
-    public func faces(in image: Image) throws(FaceDetectionError) -> [FocusBox] {
+    public func faces(in image: Image, shortSide: Int = searchShortSide) throws(FaceDetectionError) -> [FocusBox] {
         guard image.width >= 2, image.height >= 2 else { return [] }
-        return try faces(inSearch: Self.searchImage(image))
+        return try faces(inSearch: Self.searchImage(image, shortSide: shortSide))
     }
 
     /// The faces in a grey search image, as fractions of it.
@@ -67,8 +71,8 @@ public final class FaceDetector: Sendable {
     }
 
     /// The grey image `image` is searched as: resampled to `searchSize` and made grey.
-    static func searchImage(_ image: Image) -> (grey: [UInt8], width: Int, height: Int) {
-        let size = Self.searchSize(width: image.width, height: image.height)
+    static func searchImage(_ image: Image, shortSide: Int = searchShortSide) -> (grey: [UInt8], width: Int, height: Int) {
+        let size = Self.searchSize(width: image.width, height: image.height, shortSide: shortSide)
         return (Self.grey(resized(image, width: size.width, height: size.height)), size.width, size.height)
     }
 
@@ -108,11 +112,12 @@ public final class FaceDetector: Sendable {
         return (grey, size.width, size.height)
     }
 
-    /// The size an image of `width` × `height` is searched at: its short side
-    /// `searchShortSide`, its long side at most `searchLongSide`.
-    static func searchSize(width: Int, height: Int) -> (width: Int, height: Int) {
+    /// The size an image of `width` × `height` is searched at: its short side `shortSide`
+    /// (`searchShortSide` unless said), its long side at most `searchLongSide` (in proportion).
+    static func searchSize(width: Int, height: Int, shortSide: Int = searchShortSide) -> (width: Int, height: Int) {
         let short = Double(min(width, height)), long = Double(max(width, height))
-        let scale = min(Double(searchShortSide) / short, Double(searchLongSide) / long)
+        let longest = Double(searchLongSide) * Double(shortSide) / Double(searchShortSide)
+        let scale = min(Double(shortSide) / short, longest / long)
         return (max(1, Int((Double(width) * scale).rounded())), max(1, Int((Double(height) * scale).rounded())))
     }
 

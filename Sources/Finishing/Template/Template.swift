@@ -26,6 +26,9 @@ public struct Template: Sendable, Equatable {
     public var qr: QRMark?
     public var stitch: Stitch?
     public var colorCard: Bool = false
+    /// `harmonize`: the batch's photos brought toward one white balance and exposure (nil: each
+    /// photo as it came).
+    public var harmonize: Harmonize?
     public var output: Output = Output()
     public var originals: Originals = .keep
     /// `damaged`: a photo whose data turns out damaged while it is decoded fails as
@@ -219,6 +222,30 @@ public struct Template: Sendable, Equatable {
         /// default: a template that marks its photos must not hand out an unmarked copy of
         /// every one of them as a story.
         public var marks: Bool = true
+        public init() {}
+    }
+
+    /// `harmonize`: a set that looks like one set (reference: `harmonize`). Each photo's white
+    /// point and exposure are measured, the batch's reference is chosen, and each photo is
+    /// corrected toward it by `strength`, within caps.
+    public struct Harmonize: Sendable, Equatable {
+        /// Match the white points.
+        public var whiteBalance = true
+        /// Match the middle tones' brightness.
+        public var exposure = true
+        /// The share of each difference taken away, 0 < strength ≤ 1.
+        public var strength = 0.7
+        /// What the photos are brought toward.
+        public var reference: Reference = .median
+
+        /// `harmonize.reference`.
+        public enum Reference: Sendable, Equatable {
+            /// The batch's median white point and median level.
+            case median
+            /// The photo of the batch with this file name.
+            case file(String)
+        }
+
         public init() {}
     }
 

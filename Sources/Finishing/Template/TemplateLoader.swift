@@ -88,7 +88,7 @@ private struct TemplateRules {
     typealias Path = [KeyPathComponent]
 
     static let rootKeys = ["version", "order", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile", "qr",
-                           "stitch", "colorCard", "output", "metadata", "originals", "damaged", "variants"]
+                           "stitch", "colorCard", "harmonize", "output", "metadata", "originals", "damaged", "variants"]
     /// What a variant may override: everything one photo's outputs are made with.
     static let variantKeys = ["name", "resize", "crops", "cropFocus", "frame", "text", "logo", "tile", "qr", "output", "metadata"]
     /// Largest pixel size worth asking for (JPEG's limit).
@@ -128,6 +128,7 @@ private struct TemplateRules {
         if let value = root["colorCard"], let on = doc.bool(value, at: [.key("colorCard")]) {
             template.colorCard = on
         }
+        if let value = root["harmonize"] { template.harmonize = harmonize(value, doc: &doc) }
         if let value = root["output"], let output = output(value, base: Template.Output(), doc: &doc) {
             template.output = output
         }
@@ -740,6 +741,41 @@ private struct TemplateRules {
             stitch.marks = marks
         }
         return stitch
+    }
+
+    /// `harmonize`: `true` (every default), `false` (off), or its keys.
+    private func harmonize(_ value: JSON5Value, doc: inout JSON5Document) -> Template.Harmonize? {
+        let path: Path = prefix + [.key("harmonize")]
+        if case .bool(let on) = value { return on ? Template.Harmonize() : nil }
+        guard case .object = value else {
+            doc.fail(path, "must be true, false or { whiteBalance: true, exposure: true, strength: 0.7, reference: \"median\" }, got \(value.shown)")
+            return nil
+        }
+        guard let members = doc.object(value, at: path, allowed: ["whiteBalance", "exposure", "strength", "reference"]) else {
+            return nil
+        }
+        var harmonize = Template.Harmonize()
+        if let value = members["whiteBalance"], let on = doc.bool(value, at: path + [.key("whiteBalance")]) {
+            harmonize.whiteBalance = on
+        }
+        if let value = members["exposure"], let on = doc.bool(value, at: path + [.key("exposure")]) {
+            harmonize.exposure = on
+        }
+        number(members, "strength", path, Self.unitOpenBelow, &harmonize.strength, doc: &doc)
+        if let value = members["reference"], let name = doc.string(value, at: path + [.key("reference")]) {
+            if name == "median" {
+                harmonize.reference = .median
+            } else if name.contains("/") {
+                doc.fail(path + [.key("reference")],
+                         "must be \"median\" or the file name of a photo of the batch (no folder), got \(value.shown)")
+            } else {
+                harmonize.reference = .file(name)
+            }
+        }
+        if !harmonize.whiteBalance && !harmonize.exposure {
+            doc.fail(path, "whiteBalance and exposure are both false: nothing to match (remove harmonize, or turn one on)")
+        }
+        return harmonize
     }
 
     private enum FormatName: String, CaseIterable {

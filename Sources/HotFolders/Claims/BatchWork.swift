@@ -2,6 +2,7 @@ import Batches
 import Codecs
 import Finishing
 import Foundation
+import Pixels
 import Synchronization
 import System
 
@@ -186,7 +187,20 @@ public enum BatchWork {
         var journal = try ProgressJournal.read(folder: folder)
         forgetLost(&journal, staged: staged, log: log, fields: fields)
         let runner = BatchRunner(template: template, limits: limits, inbox: batch.manifest.inbox)
-        try adoptEarly(batch, contents: contents, runner: runner, staged: staged, journal: &journal, recorded: early, log: log)
+        let onShare = try EarlyJournal.read(folder: folder)
+        let early = early.map { onShare.merging($0) } ?? onShare
+        // With `harmonize`, the batch's light is fixed from every photo before any is adopted
+        // or finished: photos finished while it was open are taken only when the fixed
+        // reference leaves their correction as it was (reference: `harmonize`).
+        var light = await lightPlan(batch, runner: runner, sources: sources, contents: contents, journal: journal, early: early)
+        try adoptEarly(batch, contents: contents, runner: runner, staged: staged, journal: &journal, early: early,
+                       light: &light, log: log)
+        if var plan = light, !plan.again.isEmpty, let looked = await runner.lightPlan(
+            contents.photos.map { sources[$0.main] }, known: plan.lights.enumerated().reduce(into: [:]) { $0[$1.offset] = $1.element },
+            look: Set(plan.again.keys)) {
+            plan.looks = looked.looks
+            light = plan
+        }
         var done = journal.finished
         var alone: Set<Int> = []
         for (index, count) in journal.unfinished.sorted(by: { $0.key < $1.key }) where index <= contents.photos.count {
@@ -218,7 +232,7 @@ public enum BatchWork {
         let journaling = ProgressJournal.Writer(batch.journals, shared: shared)
         var report = await runner.run(batch: id, sources: sources, contents: contents, folder: staged, stop: watch.stop,
                                       started: started,
-                                      finished: done, resumable: true, alone: alone, wholeSet: wholeSet,
+                                      finished: done, resumable: true, alone: alone, wholeSet: wholeSet, light: light,
                                       progress: progress, onItem: { item in
             watch.mirror()
             guard !watch.isShareFailure(item) else { return }
@@ -376,11 +390,12 @@ public enum BatchWork {
     /// Safe to repeat after a crash: a file moved already is where it goes.
     /// - Parameter recorded: what a cluster's database recorded of the batch's tasks (its hosts
     ///   do not journal them on the share), laid over the `tasks` journal.
+    /// - Parameter light: the batch's light (`harmonize`): an early photo whose correction the
+    ///   fixed reference moves visibly (`SetLight.visible`) is not taken; it is finished again,
+    ///   and `light.again` says why.
     static func adoptEarly(_ batch: ClaimedBatch, contents: BatchContents, runner: BatchRunner, staged: String,
-                           journal: inout ProgressJournal.Progress, recorded: EarlyJournal.Progress? = nil,
-                           log: Logger) throws(SystemError) {
-        let onShare = try EarlyJournal.read(folder: batch.folder)
-        let early = recorded.map { onShare.merging($0) } ?? onShare
+                           journal: inout ProgressJournal.Progress, early: EarlyJournal.Progress,
+                           light: inout LightPlan?, log: Logger) throws(SystemError) {
         guard !early.done.isEmpty || !early.starts.isEmpty else { return }
         let items = batch.manifest.items
         let srcPath = FilePath(batch.folder).appending(Claim.sourceFolder)
@@ -395,6 +410,14 @@ public enum BatchWork {
                 continue
             }
             guard reusable, let (task, finished) = early.done[name], finished.stem == stems[i] else { continue }
+            if let set = light?.set, let record = finished.item.outputs?.first?.applied.harmonize {
+                let change = set.change(from: record.correction, light: record.before)
+                if change > SetLight.visible {
+                    light?.again[i] = String(format: "finished while the batch was open, toward the light known then; the "
+                                             + "batch's reference moved its correction by ΔE %.1f: finished again", change)
+                    continue
+                }
+            }
             var item = finished.item
             let from = EarlyJournal.outputFolder(task, batchFolder: batch.folder)
             var files = (item.outputs ?? []).map(\.file)
@@ -417,6 +440,19 @@ public enum BatchWork {
         for item in adopted { journal.finished[item.index] = item }
         log.info("\(adopted.count) of \(contents.photos.count) photos were finished while the batch was open",
                  ["INBOX": batch.manifest.inbox, "BATCH": batch.id])
+    }
+
+    /// The batch's light (`harmonize`; nil without): the lights of photos finished already (by an
+    /// earlier run, or while the batch was open) are their records'; the others are looked at.
+    static func lightPlan(_ batch: ClaimedBatch, runner: BatchRunner, sources: [BatchRunner.Source], contents: BatchContents,
+                          journal: ProgressJournal.Progress, early: EarlyJournal.Progress) async -> LightPlan? {
+        guard runner.template.harmonize != nil else { return nil }
+        var known: [Int: LightEstimate] = [:]
+        for (i, photo) in contents.photos.enumerated() {
+            let item = journal.finished[i + 1] ?? early.done[batch.manifest.items[photo.main].name]?.early.item
+            if let light = item?.outputs?.first?.applied.harmonize?.before { known[i] = light }
+        }
+        return await runner.lightPlan(contents.photos.map { sources[$0.main] }, known: known)
     }
 
     /// Moves `file` (a path under both folders: `thumbnails/x.jpg`) from `from` to `to`,

@@ -12,7 +12,12 @@ public struct Lab: Sendable, Equatable {
 
     /// The colour of 8-bit sRGB values.
     public init(srgb r: UInt8, _ g: UInt8, _ b: UInt8) {
-        let (x, y, z) = Self.xyz(Self.linear[Int(r)], Self.linear[Int(g)], Self.linear[Int(b)])
+        self.init(linear: SRGBCurve.linear[Int(r)], SRGBCurve.linear[Int(g)], SRGBCurve.linear[Int(b)])
+    }
+
+    /// The colour of linear-light sRGB values (1 is white; larger values are lighter than white).
+    public init(linear r: Double, _ g: Double, _ b: Double) {
+        let (x, y, z) = Self.xyz(r, g, b)
         let fx = Self.f(x / 0.95047), fy = Self.f(y), fz = Self.f(z / 1.08883)
         self.init(l: 116 * fy - 16, a: 500 * (fx - fy), b: 200 * (fy - fz))
     }
@@ -25,12 +30,7 @@ public struct Lab: Sendable, Equatable {
         let rl = 3.2404542 * x - 1.5371385 * y - 0.4985314 * z
         let gl = -0.9692660 * x + 1.8760108 * y + 0.0415560 * z
         let bl = 0.0556434 * x - 0.2040259 * y + 1.0572252 * z
-        func encode(_ v: Double) -> UInt8 {
-            let c = max(0, min(1, v))
-            let s = c <= 0.0031308 ? 12.92 * c : 1.055 * pow(c, 1 / 2.4) - 0.055
-            return UInt8((s * 255).rounded())
-        }
-        return (encode(rl), encode(gl), encode(bl))
+        return (SRGBCurve.code(rl), SRGBCurve.code(gl), SRGBCurve.code(bl))
     }
 
     /// `#rrggbb`, lower case.
@@ -49,11 +49,6 @@ public struct Lab: Sendable, Equatable {
     func distanceSquared(_ o: Lab) -> Double {
         let dl = l - o.l, da = a - o.a, db = b - o.b
         return dl * dl + da * da + db * db
-    }
-
-    private static let linear: [Double] = (0...255).map { v in
-        let c = Double(v) / 255
-        return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4)
     }
 
     private static func xyz(_ r: Double, _ g: Double, _ b: Double) -> (Double, Double, Double) {

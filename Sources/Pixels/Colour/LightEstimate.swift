@@ -1,0 +1,183 @@
+import Foundation
+
+/// The light a photo was taken in, as far as its pixels tell (docs/reference.md, `harmonize`):
+/// the colour a neutral surface has in it and how bright its middle tones are, in linear light of
+/// the photo's own RGB. Two photos of one set are made to match by comparing these
+/// (`LightCorrection`).
+///
+/// Values are rounded as the report writes them, so an estimate read back from a report is the
+/// one measured.
+public struct LightEstimate: Sendable, Equatable, Codable {
+    /// The colour of a neutral surface in the photo: linear R, G, B with G = 1 (`[1, 1, 1]` when
+    /// the photo gives nothing to go by: see `neutral`).
+    public var white: [Double]
+    /// log₂ of the luminance of the photo's middle and upper tones (the mean over its pixels
+    /// ranked 40–90 % by luminance: a dark suit or a black background does not drag it down),
+    /// linear light with white at 0 (an 18 % grey is −2.47).
+    public var level: Double
+    /// The share of the pixels the white is measured on that look neutral under it (0 … 1): how
+    /// much the white rests on. A photo of orange leaves or of a blue pool scores low, a street
+    /// scene high.
+    public var neutral: Double
+
+    public init(white: [Double], level: Double, neutral: Double) {
+        precondition(white.count == 3 && white.allSatisfy { $0 > 0 }, "white is three positive values")
+        self.white = white.map { rounded($0 / white[1], 4) }
+        self.level = rounded(level, 3)
+        self.neutral = rounded(max(0, min(1, neutral)), 3)
+    }
+
+    /// ln(R/G) and ln(B/G) of `white`: where the light sits in log chromaticity, where a change of
+    /// light is a plain shift.
+    public var chromaticity: (u: Double, v: Double) { (log(white[0]), log(white[2])) }
+
+    /// How much the white point says of the light, 0 … 1: the weight of this photo's white in
+    /// its set's median (nothing below 0.2 % of the measured pixels looking neutral, all from
+    /// 1.5 %, a smooth step between). A photo with next to nothing neutral in it (a pool, a
+    /// close-up of leaves) is given no white balance at all (`hasWhite`).
+    public var confidence: Double { Self.smoothstep(0.002, 0.015, neutral) }
+
+    /// Whether the white point is known well enough to correct toward or from: something of the
+    /// photo looks neutral under it (0.2 % of the measured pixels).
+    public var hasWhite: Bool { neutral >= 0.002 }
+
+    /// A middle grey as the photo shows it (the colour card's swatch): `white` at the
+    /// luminance of `level`.
+    public var grey: Lab {
+        let w = white, scale = exp2(level) / Luminance.of(w[0], w[1], w[2])
+        return Lab(linear: w[0] * scale, w[1] * scale, w[2] * scale)
+    }
+
+    // MARK: - Measuring
+
+    /// Pixels looked at, at most (an even stride over the image).
+    public static let maxSamples = 40_000
+    /// A pixel with a channel at this code or above is clipped: its colour is not the surface's.
+    static let clippedCode: UInt8 = 250
+    /// Luminance below this is very dark (noise and the JPEG's rounding are its colour).
+    static let darkest = 0.004
+    /// Luminance ranks the white is taken from: the darkest 2 % and the brightest 5 % are left
+    /// out (rank, unlike a threshold, does not move with exposure).
+    static let band = (low: 0.02, high: 0.95)
+    /// Luminance ranks the level is the mean of.
+    static let levelBand = (low: 0.4, high: 0.9)
+    /// Pixels farther than this from the white (in ln units: a ratio of 2.2 between channels)
+    /// are strongly saturated colours and weigh nothing.
+    static let window = 0.8
+    /// Pixels this close to the white (a ratio of 1.13) look neutral under it.
+    static let tight = 0.12
+    /// The share of a green or magenta tint the estimate keeps (the rest is taken for the
+    /// scene's own colour: light varies mostly from warm to cool).
+    static let tintKept = 0.5
+
+    /// The unknown light: neutral, an 18 % middle, nothing to go by.
+    public static let unknown = LightEstimate(white: [1, 1, 1], level: log2(0.18), neutral: 0)
+
+    /// Measures the light of an image.
+    /// - Parameters:
+    ///   - image: 8-bit RGB or RGBA, the photo's own colours (fully transparent pixels are skipped).
+    ///   - excluding: rectangles whose pixels say nothing of the light's colour (faces: skin is
+    ///     not grey); they still count for the level.
+    /// - Returns: the estimate; `unknown` for an empty image.
+    public static func measure(_ image: PixelRows, excluding: [PixelRect] = []) -> LightEstimate {
+        let total = image.width * image.height
+        guard total > 0 else { return .unknown }
+        let step = max(1, Int((Double(total) / Double(maxSamples)).squareRoot().rounded(.up)))
+        let ch = image.channels, lin = SRGBCurve.linear
+        var levels: [Double] = []
+        levels.reserveCapacity((image.width / step + 1) * (image.height / step + 1))
+        var candidates: [Sample] = []
+        candidates.reserveCapacity(levels.capacity)
+        for y in stride(from: step / 2, to: image.height, by: step) {
+            let row = image[y]
+            let skips = excluding.filter { y >= $0.y && y < $0.y + $0.height }
+            for x in stride(from: step / 2, to: image.width, by: step) {
+                let p = row + x * ch
+                if ch == 4 && p[3] == 0 { continue }
+                let r = lin[Int(p[0])], g = lin[Int(p[1])], b = lin[Int(p[2])]
+                let luminance = Luminance.of(r, g, b)
+                let level = log2(max(luminance, 1.0 / 4096))
+                levels.append(level)
+                if max(p[0], p[1], p[2]) >= clippedCode || luminance < darkest || min(r, g, b) < darkest / 4 { continue }
+                if skips.contains(where: { x >= $0.x && x < $0.x + $0.width }) { continue }
+                candidates.append(Sample(u: log(r / g), v: log(b / g), weight: luminance.squareRoot(), level: level))
+            }
+        }
+        guard !levels.isEmpty else { return .unknown }
+        levels.sort()
+        let n = levels.count
+        let middle = n >= 4 ? levels[Int(Double(n) * levelBand.low)..<Int(Double(n) * levelBand.high)] : levels[...]
+        let level = middle.reduce(0, +) / Double(middle.count)
+        let low = levels[Int(Double(n) * band.low)], high = levels[min(n - 1, Int(Double(n) * band.high))]
+        candidates.removeAll { $0.level < low || $0.level > high }
+        guard candidates.count >= 64, let centre = neutralCentre(candidates) else {
+            return LightEstimate(white: [1, 1, 1], level: level, neutral: 0)
+        }
+        let looksNeutral = candidates.count { s in
+            let du = s.u - centre.u, dv = s.v - centre.v
+            return du * du + dv * dv < tight * tight
+        }
+        // Half of a tint across the warm–cool line is kept.
+        let along = ColourTemperature.coolward, across = (u: -along.v, v: along.u)
+        let tint = centre.u * across.u + centre.v * across.v
+        let u = centre.u - (1 - tintKept) * tint * across.u, v = centre.v - (1 - tintKept) * tint * across.v
+        return LightEstimate(white: [exp(u), 1, exp(v)], level: level,
+                             neutral: Double(looksNeutral) / Double(candidates.count))
+    }
+
+    /// One pixel that may show the light's colour.
+    struct Sample {
+        var u: Double, v: Double
+        var weight: Double
+        var level: Double
+    }
+
+    /// Where the near-neutral pixels sit: from the luminance-weighted mean of every candidate
+    /// (ln space: a geometric mean), a few steps of a biweight that lets strongly saturated
+    /// colours fall away. Shifting every pixel's colour shifts the result by as much (a set lit
+    /// differently is measured alike).
+    static func neutralCentre(_ samples: [Sample]) -> (u: Double, v: Double)? {
+        var su = 0.0, sv = 0.0, sw = 0.0
+        for s in samples { su += s.weight * s.u; sv += s.weight * s.v; sw += s.weight }
+        guard sw > 0 else { return nil }
+        var c = (u: su / sw, v: sv / sw)
+        for _ in 0..<4 {
+            su = 0; sv = 0; sw = 0
+            for s in samples {
+                let du = s.u - c.u, dv = s.v - c.v
+                let d2 = (du * du + dv * dv) / (window * window)
+                guard d2 < 1 else { continue }
+                let w = s.weight * (1 - d2) * (1 - d2)
+                su += w * s.u; sv += w * s.v; sw += w
+            }
+            guard sw > 0 else { break }
+            c = (su / sw, sv / sw)
+        }
+        return c
+    }
+
+
+    static func smoothstep(_ a: Double, _ b: Double, _ x: Double) -> Double {
+        let t = max(0, min(1, (x - a) / (b - a)))
+        return t * t * (3 - 2 * t)
+    }
+}
+
+extension LightEstimate {
+    /// How far apart a set's lights are: the white points' spread (root mean square ΔE of their
+    /// middle greys, compared at one lightness, from their mean) and the levels' (their standard
+    /// deviation, in EV). What `harmonize` narrows, and what the report gives before and after.
+    public static func spread(_ set: [LightEstimate]) -> (white: Double, exposure: Double) {
+        guard set.count > 1 else { return (0, 0) }
+        let labs = set.map { e -> Lab in
+            let w = e.white, s = 0.18 / Luminance.of(w[0], w[1], w[2])
+            return Lab(linear: w[0] * s, w[1] * s, w[2] * s)
+        }
+        let n = Double(set.count)
+        let ma = labs.reduce(0) { $0 + $1.a } / n, mb = labs.reduce(0) { $0 + $1.b } / n
+        let white = (labs.reduce(0) { $0 + ($1.a - ma) * ($1.a - ma) + ($1.b - mb) * ($1.b - mb) } / n).squareRoot()
+        let ml = set.reduce(0) { $0 + $1.level } / n
+        let exposure = (set.reduce(0) { $0 + ($1.level - ml) * ($1.level - ml) } / n).squareRoot()
+        return (rounded(white, 2), rounded(exposure, 3))
+    }
+}
