@@ -108,8 +108,10 @@ import Testing
               + "exposure spread \(before.exposure) → \(after.exposure) EV; report: \(String(describing: report.harmonize))")
         #expect(after.white <= 0.3 * before.white, "white spread ΔE \(before.white) → \(after.white)")
         #expect(after.exposure <= 0.3 * before.exposure, "exposure spread \(before.exposure) → \(after.exposure) EV")
-        for (i, (shot, done)) in zip(shots, finished).enumerated() {
-            let more = Self.clipped(done) - Self.clipped(shot)
+        // Clipped as the files say (the shots went through JPEG once on the way in, the outputs
+        // once more on the way out).
+        for (i, (source, done)) in zip(sources, finished).enumerated() {
+            let more = Self.clipped(done) - Self.clipped(try decodeRGB(file: source.path.description))
             #expect(more <= 0.005, "shot \(i + 1): \(more * 100) % more of it clipped")
         }
         // The report says what was done and measured.
@@ -180,15 +182,18 @@ import Testing
         let finished = try Self.outputs(report, in: folder)
         #expect(report.harmonize?.reference == "close.jpg")
         let asTaken = Self.skin(portrait, face)
-        let after = finished.prefix(3).map { Self.skin($0, face) }
-        print("skin: as taken \(asTaken.hex) (chroma \(asTaken.chroma)); after: \(after.map { "\($0.hex) ΔE \($0.deltaE(asTaken))" })")
+        let before = shots.prefix(3).map { Self.skin($0, face) }, after = finished.prefix(3).map { Self.skin($0, face) }
+        print("skin: as taken \(asTaken.hex) (chroma \(asTaken.chroma)); before: \(before.map { "\($0.hex) ΔE \($0.deltaE(asTaken))" }); "
+              + "after: \(after.map { "\($0.hex) ΔE \($0.deltaE(asTaken))" })")
         // The reference keeps its skin.
         #expect(after[0].deltaE(asTaken) <= 1, "skin as taken moved by ΔE \(after[0].deltaE(asTaken))")
         // The warm and the cool ones were corrected as their photos were: their skin comes back
-        // to where the photo as taken has it, not to grey.
-        for (i, skin) in after.enumerated().dropFirst() {
-            #expect(skin.deltaE(after[0]) <= 5, "portrait \(i + 1)'s skin \(skin.hex) is ΔE \(skin.deltaE(after[0])) from \(after[0].hex)")
-            #expect(skin.chroma >= 0.85 * asTaken.chroma, "portrait \(i + 1)'s skin greyed: chroma \(skin.chroma)")
+        // toward where the photo as taken has it (as much closer as the neutral patches come in
+        // aSetUnderMixedLightComesTogether), not to grey.
+        for i in 1..<3 {
+            let was = before[i].deltaE(asTaken), now = after[i].deltaE(asTaken)
+            #expect(now <= 0.3 * was, "portrait \(i + 1)'s skin: ΔE \(was) → \(now) from the reference's")
+            #expect(after[i].chroma >= 0.85 * asTaken.chroma, "portrait \(i + 1)'s skin greyed: chroma \(after[i].chroma)")
         }
     }
 }

@@ -139,4 +139,18 @@ import Testing
         let mixed = LightEstimate.spread([light, Self.measure(Self.shot(kelvin: 3000, ev: 1))])
         #expect(mixed.white > 5 && mixed.exposure > 0.4)
     }
+
+    @Test func brighteningStopsWhereHighlightsWouldReachWhite() {
+        // The same scene dark: room for the whole move up; with a near-white wall: none.
+        let dark = Self.measure(Self.shot(kelvin: 6500, ev: -2)), reference = Self.measure(Self.shot(kelvin: 6500, ev: 0))
+        #expect(dark.headroom.allSatisfy { $0 > 1.2 }, "\(dark.headroom)")
+        let up = LightCorrection.toward(reference, from: dark, strength: 1)
+        #expect(abs(up.exposure - LightCorrection.maxEV) < 0.05, "\(up.exposure)")
+        let wall = makeImage(width: 100, height: 80, channels: 3) { x, _ in x < 20 ? [246, 246, 246] : [40, 40, 40] }
+        let bright = Self.measure(wall)
+        #expect(bright.headroom.allSatisfy { $0 < 0.1 }, "\(bright.headroom)")
+        #expect(LightCorrection.toward(reference, from: bright, strength: 1).exposure < 0.1)
+        // Darkening is never held back.
+        #expect(LightCorrection.toward(dark, from: reference, strength: 1).exposure < -0.9)
+    }
 }

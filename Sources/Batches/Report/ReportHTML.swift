@@ -70,6 +70,7 @@ public enum ReportHTML {
         <ul class="counts">\(counts)</ul>
         <p class="when">Template <b>\(e(r.template.name))</b>\(r.inbox.map { " · hot folder <b>\(e($0))</b>" } ?? "")
         · started \(e(HumanTime.words(isoUTC: r.started))) · finished \(e(HumanTime.words(isoUTC: r.finished)))</p>
+        \(r.harmonize.map { "<p class=\"when\">\(e(LightWords.summary($0)))</p>" } ?? "")
         </header>
 
         """
@@ -134,6 +135,7 @@ public enum ReportHTML {
             }
             h += "</ul>\n"
         }
+        if let light = i.outputs?.first?.applied.harmonize { h += "<p class=\"dim\">Light: \(e(LightWords.correction(light)))</p>\n" }
         for s in i.skipped ?? [] { h += "<p class=\"skipped\">Skipped \(e(s.ratio)): \(e(s.reason))</p>\n" }
         for w in i.warnings ?? [] { h += "<p class=\"warning\">Warning: \(e(w))</p>\n" }
         if let original = i.original { h += "<p class=\"dim\">Original: \(e(original))</p>\n" }

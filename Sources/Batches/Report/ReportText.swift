@@ -22,6 +22,7 @@ public enum ReportText {
         if interrupted > 0 { summary += ", \(interrupted) not done" }
         if c.skippedOutputs > 0 { summary += ", \(c.skippedOutputs) crop\(c.skippedOutputs == 1 ? "" : "s") skipped" }
         lines.append(summary)
+        if let light = r.harmonize { lines.append(LightWords.summary(light)) }
         lines.append("")
         let width = String(r.items.count).count
         for item in r.items {
@@ -43,6 +44,7 @@ public enum ReportText {
                         lines.append("       metadata: \(metadata.words)")
                     }
                 }
+                if let light = item.outputs?.first?.applied.harmonize { lines.append("     light: \(LightWords.correction(light))") }
                 for s in item.skipped ?? [] { lines.append("     skipped \(s.ratio): \(s.reason)") }
             case .failed:
                 let e = item.error

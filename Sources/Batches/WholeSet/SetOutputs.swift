@@ -145,12 +145,18 @@ public struct SetOutputs: Sendable {
 
     /// The colour card of every photo that has a colour, in batch order (nil: none has).
     func colorCard(report: Report, folder: String) -> Result<Report.BatchOutput?, Reason> {
-        let swatches = report.items.compactMap { item in item.color.flatMap(Self.lab).map { (item.index, $0) } }
+        let shown = report.items.filter { $0.color.flatMap(Self.lab) != nil }
+        let swatches = shown.compactMap { item in item.color.flatMap(Self.lab).map { (item.index, $0) } }
         guard !swatches.isEmpty else { return .success(nil) }
-        let card = ColorCard.layout(count: swatches.count)
+        // With `harmonize`, each photo's middle grey as shot and as finished.
+        let lights = template.harmonize != nil
+        let greys: [(before: Lab, after: Lab)?] = lights ? shown.map { item in
+            item.outputs?.first?.applied.harmonize.flatMap { record in record.after.map { (record.before.grey, $0.grey) } }
+        } : []
+        let card = ColorCard.layout(count: swatches.count, lights: lights)
         let name = "\(report.batch)-color-card.png"
         do {
-            let image = try card.render(swatches.map(\.1), labeler: labeler)
+            let image = try card.render(swatches.map(\.1), greys: greys, labeler: labeler)
             try AtomicFile.write(try encodeImage(image, options: EncodeOptions(format: .png, icc: ICC.sRGB)),
                                  to: folder + "/" + name)
         } catch {

@@ -45,9 +45,8 @@ public struct LightCorrection: Sendable, Equatable {
     ///   - exposure: match the levels.
     /// - Returns: gains moving by `strength` × the white point difference (none below
     ///   `whiteDeadband`, none when either white is unknown: `hasWhite`), within `maxGain`; an
-    ///   exposure of `strength` ×
-    ///   the level difference (none below `exposureDeadband`) within `maxEV`, plus what keeps a
-    ///   grey's luminance.
+    ///   exposure of `strength` × the level difference (none below `exposureDeadband`) within
+    ///   `maxEV` and, upward, within the photo's `headroom`; plus what keeps a grey's luminance.
     public static func toward(_ reference: LightEstimate, from photo: LightEstimate, strength: Double,
                               whiteBalance: Bool = true, exposure: Bool = true) -> LightCorrection {
         var logGains = [0.0, 0, 0]
@@ -70,6 +69,10 @@ public struct LightCorrection: Sendable, Equatable {
         if exposure {
             let d = strength * (reference.level - photo.level)
             ev = abs(d) < exposureDeadband ? 0 : max(-maxEV, min(maxEV, d))
+            // Brightened only as far as each channel has room, its white balance gain counted:
+            // highlights are not pushed into white.
+            let room = (0..<3).map { photo.headroom[$0] - logGains[$0] / log(2) }.min()! - keep
+            if ev > 0 { ev = min(ev, max(0, room)) }
         }
         return LightCorrection(gains: logGains.map(exp), exposure: ev + keep)
     }
@@ -87,18 +90,19 @@ public struct LightCorrection: Sendable, Equatable {
     /// The light a photo of `estimate` has once corrected (as far as the gains reach: highlights
     /// are kept by `LightCurve`).
     public func applied(to estimate: LightEstimate) -> LightEstimate {
-        let w = estimate.white
+        let w = estimate.white, g = channelGains
         return LightEstimate(white: [w[0] * gains[0], w[1] * gains[1], w[2] * gains[2]],
-                             level: estimate.level + exposure + log2(Self.lumaRatio(w, gains)), neutral: estimate.neutral)
+                             level: estimate.level + exposure + log2(Self.lumaRatio(w, gains)), neutral: estimate.neutral,
+                             headroom: (0..<3).map { estimate.headroom[$0] - log2(g[$0]) })
     }
 
     /// The light a photo had before this correction, from the light measured on it after: the
     /// inverse of `applied(to:)`.
     public func undone(_ after: LightEstimate) -> LightEstimate {
-        let w = after.white
+        let w = after.white, g = channelGains
         let white = [w[0] / gains[0], w[1] / gains[1], w[2] / gains[2]]
         return LightEstimate(white: white, level: after.level - exposure - log2(Self.lumaRatio(white, gains)),
-                             neutral: after.neutral)
+                             neutral: after.neutral, headroom: (0..<3).map { after.headroom[$0] + log2(g[$0]) })
     }
 
     /// How much a grey of `white` brightens under `gains`.

@@ -7,26 +7,32 @@ import Foundation
 ///   tinting a blown sky), and
 /// - a raised channel eases into white instead of clipping: no channel clips that did not.
 ///
-/// Below the bend (linear 0.5 for a lowered channel, an output of 0.65 for a raised one) the
-/// gain is exact, so greys and skin move exactly as the correction says.
+/// Below the bend the gain is exact, so greys and skin move exactly as the correction says. The
+/// bend starts as high as it can while the arc above it stays within 4 times the gain's slope (a
+/// lowered channel) or half of it (a raised one): near white for a small correction (linear 0.9
+/// for a gain of 0.9), lower for a large one (0.45 for 0.5), so highlights are neither
+/// posterised nor flattened into a band that a JPEG encoder then rounds up to white.
 public struct LightCurve: Sendable {
     /// R, G, B tables, 256 entries each, one after the other.
     public let table: [UInt8]
 
-    /// Where a lowered channel starts rising back to white (linear input).
-    static let lowKnee = 0.5
-    /// Where a raised channel starts easing into white (linear output).
-    static let highKnee = 0.65
+    /// The highest code a channel below white is raised to (a JPEG's rounding lifts 254 to 255).
+    static let unclipped: UInt8 = 250
+
+    /// The arc's slope at white is at most this many times the gain's (a lowered channel)…
+    static let steepest = 4.0
+    /// …and at least this share of it (a raised channel).
+    static let flattest = 0.5
 
     public init(_ correction: LightCorrection) {
         var table: [UInt8] = []
         table.reserveCapacity(768)
         for gain in correction.channelGains {
-            // Only what was clipped is clipped: the codes just below it, squeezed together near
-            // white, stop one short.
+            // Only what was clipped is clipped: a raised channel's codes squeezed together near
+            // white stop at `unclipped`, out of reach of the JPEG encoder's rounding.
             for code in 0...255 {
                 let out = SRGBCurve.code(Self.value(SRGBCurve.linear[code], gain: gain))
-                table.append(code < 255 ? min(out, 254) : out)
+                table.append(code < 255 ? min(out, max(UInt8(code), Self.unclipped)) : out)
             }
         }
         self.table = table
@@ -36,12 +42,21 @@ public struct LightCurve: Sendable {
     /// at 1 with no step and no overshoot (monotone for every gain).
     static func value(_ v: Double, gain: Double) -> Double {
         guard gain != 1 else { return v }
-        let start = gain < 1 ? lowKnee : highKnee / gain, level = gain * start
+        let start = bend(gain), level = gain * start
         guard v > start else { return gain * v }
         let t = min(1, (v - start) / (1 - start))
         // The arc's slope at its start is the gain's, so the curve bends smoothly.
         let s = gain * (1 - start) / (1 - level)
         return level + (1 - level) * (t * s / (1 + (s - 1) * t))
+    }
+
+    /// Where the arc starts (linear input): the highest start whose arc meets white with a slope
+    /// of `steepest` times the gain's (a lowered channel) or `flattest` times (a raised one): the
+    /// arc's slope at white is ((1 − gain·start) / (1 − start))² / gain. Between 0.3 and 0.95.
+    static func bend(_ gain: Double) -> Double {
+        let r = (gain * (gain < 1 ? steepest : flattest)).squareRoot()
+        guard abs(r - gain) > 1e-9 else { return 0.95 }
+        return max(0.3, min(0.95, (r - 1) / (r - gain)))
     }
 
     /// Corrects one row in place.

@@ -19,12 +19,16 @@ public struct LightEstimate: Sendable, Equatable, Codable {
     /// much the white rests on. A photo of orange leaves or of a blue pool scores low, a street
     /// scene high.
     public var neutral: Double
+    /// How many EV each channel (R, G, B) can be raised before more than 0.3 % of the photo, not
+    /// clipped now, comes within 2 % of white in it (0: none; a photo of dark tones: several).
+    public var headroom: [Double]
 
-    public init(white: [Double], level: Double, neutral: Double) {
+    public init(white: [Double], level: Double, neutral: Double, headroom: [Double] = [0, 0, 0]) {
         precondition(white.count == 3 && white.allSatisfy { $0 > 0 }, "white is three positive values")
         self.white = white.map { rounded($0 / white[1], 4) }
         self.level = rounded(level, 3)
         self.neutral = rounded(max(0, min(1, neutral)), 3)
+        self.headroom = headroom.map { rounded(max(0, $0), 3) }
     }
 
     /// ln(R/G) and ln(B/G) of `white`: where the light sits in log chromaticity, where a change of
@@ -61,14 +65,20 @@ public struct LightEstimate: Sendable, Equatable, Codable {
     static let band = (low: 0.02, high: 0.95)
     /// Luminance ranks the level is the mean of.
     static let levelBand = (low: 0.4, high: 0.9)
-    /// Pixels farther than this from the white (in ln units: a ratio of 2.2 between channels)
-    /// are strongly saturated colours and weigh nothing.
-    static let window = 0.8
+    /// How fast a pixel's weight falls with its distance from the mean colour (ln units: the
+    /// Gaussian's σ; a pixel of twice the red of the mean weighs a fifth): strongly saturated
+    /// colours weigh next to nothing.
+    static let spread = 0.35
     /// Pixels this close to the white (a ratio of 1.13) look neutral under it.
     static let tight = 0.12
     /// The share of a green or magenta tint the estimate keeps (the rest is taken for the
     /// scene's own colour: light varies mostly from warm to cool).
     static let tintKept = 0.5
+
+    /// The share of a photo allowed to come near white by a correction (`headroom`).
+    static let brightest = 0.003
+    /// Near white: within 2 %.
+    static let nearWhite = 0.98
 
     /// The unknown light: neutral, an 18 % middle, nothing to go by.
     public static let unknown = LightEstimate(white: [1, 1, 1], level: log2(0.18), neutral: 0)
@@ -88,6 +98,9 @@ public struct LightEstimate: Sendable, Equatable, Codable {
         levels.reserveCapacity((image.width / step + 1) * (image.height / step + 1))
         var candidates: [Sample] = []
         candidates.reserveCapacity(levels.capacity)
+        // Each channel of each pixel not clipped (clipped ones stay white, whatever the
+        // correction).
+        var peaks: [[Double]] = [[], [], []]
         for y in stride(from: step / 2, to: image.height, by: step) {
             let row = image[y]
             let skips = excluding.filter { y >= $0.y && y < $0.y + $0.height }
@@ -98,9 +111,11 @@ public struct LightEstimate: Sendable, Equatable, Codable {
                 let luminance = Luminance.of(r, g, b)
                 let level = log2(max(luminance, 1.0 / 4096))
                 levels.append(level)
-                if max(p[0], p[1], p[2]) >= clippedCode || luminance < darkest || min(r, g, b) < darkest / 4 { continue }
+                let clipped = max(p[0], p[1], p[2]) >= clippedCode
+                if !clipped { peaks[0].append(r); peaks[1].append(g); peaks[2].append(b) }
+                if clipped || luminance < darkest || min(r, g, b) < darkest / 4 { continue }
                 if skips.contains(where: { x >= $0.x && x < $0.x + $0.width }) { continue }
-                candidates.append(Sample(u: log(r / g), v: log(b / g), weight: luminance.squareRoot(), level: level))
+                candidates.append(Sample(u: log(r / g), v: log(b / g), level: level))
             }
         }
         guard !levels.isEmpty else { return .unknown }
@@ -110,8 +125,14 @@ public struct LightEstimate: Sendable, Equatable, Codable {
         let level = middle.reduce(0, +) / Double(middle.count)
         let low = levels[Int(Double(n) * band.low)], high = levels[min(n - 1, Int(Double(n) * band.high))]
         candidates.removeAll { $0.level < low || $0.level > high }
+        // In each channel, the value only `brightest` of the photo's pixels pass.
+        let allowed = Int(brightest * Double(n))
+        let headroom = peaks.map { channel -> Double in
+            let top = channel.sorted(by: >)
+            return allowed < top.count ? log2(nearWhite / max(top[allowed], 1e-6)) : 8
+        }
         guard candidates.count >= 64, let centre = neutralCentre(candidates) else {
-            return LightEstimate(white: [1, 1, 1], level: level, neutral: 0)
+            return LightEstimate(white: [1, 1, 1], level: level, neutral: 0, headroom: headroom)
         }
         let looksNeutral = candidates.count { s in
             let du = s.u - centre.u, dv = s.v - centre.v
@@ -122,38 +143,34 @@ public struct LightEstimate: Sendable, Equatable, Codable {
         let tint = centre.u * across.u + centre.v * across.v
         let u = centre.u - (1 - tintKept) * tint * across.u, v = centre.v - (1 - tintKept) * tint * across.v
         return LightEstimate(white: [exp(u), 1, exp(v)], level: level,
-                             neutral: Double(looksNeutral) / Double(candidates.count))
+                             neutral: Double(looksNeutral) / Double(candidates.count), headroom: headroom)
     }
 
     /// One pixel that may show the light's colour.
     struct Sample {
         var u: Double, v: Double
-        var weight: Double
         var level: Double
     }
 
-    /// Where the near-neutral pixels sit: from the luminance-weighted mean of every candidate
-    /// (ln space: a geometric mean), a few steps of a biweight that lets strongly saturated
-    /// colours fall away. Shifting every pixel's colour shifts the result by as much (a set lit
-    /// differently is measured alike).
+    /// Where the near-neutral pixels sit: the mean of every candidate (ln space: a geometric
+    /// mean; each pixel counts alike, a bright one no more: which of them clip changes with
+    /// exposure), then the mean again with each pixel weighed down by its distance from it, so
+    /// that strongly saturated colours fall away. One step, not a search for the
+    /// densest colour: a photo of sky over autumn leaves would swing between the two on a small
+    /// change, and the set with it. Shifting every pixel's colour shifts the result by as much (a
+    /// set lit differently is measured alike).
     static func neutralCentre(_ samples: [Sample]) -> (u: Double, v: Double)? {
+        guard !samples.isEmpty else { return nil }
         var su = 0.0, sv = 0.0, sw = 0.0
-        for s in samples { su += s.weight * s.u; sv += s.weight * s.v; sw += s.weight }
-        guard sw > 0 else { return nil }
-        var c = (u: su / sw, v: sv / sw)
-        for _ in 0..<4 {
-            su = 0; sv = 0; sw = 0
-            for s in samples {
-                let du = s.u - c.u, dv = s.v - c.v
-                let d2 = (du * du + dv * dv) / (window * window)
-                guard d2 < 1 else { continue }
-                let w = s.weight * (1 - d2) * (1 - d2)
-                su += w * s.u; sv += w * s.v; sw += w
-            }
-            guard sw > 0 else { break }
-            c = (su / sw, sv / sw)
+        for s in samples { su += s.u; sv += s.v }
+        let mean = (u: su / Double(samples.count), v: sv / Double(samples.count))
+        su = 0; sv = 0
+        for s in samples {
+            let du = s.u - mean.u, dv = s.v - mean.v
+            let w = exp(-(du * du + dv * dv) / (2 * spread * spread))
+            su += w * s.u; sv += w * s.v; sw += w
         }
-        return c
+        return sw > 0 ? (su / sw, sv / sw) : mean
     }
 
 
