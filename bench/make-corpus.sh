@@ -5,6 +5,8 @@
 #
 #   jpeg12/img01..img20.jpg   4032x3024 JPEG q90; odd numbers carry EXIF Orientation=6 (stored
 #                             landscape, shown portrait), even numbers Orientation=1
+#   jpeg12t/img01..img20.jpg  the same, each with the 160x120 EXIF thumbnail cameras and phones
+#                             embed (harmonize looks at it instead of decoding the photo)
 #   jpeg48/big1..big4.jpg     8064x6048 JPEG q90; big1 and big3 carry Orientation=6
 #   jpeg48s/big1..big4.jpg    the same scenes with chroma subsampled 4:2:0, as phones and most
 #                             cameras write (libvips writes q90 as 4:4:4 by default)
@@ -63,7 +65,7 @@ one() { # one FILE OUTDIR: make one corpus file (runs in its own process under x
   local tmp="$T/out.jpg" orient=1 base=${rel##*/}
   n=$(( 10#${base//[^0-9]/} ))
   case $rel in
-    jpeg12/img*) make_image 4032 3024 "$n" "$tmp" 90; (( n % 2 )) && orient=6 ;;
+    jpeg12/img*|jpeg12t/img*) make_image 4032 3024 "$n" "$tmp" 90; (( n % 2 )) && orient=6 ;;
     jpeg48/big*) make_image 8064 6048 $(( 100 + n )) "$tmp" 90; (( n % 2 )) && orient=6 ;;
     jpeg48s/big*) make_image 8064 6048 $(( 100 + n )) "$tmp" 90 subsample-mode=on; (( n % 2 )) && orient=6 ;;
     heic12/h*)   make_image 4032 3024 $(( 200 + n )) "$tmp" 95 ;;
@@ -74,6 +76,10 @@ one() { # one FILE OUTDIR: make one corpus file (runs in its own process under x
   else   # fixed camera-like EXIF, so the files stay deterministic
     exiftool -q -overwrite_original -n -Orientation=$orient -Make=PFBench -Model=Synthetic \
       -DateTimeOriginal='2026:01:01 12:00:00' "$tmp"
+    if [[ $rel == jpeg12t/* ]]; then   # the thumbnail in stored orientation, as a camera writes it
+      vips thumbnail "$tmp" "$T/thumb.jpg[Q=80,strip]" 160 --no-rotate
+      exiftool -q -overwrite_original "-ThumbnailImage<=$T/thumb.jpg" "$tmp"
+    fi
   fi
   mv "$tmp" "$d/$rel"   # whole files only: an interrupted run leaves nothing half-written
   echo "  made $rel"
@@ -85,11 +91,12 @@ SELF=$(readlink -f "$0")
 OUT=$(mkdir -p "${1:-/tmp/pf-bench/corpus}" && cd "${1:-/tmp/pf-bench/corpus}" && pwd)
 FILES=()
 for i in $(seq -w 1 20); do FILES+=("jpeg12/img$i.jpg"); done
+for i in $(seq -w 1 20); do FILES+=("jpeg12t/img$i.jpg"); done
 for i in 1 2 3 4; do FILES+=("jpeg48/big$i.jpg"); done
 for i in 1 2 3 4; do FILES+=("jpeg48s/big$i.jpg"); done
 for i in 1 2 3 4 5 6; do FILES+=("heic12/h$i.heic"); done
 
-mkdir -p "$OUT/jpeg12" "$OUT/jpeg48" "$OUT/jpeg48s" "$OUT/heic12"
+mkdir -p "$OUT/jpeg12" "$OUT/jpeg12t" "$OUT/jpeg48" "$OUT/jpeg48s" "$OUT/heic12"
 cd "$OUT"
 todo=()
 for f in "${FILES[@]}"; do
@@ -109,5 +116,5 @@ done
 echo "corpus $OUT: making ${#todo[@]} of ${#FILES[@]} files (JOBS=${JOBS:-$(nproc)}, takes minutes)"
 printf '%s\n' "${todo[@]}" | xargs -P "${JOBS:-$(nproc)}" -I{} "$SELF" --one {} "$OUT"
 md5sum "${FILES[@]}" > MD5SUMS
-du -sh jpeg12 jpeg48 jpeg48s heic12
+du -sh jpeg12 jpeg12t jpeg48 jpeg48s heic12
 echo "corpus $OUT: done, MD5SUMS digest $(md5sum < MD5SUMS | cut -c1-12)"

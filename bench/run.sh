@@ -14,6 +14,11 @@
 # --full --marks; the 48 MP set is two photos stored turned, big1 and big3, and two upright),
 # and the 48 MP set once more as phones and most cameras write it, chroma 4:2:0 ("48 MP JPEG
 # 4:2:0 full+marks", corpus jpeg48s/: the libvips-made corpus is 4:4:4 at q90).
+# "photofinish harmonize ×2" is photofinish with bench/web-harmonize.json5 (web.json5 and
+# harmonize: true), in the same rounds as "photofinish ×2" on the 12 MP and 48 MP JPEG and the
+# HEIC sets, and on "12 MP JPEG, thumbnails" (corpus jpeg12t/: the same photos with the EXIF
+# thumbnail cameras embed, which harmonize looks at instead of decoding): its cost is the ratio
+# of the two (issue 38's goal: CPU at most +10 %).
 # Prints a markdown table, the ratios and issues 12's and 22's goals met or not, and writes the same to
 # RESULTS (default /tmp/pf-bench/results/<UTC time>.md), ready to paste into bench/RESULTS.md.
 #
@@ -57,15 +62,16 @@ busy() { # CPU ticks (USER_HZ) spent by the whole machine so far: user nice syst
 # command_for SET TOOL FILE...: sets CMD (the command line) and OUTDIR
 command_for() {
   local set=$1 tool=$2; shift 2
-  OUTDIR=$TMP/out-${tool%% *}
+  OUTDIR=$TMP/out-${tool// /-}
   local tpl=$HERE/web.json5 vm=() im=()
+  [[ $tool == "photofinish harmonize"* ]] && tpl=$HERE/web-harmonize.json5
   if [[ $set == *web+marks* ]]; then   # the template's logo is ../etc/…/studio.png from bench/
     tpl=$HERE/web-marks.json5; vm=(--marks --logo "$LOGO"); im=(--marks)
   elif [[ $set == *full+marks* ]]; then
     tpl=$HERE/full-marks.json5; vm=(--full --marks --logo "$LOGO"); im=(--full --marks)
   fi
   case $tool in
-    "photofinish ×2") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 2 "$@") ;;
+    "photofinish ×2"|"photofinish harmonize ×2") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 2 "$@") ;;
     "photofinish ×1") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 1 "$@") ;;
     "photofinish before ×2") CMD=("$PF_BEFORE" run --template "$tpl" --out "$OUTDIR" --workers 2 "$@") ;;
     "photofinish before ×1") CMD=("$PF_BEFORE" run --template "$tpl" --out "$OUTDIR" --workers 1 "$@") ;;
@@ -113,7 +119,7 @@ bench() {
   done
   for t in "${with[@]}"; do
     [[ "$set $t" =~ ${ONLY:-.} ]] || continue
-    [[ $t == "photofinish ×"* && $HAVE_PF == 0 ]] && { printf '%s\t%s\t0\tskip\n' "$set" "$t" >> "$RAW"; continue; }
+    [[ $t == "photofinish "* && $HAVE_PF == 0 ]] && { printf '%s\t%s\t0\tskip\n' "$set" "$t" >> "$RAW"; continue; }
     keep+=("$t")
   done
   (( ${#keep[@]} )) || return 0
@@ -125,14 +131,16 @@ bench() {
   done
 }
 
-J12=("$C"/jpeg12/*.jpg); J48=("$C"/jpeg48/*.jpg); J48S=("$C"/jpeg48s/*.jpg); H12=("$C"/heic12/*.heic)
+J12=("$C"/jpeg12/*.jpg); J12T=("$C"/jpeg12t/*.jpg); J48=("$C"/jpeg48/*.jpg); J48S=("$C"/jpeg48s/*.jpg); H12=("$C"/heic12/*.heic)
 echo "bench: corpus $C, $RUNS runs + 1 warm-up, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg); START=$(date -u '+%Y-%m-%d %H:%M UTC')
 ALL="photofinish ×2;pyvips ×2;ImageMagick ×2"
 ALL4="photofinish ×2;pyvips ×2;Pillow ×2;ImageMagick ×2"
-bench "12 MP JPEG" "$ALL" "${J12[@]}"
-bench "48 MP JPEG" "$ALL" "${J48[@]}"
-bench "12 MP HEIC" "$ALL" "${H12[@]}"
+HARM="photofinish harmonize ×2"
+bench "12 MP JPEG" "$ALL;$HARM" "${J12[@]}"
+bench "12 MP JPEG, thumbnails" "photofinish ×2;$HARM" "${J12T[@]}"
+bench "48 MP JPEG" "$ALL;$HARM" "${J48[@]}"
+bench "12 MP HEIC" "$ALL;$HARM" "${H12[@]}"
 bench "48 MP one file, Orientation 6 (big1)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big1.jpg"
 bench "48 MP one file, Orientation 1 (big2)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big2.jpg"
 bench "12 MP JPEG web+marks" "$ALL4" "${J12[@]}"
@@ -193,6 +201,7 @@ for (s, t), r in rows.items():
     print(f"| {s} | {t} | {r['n']} | {w:.2f} | {rate} | {c:.2f} | {m:.0f} | {tr:.0f} | "
           f"{statistics.mean(r['others']):.2f} | {min(r['outs'])} of {r['n']}{bad} |")
 def ours(t): return t.startswith("photofinish ×")
+def harmonize(t): return t.startswith("photofinish harmonize")
 if not any(ours(t) for _, t in res):
     print("\nNo photofinish / tool ratios: no photofinish row ran.")
     sets = []
@@ -204,7 +213,7 @@ else:
 for s in sets:
     pf = next((v for (ss, t), v in res.items() if ss == s and ours(t)), None)
     for (ss, t), v in res.items():
-        if ss != s or ours(t):
+        if ss != s or ours(t) or harmonize(t):
             continue
         if pf is None:
             print(f"| {s} | {t} | n/a | n/a | n/a | n/a |")
@@ -213,6 +222,19 @@ for s in sets:
         else:
             print(f"| {s} | {t} | {pf[0] / v[0]:.2f} | {pf[1] / v[1]:.2f} | {pf[2] / v[2]:.2f} | "
                   f"{pf[4] / v[4]:.2f} |")
+# Issue 38's goal: harmonize's cost, the web recipe with it over without it, in the same rounds
+pairs = [(s, res.get((s, "photofinish ×2")), v) for (s, t), v in res.items() if harmonize(t)]
+if any(pf and v for _, pf, v in pairs):
+    print("\n### harmonize (issue 38): photofinish harmonize / photofinish, web recipe (goal: CPU ≤ 1.10)\n")
+    print("| set | wall | CPU | peak RSS | met |")
+    print("|---|---|---|---|---|")
+    for s, pf, v in pairs:
+        if not (pf and v):
+            continue
+        if not (pf[3] and v[3]):
+            print(f"| {s} | n/a: a row failed | | | |")
+            continue
+        print(f"| {s} | {v[0] / pf[0]:.2f} | {v[1] / pf[1]:.2f} | {v[2] / pf[2]:.2f} | {'yes' if v[1] / pf[1] <= 1.10 else 'no'} |")
 # Issues 12's and 22's goals: (set, other tool, measure index in res, name, at most)
 goals = [("12 MP JPEG web+marks", "pyvips ×2", 0, "wall", 0.75),
          ("12 MP JPEG web+marks", "pyvips ×2", 1, "CPU (user + system)", 0.80),

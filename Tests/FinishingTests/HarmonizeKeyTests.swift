@@ -1,3 +1,5 @@
+import Codecs
+import Pixels
 import Testing
 @testable import Finishing
 
@@ -32,5 +34,27 @@ import Testing
         #expect(errors("\"yes\"")["harmonize"]?.contains("must be true, false or {") == true)
         // A photo is decoded once for every product: its light is not a variant's to change.
         #expect(!templateTestErrors("{ version: 1, variants: [{ name: \"a\", harmonize: true }] }").isEmpty)
+    }
+
+    @Test func theProofShowsASetBeforeAndAfter() throws {
+        let template = try TemplateLoader.parse(text: "{ version: 1, resize: { longSide: 400 }, harmonize: { strength: 1 } }",
+                                                file: "t.json5", name: "t", directory: "/")
+        let sheet = try #require(try Proof.render(template: template, shrink: 16))
+        #expect(sheet.failures.isEmpty, "\(sheet.failures)")
+        // The six samples' one output each, then the five shots as shot and harmonized.
+        #expect(sheet.layout.tiles.count == 6 + 2 * ProofSet.lights.count)
+        let image = try decodeRGB(sheet.png)
+        func light(_ tile: PixelRect) -> LightEstimate {
+            var canvas = Canvas(width: tile.width, height: tile.height, channels: 3)
+            canvas.withUnsafeMutableRows { rows in
+                image.withUnsafeRows { sheet in
+                    for y in 0..<tile.height { rows[y].update(from: sheet[tile.y + y] + tile.x * 3, count: rows.rowBytes) }
+                }
+            }
+            return canvas.finished().withUnsafeRows { LightEstimate.measure($0) }
+        }
+        let before = sheet.layout.tiles[6..<11].map(light), after = sheet.layout.tiles[11..<16].map(light)
+        let was = LightEstimate.spread(before), now = LightEstimate.spread(after)
+        #expect(now.white < 0.5 * was.white && now.exposure < 0.6 * was.exposure, "\(was) → \(now)")
     }
 }

@@ -4,7 +4,7 @@
 # the same but for harmonize), and a sheet shows the outputs in batch order, as shot (top row of
 # each pair) and harmonized (below), labelled with what the report says was done.
 #
-#   bench/harmonize/sheet.sh OUT FOLDER...     one OUT/<folder name>.jpg per folder
+#   bench/harmonize/sheet.sh OUT FOLDER...     one OUT/<parent>-<folder>.jpg per folder
 #
 # Environment: PF (photofinish binary, default .build/release/photofinish), PER_ROW (photos a
 # row, default 7), HEIGHT (a tile's height, default 150).
@@ -18,7 +18,8 @@ OUT=$1; shift
 mkdir -p "$OUT"
 TMP=$(mktemp -d); trap 'rm -rf "$TMP"' EXIT
 for folder in "$@"; do
-  name=$(basename "$folder")
+  folder=${folder%/}
+  name=$(basename "$(dirname "$folder")")-$(basename "$folder")
   for t in plain harmonize; do
     "$PF" run --template "$HERE/$t.json5" --out "$TMP/$name-$t" "$folder" > /dev/null 2>&1 || true   # failed photos are left out
   done

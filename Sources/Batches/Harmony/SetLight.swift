@@ -40,32 +40,7 @@ public struct SetLight: Sendable, Equatable {
                 ? "harmonize: the reference \(wanted) is not a photo of this batch: the batch's median light is the reference"
                 : "harmonize: the reference \(wanted) could not be read: the batch's median light is the reference"
         }
-        return SetLight(settings: settings, reference: median(lights.compactMap { $0 }), name: "median", warning: warning)
-    }
-
-    /// The median light of `lights`: the white point as the median of ln(R/G) and of ln(B/G),
-    /// each photo weighing its `confidence` (`unknown`'s neutral white when none may be
-    /// trusted); the level as the plain median.
-    static func median(_ lights: [LightEstimate]) -> LightEstimate {
-        guard !lights.isEmpty else { return .unknown }
-        let level = weightedMedian(lights.map { ($0.level, 1) })
-        let trusted = lights.filter { $0.confidence > 0 }
-        guard !trusted.isEmpty else { return LightEstimate(white: [1, 1, 1], level: level, neutral: 0) }
-        let u = weightedMedian(trusted.map { ($0.chromaticity.u, $0.confidence) })
-        let v = weightedMedian(trusted.map { ($0.chromaticity.v, $0.confidence) })
-        return LightEstimate(white: [exp(u), 1, exp(v)], level: level, neutral: 1)
-    }
-
-    /// The value at half the total weight, the lower of two when it falls between them.
-    static func weightedMedian(_ values: [(Double, Double)]) -> Double {
-        let sorted = values.sorted { $0.0 < $1.0 }
-        let half = sorted.reduce(0) { $0 + $1.1 } / 2
-        var sum = 0.0
-        for (value, weight) in sorted {
-            sum += weight
-            if sum >= half { return value }
-        }
-        return sorted.last?.0 ?? 0
+        return SetLight(settings: settings, reference: LightEstimate.median(lights.compactMap { $0 }), name: "median", warning: warning)
     }
 
     /// The correction of a photo of `light` toward the reference (none for the reference photo

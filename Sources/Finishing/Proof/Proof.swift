@@ -62,6 +62,29 @@ public enum Proof {
             rows.append(tiles)
             captions.append(texts)
         }
+        // With `harmonize`, a set under five lights as shot and harmonized, two more rows.
+        var rowNames = samples.map(\.caption)
+        if template.harmonize != nil {
+            guard proceed() else { return nil }
+            let tile = { (output: FinishedOutput) throws(PhotoError) -> Image in
+                try UprightDecode.decode(bytes: output.bytes, size: tileSize(output.size), background: ProofSheet.background,
+                                         limits: DecodeLimits(maxPixels: maxPixels)).image
+            }
+            do throws(PhotoError) {
+                let set = try ProofSet.rows(finisher, shrink: shrink, maxPixels: maxPixels, tile: tile)
+                for (name, part) in [("a set under five lights, as shot", set.before), ("the same set, harmonized", set.after)] {
+                    rowNames.append(name)
+                    rows.append(part.map(\.image))
+                    captions.append(part.map(\.caption))
+                }
+            } catch {
+                failures.append("harmonize set: \(error.message)")
+                rowFailures[rows.count] = "harmonize set: failed: \(error.message)"
+                rowNames.append("harmonize set")
+                rows.append([])
+                captions.append([])
+            }
+        }
         let layout = ProofSheet.layout(rows: rows.map { $0.map { OutputPlan.Size($0.width, $0.height) } },
                                        noted: Set(rowSkips.keys))
         var canvas = Canvas(width: layout.width, height: layout.height, channels: 3, fill: ProofSheet.background)
@@ -70,7 +93,7 @@ public enum Proof {
         labeler?.write("proof · template \(template.name) · \(samples.count) sample photos → \(outputs) outputs",
                        in: layout.title, capHeight: 18, color: [240, 240, 240], onto: &canvas)
         for (r, band) in layout.emptyRows {
-            labeler?.write(rowFailures[r] ?? "\(samples[r].caption): no outputs", in: band, capHeight: 12,
+            labeler?.write(rowFailures[r] ?? "\(rowNames[r]): no outputs", in: band, capHeight: 12,
                            color: [255, 150, 140], onto: &canvas)
         }
         // Skipped crops, said on the sheet beside the row's outputs (amber, like a warning).
@@ -92,7 +115,7 @@ public enum Proof {
                     }
                 }
                 let line = band.height / 2
-                labeler?.write(samples[r].caption, in: PixelRect(x: band.x, y: band.y + 4, width: band.width, height: line - 4),
+                labeler?.write(rowNames[r], in: PixelRect(x: band.x, y: band.y + 4, width: band.width, height: line - 4),
                                capHeight: 11, color: [235, 235, 235], onto: &canvas)
                 labeler?.write(caption, in: PixelRect(x: band.x, y: band.y + line, width: band.width, height: line - 4),
                                capHeight: 11, color: [170, 200, 235], onto: &canvas)

@@ -198,3 +198,39 @@ extension LightEstimate {
         return (rounded(white, 2), rounded(exposure, 3))
     }
 }
+
+extension LightEstimate {
+    /// The median light of `lights`: the white point of the median photo — the one whose white
+    /// is nearest all the others' (the sum of distances in log chromaticity least, each photo
+    /// weighing its `confidence`; `unknown`'s neutral white when none may be trusted) — and the
+    /// median level. Not the median of each channel apart: a set of lamplit and daylit photos
+    /// would get a white none of them has (the daylight's red with the lamps' blue: yellow-green).
+    public static func median(_ lights: [LightEstimate]) -> LightEstimate {
+        guard !lights.isEmpty else { return .unknown }
+        let level = weightedMedian(lights.map { ($0.level, 1) })
+        let trusted = lights.filter { $0.confidence > 0 }
+        func distances(_ light: LightEstimate) -> Double {
+            let c = light.chromaticity
+            return trusted.reduce(0) { sum, other in
+                let o = other.chromaticity, du = c.u - o.u, dv = c.v - o.v
+                return sum + other.confidence * (du * du + dv * dv).squareRoot()
+            }
+        }
+        guard let middle = trusted.min(by: { distances($0) < distances($1) }) else {
+            return LightEstimate(white: [1, 1, 1], level: level, neutral: 0)
+        }
+        return LightEstimate(white: middle.white, level: level, neutral: 1)
+    }
+
+    /// The value at half the total weight, the lower of two when it falls between them.
+    static func weightedMedian(_ values: [(Double, Double)]) -> Double {
+        let sorted = values.sorted { $0.0 < $1.0 }
+        let half = sorted.reduce(0) { $0 + $1.1 } / 2
+        var sum = 0.0
+        for (value, weight) in sorted {
+            sum += weight
+            if sum >= half { return value }
+        }
+        return sorted.last?.0 ?? 0
+    }
+}
