@@ -93,14 +93,15 @@ public struct LightEstimate: Sendable, Equatable, Codable {
         let total = image.width * image.height
         guard total > 0 else { return .unknown }
         let step = max(1, Int((Double(total) / Double(maxSamples)).squareRoot().rounded(.up)))
-        let ch = image.channels, lin = SRGBCurve.linear
-        var levels: [Double] = []
-        levels.reserveCapacity((image.width / step + 1) * (image.height / step + 1))
+        let ch = image.channels, lin = SRGBCurve.linear, ln = Self.lnLinear
+        // Ranks by luminance come from a histogram of log₂ luminance (1/32 EV a bin), the
+        // brightest channels from one of codes per channel: no sorting.
+        var levels = LevelHistogram()
         var candidates: [Sample] = []
-        candidates.reserveCapacity(levels.capacity)
-        // Each channel of each pixel not clipped (clipped ones stay white, whatever the
-        // correction).
-        var peaks: [[Double]] = [[], [], []]
+        candidates.reserveCapacity((image.width / step + 1) * (image.height / step + 1))
+        // Each channel's codes of the pixels not clipped (clipped ones stay white, whatever
+        // the correction).
+        var codes = [[Int]](repeating: [Int](repeating: 0, count: 256), count: 3)
         for y in stride(from: step / 2, to: image.height, by: step) {
             let row = image[y]
             let skips = excluding.filter { y >= $0.y && y < $0.y + $0.height }
@@ -109,27 +110,28 @@ public struct LightEstimate: Sendable, Equatable, Codable {
                 if ch == 4 && p[3] == 0 { continue }
                 let r = lin[Int(p[0])], g = lin[Int(p[1])], b = lin[Int(p[2])]
                 let luminance = Luminance.of(r, g, b)
-                let level = log2(max(luminance, 1.0 / 4096))
-                levels.append(level)
+                let bin = levels.add(log2(max(luminance, 1.0 / 4096)))
                 let clipped = max(p[0], p[1], p[2]) >= clippedCode
-                if !clipped { peaks[0].append(r); peaks[1].append(g); peaks[2].append(b) }
+                if !clipped { codes[0][Int(p[0])] += 1; codes[1][Int(p[1])] += 1; codes[2][Int(p[2])] += 1 }
                 if clipped || luminance < darkest || min(r, g, b) < darkest / 4 { continue }
                 if skips.contains(where: { x >= $0.x && x < $0.x + $0.width }) { continue }
-                candidates.append(Sample(u: log(r / g), v: log(b / g), level: level))
+                candidates.append(Sample(u: ln[Int(p[0])] - ln[Int(p[1])], v: ln[Int(p[2])] - ln[Int(p[1])], bin: bin))
             }
         }
-        guard !levels.isEmpty else { return .unknown }
-        levels.sort()
         let n = levels.count
-        let middle = n >= 4 ? levels[Int(Double(n) * levelBand.low)..<Int(Double(n) * levelBand.high)] : levels[...]
-        let level = middle.reduce(0, +) / Double(middle.count)
-        let low = levels[Int(Double(n) * band.low)], high = levels[min(n - 1, Int(Double(n) * band.high))]
-        candidates.removeAll { $0.level < low || $0.level > high }
+        guard n > 0 else { return .unknown }
+        let level = levels.mean(ranks: levelBand.low..<levelBand.high)
+        let low = levels.bin(atRank: band.low), high = levels.bin(atRank: band.high)
+        candidates.removeAll { $0.bin < low || $0.bin > high }
         // In each channel, the value only `brightest` of the photo's pixels pass.
         let allowed = Int(brightest * Double(n))
-        let headroom = peaks.map { channel -> Double in
-            let top = channel.sorted(by: >)
-            return allowed < top.count ? log2(nearWhite / max(top[allowed], 1e-6)) : 8
+        let headroom = codes.map { counts -> Double in
+            var above = 0
+            for code in stride(from: 255, through: 0, by: -1) {
+                above += counts[code]
+                if above > allowed { return log2(nearWhite / max(lin[code], 1e-6)) }
+            }
+            return 8
         }
         guard candidates.count >= 64, let centre = neutralCentre(candidates) else {
             return LightEstimate(white: [1, 1, 1], level: level, neutral: 0, headroom: headroom)
@@ -149,7 +151,56 @@ public struct LightEstimate: Sendable, Equatable, Codable {
     /// One pixel that may show the light's colour.
     struct Sample {
         var u: Double, v: Double
-        var level: Double
+        /// Its luminance's bin (`LevelHistogram`).
+        var bin: Int
+    }
+
+    /// ln of each code's linear light (ln 0 stands in for 1/4096: dark pixels are left out anyway).
+    static let lnLinear: [Double] = SRGBCurve.linear.map { log(max($0, 1.0 / 4096)) }
+
+    /// Log₂ luminances in bins of 1/32 EV from −12 (1/4096) to 0 (white): ranks and means of
+    /// ranks without sorting (to a bin's width).
+    struct LevelHistogram {
+        static let perEV = 32, lowest = -12.0
+        private(set) var counts = [Int](repeating: 0, count: 12 * 32 + 1)
+        private(set) var sums = [Double](repeating: 0, count: 12 * 32 + 1)
+        private(set) var count = 0
+
+        /// Adds a level (−12 … 0); returns its bin.
+        mutating func add(_ level: Double) -> Int {
+            let bin = max(0, min(counts.count - 1, Int((level - Self.lowest) * Double(Self.perEV))))
+            counts[bin] += 1
+            sums[bin] += level
+            count += 1
+            return bin
+        }
+
+        /// The bin holding the value at rank `fraction` (0 … 1) of all added.
+        func bin(atRank fraction: Double) -> Int {
+            let rank = min(count - 1, Int(fraction * Double(count)))
+            var seen = 0
+            for (bin, n) in counts.enumerated() {
+                seen += n
+                if seen > rank { return bin }
+            }
+            return counts.count - 1
+        }
+
+        /// The mean of the values ranked within `ranks` (fractions of all added); a bin on the
+        /// edge counts by the share of it inside.
+        func mean(ranks: Range<Double>) -> Double {
+            let from = Double(count) * ranks.lowerBound, to = max(from + 1, Double(count) * ranks.upperBound)
+            var seen = 0.0, sum = 0.0, taken = 0.0
+            for (bin, n) in counts.enumerated() where n > 0 {
+                let start = seen, end = seen + Double(n)
+                seen = end
+                let inside = min(end, to) - max(start, from)
+                guard inside > 0 else { continue }
+                sum += sums[bin] / Double(n) * inside
+                taken += inside
+            }
+            return taken > 0 ? sum / taken : Self.lowest
+        }
     }
 
     /// Where the near-neutral pixels sit: the mean of every candidate (ln space: a geometric
