@@ -133,6 +133,37 @@ import Testing
         #expect(p[0] > 100 && p[1] == 100 && p[2] < 100 && p[3] == 77)
     }
 
+    @Test func theCurveAfterResizingIsTheCurveBefore() {
+        // The resampler filters sRGB codes; a gain in linear light is nearly a constant factor
+        // on them, so correcting its output rows (as a photo is finished) gives what correcting
+        // the decoded rows would, to about a code.
+        let shot = Self.shot(kelvin: 3200, ev: -0.6)
+        let curve = LightCurve(LightCorrection(gains: [0.72, 0.97, 1.43], exposure: 0.55))
+        func resized(_ image: Image, curve: LightCurve?) -> Image {
+            let resizer = StreamingResizer(sourceWidth: image.width, sourceHeight: image.height,
+                                           crop: PixelRect(x: 0, y: 0, width: image.width, height: image.height),
+                                           targetWidth: 53, targetHeight: 40, channels: 3)
+            resizer.curve = curve
+            image.withUnsafeRows { rows in for y in 0..<rows.height { resizer.push(UnsafePointer(rows[y])) } }
+            return resizer.finish().finished()
+        }
+        let early = makeImage(width: shot.width, height: shot.height, channels: 3) { x, y in
+            shot.pixel(x, y).enumerated().map { curve.table[$0.offset * 256 + Int($0.element)] }
+        }
+        let before = resized(early, curve: nil), after = resized(shot, curve: curve)
+        var total = 0, largest = 0
+        for y in 0..<after.height {
+            for x in 0..<after.width {
+                for c in 0..<3 {
+                    let d = abs(Int(after.pixel(x, y)[c]) - Int(before.pixel(x, y)[c]))
+                    total += d; largest = max(largest, d)
+                }
+            }
+        }
+        let mean = Double(total) / Double(after.width * after.height * 3)
+        #expect(mean < 0.6 && largest <= 3, "correcting after resizing: mean \(mean), largest \(largest) codes from before")
+    }
+
     @Test func aSetsSpreadIsZeroWhenItsLightsAgree() {
         let light = Self.measure(Self.shot(kelvin: 5000))
         #expect(LightEstimate.spread([light, light, light]) == (0, 0))

@@ -57,3 +57,10 @@ void pf_box_add(int simd, const uint8_t *row, uint16_t *sums, int count, int fir
    `out` (3 bytes a block). `averages` is scratch of `blocks · factor · 3` bytes. */
 void pf_box_row(int simd, const uint16_t *sums, int blocks, int factor, int shift, uint8_t *averages,
                 uint8_t *out);
+
+/* Not the resampler's: harmonize's per-channel correction (Pixels/Colour/LightCurve.swift), on
+   the resampler's output rows. Each of `count` pixels of `channels` (3, or 4: the fourth, alpha,
+   left as it is) bytes, in place: R through table[0…255], G through table[256…511], B through
+   table[512…767]. */
+void pf_table_rgb(uint8_t *pixels, int count, int channels, const uint8_t *table);
+

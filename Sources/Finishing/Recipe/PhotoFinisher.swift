@@ -32,7 +32,7 @@ public struct PhotoFinisher: Sendable {
     ///   - facts: its name and place in the batch, for the template's variables (the EXIF
     ///     facts are read here).
     ///   - light: the batch's correction of this photo (`harmonize`), applied to every row as
-    ///     it leaves the decoder, before any resizing; nil for none.
+    ///     it leaves its resampler, before anything else is done to it; nil for none.
     /// - Returns: the encoded outputs and what was done.
     /// - Throws: `PhotoError` with the report's code.
     public func finish(bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts = PhotoFacts(),
@@ -319,8 +319,12 @@ public struct PhotoFinisher: Sendable {
         if case .streamed(let line) = outputs.first?.way, let planes = line.planes, let jpeg = decoder as? JPEGDecoder {
             try Self.decodePlanes(jpeg, into: planes, limits: limits)
         } else {
+            // The batch's correction (`harmonize`) is made on the rows each resampler gives, at
+            // the size of what it makes (a table lookup: at a web output's size a quarter of
+            // what it costs on the decoded rows).
+            for resizer in resizers + (preview.map { [$0] } ?? []) { resizer.curve = curve }
             try Self.decode(decoder, denominator: denominator, channels: channels,
-                            into: resizers + (preview.map { [$0] } ?? []), limits: limits, curve: curve)
+                            into: resizers + (preview.map { [$0] } ?? []), limits: limits)
         }
         // What the decode found: damage it went on past (`damaged: warn`) first, then the
         // decoder's notes, then the variables'.
@@ -361,29 +365,13 @@ public struct PhotoFinisher: Sendable {
                          shrinkFirst: shrinkFirst)
     }
 
-    /// Decodes every row once, pushing it into each resampler that still wants rows: the one
-    /// place rows leave the decoder (docs/architecture.md, "A photo's recipe").
-    /// - Parameter curve: the batch's correction of the photo (`harmonize`), made on each row
-    ///   as it comes, before any resampler sees it: in linear light, before resizing, in the
-    ///   same pass.
+    /// Decodes every row once, pushing it into each resampler that still wants rows.
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
     static func decode(_ decoder: any PhotoDecoder, denominator: Int, channels: Int,
-                       into resizers: [StreamingResizer], limits: DecodeLimits, curve: LightCurve? = nil) throws(PhotoError) {
-        guard let curve else {
-            try photoErrors {
-                try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
-                    for resizer in resizers where !resizer.isComplete { resizer.push(row) }
-                }
-            }
-            return
-        }
-        let width = decoder.scaledSize(denominator: denominator).width
-        let corrected = UnsafeMutablePointer<UInt8>.allocate(capacity: width * channels)
-        defer { corrected.deallocate() }
+                       into resizers: [StreamingResizer], limits: DecodeLimits) throws(PhotoError) {
         try photoErrors {
             try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
-                curve.apply(row, into: corrected, width: width, channels: channels)
-                for resizer in resizers where !resizer.isComplete { resizer.push(UnsafePointer(corrected)) }
+                for resizer in resizers where !resizer.isComplete { resizer.push(row) }
             }
         }
     }
@@ -393,7 +381,7 @@ public struct PhotoFinisher: Sendable {
     /// full resolution, turned or flipped upside down (so held whole), from a YCbCr file with
     /// halved chroma and even sides (chroma over 2 samples wide: libjpeg filters narrower
     /// chroma otherwise). Nil otherwise: rows, as for everything else — and for a template that
-    /// harmonizes (its correction is made on the decoder's rows).
+    /// harmonizes (its correction is made on the rows its resamplers give).
     static func planarChroma(_ decoder: any PhotoDecoder, template: Template, plans: [OutputPlan], orientation: Int) -> Int? {
         let info = decoder.info
         let stored = OutputPlan.Size(info.width, info.height)

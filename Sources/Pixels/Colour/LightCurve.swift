@@ -1,8 +1,11 @@
 import Foundation
+internal import CResample
 
 /// A `LightCorrection` as three 8-bit tables, one per channel, applied to rows as they come
-/// (docs/reference.md, `harmonize`). Each table multiplies linear light by the channel's gain
-/// and bends only near white, so that
+/// out of the resampler (docs/reference.md, `harmonize`: a gain in linear light is nearly a
+/// constant factor on the sRGB codes the resampler filters, so before or after it is the same
+/// to about a code). Each table multiplies linear light by the channel's gain and bends only
+/// near white, so that
 /// - a clipped white stays white (a lowered channel rises back to full at the top instead of
 ///   tinting a blown sky), and
 /// - a raised channel eases into white instead of clipping: no channel clips that did not.
@@ -64,33 +67,7 @@ public struct LightCurve: Sendable {
     ///   - row: `width` pixels of `channels` (3 or 4; alpha is left as it is).
     @inline(__always)
     public func apply(_ row: UnsafeMutablePointer<UInt8>, width: Int, channels: Int) {
-        table.withUnsafeBufferPointer { t in
-            let t = t.baseAddress!
-            var p = row
-            for _ in 0..<width {
-                p[0] = t[Int(p[0])]
-                p[1] = t[256 + Int(p[1])]
-                p[2] = t[512 + Int(p[2])]
-                p += channels
-            }
-        }
-    }
-
-    /// Corrects one row into `out` (the decoder's rows are read-only).
-    @inline(__always)
-    public func apply(_ row: UnsafePointer<UInt8>, into out: UnsafeMutablePointer<UInt8>, width: Int, channels: Int) {
-        table.withUnsafeBufferPointer { t in
-            let t = t.baseAddress!
-            var p = row, q = out
-            for _ in 0..<width {
-                q[0] = t[Int(p[0])]
-                q[1] = t[256 + Int(p[1])]
-                q[2] = t[512 + Int(p[2])]
-                if channels == 4 { q[3] = p[3] }
-                p += channels
-                q += channels
-            }
-        }
+        table.withUnsafeBufferPointer { pf_table_rgb(row, Int32(width), Int32(channels), $0.baseAddress) }
     }
 
     /// Corrects rows already lent (an image) in place.

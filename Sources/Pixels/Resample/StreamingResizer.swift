@@ -181,6 +181,10 @@ public final class StreamingResizer {
     /// they are ignored).
     public var isComplete: Bool { nextOutputRow == targetHeight }
 
+    /// A correction every output row goes through before its sink sees it (`harmonize`: the
+    /// batch's light, at the output's size); nil for none. Set it before the first row.
+    public var curve: LightCurve?
+
     /// Takes the next source row.
     /// - Parameter row: `sourceWidth * channels` bytes of source row number
     ///   "rows pushed so far"; read only during the call.
@@ -205,6 +209,7 @@ public final class StreamingResizer {
         if horizontal.isIdentity && vertical.isIdentity {
             // Same size: a crop, copied straight through.
             sink.rowBuffer(r).update(from: source, count: ringRowBytes)
+            curve?.apply(sink.rowBuffer(r), width: targetWidth, channels: channels)
             sink.rowWritten(r)
             nextOutputRow += 1
             return
@@ -352,6 +357,7 @@ public final class StreamingResizer {
             pf_resample_columns(simd, windowRows, windowWeights, Int32(pairs), Int32(count), out)
         }
         if premultiplies { unpremultiply(out, pixels: targetWidth) }
+        curve?.apply(out, width: targetWidth, channels: channels)
     }
 }
 
