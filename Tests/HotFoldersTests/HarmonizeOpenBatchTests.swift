@@ -40,17 +40,6 @@ import Testing
         return limits
     }
 
-    /// What an early worker does for one task, with the batch's one runner (shared by its tasks).
-    func finishEarly(_ batch: ClaimedBatch, _ name: FileName, photo: Int, runner: BatchRunner) async throws -> EarlyItem {
-        let folder = EarlyJournal.outputFolder(photo, batchFolder: batch.folder)
-        try Files.makeDirectories(folder)
-        let source = BatchRunner.Source(path: FilePath(batch.folder).appending("src").appending(name), file: name)
-        try EarlyJournal.started(photo, source: name, folder: batch.folder)
-        let early = await runner.finishEarly(source, photo: photo, batch: batch.id, folder: folder)
-        try EarlyJournal.done(photo, source: name, early: early, folder: batch.folder)
-        return early
-    }
-
     func finish(_ batch: ClaimedBatch) async throws -> Report {
         guard case .finished(let report, _) = try await BatchWork.finish(batch, limits: limits, stop: StopRequest(), log: .silent) else {
             throw SystemError("finish", batch.folder, errno: EIO)
@@ -64,8 +53,8 @@ import Testing
         let opened = try #require(try Claim.claim(["a.jpg", "b.jpg"], layout: layout, inbox: "shop", template: Self.template,
                                                   order: .name, open: true).batch)
         let runner = BatchRunner(template: try Self.template.template(), limits: limits, inbox: "shop")
-        let a = try await finishEarly(opened, "a.jpg", photo: 1, runner: runner)
-        let b = try await finishEarly(opened, "b.jpg", photo: 2, runner: runner)
+        let a = try await OpenBatchTests.finishEarly(opened, "a.jpg", photo: 1, runner: runner)
+        let b = try await OpenBatchTests.finishEarly(opened, "b.jpg", photo: 2, runner: runner)
         #expect(a.item.outputs?.first?.applied.harmonize?.correction.isNone == true, "alone, a photo is its set's light")
         try drop([("c.jpg", 3200)], into: layout)
         let grown = try #require(try Claim.add(["c.jpg"], to: opened).0.batch)
@@ -86,7 +75,7 @@ import Testing
         let opened = try #require(try Claim.claim(["c.jpg"], layout: layout, inbox: "shop", template: Self.template,
                                                   order: .name, open: true).batch)
         let runner = BatchRunner(template: try Self.template.template(), limits: limits, inbox: "shop")
-        let c = try await finishEarly(opened, "c.jpg", photo: 1, runner: runner)
+        let c = try await OpenBatchTests.finishEarly(opened, "c.jpg", photo: 1, runner: runner)
         #expect(c.item.outputs?.first?.applied.harmonize?.correction.isNone == true)
         try drop([("a.jpg", 5600), ("b.jpg", 5400)], into: layout)
         let grown = try #require(try Claim.add(["a.jpg", "b.jpg"], to: opened).0.batch)

@@ -54,6 +54,11 @@ import Testing
     /// What the daemon's early workers do for one task: finish it into `early/<n>/`, journaled.
     func finishEarly(_ batch: ClaimedBatch, _ name: FileName, photo: Int) async throws -> EarlyItem {
         let runner = BatchRunner(template: try batch.manifest.template.template(), limits: limits, inbox: "shop")
+        return try await Self.finishEarly(batch, name, photo: photo, runner: runner)
+    }
+
+    /// The same with a runner of the caller's (one for all of a batch's tasks).
+    static func finishEarly(_ batch: ClaimedBatch, _ name: FileName, photo: Int, runner: BatchRunner) async throws -> EarlyItem {
         let folder = EarlyJournal.outputFolder(photo, batchFolder: batch.folder)
         try Files.makeDirectories(folder)
         let source = BatchRunner.Source(path: FilePath(batch.folder).appending("src").appending(name), file: name)

@@ -63,14 +63,15 @@ public enum ReportHTML {
         if c.skippedOutputs > 0 {
             counts += "<li><b>\(c.skippedOutputs)</b> crop\(c.skippedOutputs == 1 ? "" : "s") skipped</li>"
         }
+        // With harmonize, a line of its own (none without: the page as it always was).
+        let light = r.harmonize.map { "\n<p class=\"when\">\(e(LightWords.summary($0)))</p>" } ?? ""
         return """
         <header>
         <h1>Batch \(e(r.batch))</h1>
         <p class="status \(r.status.rawValue)">\(e(ReportText.statusWords(r.status)))</p>
         <ul class="counts">\(counts)</ul>
         <p class="when">Template <b>\(e(r.template.name))</b>\(r.inbox.map { " · hot folder <b>\(e($0))</b>" } ?? "")
-        · started \(e(HumanTime.words(isoUTC: r.started))) · finished \(e(HumanTime.words(isoUTC: r.finished)))</p>
-        \(r.harmonize.map { "<p class=\"when\">\(e(LightWords.summary($0)))</p>" } ?? "")
+        · started \(e(HumanTime.words(isoUTC: r.started))) · finished \(e(HumanTime.words(isoUTC: r.finished)))</p>\(light)
         </header>
 
         """

@@ -128,26 +128,17 @@ public enum SampleSet {
 
     private static let encodeTable: [UInt8] = (0..<65536).map { SRGBCurve.code(Double($0) / 65535) }
 
-    /// A small deterministic generator (SplitMix64): the same scene every time.
-    struct Random {
-        var state: UInt64
-        init(seed: UInt64) { state = seed }
+    /// The scene's sun and grain: the same every time.
+    typealias Random = SplitMix
+}
 
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
+extension SplitMix {
+    /// 0 ..< 1.
+    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 
-        /// 0 ..< 1.
-        mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
-
-        /// Standard normal (Box–Muller).
-        mutating func normal() -> Double {
-            let u = max(unit(), 1e-12), v = unit()
-            return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
-        }
+    /// Standard normal (Box–Muller).
+    mutating func normal() -> Double {
+        let u = max(unit(), 1e-12), v = unit()
+        return (-2 * log(u)).squareRoot() * cos(2 * .pi * v)
     }
 }

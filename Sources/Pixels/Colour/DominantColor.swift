@@ -159,11 +159,12 @@ public enum DominantColor {
     }
 }
 
-/// A tiny deterministic generator (SplitMix64), so clustering repeats exactly.
-struct SplitMix {
+/// A tiny deterministic generator (SplitMix64), so clustering repeats exactly (and the sample
+/// scenes are the same every time).
+public struct SplitMix: Sendable {
     var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
+    public init(seed: UInt64) { state = seed }
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
