@@ -41,31 +41,38 @@ for a, b in zip(pr["items"], hr["items"]):
         continue
     rec = b["outputs"][0]["applied"].get("harmonize") or {}
     g, ev = rec.get("gains", [1, 1, 1]), rec.get("exposure", 0)
-    words = "gains %.2f %.2f %.2f · %+.2f EV" % (g[0], g[1], g[2], ev) + (" · again" if rec.get("again") else "")
+    words = ["gains %.2f %.2f %.2f" % (g[0], g[1], g[2]), "%+.2f EV" % ev + (" · again" if rec.get("again") else "")]
     tiles = []
     for folder, item in ((pdir, a), (hdir, b)):
         im = Image.open(folder + "/" + item["outputs"][0]["file"]).convert("RGB")
         tiles.append(im.resize((max(1, im.width * H // im.height), H)))
     pairs.append((a["source"], words, tiles))
 rows = [pairs[i:i + per] for i in range(0, len(pairs), per)]
-pad, label = 6, 30
-width = max(sum(t[2][0].width + pad for t in row) for row in rows) + pad
+pad, label = 6, 44
+def fit(text, width):  # a label cut to its tile's width
+    while text and draw_probe.textlength(text, font=font) > width - 2:
+        text = text[:-1]
+    return text
+draw_probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
 height = 34 + sum(2 * H + label + 3 * pad for _ in rows)
-sheet = Image.new("RGB", (width, height), (34, 34, 34))
-draw = ImageDraw.Draw(sheet)
 s = hr.get("harmonize", {}).get("spread", {})
 title = "%s: as shot (upper) and harmonize: true (lower)" % name
 if s:
     title += " · white points ΔE %.1f → %.1f apart, exposures %.2f → %.2f EV" % (
         s["before"]["white"], s["after"]["white"], s["before"]["exposure"], s["after"]["exposure"])
+width = max(max(sum(t[2][0].width + pad for t in row) for row in rows) + pad,
+            int(draw_probe.textlength(title, font=font)) + 2 * pad)
+sheet = Image.new("RGB", (width, height), (34, 34, 34))
+draw = ImageDraw.Draw(sheet)
 draw.text((pad, 10), title, fill=(235, 235, 235), font=font)
 y = 34
 for row in rows:
     x = pad
     for source, words, (before, after) in row:
         sheet.paste(before, (x, y)); sheet.paste(after, (x, y + H + pad))
-        draw.text((x, y + 2 * H + pad + 3), source[:28], fill=(220, 220, 220), font=font)
-        draw.text((x, y + 2 * H + pad + 16), words, fill=(150, 190, 230), font=font)
+        draw.text((x, y + 2 * H + pad + 3), fit(source, before.width), fill=(220, 220, 220), font=font)
+        for n, line in enumerate(words):
+            draw.text((x, y + 2 * H + pad + 16 + 13 * n), fit(line, before.width), fill=(150, 190, 230), font=font)
         x += before.width + pad
     y += 2 * H + label + 3 * pad
 sheet.save(out, quality=85)
