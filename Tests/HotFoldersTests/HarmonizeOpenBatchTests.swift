@@ -12,6 +12,8 @@ import Testing
 /// then, and done again at the close only when the fixed reference moves its correction visibly.
 @Suite(.serialized) struct HarmonizeOpenBatchTests {
     static let scene = SampleSet.street(width: 240, height: 180)
+    /// The batch locks of this test, as one service holds them.
+    let locks = BatchLocks()
     /// The template file, as a batch keeps it in its manifest.
     static let template: TemplateSnapshot = {
         let path = NSTemporaryDirectory() + "pf-harmonize-\(UInt32.random(in: 0...UInt32.max)).json5"
@@ -41,7 +43,7 @@ import Testing
     }
 
     func finish(_ batch: ClaimedBatch) async throws -> Report {
-        guard case .finished(let report, _) = try await BatchWork.finish(batch, limits: limits, stop: StopRequest(), log: .silent) else {
+        guard case .finished(let report, _, _) = try await BatchWork.finish(batch, limits: limits, stop: StopRequest(), log: .silent) else {
             throw SystemError("finish", batch.folder, errno: EIO)
         }
         return report
@@ -51,7 +53,7 @@ import Testing
         let layout = try hotFolder()
         try drop([("a.jpg", 5600), ("b.jpg", 5400)], into: layout)
         let opened = try #require(try Claim.claim(["a.jpg", "b.jpg"], layout: layout, inbox: "shop", template: Self.template,
-                                                  order: .name, open: true).batch)
+                                                  order: .name, locks: locks, open: true).batch)
         let runner = BatchRunner(template: try Self.template.template(), limits: limits, inbox: "shop")
         let a = try await OpenBatchTests.finishEarly(opened, "a.jpg", photo: 1, runner: runner)
         let b = try await OpenBatchTests.finishEarly(opened, "b.jpg", photo: 2, runner: runner)
@@ -73,7 +75,7 @@ import Testing
         let layout = try hotFolder()
         try drop([("c.jpg", 3200)], into: layout)
         let opened = try #require(try Claim.claim(["c.jpg"], layout: layout, inbox: "shop", template: Self.template,
-                                                  order: .name, open: true).batch)
+                                                  order: .name, locks: locks, open: true).batch)
         let runner = BatchRunner(template: try Self.template.template(), limits: limits, inbox: "shop")
         let c = try await OpenBatchTests.finishEarly(opened, "c.jpg", photo: 1, runner: runner)
         #expect(c.item.outputs?.first?.applied.harmonize?.correction.isNone == true)
