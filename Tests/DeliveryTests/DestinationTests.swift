@@ -76,4 +76,14 @@ struct DestinationTests {
         #expect(listing.contains("b1/thumbs/a.jpg") && listing.contains("b1/report.json"))
         #expect(zip.token.count == 8 && zip.token != all.token)
     }
+
+    @Test func anS3ETagIsTheMD5OfASinglePartUploadOnly() throws {
+        #expect(Courier.singlePartETag("\"9E107D9D372BB6826BD81D3542A419D6\"") == "9e107d9d372bb6826bd81d3542a419d6")
+        #expect(Courier.singlePartETag("9e107d9d372bb6826bd81d3542a419d6") == "9e107d9d372bb6826bd81d3542a419d6")
+        #expect(Courier.singlePartETag("\"9e107d9d372bb6826bd81d3542a419d6-3\"") == nil)
+        #expect(Courier.singlePartETag(nil) == nil && Courier.singlePartETag("\"\"") == nil)
+        let file = try TemporaryFolder.make("md5") + "/fox.txt"
+        try Data("The quick brown fox jumps over the lazy dog".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(try MD5.hex(ofFile: file) == "9e107d9d372bb6826bd81d3542a419d6")
+    }
 }

@@ -75,13 +75,14 @@ extension DeliveryServerTests {
         let server = try S3Server(dir: dir, program: program)
         defer { server.stop() }
         try server.makeBucket("photos")
+        let (key, secret) = try server.login()
         // moto keeps a bucket per region: the default region (us-east-1), where the test's own
-        // plain requests look. moto checks no login (no wrong one to refuse), keeps objects in memory (a restart
-        // loses them, so the server is not stopped) and has no disk to fill: the delivery, and
-        // the daemon killed in the middle of one, are what it can tell.
+        // requests look. It keeps objects in memory (a restart loses them, so the server is not
+        // stopped) and has no disk to fill: the delivery, a wrong secret refused, and the daemon
+        // killed in the middle of a delivery are what it can tell.
         let story = try DeliveryStory(
-            name: "s3", to: "s3://photos/jobs/?endpoint=\(server.endpoint)", wrongTo: nil,
-            credentials: "client: { accessKey: \"AKIAPHOTOFINISHTEST\", secretKey: \"pf-s3-secret\" }")
+            name: "s3", to: "s3://photos/jobs/?endpoint=\(server.endpoint)", wrongTo: "s3://photos/other/?endpoint=\(server.endpoint)",
+            credentials: "client: { accessKey: \"\(key)\", secretKey: \"\(secret)\" }, wrong: { accessKey: \"\(key)\", secretKey: \"nope\" }")
         try story.run(received: { batch in
             var out: [String: [UInt8]] = [:]
             for key in server.keys("photos") where key.hasPrefix("jobs/\(batch)/") {

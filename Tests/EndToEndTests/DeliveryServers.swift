@@ -240,7 +240,8 @@ final class SMTPServer: ForegroundServer {
 }
 
 /// moto's S3 server (`scripts/s3-server` installs it from PyPI into a virtual environment of its
-/// own), objects in memory, read back by the test with plain GETs.
+/// own), objects in memory, read back by the test with signed GETs. `login()` makes it check
+/// logins as S3 does: an IAM user with a key of moto's making, every other key or secret refused.
 final class S3Server: ForegroundServer {
     static func program() -> String? {
         if let given = ProcessInfo.processInfo.environment["PF_S3_SERVER"] { return given }
@@ -250,6 +251,9 @@ final class S3Server: ForegroundServer {
         return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// The key the test signs with (moto's own after `login()`).
+    private(set) var accessKey = "AKIAPHOTOFINISHTEST", secretKey = "pf-s3-secret"
+
     init(dir: String, program: String) throws {
         super.init(name: "moto", dir: dir) { port in (program, ["-H", "127.0.0.1", "-p", "\(port)"], [:]) }
         try start()
@@ -257,11 +261,50 @@ final class S3Server: ForegroundServer {
 
     var endpoint: String { "http://127.0.0.1:\(port)" }
 
+    /// Makes an IAM user allowed everything with a key (moto draws its secret), then turns
+    /// moto's login checks on (`/moto-api/reset-auth`): from here every request must be signed
+    /// with that key. Returns the key.
+    func login() throws -> (accessKey: String, secretKey: String) {
+        func iam(_ form: String) throws -> String {
+            let r = try Harness.exec("/usr/bin/curl", ["-sf", "--user", "\(accessKey):\(secretKey)", "--aws-sigv4", "aws:amz:us-east-1:iam",
+                                                      "-d", form + "&Version=2010-05-08", endpoint + "/"], deadline: .seconds(30))
+            guard r.status == 0 else {
+                Issue.record("IAM \(form) failed: \(r.stderr)")
+                throw POSIXError(.EIO)
+            }
+            return r.stdout
+        }
+        _ = try iam("Action=CreateUser&UserName=studio")
+        let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"*","Resource":"*"}]}"#
+        _ = try iam("Action=PutUserPolicy&UserName=studio&PolicyName=all&PolicyDocument="
+                    + policy.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
+        let made = try iam("Action=CreateAccessKey&UserName=studio")
+        func field(_ name: String) -> String? {
+            made.components(separatedBy: "<\(name)>").dropFirst().first?.components(separatedBy: "</\(name)>").first
+        }
+        guard let key = field("AccessKeyId"), let secret = field("SecretAccessKey") else {
+            Issue.record("no access key in \(made)")
+            throw POSIXError(.EIO)
+        }
+        let on = try Harness.exec("/usr/bin/curl", ["-sSf", "-X", "POST", "-H", "Content-Type: text/plain", "--data-binary", "0", endpoint + "/moto-api/reset-auth"], deadline: .seconds(30))
+        guard on.status == 0 else {
+            Issue.record("moto did not turn its login checks on: \(on.stderr)")
+            throw POSIXError(.EIO)
+        }
+        (accessKey, secretKey) = (key, secret)
+        return (key, secret)
+    }
+
+    /// curl's options for a signed S3 request without a body (S3 wants the payload's hash on
+    /// every request).
+    private var signed: [String] {
+        ["-sf", "--user", "\(accessKey):\(secretKey)", "--aws-sigv4", "aws:amz:us-east-1:s3",
+         "-H", "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"]
+    }
+
     /// A GET of `key` in `bucket`: its bytes, or nil.
     func object(_ bucket: String, _ key: String) -> [UInt8]? {
-        // Signed, as the objects were put (moto answers some plain reads of them 403).
-        guard let r = try? Harness.exec("/usr/bin/curl", ["-sf", "--user", "AKIAPHOTOFINISHTEST:pf-s3-secret", "--aws-sigv4", "aws:amz:us-east-1:s3",
-                                                          "\(endpoint)/\(bucket)/\(key)", "-o", dir + "/got"], deadline: .seconds(30)),
+        guard let r = try? Harness.exec("/usr/bin/curl", signed + ["\(endpoint)/\(bucket)/\(key)", "-o", dir + "/got"], deadline: .seconds(30)),
               r.status == 0 else {
             Issue.record("GET \(bucket)/\(key) failed")
             return nil
@@ -271,7 +314,7 @@ final class S3Server: ForegroundServer {
 
     /// The keys in `bucket`.
     func keys(_ bucket: String) -> [String] {
-        guard let r = try? Harness.exec("/usr/bin/curl", ["-sf", "\(endpoint)/\(bucket)?list-type=2"], deadline: .seconds(30)) else { return [] }
+        guard let r = try? Harness.exec("/usr/bin/curl", signed + ["\(endpoint)/\(bucket)?list-type=2"], deadline: .seconds(30)) else { return [] }
         return r.stdout.components(separatedBy: "<Key>").dropFirst().compactMap { $0.components(separatedBy: "</Key>").first }.sorted()
     }
 

@@ -115,7 +115,18 @@ final class Courier {
                 return theirs == file.sha256 ? .same(.sha256) : .different("its SHA-256 is \(theirs ?? checksum), sent \(file.sha256)")
             }
             let size = Int(response.headers["content-length"] ?? "")
-            return size == file.bytes ? .same(.size) : .different("\(size.map(String.init) ?? "no") bytes, sent \(file.bytes)")
+            guard size == file.bytes else { return .different("\(size.map(String.init) ?? "no") bytes, sent \(file.bytes)") }
+            // A single-part upload's ETag is the MD5 of its bytes (a multipart one's has a '-').
+            if let etag = Self.singlePartETag(response.headers["etag"]) {
+                let ours: String
+                do throws(SystemError) {
+                    ours = try MD5.hex(ofFile: file.local)
+                } catch {
+                    throw Failure("cannot read \(file.local) to check the server's ETag: \(error)", retryable: false)
+                }
+                return etag == ours ? .same(.etag) : .different("its ETag (MD5) is \(etag), sent \(ours)")
+            }
+            return .same(.size)
         case .mailto:
             preconditionFailure("a mail is accepted, not read back")
         default:
@@ -166,6 +177,15 @@ final class Courier {
             }
             collections.insert(path)
         }
+    }
+
+    /// The MD5 an S3 ETag holds (32 hex digits, quoted or not), or nil: none, or a multipart
+    /// upload's (`"<md5 of the parts' md5s>-<parts>"`), which is no hash of the bytes.
+    static func singlePartETag(_ etag: String?) -> String? {
+        guard let etag else { return nil }
+        let bare = etag.trimmingCharacters(in: CharacterSet(charactersIn: "\" ")).lowercased()
+        guard bare.utf8.count == 32, bare.utf8.allSatisfy({ (48...57).contains($0) || (97...102).contains($0) }) else { return nil }
+        return bare
     }
 
     static func folder(of name: String) -> String {

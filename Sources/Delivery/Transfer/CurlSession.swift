@@ -134,6 +134,9 @@ final class CurlSession {
         }
     }
 
+    /// The SHA-256 of no bytes.
+    static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
     // MARK: The one place a request is made
 
     private func perform(_ url: String, headers: [String] = [], after: [String] = [], reader: Reader? = nil,
@@ -145,8 +148,16 @@ final class CurlSession {
             curl_slist_free_all(headerList)
             curl_slist_free_all(afterList)
         }
-        // No "100-continue" round trip before each file.
-        for line in headers + (settings.destination.kind.isHTTP ? ["Expect:"] : []) { headerList = curl_slist_append(headerList, line) }
+        // No "100-continue" round trip before each file (WebDAV). Not for S3: libcurl's SigV4
+        // (7.88) signs the empty "Expect:" it then leaves out, and the server refuses the
+        // signature; an S3 request is signed with its payload's hash (x-amz-content-sha256,
+        // which S3 requires on every request), an empty one's unless the caller gives its own.
+        let kind = settings.destination.kind
+        var extra = kind == .webdav || kind == .webdavs ? ["Expect:"] : []
+        if kind == .s3, !headers.contains(where: { $0.lowercased().hasPrefix("x-amz-content-sha256:") }) {
+            extra.append("x-amz-content-sha256: " + Self.emptySHA256)
+        }
+        for line in headers + extra { headerList = curl_slist_append(headerList, line) }
         for line in after { afterList = curl_slist_append(afterList, line) }
         let collector = HeaderCollector()
         let stop = StopFlag(shouldStop)
@@ -287,8 +298,13 @@ final class CurlSession {
         guard !(200..<300).contains(code) else { return nil }
         let said = Self.words(response.body)
         let text = "\(what): the server answered \(code)" + (said.isEmpty ? "" : ": " + String(said.prefix(300)))
+        // S3 answers a key it does not know, or a wrong secret, 403 with its code in the body.
+        let login = code == 401 || (code == 403 && ["InvalidAccessKeyId", "SignatureDoesNotMatch"].contains { response.body.contains($0) })
         switch code {
-        case 401, 403:
+        case _ where login:
+            return Failure("\(what): the server refused the login (\(code)" + (said.isEmpty ? "" : ": " + String(said.prefix(300)))
+                           + "): check the credentials entry \(settings.credentials ?? "(none named)")", retryable: false)
+        case 403:
             return Failure(text + " (check the credentials entry \(settings.credentials ?? "(none named)"))", retryable: false)
         case 507:
             return Failure(text + " (its disk is full)", retryable: true)
