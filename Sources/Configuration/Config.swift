@@ -33,6 +33,8 @@ public struct Config: Sendable, Equatable {
         /// Its `approve`, `notify` and `shareExpires`, each its own or else the config's
         /// (ShareConfig.swift; resolved at load).
         public var sharing = ShareSettings()
+        /// Its own `duplicates`, else the config's (resolved at load).
+        public var duplicates: Duplicates = .finish
 
         public init(name: String, root: String, template: String) {
             self.name = name
@@ -45,14 +47,27 @@ public struct Config: Sendable, Equatable {
     public enum Lifetime: Sendable, Equatable, CustomStringConvertible {
         case forever
         case duration(Duration)
+        /// `keep.originals` only: until every destination of the batch has its files verified
+        /// (README "Delivering finished photos").
+        case untilDelivered
 
-        /// `"forever"`, or the duration as the config writes it (`"30d"`, `"12h"`).
+        /// `"forever"`, `"until-delivered"`, or the duration as the config writes it (`"30d"`, `"12h"`).
         public var description: String {
             switch self {
             case .forever: "forever"
             case .duration(let d): Config.words(d)
+            case .untilDelivered: "until-delivered"
             }
         }
+    }
+
+    /// What a hot folder does with a photo dropped again, the same bytes as one it finished
+    /// (reference: Duplicates).
+    public enum Duplicates: String, Sendable, Equatable, CaseIterable {
+        /// Finished again, like any photo (the default).
+        case finish
+        /// Not finished: listed in the report as `duplicate`, with the batch it was finished in.
+        case skip
     }
 
     /// `keep` (reference: Retention and free space): how long finished batches stay in `out/`,
@@ -114,6 +129,8 @@ public struct Config: Sendable, Equatable {
     /// Below this much free space on a hot folder's file system nothing new is claimed there
     /// (every hot folder without its own `minFreeSpace`); nil: no minimum.
     public var minFreeSpace: Int?
+    /// What every hot folder without its own `duplicates` does with a photo dropped again.
+    public var duplicates: Duplicates = .finish
 
     // Delivery's keys (DeliveryConfig.swift).
     /// Where finished batches are delivered, for every hot folder without its own `deliver`.
@@ -243,12 +260,12 @@ public struct Config: Sendable, Equatable {
 enum ConfigRules {
     static let rootKeys = ["templatesDir", "inboxes", "settle", "quiet", "maxWait", "maxBatch",
                            "rescanInterval", "pollInterval", "staleAfter", "workers", "memoryBudget", "maxPixels",
-                           "maxFileBytes", "itemTimeout", "onBatch", "metricsFile", "keep", "minFreeSpace"]
+                           "maxFileBytes", "itemTimeout", "onBatch", "metricsFile", "keep", "minFreeSpace", "duplicates"]
                            + WebConfigRules.rootKeys
                            + DeliveryConfigRules.rootKeys
                            + ClusterConfigRules.rootKeys
                            + ShareConfigRules.keys
-    static let inboxKeys = ["name", "root", "template", "onBatch", "keep", "minFreeSpace", "deliver"] + ShareConfigRules.keys
+    static let inboxKeys = ["name", "root", "template", "onBatch", "keep", "minFreeSpace", "deliver", "duplicates"] + ShareConfigRules.keys
     static let keepKeys = ["out", "originals", "failed"]
     /// The longest `keep`: a hundred years (a longer one is a typo for `"forever"`).
     static let longestKeep = 100 * 365.0 * 86_400
@@ -267,6 +284,7 @@ enum ConfigRules {
         if let value = root["keep"] { globalKeep = keep(value, at: [.key("keep")], doc: &doc) }
         config.keep = globalKeep.over(Config.Keep())
         if let value = root["minFreeSpace"] { config.minFreeSpace = size(value, at: [.key("minFreeSpace")], doc: &doc) }
+        if let value = root["duplicates"], let d = duplicates(value, at: [.key("duplicates")], doc: &doc) { config.duplicates = d }
         DeliveryConfigRules.read(root, into: &config, &doc)
         DeliveryConfigRules.check(config.deliver, at: [.key("deliver")], mail: config.mail, doc: &doc)
         config.sharing = ShareConfigRules.read(root, at: [], over: ShareSettings(), doc: &doc)
@@ -341,15 +359,27 @@ enum ConfigRules {
         }
     }
 
-    /// Reads `keep: { out, originals, failed }`: each `"forever"` or a duration.
+    /// Reads `duplicates`: `"finish"` or `"skip"`.
+    static func duplicates(_ value: JSON5Value, at path: [KeyPathComponent], doc: inout JSON5Document) -> Config.Duplicates? {
+        guard case .string(let text) = value, let d = Config.Duplicates(rawValue: text) else {
+            doc.fail(path, "must be \"finish\" (a photo dropped again is finished again) or \"skip\" (listed as duplicate, not finished), got \(value.shown)")
+            return nil
+        }
+        return d
+    }
+
+    /// Reads `keep: { out, originals, failed }`: each `"forever"` or a duration (`originals`
+    /// also `"until-delivered"`).
     static func keep(_ value: JSON5Value, at path: [KeyPathComponent], doc: inout JSON5Document) -> PartialKeep {
         var keep = PartialKeep()
         guard let members = doc.object(value, at: path, allowed: keepKeys) else { return keep }
         func lifetime(_ key: String) -> Config.Lifetime? {
             guard let value = members[key] else { return nil }
             if case .string("forever") = value { return .forever }
+            if key == "originals", case .string("until-delivered") = value { return .untilDelivered }
             guard case .string(let text) = value, let d = Config.parseDuration(text, atMost: longestKeep), d > .zero else {
-                doc.fail(path + [.key(key)], "must be \"forever\" or a duration like \"30d\", \"12h\" (how long \(key)/<batch-id>/ folders are kept after their batch was claimed), got \(value.shown)")
+                let also = key == "originals" ? ", or \"until-delivered\" (until every destination of the batch has it)" : ""
+                doc.fail(path + [.key(key)], "must be \"forever\" or a duration like \"30d\", \"12h\" (how long \(key)/<batch-id>/ folders are kept after their batch was claimed)\(also), got \(value.shown)")
                 return nil
             }
             return .duration(d)
@@ -437,12 +467,23 @@ enum ConfigRules {
                 deliver = DeliveryConfigRules.destinations(value, at: entryPath + [.key("deliver")], doc: &doc)
                 DeliveryConfigRules.check(deliver, at: entryPath + [.key("deliver")], mail: defaults.mail, doc: &doc)
             }
+            var duplicates = defaults.duplicates
+            if let value = members["duplicates"] {
+                duplicates = Self.duplicates(value, at: entryPath + [.key("duplicates")], doc: &doc) ?? duplicates
+            }
+            let keep = ownKeep.over(defaults.keep)
+            if keep.originals == .untilDelivered && deliver.isEmpty {
+                doc.fail(entryPath + [.key(ownKeep.originals == nil ? "name" : "keep")],
+                         "keep.originals is \"until-delivered\" but inbox \"\(name)\" has no destination (deliver): its originals would be kept for ever; give it a deliver list, or its own keep: { originals: \"forever\" }")
+                ok = false
+            }
             if ok {
                 var inbox = Config.Inbox(name: name, root: root, template: template)
                 inbox.deliver = deliver
                 inbox.onBatch = hooks
+                inbox.duplicates = duplicates
                 // Its own keys over the config's, key by key.
-                inbox.keep = ownKeep.over(defaults.keep)
+                inbox.keep = keep
                 inbox.minFreeSpace = minFreeSpace ?? defaults.minFreeSpace
                 inbox.sharing = ShareConfigRules.read(members, at: entryPath, over: defaults.sharing, doc: &doc)
                 inboxes.append(inbox)

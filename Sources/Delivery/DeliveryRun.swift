@@ -45,6 +45,21 @@ public enum DeliveryRun {
         }
     }
 
+    /// True when the batch whose journals are in `folder` (`.work/deliveries/<batch-id>`) has at
+    /// least one and every one is delivered: what `keep.originals: "until-delivered"` waits for.
+    /// A journal that cannot be read counts as not delivered (the originals stay).
+    public static func allDelivered(folder: String) -> Bool {
+        let journals = Files.textNames(in: folder).filter { $0.hasSuffix(".json") }
+        guard !journals.isEmpty else { return false }
+        return journals.allSatisfy { name in
+            do throws(SystemError) {
+                return try read(folder + "/" + name)?.phase == .delivered
+            } catch {
+                return false
+            }
+        }
+    }
+
     public static func write(_ journal: DeliveryJournal, to path: String) throws(SystemError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -6,10 +6,11 @@ extension Retention.Keep {
     public init(_ keep: Config.Keep) {
         func lifetime(_ l: Config.Lifetime) -> Duration? {
             switch l {
-            case .forever: nil
+            case .forever, .untilDelivered: nil
             case .duration(let d): d
             }
         }
-        self.init(out: lifetime(keep.out), originals: lifetime(keep.originals), failed: lifetime(keep.failed))
+        self.init(out: lifetime(keep.out), originals: lifetime(keep.originals), failed: lifetime(keep.failed),
+                  originalsUntilDelivered: keep.originals == .untilDelivered)
     }
 }

@@ -236,11 +236,34 @@ let exampleConfigPath = URL(fileURLWithPath: #filePath)
         #expect(errors == [
             "pf.json5:2: keep.trash: unknown key 'trash' (allowed here: out, originals, failed)",
             "pf.json5:2: keep.out: must be \"forever\" or a duration like \"30d\", \"12h\" (how long out/<batch-id>/ folders are kept after their batch was claimed), got \"30 days\"",
-            "pf.json5:2: keep.originals: must be \"forever\" or a duration like \"30d\", \"12h\" (how long originals/<batch-id>/ folders are kept after their batch was claimed), got 90",
+            "pf.json5:2: keep.originals: must be \"forever\" or a duration like \"30d\", \"12h\" (how long originals/<batch-id>/ folders are kept after their batch was claimed), or \"until-delivered\" (until every destination of the batch has it), got 90",
             "pf.json5:3: minFreeSpace: must be a size like \"512KiB\", \"1GiB\", \"20MB\" or a number of bytes (more than 0), got \"lots\"",
             "pf.json5:6: inboxes[0].keep.failed: must be \"forever\" or a duration like \"30d\", \"12h\" (how long failed/<batch-id>/ folders are kept after their batch was claimed), got \"0s\"",
             "pf.json5:6: inboxes[0].minFreeSpace: must be a size like \"512KiB\", \"1GiB\", \"20MB\" or a number of bytes (more than 0), got -1",
             "pf.json5:7: inboxes[1].keep: must be an object { … } with keys out, originals, failed, got \"30d\"",
+        ])
+    }
+
+    @Test func originalsUntilDeliveredNeedsADestinationAndDuplicatesAreGlobalAndPerInbox() throws {
+        let config = try Config.parse(text: """
+            { keep: { originals: "until-delivered" }, duplicates: "skip",
+              deliver: [ { name: "outbox", to: "file:///srv/outbox/" } ],
+              inboxes: [
+                { name: "a", root: "/srv/a", template: "t" },
+                { name: "b", root: "/srv/b", template: "t", duplicates: "finish", deliver: [], keep: { originals: "30d" } },
+              ] }
+            """, file: "pf.json5")
+        #expect(config.inboxes[0].keep.originals == .untilDelivered && config.inboxes[0].keep.originals.description == "until-delivered")
+        #expect(config.inboxes[0].duplicates == .skip && config.inboxes[1].duplicates == .finish)
+        #expect(config.inboxes[1].keep.originals == .duration(.seconds(30 * 86_400)))
+        #expect(Config.defaults.duplicates == .finish)
+        #expect(configTestErrors("""
+            { keep: { out: "until-delivered", originals: "until-delivered" }, duplicates: "drop",
+              inboxes: [ { name: "a", root: "/srv/a", template: "t" } ] }
+            """).map(\.description) == [
+            "pf.json5:1: keep.out: must be \"forever\" or a duration like \"30d\", \"12h\" (how long out/<batch-id>/ folders are kept after their batch was claimed), got \"until-delivered\"",
+            "pf.json5:1: duplicates: must be \"finish\" (a photo dropped again is finished again) or \"skip\" (listed as duplicate, not finished), got \"drop\"",
+            "pf.json5:2: inboxes[0].name: keep.originals is \"until-delivered\" but inbox \"a\" has no destination (deliver): its originals would be kept for ever; give it a deliver list, or its own keep: { originals: \"forever\" }",
         ])
     }
 

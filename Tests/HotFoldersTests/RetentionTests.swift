@@ -36,6 +36,16 @@ struct RetentionTests {
         return id
     }
 
+    /// A batch `id` claimed in `.work/` (with its manifest), redoing `redoes`.
+    func claimed(_ layout: HotFolderLayout, _ id: String, redoes: String? = nil) throws {
+        try FileManager.default.createDirectory(atPath: layout.workFolder(id) + "/src", withIntermediateDirectories: true)
+        try """
+            { "version": 1, "batch": "\(id)", "inbox": "shop", "claimed": "2026-11-30T00:00:00.000Z",
+              \(redoes.map { "\"redoes\": \"\($0)\"," } ?? "")
+              "template": { "name": "small", "sha256": "00", "directory": "." }, "items": [] }
+            """.write(toFile: layout.workFolder(id) + "/manifest.json", atomically: true, encoding: .utf8)
+    }
+
     func names(_ folder: String) -> Set<String> {
         Set(((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []))
     }
@@ -89,17 +99,9 @@ struct RetentionTests {
         let redone = try batch(layout, ["originals", "failed"], daysAgo: 60)  // a batch in .work/ redoes it
         let busy = try batch(layout, ["out"], daysAgo: 70)  // the caller says it works on it
         let free = try batch(layout, ["out", "originals", "failed"], daysAgo: 80)
-        func claimed(_ id: String, redoes: String? = nil) throws {
-            try FileManager.default.createDirectory(atPath: layout.workFolder(id) + "/src", withIntermediateDirectories: true)
-            try """
-                { "version": 1, "batch": "\(id)", "inbox": "shop", "claimed": "2026-11-30T00:00:00.000Z",
-                  \(redoes.map { "\"redoes\": \"\($0)\"," } ?? "")
-                  "template": { "name": "small", "sha256": "00", "directory": "." }, "items": [] }
-                """.write(toFile: layout.workFolder(id) + "/manifest.json", atomically: true, encoding: .utf8)
-        }
-        try claimed(running)
+        try claimed(layout, running)
         let redo = BatchID.make(at: now)
-        try claimed(redo, redoes: redone)
+        try claimed(layout, redo, redoes: redone)
         let keep = Retention.Keep(out: .seconds(86_400), originals: .seconds(86_400), failed: .seconds(86_400))
         let outcome = Retention.sweep(layout: layout, keep: keep, now: now, inUse: [busy], inbox: "shop", log: .silent)
 
@@ -178,5 +180,29 @@ struct RetentionTests {
         } else {
             Issue.record("a folder that does not exist has no free space to read")
         }
+    }
+
+    @Test func untilDeliveredTakesTheOriginalsOfDeliveredBatchesOnlyWhateverTheirAge() throws {
+        let layout = try hotFolder()
+        let delivered = try batch(layout, ["out", "originals"], daysAgo: 0.01)
+        let waiting = try batch(layout, ["out", "originals"], daysAgo: 900)
+        let redone = try batch(layout, ["out", "originals"], daysAgo: 3)
+        // A batch in .work/ redoes `redone`: its originals stay, delivered or not.
+        try claimed(layout, BatchID.make(at: now), redoes: redone)
+        let lines = Lines()
+        let keep = Retention.Keep(originalsUntilDelivered: true)
+        #expect(!keep.isForever)
+        let outcome = Retention.sweep(layout: layout, keep: keep, now: now, inbox: "shop", log: lines.logger,
+                                      delivered: { $0 == delivered || $0 == redone })
+        #expect(names(layout.originals) == [waiting, redone])
+        #expect(names(layout.out) == [delivered, waiting, redone])
+        #expect(outcome.removed.map { "\($0.kind.rawValue)/\($0.batch)" } == ["originals/\(delivered)"])
+        #expect(outcome.kept.map(\.batch) == [redone])
+        #expect(lines.all == ["shop: removed originals/\(delivered)/ (2 files, 1.0 KiB): delivered to every destination (keep.originals until-delivered)"])
+        // The daemon's own call as the last delivery ends: the same rule, one batch.
+        #expect(Retention.removeDelivered(redone, layout: layout, inbox: "shop", log: .silent).kept.map(\.batch) == [redone])
+        #expect(Retention.removeDelivered(waiting, layout: layout, inbox: "shop", log: .silent).removed.map(\.batch) == [waiting])
+        #expect(Retention.removeDelivered(waiting, layout: layout, inbox: "shop", log: .silent).removed.isEmpty)
+        #expect(names(layout.originals) == [redone])
     }
 }

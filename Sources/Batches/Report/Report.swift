@@ -56,8 +56,10 @@ public struct Report: Codable, Sendable {
         self.outputs = outputs
         let ok = items.filter { $0.status == .ok }.count
         let failed = items.filter { $0.status == .failed }.count
+        let duplicates = items.filter { $0.status == .duplicate }.count
         counts = Counts(items: items.count, ok: ok, failed: failed,
-                        skippedOutputs: items.reduce(0) { $0 + ($1.skipped?.count ?? 0) })
+                        skippedOutputs: items.reduce(0) { $0 + ($1.skipped?.count ?? 0) },
+                        duplicates: duplicates > 0 ? duplicates : nil)
         if interrupted || items.contains(where: { $0.status == .interrupted }) {
             status = .interrupted
         } else if failed == 0 {
@@ -90,6 +92,9 @@ public struct Report: Codable, Sendable {
         public var ok: Int
         public var failed: Int
         public var skippedOutputs: Int
+        /// Photos not finished because this hot folder finished the same bytes before
+        /// (`duplicates: "skip"`); left out when none.
+        public var duplicates: Int? = nil
     }
 
     /// One source file and what became of it.
@@ -127,6 +132,8 @@ public struct Report: Codable, Sendable {
         @OmittedWhenEmpty public var alternates: [String]?
         /// Where the source is now, relative to the hot folder (or the path given to `run`).
         public var original: String?
+        /// A `duplicate`: the batch that finished the same bytes, and the photo's name there.
+        public var duplicateOf: DuplicateOf?
 
         public init(index: Int, source: String, status: ItemStatus) {
             self.index = index
@@ -135,9 +142,20 @@ public struct Report: Codable, Sendable {
         }
     }
 
-    /// ok | failed | interrupted (not processed because the batch was stopped).
+    /// ok | failed | interrupted (not processed because the batch was stopped) | duplicate (not
+    /// finished: the hot folder finished the same bytes before, `duplicates: "skip"`).
     public enum ItemStatus: String, Codable, Sendable {
-        case ok, failed, interrupted
+        case ok, failed, interrupted, duplicate
+    }
+
+    /// Where a `duplicate` photo was finished: the batch, and the source's name in it.
+    public struct DuplicateOf: Codable, Sendable, Equatable {
+        public var batch: String
+        public var source: String
+        public init(batch: String, source: String) {
+            self.batch = batch
+            self.source = source
+        }
     }
 
     public struct ErrorInfo: Codable, Sendable, Equatable {

@@ -60,6 +60,7 @@ public enum ReportHTML {
             + "<li class=\"ok\"><b>\(c.ok)</b> finished</li>"
             + "<li class=\"failed\"><b>\(c.failed)</b> failed</li>"
         if interrupted > 0 { counts += "<li class=\"interrupted\"><b>\(interrupted)</b> not done</li>" }
+        if let d = c.duplicates { counts += "<li class=\"duplicate\"><b>\(d)</b> duplicate\(d == 1 ? "" : "s")</li>" }
         if c.skippedOutputs > 0 {
             counts += "<li><b>\(c.skippedOutputs)</b> crop\(c.skippedOutputs == 1 ? "" : "s") skipped</li>"
         }
@@ -101,6 +102,7 @@ public enum ReportHTML {
         case .ok: "finished"
         case .failed: "failed"
         case .interrupted: "not done: the batch was stopped first"
+        case .duplicate: i.duplicateOf.map { "duplicate of \($0.source), finished in batch \($0.batch)" } ?? "duplicate"
         }
         var h = "<li class=\"item \(i.status.rawValue)\" id=\"item-\(i.index)\">\n"
         if let thumb = i.thumbnail {

@@ -20,6 +20,7 @@ public enum ReportText {
         var summary = "\(statusWords(r.status)): \(c.items) photo\(c.items == 1 ? "" : "s"), \(c.ok) finished, \(c.failed) failed"
         let interrupted = r.items.filter { $0.status == .interrupted }.count
         if interrupted > 0 { summary += ", \(interrupted) not done" }
+        if let d = c.duplicates { summary += ", \(d) duplicate\(d == 1 ? "" : "s") of photos finished before" }
         if c.skippedOutputs > 0 { summary += ", \(c.skippedOutputs) crop\(c.skippedOutputs == 1 ? "" : "s") skipped" }
         lines.append(summary)
         if let light = r.harmonize { lines.append(LightWords.summary(light)) }
@@ -51,6 +52,8 @@ public enum ReportText {
                 lines.append("\(n). \(item.source) ✗ \(e.map { "\($0.code): \($0.message)" } ?? "failed")")
             case .interrupted:
                 lines.append("\(n). \(item.source) – not done (the batch was stopped)")
+            case .duplicate:
+                lines.append("\(n). \(item.source) = duplicate" + (item.duplicateOf.map { " of \($0.source), finished in batch \($0.batch)" } ?? ""))
             }
             for w in item.warnings ?? [] { lines.append("     warning: \(w)") }
             if let o = item.original { lines.append("     original: \(o)") }

@@ -74,8 +74,14 @@ public enum BatchWork {
     ///     them (laid over the batch's `tasks` journal); nil: the journal alone.
     ///   - announce: called once the batch is published (its report), before its clean-up, once
     ///     in the batch's life: its journal line, STATUS.txt, metrics and hooks.
+    ///   - holdOriginals: finished sources are filed in `originals/<id>/` even where the template
+    ///     says `originals: "delete"` (`keep.originals: "until-delivered"` removes them later).
+    ///   - duplicates: the photos this hot folder finished before, by SHA-256 (`duplicates:
+    ///     "skip"`): a photo among them is not finished again but listed as `duplicate`; nil:
+    ///     every photo is finished.
     public static func finish(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, log: Logger,
-                              early: EarlyJournal.Progress? = nil,
+                              early: EarlyJournal.Progress? = nil, holdOriginals: Bool = false,
+                              duplicates: FinishedPhotos? = nil,
                               progress: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
                               started: @escaping @Sendable (Int) -> Void = { _ in },
                               announce: @Sendable (Report) async -> Void = { _ in })
@@ -84,8 +90,8 @@ public enum BatchWork {
         let shared = (try? Files.fileSystem(batch.folder))?.isShared ?? true
         do throws(BatchError) {
             try BatchError.wrap { () throws(SystemError) in try batch.lock.locks.givenBack.settle(batch.journals) }
-            return try await steps(batch, limits: limits, stop: stop, shared: shared, early: early, log: log, progress: progress,
-                                   started: started, announce: announce)
+            return try await steps(batch, limits: limits, stop: stop, shared: shared, early: early, holdOriginals: holdOriginals,
+                                   duplicates: duplicates, log: log, progress: progress, started: started, announce: announce)
         } catch .system(let error) where ShareHealth.isShareFailure(error, shared: shared) {
             batch.lock.locks.givenBack.record(batch.folder, [])
             batch.lock.release()
@@ -94,14 +100,15 @@ public enum BatchWork {
     }
 
     static func steps(_ batch: ClaimedBatch, limits: BatchLimits, stop: StopRequest, shared: Bool,
-                      early: EarlyJournal.Progress? = nil, log: Logger,
+                      early: EarlyJournal.Progress? = nil, holdOriginals: Bool = false, duplicates: FinishedPhotos? = nil,
+                      log: Logger,
                       progress: @escaping @Sendable (Int, Int) -> Void,
                       started: @escaping @Sendable (Int) -> Void = { _ in },
                       announce: @Sendable (Report) async -> Void) async throws(BatchError) -> Outcome {
         var batch = batch
         let layout = batch.layout, id = batch.id, folder = batch.folder
         let staged = folder + "/out", published = layout.out + "/" + id
-        let template: Template
+        var template: Template
         do {
             template = try batch.manifest.template.template()
         } catch {
@@ -109,6 +116,7 @@ public enum BatchWork {
             // keep the batch, say why, and retry at the next recovery.
             throw .data(BatchDataError(.template, file: folder + "/" + Manifest.fileName, reason: error.description))
         }
+        if holdOriginals { template.originals = .keep }
         // An open batch (its photos claimed as they settled) closes now: the manifest as on
         // disk (the last add), its items in the template's order.
         if batch.manifest.open == true {
@@ -138,7 +146,8 @@ public enum BatchWork {
         }
         do throws(SystemError) {
             return try await run(batch, template: template, sources: sources, contents: contents, limits: limits,
-                                 stop: stop, shared: shared, early: early, log: log, progress: progress, started: started,
+                                 stop: stop, shared: shared, early: early, duplicates: duplicates, log: log, progress: progress,
+                                 started: started,
                                  announce: announce)
         } catch {
             throw .system(error)
@@ -172,7 +181,8 @@ public enum BatchWork {
 
     /// Steps 1 to 5 of a batch not published yet (`steps` has read its template and closed it).
     static func run(_ batch: ClaimedBatch, template: Template, sources: [BatchRunner.Source], contents: BatchContents,
-                    limits: BatchLimits, stop: StopRequest, shared: Bool, early: EarlyJournal.Progress? = nil, log: Logger,
+                    limits: BatchLimits, stop: StopRequest, shared: Bool, early: EarlyJournal.Progress? = nil,
+                    duplicates: FinishedPhotos? = nil, log: Logger,
                     progress: @escaping @Sendable (Int, Int) -> Void,
                     started photoStarted: @escaping @Sendable (Int) -> Void = { _ in },
                     announce: @Sendable (Report) async -> Void) async throws(SystemError) -> Outcome {
@@ -221,6 +231,9 @@ public enum BatchWork {
                 log.warning("photo \(index) was being finished when the daemon stopped: it is done again, alone",
                             fields.with("FILE", batch.manifest.items[photo.main].name.escaped))
             }
+        }
+        if let duplicates, batch.manifest.redoes == nil {
+            try skipDuplicates(batch, contents: contents, duplicates: duplicates, done: &done, alone: &alone, log: log)
         }
         let wholeSet = (journal.starts[0] ?? 0) < 2
         if !wholeSet { log.error("the batch's own outputs (story, colour card) stopped the finisher twice: not made again", fields) }
@@ -473,6 +486,32 @@ public enum BatchWork {
         }
     }
 
+    /// `duplicates: "skip"`: each photo of the batch whose bytes this hot folder finished before
+    /// (in a batch still in `out/`) is not finished again: its item says `duplicate` and where
+    /// it was finished, and is journaled (a resumed batch says the same). One finished while
+    /// the batch was open is replaced (its outputs are removed with the files the report does
+    /// not name). A redo finishes its photos whatever came before (not called for one).
+    static func skipDuplicates(_ batch: ClaimedBatch, contents: BatchContents, duplicates: FinishedPhotos,
+                               done: inout [Int: Report.Item], alone: inout Set<Int>, log: Logger) throws(SystemError) {
+        duplicates.refresh()
+        var skipped: [Report.Item] = []
+        for (i, photo) in contents.photos.enumerated() where done[i + 1]?.status != .duplicate {
+            let claimed = batch.manifest.items[photo.main]
+            guard let sha256 = claimed.sha256, let place = duplicates.place(of: sha256) else { continue }
+            var item = Report.Item(index: i + 1, source: claimed.name.escaped, status: .duplicate)
+            item.bytes = claimed.bytes
+            item.sha256 = sha256
+            item.duplicateOf = place
+            item.alternates = photo.alternates.isEmpty ? nil : photo.alternates.map { batch.manifest.items[$0].name.escaped }
+            skipped.append(item)
+            done[i + 1] = item
+            alone.remove(i + 1)
+            log.notice("\(item.source) is a duplicate of \(place.source), finished in batch \(place.batch): not finished again (duplicates: skip)",
+                       ["INBOX": batch.manifest.inbox, "BATCH": batch.id, "FILE": item.source])
+        }
+        if !skipped.isEmpty { try ProgressJournal.append(skipped, to: batch.journals) }
+    }
+
     /// The item of a photo that stopped the finisher twice.
     static func stoppedTwice(_ index: Int, _ claimed: Manifest.Item) -> Report.Item {
         var item = Report.Item(index: index, source: claimed.name.escaped, status: .failed)
@@ -509,7 +548,8 @@ public enum BatchWork {
             guard item.status != .ok || template.originals == .keep else { continue }
             let name = batch.manifest.items[contents.photos[i].main].name
             let fileFields = fields.with("FILE", name.escaped)
-            var kind = item.status == .ok ? "originals" : "failed"
+            // A duplicate was not finished: kept with the originals (never deleted), not failed.
+            var kind = item.status == .failed || item.status == .interrupted ? "failed" : "originals"
             do throws(SystemError) {
                 guard try file(name, from: src, into: kind, batch: batch, sync: false, opened: &opened) else {
                     log.warning("source \(name.escaped) is missing from the batch (removed by hand?)", fileFields)
@@ -517,7 +557,7 @@ public enum BatchWork {
                     continue
                 }
             } catch {
-                if kind == "originals" {
+                if item.status == .ok {
                     // A finished photo whose original cannot be kept is not finished: fail it,
                     // and keep the source in failed/ if that works.
                     report.items[i].status = .failed
@@ -645,12 +685,12 @@ public enum BatchWork {
             for (i, item) in batch.manifest.items.enumerated() where try src.status(of: item.name) != nil {
                 // A file that is no photo is kept with the originals, never deleted.
                 let photo = contents.photo(ofFile: i)
-                let ok = photo.map { $0 < report.items.count && report.items[$0].status == .ok } ?? true
-                if ok && template.originals == .delete && photo != nil {
+                let status = photo.flatMap { $0 < report.items.count ? report.items[$0].status : nil }
+                if status == .ok && template.originals == .delete {
                     try src.remove(item.name)
                     continue
                 }
-                let kind = ok ? "originals" : "failed"
+                let kind = status == .failed || status == .interrupted || (photo != nil && status == nil) ? "failed" : "originals"
                 do throws(SystemError) {
                     _ = try file(item.name, from: src, into: kind, batch: batch)
                     log.notice("\(item.name.escaped) is filed in \(kind)/\(batch.id)/ at last",

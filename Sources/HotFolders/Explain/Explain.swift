@@ -226,7 +226,9 @@ public enum Explain {
     private static func finished(_ item: Report.Item, report: Report, batch: String, byContent: Bool) -> Finished {
         var found = Finished(batch: report.batch, finished: readable(report.finished), status: item.status.rawValue,
                              outputs: (item.outputs ?? []).map { "out/\(batch)/\($0.file)" }, original: item.original,
-                             error: item.error.map { "\($0.code): \($0.message)" }, source: item.source, byContent: byContent,
+                             error: item.error.map { "\($0.code): \($0.message)" }
+                                ?? item.duplicateOf.map { "the same bytes as \($0.source), finished in batch \($0.batch)" },
+                             source: item.source, byContent: byContent,
                              host: item.host,
                              deliveries: item.status == .ok ? (report.deliveries ?? []).map(ReportText.deliveryLine) : [])
         // One entry per distinct record, with the outputs that carry it (variants may differ).
@@ -317,6 +319,9 @@ public enum Explain {
                 lines.append("\(who) failed at \(d.finished) in batch \(d.batch)" + (d.host.map { " on host \($0)" } ?? "")
                              + ": \(d.error ?? "no reason recorded")"
                              + (d.original.map { "; the file is in \($0)" } ?? "") + ".")
+            case "duplicate":
+                lines.append("\(who) was not finished again in batch \(d.batch) at \(d.finished) (duplicates: skip): "
+                             + "\(d.error ?? "a duplicate")" + (d.original.map { "; the file is in \($0)" } ?? "") + ".")
             case "alternate":
                 lines.append("\(name) was filed at \(d.finished) in batch \(d.batch) with \(d.source), the same photo "
                              + "in another file (its pair), which was finished" + (d.original.map { "; the file is in \($0)" } ?? "") + ".")

@@ -23,17 +23,21 @@ public enum Retention {
         public var out: Duration?
         public var originals: Duration?
         public var failed: Duration?
+        /// `keep.originals: "until-delivered"`: a batch's originals go once its deliveries are
+        /// all done (the sweep's `delivered`), whatever their age.
+        public var originalsUntilDelivered = false
 
-        public init(out: Duration? = nil, originals: Duration? = nil, failed: Duration? = nil) {
+        public init(out: Duration? = nil, originals: Duration? = nil, failed: Duration? = nil, originalsUntilDelivered: Bool = false) {
             self.out = out
             self.originals = originals
             self.failed = failed
+            self.originalsUntilDelivered = originalsUntilDelivered
         }
 
         /// Everything kept for ever (the default): a sweep does nothing.
         public static let forever = Keep()
 
-        public var isForever: Bool { out == nil && originals == nil && failed == nil }
+        public var isForever: Bool { out == nil && originals == nil && failed == nil && !originalsUntilDelivered }
 
         /// How long `kind` is kept.
         public subscript(kind: Kind) -> Duration? {
@@ -95,8 +99,11 @@ public enum Retention {
     ///   - log: one notice per folder removed, an error per folder that could not be.
     ///   - mover: how a folder is renamed aside before it is removed (a plain rename, checked:
     ///     it works on every file system).
+    ///   - delivered: with `keep.originalsUntilDelivered`, true for a batch whose deliveries
+    ///     are all done (its originals go).
     public static func sweep(layout: HotFolderLayout, keep: Keep, now: Date = Date(), inUse: Set<String> = [],
-                             inbox: String, log: Logger, mover: Mover = Mover(.renameChecked)) -> Outcome {
+                             inbox: String, log: Logger, mover: Mover = Mover(.renameChecked),
+                             delivered: (String) -> Bool = { _ in false }) -> Outcome {
         var outcome = Outcome()
         guard !keep.isForever else { return outcome }
         let references = Self.references(in: layout, now: now)
@@ -104,7 +111,8 @@ public enum Retention {
         var due: [(kind: Kind, batch: String)] = []
         var folders: [Kind: Directory] = [:]
         for kind in Kind.allCases {
-            guard let lifetime = keep[kind], let folder = try? Directory(path(of: kind, in: layout)) else { continue }
+            let untilDelivered = kind == .originals && keep.originalsUntilDelivered
+            guard keep[kind] != nil || untilDelivered, let folder = try? Directory(path(of: kind, in: layout)) else { continue }
             folders[kind] = folder
             guard let names = try? folder.names() else { continue }
             for name in names {
@@ -115,7 +123,7 @@ public enum Retention {
                 }
                 let id = name.readable
                 guard BatchID.isValid(id), let claimed = claimedAt(id),
-                      now.timeIntervalSince(claimed) > seconds(lifetime),
+                      untilDelivered ? delivered(id) : now.timeIntervalSince(claimed) > seconds(keep[kind]!),
                       (try? folder.status(of: name))?.isDirectory == true else { continue }
                 due.append((kind, id))
             }
@@ -128,8 +136,35 @@ public enum Retention {
             }
             if kind != .out && references.claimUnderWay { continue }
             guard let folder = folders[kind] else { continue }
-            remove(batch, kind: kind, in: folder, keep: keep[kind]!, inbox: inbox, mover: mover, log: log, into: &outcome)
+            let why = kind == .originals && keep.originalsUntilDelivered
+                ? Self.deliveredWords : "older than keep.\(kind.rawValue) \(words(keep[kind]!))"
+            remove(batch, kind: kind, in: folder, why: why, inbox: inbox, mover: mover, log: log, into: &outcome)
         }
+        return outcome
+    }
+
+    /// Why a batch's originals go under `keep.originals: "until-delivered"`.
+    static let deliveredWords = "delivered to every destination (keep.originals until-delivered)"
+
+    /// `keep.originals: "until-delivered"`: removes `originals/<batch>/` now that the batch's
+    /// deliveries are all done (the daemon calls it as the last one ends; the sweep at the start
+    /// and hourly does the same for one a stop left) — unless something still refers to it
+    /// (a redo in `.work/`). Nothing when the folder is gone already.
+    public static func removeDelivered(_ batch: String, layout: HotFolderLayout, inUse: Set<String> = [], inbox: String,
+                                       log: Logger, mover: Mover = Mover(.renameChecked)) -> Outcome {
+        var outcome = Outcome()
+        guard BatchID.isValid(batch), let folder = try? Directory(layout.originals),
+              (try? folder.status(of: FileName(batch)!))?.isDirectory == true else { return outcome }
+        let references = Self.references(in: layout, now: Date())
+        if let reason = inUse.contains(batch) ? "it is still being worked on" : references.byBatch[batch] {
+            outcome.kept.append(Kept(kind: .originals, batch: batch, reason: reason))
+            return outcome
+        }
+        guard !references.claimUnderWay else {
+            outcome.deferred = true
+            return outcome
+        }
+        remove(batch, kind: .originals, in: folder, why: deliveredWords, inbox: inbox, mover: mover, log: log, into: &outcome)
         return outcome
     }
 
@@ -144,7 +179,7 @@ public enum Retention {
         }
     }
 
-    private static func remove(_ batch: String, kind: Kind, in folder: Directory, keep: Duration, inbox: String,
+    private static func remove(_ batch: String, kind: Kind, in folder: Directory, why: String, inbox: String,
                                mover: Mover, log: Logger, into outcome: inout Outcome) {
         let fields: LogFields = ["INBOX": inbox, "BATCH": batch]
         let name = FileName(batch)!, aside = FileName(removingPrefix + batch)!
@@ -155,10 +190,10 @@ public enum Retention {
             try folder.sync()
             outcome.removed.append(Removal(kind: kind, batch: batch, files: files, bytes: bytes))
             log.notice("removed \(kind.rawValue)/\(batch)/ (\(files) file\(files == 1 ? "" : "s"), \(ByteCount.words(Int(bytes)))): "
-                       + "older than keep.\(kind.rawValue) \(words(keep))", fields)
+                       + why, fields)
         } catch {
             outcome.failures.append("\(kind.rawValue)/\(batch)/: \(error)")
-            log.error("cannot remove \(kind.rawValue)/\(batch)/ (older than keep.\(kind.rawValue) \(words(keep))): \(error); "
+            log.error("cannot remove \(kind.rawValue)/\(batch)/ (\(why)): \(error); "
                       + "tried again at the next sweep", fields)
         }
     }

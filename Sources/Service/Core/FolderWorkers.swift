@@ -49,6 +49,8 @@ final class FolderWorkers: Sendable {
     let limits = Mutex(BatchLimits())
     /// Each hot folder's `onBatch`, as of the last (re)load.
     let hooks = Mutex<[String: BatchHooks]>([:])
+    /// The photos finished by each hot folder with `duplicates: "skip"`, as of the last (re)load.
+    private let finishedPhotos = Mutex<[String: FinishedPhotos]>([:])
     /// Batches being finished at once, over all hot folders (see `OpenFiles`).
     let slots: WorkerSlots
     /// The photos of the open batches, finished as they are claimed.
@@ -174,6 +176,19 @@ final class FolderWorkers: Sendable {
                                inProgress: tally.inProgress, failed: tally.failed, stage: stage)
     }
 
+    /// Takes each hot folder's `duplicates` (at load and at each reload): a folder that skips
+    /// them keeps its index of finished photos across reloads while its root stays.
+    func configureDuplicates(_ config: Config) {
+        finishedPhotos.withLock { all in
+            var kept: [String: FinishedPhotos] = [:]
+            for inbox in config.inboxes where inbox.duplicates == .skip {
+                let layout = HotFolderLayout(root: inbox.root)
+                kept[inbox.name] = all[inbox.name].flatMap { $0.out == layout.out ? $0 : nil } ?? FinishedPhotos(layout: layout)
+            }
+            all = kept
+        }
+    }
+
     /// The batch ids `inbox` works on (queued or running, and what they redo).
     func inUse(_ inbox: String) -> Set<String> {
         held.withLock { $0[inbox].map { $0.values.reduce(into: Set<String>()) { $0.formUnion($1) } } ?? [] }
@@ -244,7 +259,9 @@ final class FolderWorkers: Sendable {
                                                            stage: r.outputs ? .outputs : .photos, makes: makes)
                 }
             }
-            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log, early: recorded, progress: { [self] done, total in
+            let outcome = try await BatchWork.finish(batch, limits: limits, stop: stop, log: log, early: recorded,
+                                                     holdOriginals: deliveries.holdsOriginals(inbox),
+                                                     duplicates: finishedPhotos.withLock { $0[inbox] }, progress: { [self] done, total in
                 progress.withLock { $0 = done }
                 let first = run.withLock { r -> Bool in
                     defer { r.total = total }

@@ -204,7 +204,8 @@ extension ServiceLoop {
                 let layout = hotFolder.settings.layout, keep = hotFolder.settings.keep
                 let inUse = workers.inUse(name)
                 pool.run(name) { [mailbox, log] in
-                    let outcome = Retention.sweep(layout: layout, keep: keep, inUse: inUse, inbox: name, log: log)
+                    let outcome = Retention.sweep(layout: layout, keep: keep, inUse: inUse, inbox: name, log: log,
+                                                  delivered: { BatchDeliveries.delivered($0, layout: layout) })
                     mailbox.post(.swept(inbox: name, deferred: outcome.deferred))
                 }
             case .checkSpace:

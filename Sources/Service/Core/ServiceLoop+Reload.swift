@@ -66,6 +66,7 @@ extension ServiceLoop {
         }
         workers.deliveries.configure(new.config)
         workers.notifier.configure(new.config)
+        workers.configureDuplicates(new.config)
         if previous == nil { workers.deliveries.resume() }
         if new.config.inboxes.flatMap(\.deliver).contains(where: { $0.destination.kind != .file }), BatchHookRunner.networkIsPrivate {
             log.warning("deliver names destinations on the network, but this service has no network (the unit's PrivateNetwork=yes): install the drop-in /usr/share/doc/photofinish/examples/delivery-network.conf (see its first lines)")

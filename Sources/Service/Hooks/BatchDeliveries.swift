@@ -17,7 +17,8 @@ import System
 final class BatchDeliveries: Sendable {
     /// What the config says, as of the last (re)load.
     private struct Settings: Sendable {
-        var folders: [String: (layout: HotFolderLayout, destinations: [DestinationSettings], approve: ApproveMode)] = [:]
+        var folders: [String: (layout: HotFolderLayout, destinations: [DestinationSettings], approve: ApproveMode,
+                               holdsOriginals: Bool)] = [:]
         var credentials = CredentialStore.defaultPath
         var mail: MailSettings?
     }
@@ -57,8 +58,20 @@ final class BatchDeliveries: Sendable {
         settings.withLock { s in
             s.credentials = config.credentials
             s.mail = config.mail
-            s.folders = Dictionary(config.inboxes.map { ($0.name, (HotFolderLayout(root: $0.root), $0.deliver, $0.sharing.approve)) }) { $1 }
+            s.folders = Dictionary(config.inboxes.map {
+                ($0.name, (HotFolderLayout(root: $0.root), $0.deliver, $0.sharing.approve, $0.keep.originals == .untilDelivered))
+            }) { $1 }
         }
+    }
+
+    /// True when `inbox` keeps its originals until its batches are delivered
+    /// (`keep.originals: "until-delivered"`): its finished sources are filed even where the
+    /// template says `originals: "delete"`, and removed once delivered.
+    func holdsOriginals(_ inbox: String) -> Bool { settings.withLock { $0.folders[inbox]?.holdsOriginals ?? false } }
+
+    /// True when every delivery of `batch` in the hot folder at `layout` is done.
+    static func delivered(_ batch: String, layout: HotFolderLayout) -> Bool {
+        DeliveryRun.allDelivered(folder: DeliveryReceipts.folder(layout, batch: batch))
     }
 
     /// Plans and starts the deliveries of a batch just finished in `inbox` (nothing when the
@@ -131,14 +144,17 @@ final class BatchDeliveries: Sendable {
 
     /// `awaited` came for a held batch: the line that says it delivered, once every destination
     /// verified it.
-    private func came(_ awaited: BatchLife.Awaited, batch: String, inbox: String) {
-        let effects = lives.withLock { all -> [BatchLife.Effect] in
-            guard var life = all[inbox + "/" + batch] else { return [] }
+    /// - Returns: the batch's stage now (nil: no held batch of that name).
+    @discardableResult
+    private func came(_ awaited: BatchLife.Awaited, batch: String, inbox: String) -> BatchStage? {
+        let (effects, stage) = lives.withLock { all -> ([BatchLife.Effect], BatchStage?) in
+            guard var life = all[inbox + "/" + batch] else { return ([], nil) }
             let effects = life.handle(.came(awaited))
             all[inbox + "/" + batch] = life.stage == .delivered ? nil : life
-            return effects
+            return (effects, life.stage)
         }
         for case .log(let line) in effects { log.log(line.priority, line.text, line.fields(inbox: inbox)) }
+        return stage
     }
 
     /// Resumes the deliveries a stop left in each hot folder's `.work/deliveries/` (sending,
@@ -246,7 +262,12 @@ final class BatchDeliveries: Sendable {
             metrics.recordDelivery(inbox, destination: journal.destination, result: "delivered")
             log.notice("delivered to \(journal.destination): \(journal.files.count) file\(journal.files.count == 1 ? "" : "s"), \(journal.bytes) bytes, verified by \(receipt.verified ?? "-")"
                        + (journal.attempts > 1 ? " (attempt \(journal.attempts))" : ""), fields)
-            came(.delivery(journal.destination), batch: journal.batch, inbox: inbox)
+            // Its last destination verified it (the batch's life is delivered, said once): with
+            // keep.originals "until-delivered" its originals go. One a stop cut off between
+            // the two is removed by the sweep at the next start (the journals' rule).
+            if came(.delivery(journal.destination), batch: journal.batch, inbox: inbox) == .delivered, folder.holdsOriginals {
+                _ = Retention.removeDelivered(journal.batch, layout: folder.layout, inbox: inbox, log: log)
+            }
             tell(.delivered, journal, folder: folder.layout.out + "/" + journal.batch, fields: fields)
         case .failed:
             metrics.recordDelivery(inbox, destination: journal.destination, result: "failed")

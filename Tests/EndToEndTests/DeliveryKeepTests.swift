@@ -1,0 +1,88 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// What delivery changes in what a hot folder keeps (README "Delivering finished photos"), on the
+/// real daemon with a folder destination (no server needed): `keep.originals: "until-delivered"`
+/// keeps a batch's originals — even where the template deletes them — through a kill -9 until
+/// its destination has every file verified, then removes them; `duplicates: "skip"` lists a photo
+/// dropped again as `duplicate` of the batch that finished it (found again after the restart,
+/// from out/), and never delivers it twice.
+struct DeliveryKeepTests {
+    @Test(.timeLimit(.minutes(3))) func originalsWaitForTheDeliveryAndADuplicateIsNotDeliveredTwice() throws {
+        let dir = try Harness.tempDir()
+        // The destination's folder is not there yet (a disk not mounted): the delivery fails
+        // and is tried again until it is.
+        let disk = dir + "/disk"
+        let fixture = try HotFolderFixture(extra: """
+            keep: { originals: "until-delivered" }, duplicates: "skip",
+            deliver: [ { name: "outbox", to: "file://\(disk)/", retry: { first: "300ms", atMost: "1s" } } ],
+            """, template: """
+            { version: 1, resize: { longSide: 32 }, output: { format: "jpeg", quality: 80 }, originals: "delete" }
+            """)
+        var daemon = try fixture.start()
+        defer { daemon.signal(SIGTERM); _ = daemon.wait() }
+        #expect(daemon.waitUntilReady(), "\(daemon.log)")
+        let a = try HotFolderFixture.photo(1), b = try HotFolderFixture.photo(2), c = try HotFolderFixture.photo(3)
+        try fixture.drop(a, as: "a.jpg")
+        try fixture.drop(b, as: "b.jpg")
+        let first = try batch(holding: ["a.jpg", "b.jpg"], fixture)
+        #expect(Poll.until(.seconds(30)) { receipt(first, fixture)?["status"] as? String == "failed" }, "\(daemon.log)")
+        // The template deletes originals; until-delivered keeps them filed.
+        #expect(fixture.names(in: fixture.root + "/originals/" + first) == ["a.jpg", "b.jpg"])
+        #expect((try Harness.report(in: fixture.root + "/out/" + first)["items"] as? [[String: Any]])?
+            .allSatisfy { ($0["original"] as? String)?.hasPrefix("originals/\(first)/") == true } == true)
+
+        // Killed and started again: still kept, still not delivered.
+        daemon.signal(SIGKILL)
+        _ = daemon.wait()
+        daemon = try fixture.start(log: "daemon-2.log")
+        #expect(daemon.waitUntilReady(), "\(daemon.log)")
+        #expect(fixture.names(in: fixture.root + "/originals/" + first) == ["a.jpg", "b.jpg"])
+
+        // The disk is there: delivered, then the originals go.
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        #expect(Poll.until(.seconds(30)) { receipt(first, fixture)?["status"] as? String == "delivered" }, "\(daemon.log)")
+        #expect(Poll.until(.seconds(30)) { !FileManager.default.fileExists(atPath: fixture.root + "/originals/" + first) }, "\(daemon.log)")
+        // The journal line comes once the folder is gone.
+        #expect(Poll.until(.seconds(10)) {
+            daemon.log.contains("removed originals/\(first)/ (2 files,") && daemon.log.contains("delivered to every destination")
+        }, "\(daemon.log)")
+        let delivered = fixture.allFiles(under: disk + "/" + first)
+        #expect(delivered.count == 2, "\(delivered)")
+
+        // a.jpg's bytes again (another name), and a new photo: the first is a duplicate of the
+        // batch that finished it, not finished and not delivered; the second is both.
+        try fixture.drop(a, as: "a-again.jpg")
+        try fixture.drop(c, as: "c.jpg")
+        let second = try batch(holding: ["a-again.jpg", "c.jpg"], fixture)
+        let report = try Harness.report(in: fixture.root + "/out/" + second)
+        let items = report["items"] as? [[String: Any]] ?? []
+        let again = items.first { $0["source"] as? String == "a-again.jpg" }
+        #expect(again?["status"] as? String == "duplicate" && again?["outputs"] == nil, "\(items)")
+        #expect(again?["duplicateOf"] as? [String: String] == ["batch": first, "source": "a.jpg"], "\(again ?? [:])")
+        #expect((report["counts"] as? [String: Int])?["duplicates"] == 1 && report["status"] as? String == "complete", "\(report)")
+        #expect(Poll.until(.seconds(30)) { receipt(second, fixture)?["status"] as? String == "delivered" }, "\(daemon.log)")
+        #expect(receipt(second, fixture)?["files"] as? Int == 1)
+        #expect(fixture.allFiles(under: disk + "/" + second).count == 1)
+        #expect(Poll.until(.seconds(30)) { !FileManager.default.fileExists(atPath: fixture.root + "/originals/" + second) }, "\(daemon.log)")
+        let said = try Harness.run(["report", fixture.root + "/out/" + second])
+        #expect(said.stdout.contains("a-again.jpg = duplicate of a.jpg, finished in batch \(first)"), "\(said.stdout)")
+    }
+
+    /// The id of the batch published with `sources` (one batch: they are dropped together).
+    func batch(holding sources: Set<String>, _ fixture: HotFolderFixture) throws -> String {
+        var id: String?
+        _ = Poll.until(.seconds(60)) {
+            id = fixture.reports().first { _, report in
+                Set((report["items"] as? [[String: Any]] ?? []).compactMap { $0["source"] as? String }) == sources
+            }?.key
+            return id != nil
+        }
+        return try #require(id, "no batch of \(sources.sorted()) was finished")
+    }
+
+    func receipt(_ batch: String, _ fixture: HotFolderFixture) -> [String: Any]? {
+        (fixture.reports()[batch]?["deliveries"] as? [[String: Any]])?.first { $0["name"] as? String == "outbox" }
+    }
+}
