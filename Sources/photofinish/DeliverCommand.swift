@@ -94,6 +94,11 @@ enum DeliverCommand {
                 failed = true
             }
         }
+        // The batch delivered everywhere now: with keep.originals "until-delivered" its
+        // originals go, as the daemon removes them.
+        if !failed, inbox.keep.originals == .untilDelivered, DeliveryReceipts.delivered(id, layout: layout) {
+            _ = Retention.removeDelivered(id, layout: layout, inbox: inbox.name, log: log)
+        }
         return failed ? 1 : 0
     }
 }

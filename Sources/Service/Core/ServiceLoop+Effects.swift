@@ -205,7 +205,7 @@ extension ServiceLoop {
                 let inUse = workers.inUse(name)
                 pool.run(name) { [mailbox, log] in
                     let outcome = Retention.sweep(layout: layout, keep: keep, inUse: inUse, inbox: name, log: log,
-                                                  delivered: { BatchDeliveries.delivered($0, layout: layout) })
+                                                  delivered: { DeliveryReceipts.delivered($0, layout: layout) })
                     mailbox.post(.swept(inbox: name, deferred: outcome.deferred))
                 }
             case .checkSpace:

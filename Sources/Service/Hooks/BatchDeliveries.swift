@@ -69,10 +69,6 @@ final class BatchDeliveries: Sendable {
     /// template says `originals: "delete"`, and removed once delivered.
     func holdsOriginals(_ inbox: String) -> Bool { settings.withLock { $0.folders[inbox]?.holdsOriginals ?? false } }
 
-    /// True when every delivery of `batch` in the hot folder at `layout` is done.
-    static func delivered(_ batch: String, layout: HotFolderLayout) -> Bool {
-        DeliveryRun.allDelivered(folder: DeliveryReceipts.folder(layout, batch: batch))
-    }
 
     /// Plans and starts the deliveries of a batch just finished in `inbox` (nothing when the
     /// folder has no destination, or the batch no photo that finished).
@@ -320,6 +316,12 @@ final class BatchDeliveries: Sendable {
 public enum DeliveryReceipts {
     /// The folder of a batch's delivery journals: `.work/deliveries/<batch-id>`.
     public static func folder(_ layout: HotFolderLayout, batch: String) -> String { layout.work + "/" + Recovery.deliveries + "/" + batch }
+
+    /// True when `batch` of the hot folder at `layout` has deliveries and every one is delivered
+    /// (what `keep.originals: "until-delivered"` waits for).
+    public static func delivered(_ batch: String, layout: HotFolderLayout) -> Bool {
+        DeliveryRun.allDelivered(folder: folder(layout, batch: batch))
+    }
 
     /// The files of a batch folder a delivery may send: the outputs the report names, then the
     /// report's own files (`report.json`, `report.html`, the thumbnails it shows).
