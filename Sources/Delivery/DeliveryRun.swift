@@ -60,7 +60,12 @@ public enum DeliveryRun {
         }
     }
 
-    public static func write(_ journal: DeliveryJournal, to path: String) throws(SystemError) {
+    /// - Parameter durability: `.durable` (the default) for a journal made; `.contents` for one
+    ///   replaced during an attempt: its bytes synced, not its folder — after a power cut the
+    ///   name holds this journal or the one before it, whole either way, and the one before
+    ///   only sends a file again under the same names (one fsync a step, not two).
+    public static func write(_ journal: DeliveryJournal, to path: String,
+                             _ durability: AtomicFile.Durability = .durable) throws(SystemError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let data: Data
@@ -70,7 +75,7 @@ public enum DeliveryRun {
             // Never an empty journal in place of the one there.
             throw SystemError("encode the delivery journal (\(error))", path, errno: EINVAL)
         }
-        try AtomicFile.write(Array(data), to: path)
+        try AtomicFile.write(Array(data), to: path, durability)
     }
 
     /// Runs one attempt (or, with `first`, the event that comes before it: an approval or a
@@ -136,7 +141,7 @@ public enum DeliveryRun {
                 switch effect {
                 case .save:
                     do throws(SystemError) {
-                        try write(machine.journal, to: path)
+                        try write(machine.journal, to: path, .contents)
                     } catch {
                         // Not recorded, not sent: the attempt stops here and is made again.
                         return .broken("cannot write the delivery journal: \(error)")

@@ -134,6 +134,9 @@ final class CurlSession {
         }
     }
 
+    /// The upload and download buffers of an SFTP transfer: 512 KiB.
+    static let sftpBufferSize = 512 * 1024
+
     /// The SHA-256 of no bytes.
     static let emptySHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
@@ -220,6 +223,14 @@ final class CurlSession {
             pf_curl_setopt_long(curl, CURLOPT_LOW_SPEED_TIME, max(1, Int(settings.stallTimeout.components.seconds))),
             pf_curl_setopt_long(curl, CURLOPT_TCP_KEEPALIVE, 1),
         ]
+        if kind == .sftp {
+            // Larger than libcurl's 64 KiB (16 KiB for reads): over SFTP each buffer is one
+            // write (or read) request libssh2 sends in pipelined packets, so a small one leaves
+            // the link idle between requests — the upload and the read-back alike. (Not for
+            // FTPS: vsftpd then answers far more uploads 426.)
+            set.append(pf_curl_setopt_long(curl, CURLOPT_UPLOAD_BUFFERSIZE, Self.sftpBufferSize))
+            set.append(pf_curl_setopt_long(curl, CURLOPT_BUFFERSIZE, Self.sftpBufferSize))
+        }
         if let bandwidth = settings.bandwidth {
             set.append(pf_curl_setopt_off(curl, CURLOPT_MAX_SEND_SPEED_LARGE, curl_off_t(bandwidth)))
         }
