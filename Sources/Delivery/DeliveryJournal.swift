@@ -209,15 +209,18 @@ public struct DeliveryMachine: Sendable {
         case .written(let i):
             if renames, let temporary = journal.files[i].temporary { return [.rename(i, from: temporary)] }
             journal.files[i].stage = .sent
-            return [.save] + next(now)
+            return next(now)
         case .renamed(let i):
             journal.files[i].stage = .sent
             journal.files[i].temporary = nil
-            return [.save] + next(now)
+            return next(now)
         case .verified(let i, let how):
             journal.files[i].stage = .verified
             journal.files[i].verified = how
-            return [.save] + next(now)
+            // One save a file: this one verified, and the next one's temporary name (a journal
+            // that still says `sending` sends it again under the same names: nothing doubled).
+            let then = next(now)
+            return then.first == .save ? then : [.save] + then
         case .mismatch(let i, let detail):
             journal.files[i].stage = .pending
             journal.files[i].verified = nil
@@ -263,10 +266,12 @@ public struct DeliveryMachine: Sendable {
         if whole { return [.sendMessage] }
         switch journal.files[i].stage {
         case .pending, .sending:
+            // Saved with the step before (the attempt's start, the file before verified): the
+            // temporary name is the delivery's own, the same on every attempt.
             let name = renames ? journal.temporaryName(of: journal.files[i]) : journal.files[i].name
             journal.files[i].stage = .sending
             journal.files[i].temporary = renames ? name : nil
-            return [.save, .write(i, as: name)]
+            return [.write(i, as: name)]
         case .sent:
             return [.verify(i)]
         case .verified:
