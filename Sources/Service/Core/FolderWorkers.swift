@@ -288,6 +288,11 @@ final class FolderWorkers: Sendable {
                 board.update(inbox) { $0.unfiled = Self.unfiled($0.unfiled, batch: batch.id, left) }
                 for line in left { log.error(line, fields) }
                 if let cleanUp { leftToRecovery(batch, cleanUp, fields) }
+                // Delivered before its work folder was cleaned up (a fast destination): its
+                // originals were kept then (still referenced from .work/), and go now.
+                if left.isEmpty, cleanUp == nil, deliveries.holdsOriginals(inbox), DeliveryReceipts.delivered(batch.id, layout: batch.layout) {
+                    _ = Retention.removeDelivered(batch.id, layout: batch.layout, inbox: inbox, log: log)
+                }
             case .interrupted:
                 stoppedAt = max(1, total - progress.withLock { $0 })
                 log.notice("batch stopped; it resumes at the next start", fields)
