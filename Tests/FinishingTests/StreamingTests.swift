@@ -17,8 +17,8 @@ import Typesetting
     static let width = 3200, height = 2400
 
     /// A photo with texture everywhere (every pixel differs from its neighbours), stored
-    /// with `orientation`, `width` wide unless told.
-    static func photo(orientation: Int, width: Int = width) throws -> [UInt8] {
+    /// with `orientation`, `width` × `height` unless told.
+    static func photo(orientation: Int, width: Int = width, height: Int = height) throws -> [UInt8] {
         let stored = Image(width: width, height: height, channels: 3) { rows in
             for y in 0..<rows.height {
                 let row = rows[y]
@@ -184,8 +184,9 @@ import Typesetting
         var whole = template
         // Far above the file's size: never re-encoded, but finished whole.
         whole.output.maxBytes = 1 << 30
-        #expect(PhotoFinisher(template: template, marks: try Self.assets()).streams(
-            Layout.plan(stored: .init(Self.width, Self.height), orientation: 6, template: template).outputs[0]))
+        #expect(OutputLine.WholeSteps(of: Layout.plan(stored: .init(Self.width, Self.height), orientation: 6,
+                                                      template: template).outputs[0],
+                                      template: template, assets: try Self.assets()).isEmpty)
         let (streamed, _) = try finish(bytes, template: template)
         let (finishedWhole, _) = try finish(bytes, template: whole)
         let a = try #require(streamed.first), b = try #require(finishedWhole.first)
@@ -195,6 +196,112 @@ import Typesetting
         // Testing diff the two arrays, which takes half an hour.
         let same = a.bytes == b.bytes
         #expect(same, "the two ways wrote different files (\(a.bytes.count) and \(b.bytes.count) bytes)")
+    }
+
+    /// Every output goes one way: a line that holds its output for a whole step (here
+    /// `maxBytes`, far above the file's size: never encoded again) runs the same steps on it as
+    /// one band of the whole height, and writes the file the streaming line writes — for the
+    /// whole photo, a centred crop and a subject crop cut from its band after the decode,
+    /// upright or turned.
+    @Test("an output held for a whole step is the streamed output, file for file",
+          arguments: [1, 6], [[], ["1:1"], ["4:5"]])
+    func heldEqualsStreamed(orientation: Int, crops: [String]) throws {
+        let bytes = try Self.photo(orientation: orientation, width: 1600, height: 1200)
+        var template = Self.template()
+        template.resize = .longSide(1000)
+        template.crops = crops.map { Template.Crop(label: $0, width: Int($0.prefix(1))!, height: Int($0.suffix(1))!,
+                                                   focus: $0 == "1:1" ? .center : .subject) }
+        var held = template
+        held.output.maxBytes = 1 << 30
+        let streamed = try finish(bytes, template: template).outputs, whole = try finish(bytes, template: held).outputs
+        #expect(streamed.count == 1 && whole.count == 1)
+        for (a, b) in zip(streamed, whole) {
+            #expect(a.size == b.size && a.applied == b.applied)
+            let same = a.bytes == b.bytes  // see wholeFrameOutputEqualsStreamed
+            #expect(same, "the two ways wrote different files (\(a.bytes.count) and \(b.bytes.count) bytes)")
+        }
+    }
+
+    /// A whole step costs the output's frame once: the line keeps its bands once they are
+    /// converted, and frames and encodes them band by band again (the whole-frame way held a
+    /// framed copy besides). A photo stored turned is built upright first (`UprightRows`), then
+    /// handed to the held copy band by band: two frames at most, as the stored and the upright
+    /// frame were before.
+    @Test("an output held for a whole step holds its frame once, a turned one twice at most", arguments: [1, 6])
+    func heldHoldsItsFrame(orientation: Int) throws {
+        var template = Self.template()
+        template.output.maxBytes = 1 << 30
+        // An odd side: a turned JPEG read as rows (planes are for a line that streams).
+        let width = Self.width - 1
+        let (outputs, peak) = try finish(try Self.photo(orientation: orientation, width: width), template: template)
+        let frame = width * Self.height * 3
+        #expect(outputs.first?.applied.quality == nil)
+        let most = orientation == 1 ? frame * 5 / 4 : frame * 9 / 4
+        #expect(peak >= frame && peak < most, "peak \(peak) bytes, a frame is \(frame)")
+    }
+
+    /// The preview is made in one place from whichever rows pass (`PhotoPlan.PreviewSource`):
+    /// the whole photo's output as it streams or as it is held, the smallest band, or the
+    /// decoder's rows. Each is the photo upright at the preview's size, with none of the marks.
+    @Test("every source of the preview gives the photo, upright and unmarked", arguments: [
+        ([String](), 0.0, PhotoPlan.PreviewSource.output(0, upright: true)),
+        ([], 1.0, .output(0, upright: false)),
+        (["4:5"], 0.0, .band(0)),
+        (["1:1"], 0.0, .decode),
+    ])
+    func previewFromEverySource(crops: [String], sharpen: Double, source: PhotoPlan.PreviewSource) throws {
+        // Smooth gradients: every way of shrinking them agrees within rounding.
+        let stored = Image(width: 1600, height: 1200, channels: 3) { rows in
+            for y in 0..<rows.height {
+                for x in 0..<rows.width {
+                    rows[y][x * 3] = UInt8(x * 255 / 1599)
+                    rows[y][x * 3 + 1] = UInt8(y * 255 / 1199)
+                    rows[y][x * 3 + 2] = UInt8((x + y) * 255 / 2798)
+                }
+            }
+        }
+        let bytes = try encodeImage(stored, options: EncodeOptions(format: .jpeg, quality: 95,
+                                                                   exif: ExifBuilder(orientation: 6).bytes()))
+        var template = Self.template()
+        template.resize = .longSide(1000)
+        template.output.sharpen = sharpen
+        template.crops = crops.map { Template.Crop(label: $0, width: Int($0.prefix(1))!, height: Int($0.suffix(1))!,
+                                                   focus: $0 == "1:1" ? .center : .subject) }
+        let assets = try Self.assets()
+        let plan = PhotoPlan(template: template, decoder: try openDecoder(bytes: bytes, limits: DecodeLimits()),
+                             facts: PhotoFacts(), assets: assets)
+        #expect(plan.preview == source)
+        let preview = try #require(try PhotoFinisher(template: template, marks: assets)
+            .finish(bytes: bytes, limits: DecodeLimits()).preview)
+        #expect(preview.width == 360 && preview.height == 480)
+        let reference = resized(Orientation.apply(try decodeRGB(bytes), exif: 6), width: 360, height: 480)
+        var total = 0, worst = 0
+        preview.withUnsafeRows { a in
+            reference.withUnsafeRows { b in
+                for y in 0..<a.height {
+                    for i in 0..<a.rowBytes {
+                        let d = abs(Int(a[y][i]) - Int(b[y][i]))
+                        total += d
+                        worst = max(worst, d)
+                    }
+                }
+            }
+        }
+        // A mark (white text, a red logo, a tile) would be tens of levels off somewhere.
+        #expect(worst <= 6, "largest difference \(worst), mean \(Double(total) / Double(360 * 480 * 3))")
+    }
+
+    /// The cost bounds a line held for a whole step too (its frame, and the turned frame
+    /// handed to it).
+    @Test("the memory budget counts what an output held whole holds", arguments: [1, 6])
+    func costBoundsAHeldOutput(orientation: Int) throws {
+        var template = Self.template()
+        template.output.maxBytes = 1 << 30
+        let bytes = try Self.photo(orientation: orientation, width: Self.width - 1)
+        let cost = PhotoFinisher(template: template, marks: try Self.assets())
+            .memoryCost(of: try openDecoder(bytes: bytes, limits: DecodeLimits()))
+        let (_, peak) = try finish(bytes, template: template)
+        #expect(cost >= peak, "cost \(cost) bytes, held \(peak)")
     }
 
     /// 8064×6048, the 48 MP of the bench's corpus: rows copied from a few textured ones, so the

@@ -165,7 +165,7 @@ struct StudioRecipeTests {
         let output = try #require(capped.outputs.first)
         #expect(output.bytes.count <= cap)
         let quality = try #require(output.applied.quality)
-        #expect(quality < 95 && quality >= PhotoFinisher.minQuality)
+        #expect(quality < 95 && quality >= OutputLine.minQuality)
         #expect(capped.warnings.isEmpty)
         // A lossless PNG cannot be made smaller: said, not silently over.
         let png = try PhotoFinisher(template: try Self.template("{ version: 1, output: { format: \"png\", maxBytes: 2000 } }"))

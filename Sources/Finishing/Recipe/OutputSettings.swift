@@ -2,9 +2,8 @@ import Codecs
 import Pixels
 
 /// What one output is, decided from the header before any pixel: its format, whether alpha
-/// is flattened, its colour, its frame and its metadata. The whole-frame path
-/// (`PhotoFinisher.finishOutput`) and the streamed one (`OutputLine`) both follow it, so
-/// they write the same file.
+/// is flattened, its colour, its frame and its metadata. Its line (`OutputLine`) follows it
+/// band by band.
 struct OutputSettings {
     let format: ImageFormat
     /// The colour RGBA is flattened over (formats without alpha: white, or the frame's
@@ -108,11 +107,11 @@ struct OutputSettings {
     var frame: Int? { border > 0 ? border : nil }
 
     /// What the report says was done to this output.
-    func applied(plan: OutputPlan, scale: Int, sharpen: Applied.SharpenRecord?, marks: MarkPainter.Result,
+    func applied(plan: OutputPlan, scale: DecodeScale, sharpen: Applied.SharpenRecord?, marks: MarkPainter.Result,
                  quality: Int?) -> Applied {
         Applied(
             rawPreview: rawPreview,
-            decodeScale: "1/\(scale)",
+            decodeScale: scale.label,
             crop: plan.crop.map { .init(ratio: $0.label, box: [plan.uprightCrop.x, plan.uprightCrop.y,
                                                                  plan.uprightCrop.width, plan.uprightCrop.height]) },
             resizedTo: plan.upright, sharpen: sharpen, frame: frame,
