@@ -238,6 +238,14 @@ func templateTestErrors(_ text: String, directory: String = "/nonexistent") -> [
         #expect(missing.first?.keyPath == "logo.file")
         #expect(missing.first?.message.contains(folder.path + "/logos/mark.png: not found") == true)
 
+        // A logo that cannot be opened for another reason says the system's: a link to itself
+        // is not "not found".
+        try FileManager.default.createDirectory(atPath: folder.path + "/logos", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: folder.path + "/logos/mark.png", withDestinationPath: "mark.png")
+        let looped = templateTestErrors(text, directory: folder.path).first?.message
+        #expect(looped?.contains("mark.png: cannot be read: Too many levels of symbolic links") == true, "\(looped ?? "")")
+        try FileManager.default.removeItem(atPath: folder.path + "/logos/mark.png")
+
         try folder.write("logos/mark.png", Array("GIF89a not a png".utf8))
         #expect(templateTestErrors(text, directory: folder.path).first?.message.contains("is not a PNG") == true)
 

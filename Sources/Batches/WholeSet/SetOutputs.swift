@@ -19,10 +19,23 @@ public struct SetOutputs: Sendable {
     /// The batch outputs of a batch run by `runner`: its marks (already prepared for the
     /// photos) on the stitched parts, and the hex codes on the colour card.
     public init(runner: BatchRunner) {
-        self.init(template: runner.template, limits: runner.limits,
-                  labeler: runner.template.colorCard ? WholeSetMarks.swatchLabels() : nil)
-        markAssets = try? runner.finisher.marks.get()
+        self.init(template: runner.template, limits: runner.limits)
+        if runner.template.colorCard {
+            do {
+                labeler = try WholeSetMarks.swatchLabels()
+            } catch {
+                unlabelled = "colour card: the hex codes are not written under the swatches (\(error)); "
+                    + "they are in the report"
+            }
+        }
+        // Marks that could not be prepared failed every photo, with their reason: a story of
+        // no photos needs none.
+        if case .success(let assets) = runner.finisher.marks { markAssets = assets }
     }
+
+    /// Why the colour card has no labels (`labeler` nil though the card is asked for), for
+    /// the report's warnings.
+    var unlabelled: String?
 
     /// The batch's prepared marks: the parts get the template's marks, their variables filled
     /// in for the batch (a part shows many photos: `{batch}` and `{count}` have values, the
@@ -64,7 +77,9 @@ public struct SetOutputs: Sendable {
         }
         if template.colorCard {
             switch colorCard(report: report, folder: folder) {
-            case .success(let output): report.outputs += output.map { [$0] } ?? []
+            case .success(let output):
+                report.outputs += output.map { [$0] } ?? []
+                if output != nil, let unlabelled { warnings.append(unlabelled) }
             case .failure(let reason): warnings.append(reason.message)
             }
         }

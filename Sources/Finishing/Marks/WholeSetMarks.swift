@@ -13,10 +13,11 @@ public enum WholeSetMarks {
     }
 
     /// The colour card's labels: the hex code centred in its band, dark grey DejaVu Sans,
-    /// capitals 30 % of the band's height. Nil when no font can be opened (the bands stay
-    /// blank; the codes are in the report).
-    public static func swatchLabels() -> SwatchLabeler? {
-        guard let setter = try? Typesetter(pattern: "DejaVu Sans:bold") else { return nil }
+    /// capitals 30 % of the band's height.
+    /// - Throws: `TypesetError` when no font can be opened (the bands stay blank; the codes
+    ///   are in the report, and the reason with them).
+    public static func swatchLabels() throws(TypesetError) -> SwatchLabeler {
+        let setter = try Typesetter(pattern: "DejaVu Sans:bold")
         return { canvas, band, text in
             let rendered = setter.render(text, capHeight: max(8, Double(band.height) * 0.3))
             guard rendered.mask.width > 0 else { return }

@@ -88,7 +88,13 @@ public enum Proof {
         let layout = ProofSheet.layout(rows: rows.map { $0.map { OutputPlan.Size($0.width, $0.height) } },
                                        noted: Set(rowSkips.keys))
         var canvas = Canvas(width: layout.width, height: layout.height, channels: 3, fill: ProofSheet.background)
-        let labeler = Labeler()
+        let labeler: Labeler?
+        do {
+            labeler = try Labeler()
+        } catch {
+            labeler = nil
+            notes.append("the sheet has no captions: \(error)")
+        }
         let outputs = rows.reduce(0) { $0 + $1.count }
         labeler?.write("proof · template \(template.name) · \(samples.count) sample photos → \(outputs) outputs",
                        in: layout.title, capHeight: 18, color: [240, 240, 240], onto: &canvas)
@@ -138,9 +144,14 @@ public enum Proof {
     private final class Labeler {
         let setter: Typesetter
 
-        init?() {
-            guard let setter = (try? Typesetter(pattern: "DejaVu Sans")) ?? (try? Typesetter(pattern: "sans-serif")) else { return nil }
-            self.setter = setter
+        /// - Throws: `TypesetError` when neither DejaVu Sans nor any sans font can be opened
+        ///   (the reason for the sans, the last tried).
+        init() throws(TypesetError) {
+            do {
+                setter = try Typesetter(pattern: "DejaVu Sans")
+            } catch {
+                setter = try Typesetter(pattern: "sans-serif")
+            }
         }
 
         func write(_ text: String, in band: PixelRect, capHeight: Double, color: [UInt8], onto canvas: inout Canvas) {

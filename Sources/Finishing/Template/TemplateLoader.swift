@@ -479,10 +479,15 @@ private struct TemplateRules {
     /// first bytes, not its name).
     static func logoProblem(file: String, directory: String) -> String? {
         let resolved = file.hasPrefix("/") ? file : (directory as NSString).appendingPathComponent(file)
-        guard let file = try? FileDescriptor.open(resolved, .read) else {
-            return Files.existsFollowingLinks(resolved)
-                ? "\(resolved): cannot be read (check its permissions)"
-                : "\(resolved): not found (paths are relative to the template's folder)"
+        let file: FileDescriptor
+        do throws(SystemError) {
+            file = try FileDescriptor.open(resolved, .read)
+        } catch {
+            switch error.code {
+            case ENOENT, ENOTDIR: return "\(resolved): not found (paths are relative to the template's folder)"
+            case EACCES, EPERM: return "\(resolved): cannot be read (check its permissions)"
+            default: return "\(resolved): cannot be read: \(error.reason)"
+            }
         }
         let magic: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
         let head: [UInt8]
