@@ -506,10 +506,12 @@ enum ConfigRules {
 /// few folders: each folder is resolved once (10,000 hot folders under one parent: Foundation's
 /// walk of the path, a third of the config's load, made once), the last name looked at alone
 /// (a symlink, `.` or `..` there: the whole path as before).
-struct StandardPaths {
+public struct StandardPaths {
     private var folders: [String: String] = [:]
 
-    mutating func standardized(_ path: String) -> String {
+    public init() {}
+
+    public mutating func standardized(_ path: String) -> String {
         let full = { (path as NSString).standardizingPath }
         guard let slash = path.lastIndex(of: "/"), slash != path.startIndex else { return full() }
         let parent = String(path[..<slash]), name = path[path.index(after: slash)...]

@@ -33,9 +33,13 @@ public enum ConfigurationCheck {
         public var metadata: [JSON5Error] = []
         /// Who the hot folders were checked for, in words ("the service user photofinish").
         public var checkedFor: String?
+        /// What the open-file limit allows the hot folders (`OpenFiles.Budget`, the daemon's
+        /// words), and whose limit that is ("the limit of the running daemon, pid 812").
+        public var openFiles: ServiceStatus.OpenFiles?
+        public var openFilesOf: String?
 
         /// Anything short of an error.
-        public var warnings: Int { folders.count + fonts.count + metadata.count }
+        public var warnings: Int { folders.count + fonts.count + metadata.count + (openFiles.map { $0.refused > 0 ? 1 : 0 } ?? 0) }
     }
 
     /// Checks the files, then (when they are valid) what the service will meet.
@@ -72,6 +76,7 @@ public enum ConfigurationCheck {
             let who = HotFolderCheck.Subject.forConfig(WatchPaths.absolute(configPath), environment: environment)
             findings.checkedFor = who.words
             findings.folders = config.inboxes.flatMap { HotFolderCheck.problems(name: $0.name, root: $0.root, for: who) }
+            (findings.openFiles, findings.openFilesOf) = openFiles(config, path: WatchPaths.absolute(configPath), environment: environment)
         }
         return findings
     }
@@ -115,6 +120,20 @@ public enum ConfigurationCheck {
 }
 
 extension ConfigurationCheck {
+    /// What the open-file limit allows `config`'s hot folders: as the daemon running it said
+    /// (its status file), else with this process's hard limit (what a daemon started from here
+    /// would raise its limit to). The same computation and words as the daemon's.
+    static func openFiles(_ config: Config, path: String, environment: [String: String]) -> (ServiceStatus.OpenFiles?, String?) {
+        let count = config.inboxes.count
+        if let running = StatusFiles.all().map(\.status).first(where: { $0.isRunning && $0.config == path && $0.openFiles?.hotFolders == count }),
+           let said = running.openFiles {
+            return (said, "the limit of the running daemon, pid \(running.pid)")
+        }
+        guard let hard = try? ProcessResources.openFiles().hard else { return (nil, nil) }
+        let systemd = environment["INVOCATION_ID"] != nil || Files.existsFollowingLinks("/run/systemd/system")
+        return (OpenFiles.budget(for: config, limit: hard, systemd: systemd), "this shell's hard limit, which a daemon started from it gets")
+    }
+
     /// Each template's `MetadataFinding`s, at their lines (`shop.json5:31: metadata.city: …`).
     static func metadataWarnings(paths: [String]) -> [JSON5Error] {
         paths.flatMap { path -> [JSON5Error] in

@@ -1,3 +1,5 @@
+import Batches
+import Configuration
 import HotFolders
 import System
 
@@ -25,7 +27,7 @@ import System
 ///   written and its folder, a temporary file.
 /// Batches that recovery resumes at start hold their locks too: a backlog left in `.work/`
 /// is the one thing that can need more.
-enum OpenFiles {
+public enum OpenFiles {
     static let reserve: UInt64 = 64
     static let perFolder: UInt64 = 1
     static let perClaim: UInt64 = 6
@@ -78,18 +80,80 @@ enum OpenFiles {
         }
     }
 
-    /// The sentence for the log when `folders` hot folders need more than `limit`.
-    static func shortage(folders: Int, work: Work, limit: UInt64) -> String {
-        let need = work.need(folders: folders), room = work.room(limit: limit)
-        return "\(folders) hot folders and \(work.workers) photos in flight may need \(need) open files, over the limit of \(limit): "
-            + "\(room) of them are watched, the other \(folders - room) are refused until the limit is raised (\(fix(need: need)))"
+    /// What the open-file limit allows the hot folders of a setup, and what would fit them
+    /// all: the one computation behind every word said of it — the journal's line, each
+    /// refused folder's why and fix (`photofinish status`, STATUS.txt, the status file),
+    /// `photofinish check` and the metrics (reference: Many hot folders and the open-file limit).
+    /// The same numbers for every folder: they are made once per setup, from its count of hot
+    /// folders, never from how many were looked at so far.
+    struct Budget: Sendable, Equatable {
+        /// The soft limit in force (the daemon raised it to the hard one at start).
+        var limit: UInt64
+        /// The hot folders of the setup.
+        var folders: Int
+        var work: Work
+
+        /// The descriptors all of them and the work in flight need.
+        var need: UInt64 { work.need(folders: folders) }
+        /// How many hot folders can have a place (the first ones in the config).
+        var watched: Int { min(folders, work.room(limit: limit)) }
+        /// How many are refused for want of a place.
+        var refused: Int { folders - watched }
+        var fits: Bool { refused == 0 }
+
+        /// The `LimitNOFILE=` that fits them all with a quarter to spare (a few more folders,
+        /// more workers on a larger machine), rounded up to a multiple of 1,024.
+        var wanted: UInt64 {
+            let spare = need + need / 4
+            return max(1024, (spare + 1023) / 1024 * 1024)
+        }
+
+        /// Why a folder beyond the limit is refused: the same words for each of them.
+        var why: String {
+            "the open-file limit (\(limit)) leaves room for \(watched) of \(folders) hot folders "
+                + "(one descriptor each, \(work.fixed + work.lockReserve) for the service and \(work.workers) photo\(work.workers == 1 ? "" : "s") in flight)"
+        }
+
+        func fix(systemd: Bool) -> [String] { OpenFiles.fix(wanted: wanted, systemd: systemd) }
+
+        /// The refusal of a folder beyond the limit.
+        func problem(systemd: Bool) -> FolderProblem {
+            FolderProblem(why: why, fix: fix(systemd: systemd))
+        }
+
+        /// What the status file records of it (`photofinish status` and `check` say it from there).
+        func status(systemd: Bool) -> ServiceStatus.OpenFiles {
+            ServiceStatus.OpenFiles(limit: limit, hotFolders: folders, watched: watched, refused: refused, wanted: wanted,
+                                    why: why, fix: fix(systemd: systemd))
+        }
+
+        /// The journal's one line for all the folders refused (`nil` when every one fits).
+        func shortage(systemd: Bool) -> String? {
+            fits ? nil : status(systemd: systemd).summary + "; to fix it: " + fix(systemd: systemd).joined(separator: "; then ")
+        }
     }
 
-    /// What raises the limit, in words: under systemd a drop-in, else `ulimit -n`.
-    static func fix(need: UInt64) -> String {
-        let wanted = max(need + need / 4, 1024)
-        return FolderProblem.underSystemd
-            ? "systemctl edit photofinish: [Service] LimitNOFILE=\(wanted), then systemctl restart photofinish"
-            : "ulimit -n \(wanted) (or more) before starting photofinish; the hard limit is raised by root (limits.conf)"
+    /// What raises the limit to `wanted`: a drop-in with `LimitNOFILE=` and a restart under
+    /// systemd (a reload cannot raise a running process's limit), else the shell's `ulimit`.
+    static func fix(wanted: UInt64, systemd: Bool) -> [String] {
+        systemd
+            ? ["systemctl edit photofinish, and add: [Service] LimitNOFILE=\(wanted)",
+               "systemctl restart photofinish (a reload cannot raise the limit of a running process)"]
+            : ["start photofinish again with a limit of \(wanted) open files: ulimit -n \(wanted) first "
+               + "(the hard limit is raised by root: prlimit --nofile=\(wanted):\(wanted), or limits.conf)"]
+    }
+
+    /// A limit twice `limit`, rounded up to a multiple of 1,024 (at least 4,096): what to ask
+    /// for when the descriptors ran out although the budget had room (something held more).
+    static func doubled(_ limit: UInt64?) -> UInt64 {
+        max(4096, ((limit ?? 0) * 2 + 1023) / 1024 * 1024)
+    }
+
+    /// What the open-file `limit` allows the hot folders of `config`, with the work in flight
+    /// the service makes for it: what `photofinish check` says (the daemon says the same).
+    public static func budget(for config: Config, limit: UInt64, systemd: Bool) -> ServiceStatus.OpenFiles {
+        let workers = BatchLimits(config: config).effectiveWorkers
+        let work = Work(claimThreads: HotFolderService.claimThreads, batchSlots: workers + 2, workers: workers)
+        return Budget(limit: limit, folders: config.inboxes.count, work: work).status(systemd: systemd)
     }
 }

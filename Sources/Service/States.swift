@@ -120,7 +120,6 @@ extension ServiceStatus.FolderState {
     /// What STATUS.txt says after the fixes.
     var textTail: String? {
         switch kind {
-        case .refused: "It is tried again at every reload and rescan. Files dropped meanwhile wait in drop/."
         case .shareUnavailable: "Files dropped meanwhile are finished once it answers again."
         default: nil
         }

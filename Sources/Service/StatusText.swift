@@ -22,7 +22,7 @@ public enum StatusText {
     public static func render(_ inbox: ServiceStatus.Inbox, running: Bool, updated: Date,
                               reloadFailed: ServiceStatus.ReloadFailure? = nil,
                               cluster: ServiceStatus.ClusterState? = nil) -> String {
-        var lines = ["PhotoFinish - hot folder \"\(inbox.name)\"", "Updated \(HumanTime.words(updated))", ""]
+        var lines = ["PhotoFinish - hot folder \"\(inbox.name)\"", "Updated \(updatedWords(updated))", ""]
         if running, let cluster {
             lines += clusterLines(cluster)
             lines.append("")
@@ -38,8 +38,11 @@ public enum StatusText {
             lines += fixLines(state)
             if let tail = state.textTail { lines.append(tail) }
         }
+        let refused = running && inbox.state?.isRefused == true
         if !running {
             lines.append("PhotoFinish is stopped. Files dropped now wait in drop/ until it starts again.")
+        } else if refused {
+            lines.append(waitingLine(inbox.waiting))
         } else if inbox.processing != nil || inbox.open != nil {
             if let p = inbox.processing { lines.append("Processing batch \(p.batch): \(photos(p)).") }
             if let o = inbox.open { lines.append("Batch \(o.batch) is open (more photos may join): \(photos(o)).") }
@@ -50,11 +53,14 @@ public enum StatusText {
             lines.append("\(inbox.queued) more batch\(inbox.queued == 1 ? "" : "es") waiting \(inbox.queued == 1 ? "its" : "their") turn.")
         }
         let waiting = inbox.settling + inbox.pending
-        if waiting > 0 {
+        if refused {
+            // Not watched: its counts say nothing (the line above says what waits).
+        } else if waiting > 0 {
             var parts: [String] = []
             if inbox.settling > 0 { parts.append("\(inbox.settling) still arriving") }
             if inbox.pending > 0 { parts.append("\(inbox.pending) ready for the next batch") }
-            lines.append("Pending in drop/: \(waiting) file\(waiting == 1 ? "" : "s") (\(parts.joined(separator: ", "))).")
+            let held = running && inbox.state?.kind == .lowSpace ? ", not taken until there is room (see above)" : ""
+            lines.append("Pending in drop/: \(waiting) file\(waiting == 1 ? "" : "s") (\(parts.joined(separator: ", ")))\(held).")
         } else {
             lines.append("Pending in drop/: nothing.")
         }
@@ -107,6 +113,12 @@ public enum StatusText {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
+    /// The time of writing, to the nearest second (cut down to the second, a file written at
+    /// 16:04:05.9 said 16:04:05, and read a second later looked nearly 2 s old).
+    static func updatedWords(_ date: Date) -> String {
+        HumanTime.words(Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded()))
+    }
+
     /// What a hot folder's STATUS.txt says of the cluster: the host's name, how many hosts are
     /// up, and whether the database answers (while it does not, this host works alone).
     static func clusterLines(_ cluster: ServiceStatus.ClusterState?) -> [String] {
@@ -130,6 +142,15 @@ public enum StatusText {
         let words = p.words
         let lead = "\(p.done) of \(p.total) done"
         return "\(p.done) of \(p.total) photo\(p.total == 1 ? "" : "s") done" + words.dropFirst(lead.count)
+    }
+
+    /// What waits in a refused hot folder's `drop/`: nothing takes it until the folder can be used.
+    static func waitingLine(_ waiting: Int?) -> String {
+        switch waiting {
+        case nil: "Not watched: nothing is taken from drop/ until this hot folder can be used."
+        case 0?: "Waiting in drop/: nothing. Files dropped now wait there until this hot folder can be used."
+        case let n?: "Waiting in drop/: \(n) file\(n == 1 ? "" : "s"), not taken until this hot folder can be used (see above)."
+        }
     }
 
     /// "To fix it:" and the fixes, one a line (nothing when there are none).

@@ -18,7 +18,7 @@ struct Option: Sendable {
     /// Every option any command takes, by the name typed after `--`: a command's code asks for
     /// one by its case (`a[.config]`, `a.has(.strict)`), never by a string that could be mistyped.
     enum Name: String, Sendable, CaseIterable {
-        case admin, config, database, drop, expires, help, inbox, json, out, strict, template, to, workers
+        case admin, all, config, database, drop, expires, help, inbox, json, out, strict, template, to, workers
         case passwordStdin = "password-stdin"
     }
 }

@@ -31,6 +31,10 @@ enum CheckCommand {
             return 2
         }
         for problem in found.folders { print(problem.description) }
+        if let openFiles = found.openFiles, openFiles.refused > 0 {
+            print("open files (\(found.openFilesOf ?? "the limit in force")): \(openFiles.summary); to fix it:")
+            for fix in openFiles.fix { print("  \(fix)") }
+        }
         for font in found.fonts { print(font.description) }
         for finding in found.metadata { print(finding.description) }
         let web = config.map(webWarnings) ?? []
@@ -44,6 +48,9 @@ enum CheckCommand {
         if folders > 0 {
             but.append("\(folders) hot folder\(folders == 1 ? "" : "s") cannot be used as things are (checked as \(found.checkedFor ?? "this user")): "
                        + "the daemon refuses \(folders == 1 ? "it" : "them") and tries again at every reload and rescan")
+        }
+        if let openFiles = found.openFiles, openFiles.refused > 0 {
+            but.append("the open-file limit leaves \(openFiles.refused) hot folder\(openFiles.refused == 1 ? "" : "s") unwatched (LimitNOFILE=\(openFiles.wanted) fits them all)")
         }
         if !found.fonts.isEmpty {
             but.append("\(found.fonts.count) font\(found.fonts.count == 1 ? " is" : "s are") not installed")

@@ -176,11 +176,15 @@ enum Commands {
             ],
             main: { a throws(UsageError) in try ShareCommand.main(a) }),
         Command(
-            name: "status", synopsis: "[ROOT] [--config FILE] [--json]",
+            name: "status", synopsis: "[ROOT] [--all] [--config FILE] [--json]",
             summary: "What the running daemons and watches are doing.",
             details: """
-                Per hot folder: the batch in progress ("processing 23 of 80"), batches waiting,
-                files pending, the last batch's result. A daemon that is a host of a cluster says
+                A summary first: the hot folders counted by state, and those that need attention
+                (refused, low on space, share unavailable: why and the fix, said once for folders
+                refused alike). Then per hot folder: the batch in progress ("processing 23 of
+                80"), batches waiting, files pending, the last batch's result — every folder with
+                --all, a ROOT, or up to \(StatusCommand.listedUpTo) of them; beyond that the busy ones and
+                those that need attention. A daemon that is a host of a cluster says
                 whether the cluster's database answers, and lists every host of the cluster with its
                 workers and the tasks it holds. Each daemon and watch process writes its own status
                 file; without arguments every one found is shown. Exit 0 when what was asked about
@@ -189,6 +193,7 @@ enum Commands {
             options: [
                 Option(.config, "FILE", "only the daemon that runs this config, and only its hot folders"),
                 Option(.json, nil, "print the running processes' statuses as JSON"),
+                Option(.all, nil, "list every hot folder after the summary"),
             ],
             sync: { a throws(UsageError) in try StatusCommand.main(a) }),
         Command(

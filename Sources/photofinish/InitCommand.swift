@@ -53,7 +53,8 @@ enum InitCommand {
               .work/       the daemon's own (mode 0700)
 
             """)
-        if let existing = config?.inboxes.first(where: { WatchCommand.absolute($0.root) == root }) {
+        var paths = StandardPaths()  // 10,000 roots under one parent: that parent resolved once
+        if let existing = config?.inboxes.first(where: { paths.standardized($0.root) == root }) {
             print("it is already in \(configPath) as '\(existing.name)' (template '\(existing.template)')")
         } else if let template {
             for line in serviceSteps(name: name, root: root, template: template, configPath: configPath) { print(line) }

@@ -39,14 +39,17 @@ enum StatusCommand {
         if let given = a.positional.first {
             let absolute = WatchCommand.absolute(given)
             root = absolute
-            found = found.filter { $0.inboxes.contains { WatchCommand.absolute($0.root) == absolute } }
+            var paths = StandardPaths()  // each parent resolved once, not each root's every folder
+            found = found.filter { $0.inboxes.contains { paths.standardized($0.root) == absolute } }
             guard !found.isEmpty else {
                 print("nothing watches \(absolute) (no photofinish status names it in \(places))")
                 return 1
             }
         }
+        var paths = StandardPaths()
+        let named = names.map(Set.init)
         func shown(_ inbox: ServiceStatus.Inbox) -> Bool {
-            (names?.contains(inbox.name) ?? true) && (root.map { WatchCommand.absolute(inbox.root) == $0 } ?? true)
+            (named?.contains(inbox.name) ?? true) && (root.map { paths.standardized(inbox.root) == $0 } ?? true)
         }
         let running = found.filter(\.isRunning).sorted { $0.updated > $1.updated }
         let gone = StatusFiles.lastStates(of: found.filter { !$0.isRunning }, watchedBy: running)
@@ -78,11 +81,11 @@ enum StatusCommand {
                 for error in failed.errors { print("    \(error)") }
             }
             if let cluster = status.cluster { print(clusterLines(cluster)) }
-            for inbox in status.inboxes where shown(inbox) {
-                print(lines(inbox))
-                if inbox.state?.isRefused == true { refused += 1 }
-            }
-            for name in names ?? [] where !status.inboxes.contains(where: { $0.name == name }) {
+            let inboxes = status.inboxes.filter(shown)
+            refused += inboxes.count { $0.state?.isRefused == true }
+            print(folderLines(inboxes, every: a.has(.all) || root != nil || inboxes.count <= listedUpTo))
+            let watched = Set(status.inboxes.map(\.name))
+            for name in names ?? [] where !watched.contains(name) {
                 print("\(name): not watched by the running daemon (reload it: systemctl reload photofinish)")
             }
         }
@@ -93,9 +96,83 @@ enum StatusCommand {
             if let l = inbox.last { print("  " + lastBatch(l)) }
         }
         if refused > 0 {
-            print("\n\(refused) hot folder\(refused == 1 ? " is" : "s are") refused: fix \(refused == 1 ? "it" : "them") as said, then: systemctl reload photofinish")
+            print("\n\(refused) hot folder\(refused == 1 ? " is" : "s are") refused: each says why, and what fixes it")
         }
         return running.isEmpty || refused > 0 ? 1 : 0
+    }
+
+    /// Up to this many hot folders are listed one by one without `--all` (beyond it, the
+    /// summary and up to this many of those busy or needing attention).
+    static let listedUpTo = 20
+    /// Up to this many names of folders refused alike are named in the summary.
+    static let namedUpTo = 10
+
+    /// A process's hot folders: the summary, then each one (`every`), or those that need
+    /// attention and are not said in the summary, and those busy.
+    static func folderLines(_ inboxes: [ServiceStatus.Inbox], every: Bool) -> String {
+        let (summary, grouped) = summary(inboxes)
+        guard !every else { return ([summary] + inboxes.map(lines)).joined(separator: "\n") }
+        let listed = inboxes.filter {
+            !grouped.contains($0.name) && (needsAttention($0) != nil || hasFilesNeedingAttention($0) || isBusy($0))
+        }
+        var out = [summary] + listed.prefix(listedUpTo).map(lines)
+        if listed.count > listedUpTo { out.append("  and \(listed.count - listedUpTo) more busy or needing attention") }
+        out.append("  (photofinish status --all lists every hot folder, photofinish status ROOT one of them)")
+        return out.joined(separator: "\n")
+    }
+
+    /// "2000 hot folders: 140 watching, 1860 refused; 3 busy", then the folders refused alike
+    /// (by the open-file limit, say) said once: why, the fix, their names.
+    /// - Returns: the text, and the folders it said.
+    static func summary(_ inboxes: [ServiceStatus.Inbox]) -> (String, Set<String>) {
+        var counts: [String: Int] = [:], order: [String] = []
+        for inbox in inboxes {
+            let word = inbox.state?.kind.statusWords ?? "watching"
+            if counts[word] == nil { order.append(word) }
+            counts[word, default: 0] += 1
+        }
+        let busy = inboxes.count(where: isBusy)
+        var out = "  \(inboxes.count) hot folder\(inboxes.count == 1 ? "" : "s"): "
+            + order.map { "\(counts[$0]!) \($0)" }.joined(separator: ", ")
+            + (busy > 0 ? "; \(busy) busy (processing, or files waiting)" : "")
+        // Folders with one state, reason and fix: said once.
+        var groups: [[String]: [String]] = [:], groupOrder: [[String]] = []
+        for inbox in inboxes {
+            guard let state = needsAttention(inbox) else { continue }
+            let key = [state.kind.word, state.why ?? ""] + (state.fix ?? [])
+            if groups[key] == nil { groupOrder.append(key) }
+            groups[key, default: []].append(inbox.name)
+        }
+        var grouped: Set<String> = []
+        for key in groupOrder {
+            let names = groups[key]!
+            guard names.count > 1, let state = inboxes.first(where: { $0.name == names[0] })?.state else { continue }
+            grouped.formUnion(names)
+            out += "\n  \(names.count) hot folders \(state.kind.statusWords): \(state.why ?? "")" + (state.fix?.isEmpty == false ? "; to fix it:" : "")
+            for fix in state.fix ?? [] { out += "\n    \(fix)" }
+            out += "\n    they are " + names.prefix(namedUpTo).joined(separator: ", ")
+                + (names.count > namedUpTo ? " and \(names.count - namedUpTo) more" : "")
+        }
+        return (out, grouped)
+    }
+
+    /// Files in its drop/ that need someone (refused by the claim, not filed) or deliveries not done.
+    static func hasFilesNeedingAttention(_ inbox: ServiceStatus.Inbox) -> Bool {
+        inbox.refused?.isEmpty == false || inbox.unfiled?.isEmpty == false || inbox.deliveries?.isEmpty == false
+    }
+
+    /// A folder's state when it needs someone to act (refused, low on space, share unavailable).
+    static func needsAttention(_ inbox: ServiceStatus.Inbox) -> ServiceStatus.FolderState? {
+        guard let state = inbox.state else { return nil }
+        switch state.kind {
+        case .refused, .lowSpace, .shareUnavailable: return state
+        default: return nil
+        }
+    }
+
+    /// Whether a folder has work under way or waiting.
+    static func isBusy(_ inbox: ServiceStatus.Inbox) -> Bool {
+        inbox.processing != nil || inbox.queued > 0 || inbox.pending + inbox.settling + (inbox.parked ?? 0) > 0
     }
 
     /// This daemon as a host of its cluster, and the cluster as it last read it.

@@ -49,7 +49,7 @@ struct TakingUpTests {
 
     @Test func aFolderBeyondTheOpenFileLimitIsRefusedWithoutATakeUp() {
         var concern = TakingUp(rescanInterval: .seconds(60))
-        let noRoom = FolderProblem.openFiles(why: "the open-file limit (1024) leaves room for 2 of 3 hot folders", need: 4096)
+        let noRoom = OpenFiles.Budget(limit: 1024, folders: 1000, work: .init(claimThreads: 4, batchSlots: 4, workers: 2)).problem(systemd: true)
         #expect(concern.handle(.start(noRoom: noRoom), now: at(0)) == [.refuse(noRoom, log: false)])
         #expect(!concern.hasRoom && concern.attempts == 0 && concern.nextDeadline == at(60))
     }

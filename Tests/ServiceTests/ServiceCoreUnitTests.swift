@@ -1,4 +1,5 @@
 import Foundation
+import Batches
 import HotFolders
 @testable import Service
 import System
@@ -23,7 +24,10 @@ struct FolderProblemTests {
         #expect(missing.why == "/nonexistent-pf/shop does not exist")
         #expect(missing.fix.first == "photofinish init /nonexistent-pf/shop")
         let files = FolderProblem.refusal(SystemError("open", layout.drop, errno: EMFILE), layout: layout, systemd: false)
-        #expect(files.fix.first?.hasPrefix("ulimit -n ") == true, "\(files.fix)")
+        #expect(files.fix.first?.contains("ulimit -n ") == true, "\(files.fix)")
+        let filesUnderSystemd = FolderProblem.refusal(SystemError("open", layout.drop, errno: EMFILE), layout: layout, systemd: true)
+        #expect(filesUnderSystemd.fix.first?.hasPrefix("systemctl edit photofinish, and add: [Service] LimitNOFILE=") == true)
+        #expect(filesUnderSystemd.fix.last?.hasPrefix("systemctl restart photofinish") == true, "a reload cannot raise the limit")
     }
 }
 
@@ -36,8 +40,36 @@ struct OpenFilesTests {
         #expect(work.room(limit: 64) == 0)
         #expect(work.room(limit: 20_000) == 19_884, "10,000 hot folders fit in the 20,000 of a container's limit")
         #expect(work.lockRoom(limit: 256, folders: 140) == 4)
-        #expect(OpenFiles.shortage(folders: 500, work: work, limit: 256).hasPrefix(
-            "500 hot folders and 2 photos in flight may need 616 open files, over the limit of 256: 140 of them are watched, the other 360 are refused"))
+    }
+
+    /// One computation, one message: every folder beyond the limit is told the same numbers and
+    /// the same fix, and the fix fits them all.
+    @Test func theBudgetSaysOneNumberAndTheFixThatFitsAll() {
+        let work = OpenFiles.Work(claimThreads: 4, batchSlots: 4, workers: 2)
+        let budget = OpenFiles.Budget(limit: 256, folders: 2000, work: work)
+        #expect(budget.need == 2116 && budget.watched == 140 && budget.refused == 1860 && !budget.fits)
+        #expect(budget.wanted == 3072, "2,116 and a quarter to spare, rounded up to a multiple of 1,024")
+        #expect(budget.why == "the open-file limit (256) leaves room for 140 of 2000 hot folders (one descriptor each, 116 for the service and 2 photos in flight)")
+        #expect(budget.fix(systemd: true) == ["systemctl edit photofinish, and add: [Service] LimitNOFILE=3072",
+                                              "systemctl restart photofinish (a reload cannot raise the limit of a running process)"])
+        #expect(budget.fix(systemd: false).first?.contains("ulimit -n 3072") == true)
+        #expect(budget.shortage(systemd: true) == budget.why + ": 1860 hot folders are not watched; to fix it: "
+                + "systemctl edit photofinish, and add: [Service] LimitNOFILE=3072; then systemctl restart photofinish (a reload cannot raise the limit of a running process)")
+        // The fix applied: all of them fit, and a run with it asks for nothing more.
+        let fixed = OpenFiles.Budget(limit: budget.wanted, folders: 2000, work: work)
+        #expect(fixed.fits && fixed.watched == 2000 && fixed.shortage(systemd: true) == nil && fixed.wanted == budget.wanted)
+        // What the status file, `status`, `check` and the metrics say: the same numbers and words.
+        let said = budget.status(systemd: true)
+        #expect(said == ServiceStatus.OpenFiles(limit: 256, hotFolders: 2000, watched: 140, refused: 1860, wanted: 3072,
+                                                why: budget.why, fix: budget.fix(systemd: true)))
+        #expect(budget.problem(systemd: true) == FolderProblem(why: said.why, fix: said.fix))
+        // At 10,000 folders behind the old default of 1,024: one number for all 9,0xx refused.
+        let big = OpenFiles.Budget(limit: 1024, folders: 10_000, work: .init(claimThreads: 4, batchSlots: 6, workers: 4))
+        #expect(big.watched == 1024 - 64 - 24 - 24 - 16 - 6 && big.refused == 10_000 - big.watched)
+        #expect(big.wanted == 13_312 && OpenFiles.Budget(limit: big.wanted, folders: 10_000, work: big.work).fits)
+        #expect(OpenFiles.Budget(limit: 64, folders: 3, work: work).watched == 0)
+        #expect(OpenFiles.Budget(limit: 4096, folders: 0, work: work).wanted == 1024, "never below the old default")
+        #expect(OpenFiles.doubled(256) == 4096 && OpenFiles.doubled(3072) == 6144 && OpenFiles.doubled(nil) == 4096)
     }
 }
 
@@ -73,9 +105,34 @@ struct FolderStateTextTests {
         #expect(lines.contains("PhotoFinish cannot use this hot folder: cannot change the permissions of /srv/shop/.work: Operation not permitted."))
         #expect(lines.contains("To fix it:"))
         #expect(lines.contains("  chown -R photofinish:photofinish /srv/shop"))
-        #expect(lines.contains("It is tried again at every reload and rescan. Files dropped meanwhile wait in drop/."))
+        #expect(lines.contains("Not watched: nothing is taken from drop/ until this hot folder can be used."), "drop/ not looked at")
+        #expect(!lines.contains { $0.hasPrefix("Idle") || $0.hasPrefix("Pending in drop/") }, "a refused folder's counts say nothing")
         let status = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: [shop])
         #expect(status.summary == "shop: refused")
+        // A photo waits in its drop/: said, and why it is not taken.
+        shop.waiting = 1
+        #expect(StatusText.render(shop, running: true, updated: updated)
+            .contains("\r\nWaiting in drop/: 1 file, not taken until this hot folder can be used (see above).\r\n"))
+        shop.waiting = 0
+        #expect(StatusText.render(shop, running: true, updated: updated).contains("\r\nWaiting in drop/: nothing."))
+    }
+
+    @Test func aLowSpaceFolderSaysItsPendingFilesWait() {
+        var shop = ServiceStatus.Inbox(name: "shop", root: "/srv/shop")
+        shop.state = .init(kind: .lowSpace, why: "112 MB free, below minFreeSpace (1 GB)", fix: ["free space on /srv"])
+        shop.pending = 2
+        let text = StatusText.render(shop, running: true, updated: updated)
+        #expect(text.contains("\r\nNothing new is taken from drop/: 112 MB free, below minFreeSpace (1 GB).\r\n"))
+        #expect(text.contains("\r\nPending in drop/: 2 files (2 ready for the next batch), not taken until there is room (see above).\r\n"))
+    }
+
+    /// The time printed is the time of writing to the nearest second, not cut down to it.
+    @Test func updatedIsTheTimeOfWritingToTheNearestSecond() {
+        let shop = ServiceStatus.Inbox(name: "shop", root: "/srv/shop")
+        let late = Date(timeIntervalSince1970: 1_796_000_000.9)
+        #expect(StatusText.render(shop, running: true, updated: late).contains("\r\nUpdated \(HumanTime.words(Date(timeIntervalSince1970: 1_796_000_001)))\r\n"))
+        let early = Date(timeIntervalSince1970: 1_796_000_000.2)
+        #expect(StatusText.render(shop, running: true, updated: early).contains("\r\nUpdated \(HumanTime.words(Date(timeIntervalSince1970: 1_796_000_000)))\r\n"))
     }
 
     @Test func photosParkedInWorkArePending() {

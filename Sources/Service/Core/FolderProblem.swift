@@ -49,7 +49,7 @@ public struct FolderProblem: Sendable, Equatable, Error {
         case ENOSPC, EDQUOT:
             return FolderProblem(why: "\(error)", fix: ["free space on the disk of \(root)", then])
         case EMFILE, ENFILE:
-            return openFiles(why: "\(error)", need: nil)
+            return openFiles(why: "\(error)", systemd: systemd)
         case ENOTDIR, ELOOP:
             return FolderProblem(why: "\(error) (a file or a symlink where a folder should be)",
                                  fix: ["replace it with a folder (photofinish init \(root) makes the missing ones)", then])
@@ -58,8 +58,10 @@ public struct FolderProblem: Sendable, Equatable, Error {
         }
     }
 
-    /// No open files left for the hot folder: its fix raises `LimitNOFILE=`.
-    static func openFiles(why: String, need: UInt64?) -> FolderProblem {
-        FolderProblem(why: why, fix: [OpenFiles.fix(need: need ?? 4096)])
+    /// No open files left for the hot folder although the budget had room for it: its fix
+    /// raises `LimitNOFILE=` to twice the limit in force.
+    static func openFiles(why: String, systemd: Bool) -> FolderProblem {
+        let limit = try? ProcessResources.openFiles().soft
+        return FolderProblem(why: why, fix: OpenFiles.fix(wanted: OpenFiles.doubled(limit), systemd: systemd))
     }
 }

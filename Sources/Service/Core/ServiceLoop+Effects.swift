@@ -38,10 +38,8 @@ extension ServiceLoop {
     /// Why `hot folder` cannot have one of the open-file places for hot folders, should it need one
     /// (nil: there is room).
     func noRoom(for hotFolder: HotFolder) -> FolderProblem? {
-        guard !hotFolder.takingUp.hasRoom, roomUsed >= room else { return nil }
-        let total = hotFolders.count
-        return FolderProblem.openFiles(why: "the open-file limit (\(openFileLimit ?? 0)) leaves room for \(room) of \(total) hot folders",
-                                       need: work.need(folders: total))
+        guard !hotFolder.takingUp.hasRoom, roomUsed >= room, let budget else { return nil }
+        return budget.problem(systemd: FolderProblem.underSystemd)
     }
 
     /// Below `minFreeSpace` (`low`: the words) nothing new is claimed; looked at again every
@@ -85,11 +83,24 @@ extension ServiceLoop {
                 }
                 hotFolder.setState(.refused, why: problem.why, fix: problem.fix)
                 publisher.staged.withLock { _ = $0.remove(name) }
+                // What waits in its drop/ meanwhile (STATUS.txt says it), counted again at each retry.
+                let drop = hotFolder.settings.layout.drop
+                pool.run(name) { [board] in
+                    let waiting = Self.waiting(in: drop)
+                    board.update(name) { $0.waiting = $0.state?.isRefused == true ? waiting : nil }
+                }
             case .makeProof:
                 proofs.request(.init(inbox: name, root: hotFolder.settings.layout.root, template: hotFolder.settings.template,
                                      maxPixels: setup.config.maxPixels))
             }
         }
+    }
+
+    /// How many files wait in a `drop/` nothing takes from (hidden ones aside: never taken);
+    /// nil when it cannot be listed (a folder refused for that is told why already).
+    static func waiting(in drop: String) -> Int? {
+        guard let names = try? Directory(drop).names() else { return nil }
+        return names.count { $0.bytes.first != UInt8(ascii: ".") }
     }
 
     // MARK: - Claiming

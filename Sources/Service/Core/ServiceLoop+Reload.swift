@@ -110,12 +110,14 @@ extension ServiceLoop {
             deadlines.set(name, at: nil)
             publisher.staged.withLock { _ = $0.remove(name) }
         }
-        if let limit = openFileLimit {
-            room = work.room(limit: limit)
-            if work.need(folders: new.inboxes.count) > limit {
-                log.warning(OpenFiles.shortage(folders: new.inboxes.count, work: work, limit: limit))
-            }
+        budget = openFileLimit.map { OpenFiles.Budget(limit: $0, folders: new.inboxes.count, work: work) }
+        if let budget {
+            room = budget.work.room(limit: budget.limit)
+            if let shortage = budget.shortage(systemd: FolderProblem.underSystemd) { log.warning(shortage) }
         }
+        let openFiles = budget?.status(systemd: FolderProblem.underSystemd)
+        board.setOpenFiles(openFiles)
+        metrics.setOpenFiles(openFiles)
         let stamp = BatchID.timestamp(Date())
         for inbox in new.inboxes {
             if let hotFolder = hotFolders[inbox.name] {

@@ -123,6 +123,8 @@ final class ServiceLoop: @unchecked Sendable {
     var stopping = false
     /// The open-file places for hot folders, and how many are taken (`OpenFiles`).
     var room = Int.max, roomUsed = 0
+    /// What the open-file limit allows this setup's hot folders (made at each apply).
+    var budget: OpenFiles.Budget?
     var nextWatchdog: Duration?
     let watchdogHalf: Duration? = Notify.watchdogInterval.map { $0 / 2 }
     var nextLeaseRenewal: Duration?
@@ -322,6 +324,7 @@ final class ServiceLoop: @unchecked Sendable {
                 $0.watching = mode
                 $0.refused = refusals.isEmpty ? nil : refusals
                 $0.neverTaken = never.isEmpty ? nil : never
+                $0.waiting = nil
                 $0.state = state
             }
             metrics.setPending(hotFolder.name, settling + pending)

@@ -17,6 +17,11 @@ import Synchronization
 /// - `photofinish_batch_duration_seconds{inbox}` and `photofinish_photo_duration_seconds{inbox}`,
 ///   histograms
 ///
+/// - `photofinish_open_files_limit`, `photofinish_open_files_wanted` and
+///   `photofinish_hot_folders_beyond_open_files_limit`, gauges: the open-file limit in force, the
+///   `LimitNOFILE=` that fits every hot folder, and how many hot folders the limit leaves
+///   unwatched (`OpenFiles.Budget`: the numbers the journal, `status` and STATUS.txt say)
+///
 /// In a cluster (`cluster` in the config) every series carries a `host` label first (the
 /// cluster's host name: several hosts' series side by side stay apart), and two more gauges:
 ///
@@ -63,6 +68,7 @@ public final class Metrics: Sendable {
         var order: [String] = []
         var inFlight = 0
         var cluster: ClusterGauges?
+        var openFiles: ServiceStatus.OpenFiles?
     }
 
     /// This host of a cluster, as the metrics show it.
@@ -155,6 +161,12 @@ public final class Metrics: Sendable {
         state.withLock { $0.inFlight = count }
     }
 
+    /// What the open-file limit allows the hot folders, as of the last (re)load.
+    func setOpenFiles(_ openFiles: ServiceStatus.OpenFiles?) {
+        state.withLock { $0.openFiles = openFiles }
+        changed()
+    }
+
     /// This daemon is host `host` of a cluster: every series gets its `host` label, and the
     /// cluster's gauges are shown.
     func setCluster(host: String, databaseUp: Bool, held: Int) {
@@ -168,7 +180,7 @@ public final class Metrics: Sendable {
 
     /// The Prometheus text: `# HELP` and `# TYPE` lines, then the samples, hot folders in config order.
     public func text() -> String {
-        let (inboxes, order, inFlight, cluster) = state.withLock { ($0.inboxes, $0.order, $0.inFlight, $0.cluster) }
+        let (inboxes, order, inFlight, cluster, openFiles) = state.withLock { ($0.inboxes, $0.order, $0.inFlight, $0.cluster, $0.openFiles) }
         var out = PrometheusText()
         if let cluster { out.common = [("host", cluster.host)] }
         out.family("photofinish_photos_total", .counter, "Photos finished, by hot folder and result.")
@@ -215,6 +227,14 @@ public final class Metrics: Sendable {
         out.family("photofinish_photo_duration_seconds", .histogram, "Time to finish one photo.")
         for name in order {
             out.histogram("photofinish_photo_duration_seconds", ["inbox": name], inboxes[name]!.photoDuration, bounds: Self.photoBuckets)
+        }
+        if let openFiles {
+            out.family("photofinish_open_files_limit", .gauge, "The open-file limit in force (RLIMIT_NOFILE, raised to the hard limit at start).")
+            out.sample("photofinish_open_files_limit", [:], Double(openFiles.limit))
+            out.family("photofinish_open_files_wanted", .gauge, "The LimitNOFILE= that fits every hot folder with a quarter to spare.")
+            out.sample("photofinish_open_files_wanted", [:], Double(openFiles.wanted))
+            out.family("photofinish_hot_folders_beyond_open_files_limit", .gauge, "Hot folders not watched because the open-file limit has no room for them (raise LimitNOFILE= and restart).")
+            out.sample("photofinish_hot_folders_beyond_open_files_limit", [:], Double(openFiles.refused))
         }
         if let cluster {
             out.family("photofinish_cluster_database_up", .gauge, "1 when the cluster's database answers, 0 while it does not (this host works alone meanwhile).")
