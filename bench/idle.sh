@@ -18,9 +18,13 @@
 #   libdispatch's (its Linux workqueue monitor wakes its manager thread once a second in every
 #   process that uses Dispatch). With strace installed and STRACE=1, also `strace -c -f` over
 #   the same seconds: the system calls made.
-# Prints a markdown table, ready for bench/RESULTS.md.
+# - `photofinish status` while it runs (a third table): the wall and CPU time of `status`, `status
+#   --all` and `status --json` (the medians of STATUSRUNS runs, default 5) and the lines each
+#   prints (`--all` only where the binary has it: a build from before it prints every folder
+#   without it).
+# Prints markdown tables, ready for bench/RESULTS.md.
 #
-# Environment: PF (default bench/../.build/release/photofinish), IDLE, WAKE (seconds), STRACE,
+# Environment: PF (default bench/../.build/release/photofinish), IDLE, WAKE (seconds), STRACE, STATUSRUNS,
 # PROOFWAIT (seconds to wait for the proofs, default no limit: then "N of M" is printed).
 # BENCHDIR: where the hot folders are made (default /tmp).
 set -euo pipefail
@@ -66,7 +70,23 @@ start_until_ready() {
   ready=$(since "$start"); readycpu=$(cpu "$PID")
 }
 
+# The median wall and CPU time (user + system: what a loaded machine does not blur) of
+# STATUSRUNS runs of `photofinish status ARGS…` (its output kept in $dir/status.out): prints
+# "WALL CPU LINES".
+status_time() {
+  local walls=() cpus=() i t TIMEFORMAT='%R %U %S'
+  for ((i = 0; i < ${STATUSRUNS:-5}; i++)); do
+    t=$( { time RUNTIME_DIRECTORY=$dir/run "$PF" status "$@" > "$dir/status.out" 2>&1; } 2>&1 ) || true
+    t=$(tail -1 <<< "$t")
+    walls+=("${t%% *}"); cpus+=("$(awk '{ print $2 + $3 }' <<< "$t")")
+  done
+  median() { printf '%s\n' "$@" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+  printf '%s %s %d\n' "$(median "${walls[@]}")" "$(median "${cpus[@]}")" "$(wc -l < "$dir/status.out")"
+}
+HAS_ALL=$("$PF" help status 2>&1 | grep -c -- '--all' || true)
+
 RESTARTS=()
+STATUSES=()
 echo "| hot folders | to ready | ready CPU | proofs done after ready | start-up CPU | proofs rendered | idle CPU per minute | wake-ups in ${WAKE} s (ours) | peak RSS |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for n in "${COUNTS[@]}"; do
@@ -88,6 +108,11 @@ EOF
   proofwall=$(since "$at"); startup=$(cpu "$PID")
   [[ $made -ge $n ]] && proofnote="" || proofnote=" ($made of $n made)"
   rendered=$(grep -c 'rendering the proof' "$dir/daemon.log" || true)
+  read -r st sc sl < <(status_time)
+  if [[ $HAS_ALL -gt 0 ]]; then read -r at ac al < <(status_time --all); else at=$st; ac=$sc; al="$sl (no --all)"; fi
+  read -r jt jc jl < <(status_time --json)
+  STATUSES+=("$(printf '| %d | %.2f s (%.2f s) | %s | %.2f s (%.2f s) | %s | %.2f s (%.2f s) | %s |' \
+    "$n" "$st" "$sc" "$sl" "$at" "$ac" "$al" "$jt" "$jc" "$jl")")
   sleep 5   # what follows the last proof (STATUS.txt writes) is not idle yet
   a=$(cpu "$PID"); sleep "$IDLE"; b=$(cpu "$PID")
   perminute=$(echo "scale=3; ($b - $a) * 60 / $IDLE" | bc)
@@ -115,5 +140,11 @@ echo
 echo "| hot folders | to ready | ready CPU | CPU 5 s after ready | proofs in place | proofs rendered |"
 echo "|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${RESTARTS[@]}"
+echo
+echo "photofinish status while it runs (median of ${STATUSRUNS:-5} runs each: wall time, in brackets its CPU):"
+echo
+echo "| hot folders | status | lines | status --all | lines | status --json | lines |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
+printf '%s\n' "${STATUSES[@]}"
 echo
 echo "CPU: the daemon's utime + stime (/proc/PID/stat, $HZ ticks a second); idle over ${IDLE} s after start-up; wake-ups: context switches of all its threads over ${WAKE} s; $(nproc) cores; load average at the end: $(cut -d' ' -f1-3 /proc/loadavg). Wall times on a shared machine."
