@@ -69,6 +69,7 @@ struct OpenFilesTests {
         #expect(big.wanted == 13_312 && OpenFiles.Budget(limit: big.wanted, folders: 10_000, work: big.work).fits)
         #expect(OpenFiles.Budget(limit: 64, folders: 3, work: work).watched == 0)
         #expect(OpenFiles.Budget(limit: 4096, folders: 0, work: work).wanted == 1024, "never below the old default")
+        #expect(PrometheusText.escape("f0140") == "f0140" && PrometheusText.escape("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
         #expect(OpenFiles.doubled(256) == 4096 && OpenFiles.doubled(3072) == 6144 && OpenFiles.doubled(nil) == 4096)
     }
 }

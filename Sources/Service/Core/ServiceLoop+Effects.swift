@@ -83,11 +83,13 @@ extension ServiceLoop {
                 }
                 hotFolder.setState(.refused, why: problem.why, fix: problem.fix)
                 publisher.staged.withLock { _ = $0.remove(name) }
-                // What waits in its drop/ meanwhile (STATUS.txt says it), counted again at each retry.
+                // What waits in its drop/ meanwhile (STATUS.txt says it), counted again at each
+                // retry; the board may not show it refused yet (`show` follows), but watched it is
+                // counted no more.
                 let drop = hotFolder.settings.layout.drop
                 pool.run(name) { [board] in
                     let waiting = Self.waiting(in: drop)
-                    board.update(name) { $0.waiting = $0.state?.isRefused == true ? waiting : nil }
+                    board.update(name) { $0.waiting = $0.state?.kind == .watching ? nil : waiting }
                 }
             case .makeProof:
                 proofs.request(.init(inbox: name, root: hotFolder.settings.layout.root, template: hotFolder.settings.template,

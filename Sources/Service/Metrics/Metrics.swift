@@ -285,7 +285,13 @@ struct PrometheusText {
 
     /// Backslash, double quote and line feed escaped, as the format asks.
     static func escape(_ value: String) -> String {
-        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+        // A hot folder's name needs none (letters, digits, '.', '_', '-'): three Foundation
+        // replacements of every label of every series were half the metrics' CPU at 2,000
+        // hot folders (perf of a stop, which writes the metrics once more).
+        guard value.utf8.contains(where: { $0 == UInt8(ascii: "\\") || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\n") }) else {
+            return value
+        }
+        return value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
             .replacingOccurrences(of: "\n", with: "\\n")
     }
 
