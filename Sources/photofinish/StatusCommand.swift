@@ -172,7 +172,7 @@ enum StatusCommand {
 
     /// Whether a folder has work under way or waiting.
     static func isBusy(_ inbox: ServiceStatus.Inbox) -> Bool {
-        inbox.processing != nil || inbox.queued > 0 || inbox.pending + inbox.settling + (inbox.parked ?? 0) > 0
+        inbox.processing != nil || inbox.open != nil || inbox.queued > 0 || inbox.pending + inbox.settling + (inbox.parked ?? 0) > 0
     }
 
     /// This daemon as a host of its cluster, and the cluster as it last read it.
