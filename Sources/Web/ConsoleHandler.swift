@@ -150,7 +150,10 @@ final class ConsoleHandler: HTTPHandler {
             return upload(request, viewer, folder, maxFileBytes: snapshot.maxFileBytes)
         case .batchAction(_, let id, let action):
             guard post else { return .response(methodNotAllowed("POST")) }
-            return smallForm { [self] fields in batchAction(action, id, fields, viewer, folder, request) }
+            // An approval names each photo chosen, and a note: as big as the share page's form.
+            return smallForm(limit: action == .approve ? ShareHandler.formLimit : Self.smallFormLimit) { [self] fields in
+                batchAction(action, id, fields, viewer, folder, request)
+            }
         case _ where !get:
             return .response(methodNotAllowed("GET"))
         case .folderWithoutSlash, .batchWithoutSlash:
@@ -210,8 +213,8 @@ final class ConsoleHandler: HTTPHandler {
 
     /// A small form (login, logout, passwords, users, a batch's actions): its fields, at most
     /// `smallFormLimit` bytes, then `answer`.
-    func smallForm(_ answer: @escaping ([String: [String]]) -> HTTPResponse) -> HTTPReply {
-        .receiveForm(SmallForm(limit: Self.smallFormLimit, answer: answer), limit: Self.smallFormLimit * 2)
+    func smallForm(limit: Int = smallFormLimit, _ answer: @escaping ([String: [String]]) -> HTTPResponse) -> HTTPReply {
+        .receiveForm(SmallForm(limit: limit, answer: answer), limit: limit * 2)
     }
 
     /// Whether a form carries the session's token.

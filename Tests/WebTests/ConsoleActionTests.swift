@@ -1,6 +1,8 @@
+import Configuration
 import Foundation
 import HTTP
 import HotFolders
+import Sharing
 import System
 import Testing
 import TestSupport
@@ -75,6 +77,94 @@ import TestSupport
         }
         #expect(try anna.request("GET", "/inbox/shop/batch/\(id)/").status == 404)
         #expect(rig.log.contains("boss deleted batch \(id)"))
+    }
+
+    /// The batch page's share panel (reference: Share links, QR codes; Approval): a user of
+    /// the hot folder makes a link, sees it with its QR code (a scanner reads exactly the link),
+    /// the client opens it, the user ends it (it answers 410 from then on), and approves the
+    /// batch photo by photo (`approve: "owner"`): report.json says who approved what, and the
+    /// service hears of it. A user of another hot folder, or a form without the session's
+    /// token, changes nothing.
+    @Test func aBatchIsSharedEndedAndApprovedFromItsPage() async throws {
+        let rig = try ConsoleRig(users: Self.users + [("carl", "carl's password", ["studio"])], shares: true)
+        var sharing = ConsoleSharing(publicURL: "http://127.0.0.1:\(rig.port)")
+        sharing.settings.approve = .owner
+        rig.source.shares.update { $0["shop"] = sharing }
+        let id = try await rig.publish(["IMG_1.jpg", "IMG_2.jpg", "IMG_3.jpg"])
+        let batch = "/inbox/shop/batch/\(id)/"
+        let (anna, token) = try rig.loggedIn(page: batch)
+        func post(_ c: ConsoleClient, _ action: String, _ form: String) throws -> ConsoleClient.Response {
+            try c.request("POST", batch + action, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
+        }
+        let before = try anna.request("GET", batch).text
+        #expect(before.contains("Share with the client") && before.contains("No link yet.") && before.contains("action=\"\(batch)share\""))
+
+        let made = try post(anna, "share", "csrf=\(token)&expires=2d&password=")
+        #expect(made.status == 303 && made.header("Location") == batch + "?shared=link#share", "\(made.status) \(made.text.prefix(300))")
+        let page = try anna.request("GET", batch + "?shared=link").text
+        #expect(page.contains("The link is made"))
+        let links = page.matches(of: /href="(http:\/\/127\.0\.0\.1:[0-9]+\/s\/[A-Za-z0-9_-]+\/)"/).map { String($0.output.1) }
+        let link = try #require(links.first, "no link on the page:\n\(page)")
+        #expect(links.count == 1)
+        // Its QR code, drawn as the page's SVG draws it, read by a scanner.
+        if let reason = QRScanner.unavailable {
+            print("QR part skipped: \(reason)")
+        } else {
+            let svg = try #require(page.firstMatch(of: /<div class="qr">(<svg.*?<\/svg>)<\/div>/).map { String($0.output.1) })
+            #expect(try QRScanner.texts(in: Self.raster(svg: svg), suffix: ".pgm") == [link])
+        }
+        let path = String(link.dropFirst("http://127.0.0.1:\(rig.port)".count))
+        let client = rig.client()
+        #expect(try client.request("GET", path).status == 200)
+        #expect(try anna.request("GET", batch).text.contains("opened once"))
+
+        // Carl uses another hot folder: neither his to share nor to end; a stale form neither.
+        let name = try #require(page.firstMatch(of: /name="share" value="([0-9a-f]{32})"/).map { String($0.output.1) })
+        let (carl, carlToken) = try rig.loggedIn("carl", "carl's password", page: "/inbox/studio/")
+        #expect(try post(carl, "share", "csrf=\(carlToken)").status == 403)
+        #expect(try post(carl, "revoke", "csrf=\(carlToken)&share=\(name)").status == 403)
+        #expect(try post(anna, "revoke", "csrf=0000&share=\(name)").status == 403)
+        #expect(try client.request("GET", path).status == 200)
+        #expect(try ShareStore(root: rig.shop.root).all().count == 1)
+
+        let ended = try post(anna, "revoke", "csrf=\(token)&share=\(name)")
+        #expect(ended.status == 303 && ended.header("Location") == batch + "?shared=ended#share")
+        #expect(try client.request("GET", path).status == 410)
+        let after = try anna.request("GET", batch).text
+        #expect(after.contains("withdrawn") && after.contains("by anna") && !after.contains("<div class=\"qr\">"))
+
+        // The approval: a box per photo, two of three ticked, with a note.
+        let photos = after.matches(of: /name="approve" value="([^"]+)"/).map { String($0.output.1) }
+        #expect(photos.count == 3, "\(photos)")
+        #expect(try post(carl, "approve", "csrf=\(carlToken)&approve=\(photos[0])").status == 403)
+        let form = "csrf=\(token)&approve=\(photos[0])&approve=\(photos[2])&note=" + "Lovely, thanks".replacingOccurrences(of: " ", with: "+")
+        let approved = try post(anna, "approve", form)
+        #expect(approved.status == 303 && approved.header("Location") == batch + "?shared=approved#share", "\(approved.status) \(approved.text.prefix(300))")
+        let report = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: rig.shop.out + "/\(id)/report.json"))) as? [String: Any]
+        let approval = try #require(report?["approval"] as? [String: Any])
+        #expect(approval["by"] as? String == "anna" && approval["note"] as? String == "Lovely, thanks")
+        #expect(approval["approved"] as? [String] == [photos[0], photos[2]] && approval["rejected"] as? [String] == [photos[1]])
+        #expect(rig.source.approvals.value.map { "\($0.inbox) \($0.batch)" } == ["shop \(id)"])
+        #expect(try anna.request("GET", batch).text.contains("approved 2 of 3 photos"))
+        // Once: a second approval changes nothing.
+        #expect(try post(anna, "approve", "csrf=\(token)&approve=\(photos[1])").status == 409)
+        #expect(rig.source.approvals.value.count == 1)
+        #expect(rig.log.contains("anna made a share link to batch \(id)") && rig.log.contains("anna approved 2 of 3 photos of batch \(id)"))
+    }
+
+    /// The page's SVG QR code (`M x y h n v1 h-n z`: a run of dark modules) as a greyscale PGM,
+    /// 8 pixels a module: what a phone's camera would see of it on the screen.
+    static func raster(svg: String) throws -> [UInt8] {
+        let side = try #require(svg.firstMatch(of: /viewBox="0 0 ([0-9]+) [0-9]+"/).flatMap { Int($0.output.1) })
+        let scale = 8, width = side * scale
+        var pixels = [UInt8](repeating: 255, count: width * width)
+        for run in svg.matches(of: /M([0-9]+) ([0-9]+)h([0-9]+)v1h-[0-9]+z/) {
+            let x = Int(run.output.1)!, y = Int(run.output.2)!, n = Int(run.output.3)!
+            for row in y * scale..<(y + 1) * scale {
+                for column in x * scale..<(x + n) * scale { pixels[row * width + column] = 0 }
+            }
+        }
+        return Array("P5\n\(width) \(width)\n255\n".utf8) + pixels
     }
 
     /// An administrator adds a login, who logs in; gives it a new password (its sessions end);

@@ -30,8 +30,10 @@ final class ConsoleRig: @unchecked Sendable {
     /// Where the console listens (`0.0.0.0`: every address, as the package's socket does).
     let address: String
 
+    ///   - shares: whether the console serves share links (`/s/TOKEN/`), as the daemon's does.
     init(_ label: String = #function, users: [(String, String, [String]?)] = [("anna", "anna's password", ["shop"])],
-         maxFileBytes: Int = 4 << 20, address: String = "127.0.0.1", tweak: (inout WebConsole.Settings) -> Void = { _ in }) throws {
+         maxFileBytes: Int = 4 << 20, address: String = "127.0.0.1", shares: Bool = false,
+         tweak: (inout WebConsole.Settings) -> Void = { _ in }) throws {
         self.address = address
         dir = try TemporaryFolder.make("rig")
         shop = HotFolderLayout(root: dir + "/shop")
@@ -49,9 +51,12 @@ final class ConsoleRig: @unchecked Sendable {
         s.sessionsFile = dir + "/sessions.json"
         tweak(&s)
         settings = s
-        console = WebConsole(settings: s, source: source, log: Self.logger(lines))
+        site = shares ? source.site : nil
+        console = WebConsole(settings: s, source: source, shares: site, log: Self.logger(lines))
         try start()
     }
+
+    private let site: ShareSite?
 
     deinit { console.stop() }
 
@@ -69,7 +74,7 @@ final class ConsoleRig: @unchecked Sendable {
     /// knows comes from its files.
     func restart() throws {
         console.stop()
-        console = WebConsole(settings: settings, source: source, log: Self.logger(lines))
+        console = WebConsole(settings: settings, source: source, shares: site, log: Self.logger(lines))
         try start()
     }
 
@@ -133,6 +138,9 @@ final class RigSource: ConsoleSource, @unchecked Sendable {
     let state: Locked<ConsoleSnapshot>
     /// Each redo asked for: hot folder, batch, the sources named (nil: all).
     let redos = Locked<[(inbox: String, batch: String, only: Set<FileName>?)]>([])
+    /// Each folder's sharing (none set: the defaults), and each approval the console announced.
+    let shares = Locked<[String: ConsoleSharing]>([:])
+    let approvals = Locked<[(inbox: String, batch: String)]>([])
 
     init(folders: [ConsoleFolder], maxFileBytes: Int) {
         state = Locked(ConsoleSnapshot(folders: folders, maxFileBytes: maxFileBytes))
@@ -143,6 +151,18 @@ final class RigSource: ConsoleSource, @unchecked Sendable {
     func redo(inbox: String, batch id: String, only: Set<FileName>?) -> Result<String, ConsoleRefusal> {
         redos.update { $0.append((inbox, id, only)) }
         return .success(BatchID.make())
+    }
+
+    func sharing(inbox: String) -> ConsoleSharing { shares.value[inbox] ?? ConsoleSharing() }
+
+    func approved(inbox: String, batch id: String) { approvals.update { $0.append((inbox, id)) } }
+
+    /// The share pages over the same folders and settings (what `WebConsole.serve` gives the daemon's console).
+    var site: ShareSite {
+        ShareSite(folders: { [self] in
+            let folders = snapshot().folders.map { ShareSite.Folder(name: $0.name, layout: $0.layout, approve: sharing(inbox: $0.name).settings.approve) }
+            return (folders, shares.value.values.compactMap(\.publicURL).first)
+        }, approved: { [self] inbox, batch in approved(inbox: inbox, batch: batch) })
     }
 
     /// Changes the folder `name`.

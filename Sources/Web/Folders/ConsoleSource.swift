@@ -1,3 +1,4 @@
+import Configuration
 import HotFolders
 import Service
 import System
@@ -13,11 +14,35 @@ public protocol ConsoleSource: Sendable {
     /// uses now, as a new batch the service finishes in turn.
     /// - Returns: the new batch's id, or why it cannot be done, in words.
     func redo(inbox: String, batch id: String, only: Set<FileName>?) -> Result<String, ConsoleRefusal>
+    /// How the hot folder `inbox` shares its batches (`approve`, `shareExpires`) and the
+    /// console's public address (`web.publicURL`), for the batch page's share panel.
+    func sharing(inbox: String) -> ConsoleSharing
+    /// The batch `id` of `inbox` was approved in the console, its approval written into its
+    /// report: the service starts its `when: "approved"` deliveries and tells its `notify`
+    /// targets (`HotFolderService.approved`). Returns at once.
+    func approved(inbox: String, batch id: String)
 }
 
 extension ConsoleSource {
     public func redo(inbox: String, batch id: String, only: Set<FileName>?) -> Result<String, ConsoleRefusal> {
         .failure(ConsoleRefusal("batches are not finished again from here"))
+    }
+
+    public func sharing(inbox: String) -> ConsoleSharing { ConsoleSharing() }
+
+    public func approved(inbox: String, batch id: String) {}
+}
+
+/// A hot folder's sharing as the console's batch page needs it.
+public struct ConsoleSharing: Sendable, Equatable {
+    /// The hot folder's `approve`, `shareExpires` (and `notify`).
+    public var settings: ShareSettings
+    /// `web.publicURL`: links are whole with it, paths alone without.
+    public var publicURL: String?
+
+    public init(settings: ShareSettings = ShareSettings(), publicURL: String? = nil) {
+        self.settings = settings
+        self.publicURL = publicURL
     }
 }
 

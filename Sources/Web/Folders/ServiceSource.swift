@@ -1,3 +1,4 @@
+import Configuration
 import HotFolders
 import Service
 import System
@@ -9,19 +10,30 @@ public struct ServiceSource: ConsoleSource {
     private let status: @Sendable () -> ServiceStatus
     private let setup: @Sendable () -> ServiceSetup
     private let again: @Sendable (String, String, Set<FileName>?) throws(Redo.Refusal) -> String
+    private let approvedHook: @Sendable (String, String) -> Void
 
     /// - Parameters:
     ///   - status: the live status (a snapshot under the service's lock: cheap).
     ///   - setup: the setup in force (changes at a reload).
     ///   - redo: a batch finished again by the service (`HotFolderService.redo`).
+    ///   - approved: a batch approved in the console (`HotFolderService.approved`).
     public init(status: @escaping @Sendable () -> ServiceStatus, setup: @escaping @Sendable () -> ServiceSetup,
                 redo: @escaping @Sendable (String, String, Set<FileName>?) throws(Redo.Refusal) -> String = { _, _, _ throws(Redo.Refusal) in
                     throw Redo.Refusal(description: "batches are not finished again from here")
-                }) {
+                },
+                approved: @escaping @Sendable (String, String) -> Void = { _, _ in }) {
         self.status = status
         self.setup = setup
         again = redo
+        approvedHook = approved
     }
+
+    public func sharing(inbox: String) -> ConsoleSharing {
+        let config = setup().config
+        return ConsoleSharing(settings: config.inboxes.first { $0.name == inbox }?.sharing ?? ShareSettings(), publicURL: config.publicURL)
+    }
+
+    public func approved(inbox: String, batch id: String) { approvedHook(inbox, id) }
 
     public func redo(inbox: String, batch id: String, only: Set<FileName>?) -> Result<String, ConsoleRefusal> {
         do throws(Redo.Refusal) {
@@ -77,7 +89,8 @@ extension WebConsole {
         let sockets = socketsFromSystemd()
         guard !sockets.isEmpty else { return nil }
         let source = ServiceSource(status: { service.liveStatus() }, setup: { service.setupInForce ?? initial },
-                                   redo: { inbox, id, only throws(Redo.Refusal) in try service.redo(inbox: inbox, batch: id, only: only) })
+                                   redo: { inbox, id, only throws(Redo.Refusal) in try service.redo(inbox: inbox, batch: id, only: only) },
+                                   approved: { inbox, id in service.approved(inbox: inbox, batch: id) })
         let shares = ShareSite(folders: {
             let setup = service.setupInForce ?? initial
             let folders = setup.config.inboxes.map { ShareSite.Folder(name: $0.name, layout: HotFolderLayout(root: $0.root), approve: $0.sharing.approve) }

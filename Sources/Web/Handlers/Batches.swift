@@ -33,9 +33,11 @@ extension ConsoleHandler {
             let what = again == "batch" ? "The whole batch is" : again == "1" ? "The photo is" : "\(Int(again) ?? 0) photos are"
             message = .success("\(what) being finished again, as a new batch: it appears in \(folder.name) when it is ready.")
         }
+        if message == nil, let done = request.query["shared"].flatMap(SharingDone.init) { message = .success(done.words) }
         let view = BatchPage(viewer: viewer, inbox: folder.name, id: id, report: report, files: files,
                              redoes: report.redoes.flatMap { catalog.summary(folder.layout, $0) },
-                             redoneBy: catalog.redoes(of: id, in: folder.layout), photoBytes: photoBytes, message: message)
+                             redoneBy: catalog.redoes(of: id, in: folder.layout), photoBytes: photoBytes, message: message,
+                             share: sharePanel(viewer, folder, id: id, report: report))
         return page(status, view.html, request)
     }
 
@@ -84,13 +86,15 @@ extension ConsoleHandler {
         }
     }
 
-    /// `POST /inbox/NAME/batch/ID/retry|redo|delete`.
+    /// `POST /inbox/NAME/batch/ID/retry|redo|delete|share|revoke|approve`.
     func batchAction(_ action: Route.BatchAction, _ id: String, _ fields: [String: [String]], _ viewer: Viewer,
                      _ folder: ConsoleFolder, _ request: HTTPRequest) -> HTTPResponse {
         guard Self.checked(fields, viewer) else { return staleForm(viewer, request) }
         let fields1: LogFields = ["INBOX": folder.name, "BATCH": id, "USER": viewer.name]
         guard let report = catalog.report(folder.layout, id) else { return notFound(viewer, request) }
         switch action {
+        case .share, .revoke, .approve:
+            return sharingAction(action, id, report, fields, viewer, folder, request)
         case .delete:
             guard viewer.admin else {
                 return page(403, Pages.error(viewer, title: "For administrators", message: "Only an administrator may delete a batch."), request)

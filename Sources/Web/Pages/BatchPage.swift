@@ -23,6 +23,8 @@ struct BatchPage {
     var photoBytes: Int64
     /// An action's outcome, said at the top.
     var message: Pages.Message?
+    /// Its share links and approval (`SharePanel`), after the actions.
+    var share: String = ""
 
     var label: BatchLabel { BatchLabel(started: report.started, first: report.items.first?.source, count: report.counts.items) }
 
@@ -35,7 +37,7 @@ struct BatchPage {
         HTML.page(title: label.when() + " · " + inbox, viewer: viewer, body: sections.joined())
     }
 
-    var sections: [String] { [head, actions, failures, gallery, setOutputs, allFiles] }
+    var sections: [String] { [head, actions, share, failures, gallery, setOutputs, allFiles] }
 
     private var head: String {
         var out = "<p class=\"crumbs\"><a href=\"/\">Hot folders</a> › <a href=\"\(Paths.folder(inbox))\">\(HTML.escape(inbox))</a></p>\n"

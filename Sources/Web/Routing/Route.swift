@@ -33,7 +33,7 @@ enum Route: Equatable {
     case batchFile(String, String, [FileName])
     /// `/inbox/NAME/batch/ID.zip`: the batch's photos as one ZIP (`?report=1`: its report too).
     case zip(String, String)
-    /// `POST /inbox/NAME/batch/ID/retry|redo|delete`: an action on a published batch.
+    /// `POST /inbox/NAME/batch/ID/retry|redo|delete|share|revoke|approve`: an action on a published batch.
     case batchAction(String, String, BatchAction)
     /// `/inbox/NAME/original/ID/<name>`: a source the batch filed (in `originals/ID/` or `failed/ID/`).
     case original(String, String, FileName)
@@ -56,6 +56,12 @@ enum Route: Equatable {
         case redo
         /// The batch's outputs and filed sources removed (admins).
         case delete
+        /// A share link to the batch made (reference: Share links, QR codes).
+        case share
+        /// One of its share links ended (`share`: its name).
+        case revoke
+        /// The batch approved by the studio, photo by photo (`approve: "owner"`; reference: Approval).
+        case approve
     }
 
     /// The inbox a route is about (checked against the user's folders), if any.
