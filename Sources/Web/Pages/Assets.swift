@@ -123,6 +123,14 @@ enum Assets {
         .tile .name { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
         .tile .outs a { display: inline-block; margin-right: .45rem; text-decoration: none; font-size: .82rem; }
         .tile .warn { color: var(--warn); font-size: .8rem; }
+        .share { margin: 1rem 0 1.4rem; }
+        .share-link { border: 1px solid var(--line); border-radius: var(--radius); padding: .2rem .8rem .6rem; margin: .6rem 0; background: var(--card); }
+        .share-link p { margin: .4rem 0; overflow-wrap: anywhere; }
+        .share-link .qr svg { width: 10rem; height: 10rem; display: block; }
+        .share-link form, .share-new { margin: .4rem 0; }
+        .share-new { display: flex; gap: .6rem; flex-wrap: wrap; align-items: end; }
+        .share .approve ul { list-style: none; padding: 0; columns: 14rem; }
+        .share .approve textarea { width: 100%; max-width: 36rem; display: block; }
         .files-list { margin-top: 1.6rem; }
         .files-list summary, details summary { cursor: pointer; }
         .proof { margin-top: 1.6rem; }
