@@ -9,10 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+/* libjpeg's internals: its table of IDCT methods (jpegint.h, in libjpeg62-turbo-dev), where the
+   scaled decode puts its own (jpeg_idct.h). */
+#define JPEG_INTERNALS
 #include <jpeglib.h>
 #include <jerror.h>
 
+#include "jpeg_idct.h"
+
 #define PF_MAX_WARNINGS 32
+/* The components a scaled decode gives our own IDCT: grey, YCbCr, CMYK and YCCK have at most 4. */
+#define PF_IDCT_COMPONENTS 4
 
 typedef struct pf_error_mgr {
     struct jpeg_error_mgr pub;   /* first: libjpeg sees only this part */
@@ -43,6 +50,8 @@ struct pf_jpeg_decoder {
     unsigned int icc_size;
 
     int channels;
+    int simd;                    /* the build of our scaled IDCTs (PF_JPEG_SIMD_*) */
+    pf_idct_table *idct[PF_IDCT_COMPONENTS]; /* each component's weights at the current scale (ours, malloc) */
     int cmyk;                    /* decoding CMYK, converting to RGB here */
     int adobe_inverted;          /* Adobe CMYK stores inverted ink values */
     uint8_t *scratch;            /* one CMYK row */
@@ -261,6 +270,7 @@ void pf_jpeg_decoder_destroy(pf_jpeg_decoder *d) {
     free(d->exif);
     free(d->icc);
     free(d->scratch);
+    for (int i = 0; i < PF_IDCT_COMPONENTS; i++) free(d->idct[i]);
     for (int i = 0; i < d->warning_count; i++) free(d->warnings[i]);
     free(d);
 }
@@ -395,18 +405,42 @@ static void pf_begin_decoding(pf_jpeg_decoder *d) {
     d->decoding = 1;
 }
 
-int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
+const pf_idct_table *pf_idct_table_for(j_decompress_ptr cinfo, int component) {
+    return ((pf_jpeg_decoder *)cinfo->client_data)->idct[component];
+}
+
+/* After jpeg_start_decompress (which chose each component's IDCT): the components libjpeg scales
+   with a plain C IDCT (3, 5, 6, 7 samples a block side, or 10, 12, 14 for halved chroma) get
+   ours, with weights from their quantisation tables. Returns 0 when out of memory. */
+static int pf_use_own_idct(pf_jpeg_decoder *d) {
+    if (d->cinfo.num_components > PF_IDCT_COMPONENTS) return 1;
+    for (int ci = 0; ci < d->cinfo.num_components; ci++) {
+        jpeg_component_info *c = &d->cinfo.comp_info[ci];
+        int n = c->DCT_scaled_size;
+        pf_idct_method kernel = pf_idct_kernel(n, d->simd);
+        if (kernel == NULL || !c->component_needed) continue;
+        if (d->idct[ci] == NULL) {
+            d->idct[ci] = aligned_alloc(32, sizeof(pf_idct_table));
+            if (d->idct[ci] == NULL) return 0;
+        }
+        pf_idct_prepare(d->idct[ci], n, c->quant_table != NULL ? c->quant_table->quantval : NULL);
+        d->cinfo.idct->inverse_DCT[ci] = kernel;
+    }
+    return 1;
+}
+
+int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int eighths, int channels, int simd,
                           int *out_width, int *out_height) {
     if (d == NULL || d->state == ST_EMPTY) return PF_JPEG_BAD_STATE;
-    if (!(denom == 1 || denom == 2 || denom == 4 || denom == 8) || !(channels == 3 || channels == 4))
-        return PF_JPEG_BAD_STATE;
+    if (!(eighths >= 1 && eighths <= 8) || !(channels == 3 || channels == 4)) return PF_JPEG_BAD_STATE;
     pf_reset_status(d);
     if (setjmp(d->err.jump)) return pf_failed(d);
     pf_rewind(d);
-    d->cinfo.scale_num = 1;
-    d->cinfo.scale_denom = (unsigned int)denom;
+    d->cinfo.scale_num = (unsigned int)eighths;
+    d->cinfo.scale_denom = 8;
     d->cinfo.raw_data_out = FALSE;
     d->channels = channels;
+    d->simd = simd;
     d->cmyk = d->cinfo.jpeg_color_space == JCS_CMYK || d->cinfo.jpeg_color_space == JCS_YCCK;
     d->adobe_inverted = d->cmyk && d->cinfo.saw_Adobe_marker;
     if (d->cmyk) {
@@ -418,6 +452,11 @@ int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
     pf_begin_decoding(d);
     jpeg_start_decompress(&d->cinfo);
     pf_check_added_eoi(d);
+    if (!pf_use_own_idct(d)) {
+        jpeg_abort_decompress(&d->cinfo);
+        d->state = ST_FAILED;
+        return PF_JPEG_NO_MEMORY;
+    }
     if (d->cmyk) {
         size_t need = (size_t)d->cinfo.output_width * 4;
         if (d->scratch_size < need) {

@@ -136,20 +136,20 @@ public struct SourceInfo: Sendable {
 public protocol PhotoDecoder: AnyObject {
     /// What the header says.
     var info: SourceInfo { get }
-    /// The scale denominators this decoder can deliver cheaply (JPEG: 1, 2, 4, 8;
-    /// others: 1), largest image first.
-    var scaleDenominators: [Int] { get }
-    /// The size delivered at scale `1/denominator` (rounded up, as libjpeg does).
-    func scaledSize(denominator: Int) -> (width: Int, height: Int)
+    /// The scales this decoder delivers, in eighths of the full size, smallest first (JPEG:
+    /// 1…8, libjpeg's DCT scaling; the others: 8, the full size only).
+    var scales: [Int] { get }
+    /// The size delivered at `eighths`/8 of the full size (rounded up, as libjpeg does).
+    func scaledSize(eighths: Int) -> (width: Int, height: Int)
     /// Decodes every row, in order.
     /// - Parameters:
-    ///   - denominator: one of `scaleDenominators`.
+    ///   - eighths: the scale, one of `scales`.
     ///   - channels: 3 (RGB) or 4 (RGBA; opaque sources get alpha 255).
     ///   - limits: the deadline is checked as rows come out; `damaged` says whether damaged
     ///     data stops the decode (`DecodeLimits.accept`).
     ///   - row: called once per row with `width * channels` bytes, valid only during the call.
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …), or whatever `row` throws.
-    func decode(denominator: Int, channels: Int, limits: DecodeLimits,
+    func decode(eighths: Int, channels: Int, limits: DecodeLimits,
                 row: (UnsafePointer<UInt8>) throws -> Void) throws
     /// What the last decode found damaged and went on past (`damaged: warn`), nil when the data
     /// was whole. Rows delivered from a damaged part are grey where data is missing.
@@ -166,13 +166,13 @@ extension PhotoDecoder {
         DecodeLimits.byteCount(width: info.width, height: info.height, channels: 4) ?? Int.max / 4
     }
 
-    /// The size delivered at scale `1/denominator`, rounded up as libjpeg does (decoders
-    /// without scaling only offer 1, the full size).
-    public func scaledSize(denominator: Int) -> (width: Int, height: Int) {
-        precondition(scaleDenominators.contains(denominator), "scale 1/\(denominator) is not one of \(scaleDenominators)")
-        // Rounded up without adding to a size that came from the file.
-        func up(_ side: Int) -> Int { side / denominator + (side % denominator == 0 ? 0 : 1) }
-        return (up(info.width), up(info.height))
+    /// The size delivered at `eighths`/8 of the full size, each side rounded up as libjpeg does
+    /// (⌈side · eighths / 8⌉; decoders without scaling only offer 8, the full size).
+    public func scaledSize(eighths: Int) -> (width: Int, height: Int) {
+        precondition(scales.contains(eighths), "scale \(eighths)/8 is not one of \(scales)")
+        // Computed without multiplying a size that came from the file.
+        func scaled(_ side: Int) -> Int { side / 8 * eighths + (side % 8 * eighths + 7) / 8 }
+        return (scaled(info.width), scaled(info.height))
     }
 }
 

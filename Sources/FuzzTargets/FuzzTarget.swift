@@ -67,15 +67,15 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                   "opened \(info.width)×\(info.height), over maxPixels")
             _ = info.exif.map(Exif.summary)
             _ = info.icc.map(ICC.description)
-            let denominators = decoder.scaleDenominators
-            let denominator = denominators[bytes.count % denominators.count]
-            let channels = (bytes.count / denominators.count) % 2 == 0 ? 3 : 4
-            let size = decoder.scaledSize(denominator: denominator)
+            let scales = decoder.scales
+            let eighths = scales[bytes.count % scales.count]
+            let channels = (bytes.count / scales.count) % 2 == 0 ? 3 : 4
+            let size = decoder.scaledSize(eighths: eighths)
             var rows = 0
             var sum: UInt8 = 0
             let last = size.width * channels - 1
             do {
-                try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
+                try decoder.decode(eighths: eighths, channels: channels, limits: limits) { row in
                     // Touch both ends of the row: a short buffer shows up under the address
                     // sanitizer (the whole row would cost more than the decode at -Onone).
                     sum &+= row[0] &+ row[last]

@@ -17,7 +17,7 @@ struct DamageTests {
         var handed = 0
         do {
             let image = try Image(width: decoder.info.width, height: decoder.info.height, channels: channels) { rows in
-                try decoder.decode(denominator: 1, channels: channels, limits: limits) { row in
+                try decoder.decode(eighths: 8, channels: channels, limits: limits) { row in
                     precondition(handed < rows.height, "more rows than the picture has")
                     rows[handed].update(from: row, count: rows.rowBytes)
                     handed += 1

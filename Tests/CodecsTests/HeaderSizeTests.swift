@@ -19,8 +19,8 @@ import Pixels
     static func outcome(_ bytes: [UInt8], limits: DecodeLimits = DecodeLimits()) -> PhotoError? {
         do {
             let decoder = try openDecoder(bytes: bytes, limits: limits)
-            for denominator in decoder.scaleDenominators {
-                try decoder.decode(denominator: denominator, channels: 3, limits: limits) { _ in }
+            for eighths in decoder.scales {
+                try decoder.decode(eighths: eighths, channels: 3, limits: limits) { _ in }
             }
             return nil
         } catch let error as PhotoError {

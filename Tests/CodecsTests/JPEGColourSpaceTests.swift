@@ -21,10 +21,10 @@ struct JPEGColourSpaceTests {
         if channels == 4 { #expect(p[3] == 255) }
     }
 
-    @Test("greyscale comes out as RGB with equal channels, white at the top", arguments: [1, 2])
-    func grey(denominator: Int) throws {
+    @Test("greyscale comes out as RGB with equal channels, white at the top", arguments: [8, 5, 4])
+    func grey(eighths: Int) throws {
         let decoder = try JPEGDecoder(bytes: grey16, limits: DecodeLimits())
-        let out = try decodeAll(decoder, denominator: denominator)
+        let out = try decodeAll(decoder, eighths: eighths)
         for y in 0..<out.height {
             for x in 0..<out.width {
                 let p = out.pixel(x, y)

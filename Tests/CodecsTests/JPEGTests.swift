@@ -18,12 +18,12 @@ func gradient(width: Int, height: Int) -> Image {
 }
 
 /// Decodes every row into one buffer.
-func decodeAll(_ decoder: JPEGDecoder, denominator: Int = 1, channels: Int = 3,
+func decodeAll(_ decoder: JPEGDecoder, eighths: Int = 8, channels: Int = 3,
                limits: DecodeLimits = DecodeLimits()) throws -> Image {
-    let size = decoder.scaledSize(denominator: denominator)
+    let size = decoder.scaledSize(eighths: eighths)
     var y = 0
     let out = try Image(width: size.width, height: size.height, channels: channels) { rows in
-        try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
+        try decoder.decode(eighths: eighths, channels: channels, limits: limits) { row in
             precondition(y < size.height, "more rows than scaledSize says")
             rows[y].update(from: row, count: rows.rowBytes)
             y += 1
@@ -140,15 +140,15 @@ struct JPEGTests {
         for y in 0..<rgba.height { for x in 0..<rgba.width { #expect(rgba.pixel(x, y)[3] == 255) } }
     }
 
-    @Test("scaled decodes give libjpeg's sizes", arguments: [1, 2, 4, 8])
-    func scaled(denominator: Int) throws {
+    @Test("scaled decodes give libjpeg's sizes", arguments: 1...8)
+    func scaled(eighths: Int) throws {
         let image = gradient(width: 301, height: 157)
         let bytes = try encodeImage(image, options: EncodeOptions(format: .jpeg, quality: 85))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
-        let size = decoder.scaledSize(denominator: denominator)
-        #expect(size.width == (301 + denominator - 1) / denominator)
-        #expect(size.height == (157 + denominator - 1) / denominator)
-        let out = try decodeAll(decoder, denominator: denominator)
+        let size = decoder.scaledSize(eighths: eighths)
+        #expect(size.width == (301 * eighths + 7) / 8)
+        #expect(size.height == (157 * eighths + 7) / 8)
+        let out = try decodeAll(decoder, eighths: eighths)
         // The middle of the picture keeps its colour at any scale.
         let p = out.pixel(size.width / 2, size.height / 2)
         #expect(abs(Int(p[0]) - 127) < 24)
@@ -225,7 +225,7 @@ struct JPEGTests {
         for cut in 3..<(bytes.count - 2) {
             let error = #expect(throws: PhotoError.self, "cut at \(cut)") {
                 let decoder = try JPEGDecoder(bytes: Array(bytes.prefix(cut)), limits: DecodeLimits())
-                try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { _ in }
+                try decoder.decode(eighths: 8, channels: 3, limits: DecodeLimits()) { _ in }
             }
             #expect(error?.code == .corruptImage)
             #expect(error?.message.hasPrefix("JPEG data ends early at byte \(cut)") == true, "cut at \(cut): \(error!)")
@@ -321,9 +321,9 @@ struct JPEGTests {
         let bytes = try encodeImage(gradient(width: 64, height: 64), options: EncodeOptions(format: .jpeg))
         let decoder = try JPEGDecoder(bytes: bytes, limits: DecodeLimits())
         #expect(throws: Stop.self) {
-            try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { _ in throw Stop() }
+            try decoder.decode(eighths: 8, channels: 3, limits: DecodeLimits()) { _ in throw Stop() }
         }
-        let again = try decodeAll(decoder, denominator: 2)
+        let again = try decodeAll(decoder, eighths: 4)
         #expect(again.width == 32)
     }
 

@@ -6,7 +6,7 @@ import Pixels
 func decodeAll(_ decoder: any PhotoDecoder, channels: Int) throws -> Image {
     var y = 0
     let out = try Image(width: decoder.info.width, height: decoder.info.height, channels: channels) { rows in
-        try decoder.decode(denominator: 1, channels: channels, limits: DecodeLimits()) { row in
+        try decoder.decode(eighths: 8, channels: channels, limits: DecodeLimits()) { row in
             rows[y].update(from: row, count: rows.rowBytes)
             y += 1
         }
@@ -58,7 +58,7 @@ func rawPNG(_ bytes: [UInt8], width: Int, height: Int, rowBytes: Int, colorType:
         #expect(decoder.info.format == .png)
         #expect(decoder.info.width == 37 && decoder.info.height == 23)
         #expect(decoder.info.hasAlpha == (channels == 4))
-        #expect(decoder.scaleDenominators == [1])
+        #expect(decoder.scales == [8])
         #expect(samePixels(try decodeAll(decoder, channels: channels), image))
     }
 

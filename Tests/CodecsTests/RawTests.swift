@@ -29,7 +29,7 @@ import Testing
         #expect(summary.model == "EOS R5")
         // The pixels are the preview's.
         var rows = 0
-        try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
+        try decoder.decode(eighths: 8, channels: 3, limits: DecodeLimits()) { row in
             if rows == 120 { #expect(row[160 * 3] > 170 && row[160 * 3 + 1] < 80) }
             rows += 1
         }
@@ -54,7 +54,7 @@ import Testing
                                 rawWidth: 64, rawHeight: 48)
         #expect(throws: PhotoError.self) {
             let d = try openDecoder(bytes: Array(dng.prefix(400)), limits: DecodeLimits())
-            try d.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { _ in }
+            try d.decode(eighths: 8, channels: 3, limits: DecodeLimits()) { _ in }
         }
     }
 }

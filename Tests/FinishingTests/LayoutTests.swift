@@ -56,20 +56,29 @@ import Testing
     }
 
     @Test func decodeScaleStillCoversTheTarget() {
-        // 4032 → 2048: 1/2 would give 2016 px, too small, so full scale (TRAPS: shrink-on-load edge).
+        // 4032 → 2048: 4/8 would give 2016 px, too small (TRAPS: shrink-on-load edge); 5/8 gives 2520.
         let plan12 = Layout.plan(stored: Size(4032, 3024), orientation: 1, template: template(resize: .longSide(2048)))
-        let jpeg = { (d: Int) in Size((4032 + d - 1) / d, (3024 + d - 1) / d) }
-        #expect(Layout.decodeDenominator(stored: Size(4032, 3024), outputs: plan12.outputs,
-                                         denominators: [1, 2, 4, 8], scaledSize: jpeg) == 1)
-        // 8064 → 2048: 1/2 gives 4032 (1/4 would give 2016).
-        let jpeg48 = { (d: Int) in Size((8064 + d - 1) / d, (6048 + d - 1) / d) }
+        let jpeg = { (e: Int) in Size((4032 * e + 7) / 8, (3024 * e + 7) / 8) }
+        #expect(Layout.decodeEighths(stored: Size(4032, 3024), outputs: plan12.outputs,
+                                     scales: Array(1...8), scaledSize: jpeg) == 5)
+        // 8064 → 2048: 3/8 gives 3024 (2/8 would give 2016).
+        let jpeg48 = { (e: Int) in Size((8064 * e + 7) / 8, (6048 * e + 7) / 8) }
         let plan48 = Layout.plan(stored: Size(8064, 6048), orientation: 6, template: template(resize: .longSide(2048)))
-        #expect(Layout.decodeDenominator(stored: Size(8064, 6048), outputs: plan48.outputs,
-                                         denominators: [1, 2, 4, 8], scaledSize: jpeg48) == 2)
-        // 4032 → 500: 1/4 gives 1008, 1/8 gives 504 ≥ 500.
+        #expect(Layout.decodeEighths(stored: Size(8064, 6048), outputs: plan48.outputs,
+                                     scales: Array(1...8), scaledSize: jpeg48) == 3)
+        // 4032 → 500: 1/8 gives 504 ≥ 500.
         let small = Layout.plan(stored: Size(4032, 3024), orientation: 1, template: template(resize: .longSide(500)))
-        #expect(Layout.decodeDenominator(stored: Size(4032, 3024), outputs: small.outputs,
-                                         denominators: [1, 2, 4, 8], scaledSize: jpeg) == 8)
+        #expect(Layout.decodeEighths(stored: Size(4032, 3024), outputs: small.outputs,
+                                     scales: Array(1...8), scaledSize: jpeg) == 1)
+        // Without scaled decodes (PNG, HEIF, WebP), full size; and full size when nothing smaller serves.
+        #expect(Layout.decodeEighths(stored: Size(4032, 3024), outputs: small.outputs, scales: [8], scaledSize: jpeg) == 8)
+        let whole = Layout.plan(stored: Size(4032, 3024), orientation: 1, template: template(resize: nil))
+        #expect(Layout.decodeEighths(stored: Size(4032, 3024), outputs: whole.outputs,
+                                     scales: Array(1...8), scaledSize: jpeg) == 8)
+    }
+
+    @Test func decodeScaleLabelsAreFractionsInLowestTerms() {
+        #expect((1...8).map { Layout.scaleLabel(eighths: $0) } == ["1/8", "1/4", "3/8", "1/2", "5/8", "3/4", "7/8", "1/1"])
     }
 
     @Test func uprightCropMapsToStoredPixels() {

@@ -120,7 +120,7 @@ import Typesetting
         planes.finish()
         let rgb = try Image(width: Self.width, height: Self.height, channels: 3) { rows in
             var y = 0
-            try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
+            try decoder.decode(eighths: 8, channels: 3, limits: DecodeLimits()) { row in
                 rows[y].update(from: row, count: rows.rowBytes)
                 y += 1
             }
@@ -146,7 +146,7 @@ import Typesetting
         let decoder = try openDecoder(bytes: bytes, limits: DecodeLimits())
         var y = 0
         let stored = try Image(width: decoder.info.width, height: decoder.info.height, channels: 3) { rows in
-            try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
+            try decoder.decode(eighths: 8, channels: 3, limits: DecodeLimits()) { row in
                 rows[y].update(from: row, count: rows.rowBytes)
                 y += 1
             }

@@ -73,13 +73,13 @@ final class CountingDecoder: PhotoDecoder {
     var passes = 0
     init(_ inner: any PhotoDecoder) { self.inner = inner }
     var info: SourceInfo { inner.info }
-    var scaleDenominators: [Int] { inner.scaleDenominators }
-    func scaledSize(denominator: Int) -> (width: Int, height: Int) { inner.scaledSize(denominator: denominator) }
+    var scales: [Int] { inner.scales }
+    func scaledSize(eighths: Int) -> (width: Int, height: Int) { inner.scaledSize(eighths: eighths) }
     var damage: Damage? { inner.damage }
-    func decode(denominator: Int, channels: Int, limits: DecodeLimits,
+    func decode(eighths: Int, channels: Int, limits: DecodeLimits,
                 row: (UnsafePointer<UInt8>) throws -> Void) throws {
         passes += 1
-        try inner.decode(denominator: denominator, channels: channels, limits: limits, row: row)
+        try inner.decode(eighths: eighths, channels: channels, limits: limits, row: row)
     }
 }
 

@@ -9,7 +9,7 @@ public func decodeWhole(_ bytes: [UInt8]) throws -> (image: Image, info: SourceI
     let info = decoder.info
     var y = 0
     let image = try Image(width: info.width, height: info.height, channels: 3) { rows in
-        try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits()) { row in
+        try decoder.decode(eighths: 8, channels: 3, limits: DecodeLimits()) { row in
             rows[y].update(from: row, count: rows.rowBytes)
             y += 1
         }

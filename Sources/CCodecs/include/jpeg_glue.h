@@ -68,11 +68,16 @@ void pf_jpeg_decoder_set_timeout(pf_jpeg_decoder *d, int64_t nanoseconds);
 /* Asks a running decode to stop (any thread). */
 void pf_jpeg_decoder_request_stop(pf_jpeg_decoder *d);
 
-/* Starts decompression at scale 1/denom (1, 2, 4, 8) into `channels` (3 = RGB, 4 = RGBA
-   with alpha 255) whatever the source colour space (grey, YCbCr, CMYK, YCCK). Can be
+/* The builds of the scaled IDCTs (pf_jpeg_decoder_start's `simd`): both give the same bytes. */
+enum { PF_JPEG_SIMD_SSE2 = 1, PF_JPEG_SIMD_AVX2 = 2 };
+
+/* Starts decompression at scale eighths/8 (1–8: each side ⌈side · eighths / 8⌉ samples) into
+   `channels` (3 = RGB, 4 = RGBA with alpha 255) whatever the source colour space (grey, YCbCr,
+   CMYK, YCCK). At 3/8, 5/8, 6/8 and 7/8 the blocks go through our own IDCTs, built for `simd`
+   (AVX2 only where the CPU has it); at 1/8, 1/4, 1/2 and 1/1 through libjpeg-turbo's. Can be
    called again after a finished or failed decode: the header is read again. Progressive
    files are read in full here (that is where the scan cap and deadline matter most). */
-int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int denom, int channels,
+int pf_jpeg_decoder_start(pf_jpeg_decoder *d, int eighths, int channels, int simd,
                           int *out_width, int *out_height);
 /* Reads up to `max_rows` rows into `buffer` (rows `stride` bytes apart); `rows_read`
    says how many came (0 only at the end). */

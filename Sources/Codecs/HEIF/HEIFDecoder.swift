@@ -12,7 +12,7 @@ public final class HEIFDecoder: PhotoDecoder {
     /// What the header says.
     public let info: SourceInfo
     /// libheif decodes at full size only.
-    public let scaleDenominators: [Int] = [1]
+    public let scales: [Int] = [8]
 
     private let context: HEIFContext
     private let handle: HEIFHandle
@@ -147,14 +147,14 @@ public final class HEIFDecoder: PhotoDecoder {
     /// A file cut short is damage (`DecodeLimits.accept`): under `damaged: warn` libheif decodes
     /// what is there, the part past the cut is grey (`greyOut`) and `damage` says where.
     /// - Parameters:
-    ///   - denominator: must be 1.
+    ///   - eighths: must be 8 (full size).
     ///   - channels: 3 or 4.
     ///   - limits: the deadline is checked before decoding and between rows.
     ///   - row: receives `width * channels` bytes per row.
     /// - Throws: `PhotoError` `corrupt-image` (libheif's message), `timeout`, or what `row` throws.
-    public func decode(denominator: Int, channels: Int, limits: DecodeLimits,
+    public func decode(eighths: Int, channels: Int, limits: DecodeLimits,
                        row: (UnsafePointer<UInt8>) throws -> Void) throws {
-        precondition(denominator == 1, "HEIF decodes at full size only")
+        precondition(eighths == 8, "HEIF decodes at full size only")
         precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
         try limits.checkDeadline()
         let rgba = channels == 4 || info.hasAlpha

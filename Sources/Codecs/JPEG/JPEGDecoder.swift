@@ -1,9 +1,12 @@
 internal import CCodecs
 import Pixels
 
-/// Reads JPEG files through libjpeg-turbo: header first (size, EXIF, ICC), then rows at
-/// 1/1, 1/2, 1/4 or 1/8 scale (libjpeg's DCT scaling, so a small output never costs a
-/// full-size decode).
+/// Reads JPEG files through libjpeg-turbo: header first (size, EXIF, ICC), then rows at any
+/// scale M/8 from 1/8 to 8/8 (libjpeg's DCT scaling, so a small output never costs a full-size
+/// decode). At 1/8, 1/4, 1/2 and 1/1 every step is libjpeg-turbo's own, SIMD; at 3/8, 5/8, 6/8
+/// and 7/8 the blocks' inverse DCTs are ours (CCodecs' jpeg_idct.c, built for SSE2 and AVX2
+/// like the resampler's loops: `ResampleKernels.current` picks the build), where libjpeg-turbo
+/// has only plain C ones, slower than its full-size decode.
 ///
 /// Hostile files are bounded: the pixel count is checked from the header before any pixel
 /// is decoded, progressive files with more than 500 scans are refused, the deadline is
@@ -17,8 +20,8 @@ import Pixels
 public final class JPEGDecoder: PhotoDecoder {
     /// What the header says; `orientation` comes from the EXIF block (1 when absent or invalid).
     public internal(set) var info: SourceInfo
-    /// libjpeg's cheap scales: 1/1, 1/2, 1/4, 1/8.
-    public let scaleDenominators: [Int] = [1, 2, 4, 8]
+    /// Every M/8, 1 ≤ M ≤ 8 (libjpeg's DCT scaling).
+    public let scales: [Int] = Array(1...8)
     /// A baseline JPEG is decoded a few MCU rows at a time (a few hundred KB); a progressive
     /// one holds every DCT coefficient of the picture (2 bytes each, up to 3 per pixel with
     /// full-resolution chroma) whatever the scale.
@@ -140,14 +143,14 @@ public final class JPEGDecoder: PhotoDecoder {
     /// Decodes every row, top to bottom, in stored orientation. Can be called again (the
     /// header is read again from the kept bytes).
     /// - Parameters:
-    ///   - denominator: 1, 2, 4 or 8.
+    ///   - eighths: the scale, 1 to 8 (`scaledSize(eighths:)` gives the size).
     ///   - channels: 3 (RGB) or 4 (RGBA, alpha 255). Grey and CMYK sources come out as RGB.
     ///   - limits: the deadline is checked inside libjpeg and between batches of rows.
     ///   - row: called once per row with `width * channels` bytes, valid only during the call.
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`), or whatever `row` throws.
-    public func decode(denominator: Int, channels: Int, limits: DecodeLimits,
+    public func decode(eighths: Int, channels: Int, limits: DecodeLimits,
                        row: (UnsafePointer<UInt8>) throws -> Void) throws {
-        precondition(scaleDenominators.contains(denominator), "JPEG scale 1/\(denominator) is not one of 1, 2, 4, 8")
+        precondition(scales.contains(eighths), "JPEG scale \(eighths)/8 is not one of 1/8 to 8/8")
         precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
         try limits.checkDeadline()
         pf_jpeg_decoder_set_timeout(handle, JPEGDecoder.nanosecondsLeft(limits.deadline))
@@ -155,7 +158,8 @@ public final class JPEGDecoder: PhotoDecoder {
 
         var width: Int32 = 0
         var height: Int32 = 0
-        try check(reading { pf_jpeg_decoder_start($0, Int32(denominator), Int32(channels), &width, &height) })
+        let simd = ResampleKernels.current == .avx2 ? PF_JPEG_SIMD_AVX2 : PF_JPEG_SIMD_SSE2
+        try check(reading { pf_jpeg_decoder_start($0, Int32(eighths), Int32(channels), Int32(simd), &width, &height) })
         try checkDamage(limits)
         let stride = Int(width) * channels
         let batch = JPEGDecoder.rowBatch

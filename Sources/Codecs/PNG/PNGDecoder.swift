@@ -12,7 +12,7 @@ public final class PNGDecoder: PhotoDecoder {
     /// What the header says.
     public let info: SourceInfo
     /// PNG has no cheap reduced decode.
-    public let scaleDenominators: [Int] = [1]
+    public let scales: [Int] = [8]
 
     /// The file's bytes, copied once so libpng can read them across calls.
     private let bytes: PNGBytes
@@ -60,14 +60,14 @@ public final class PNGDecoder: PhotoDecoder {
     /// transparent areas come out white, as a viewer with a white page would show them.
     /// Interlaced (Adam7) files are decoded whole first, then handed out row by row.
     /// - Parameters:
-    ///   - denominator: must be 1.
+    ///   - eighths: must be 8 (full size).
     ///   - channels: 3 or 4.
     ///   - limits: the deadline is checked between rows.
     ///   - row: receives `width * channels` bytes per row.
     /// - Throws: `PhotoError` `corrupt-image` (libpng's message), `timeout`, or what `row` throws.
-    public func decode(denominator: Int, channels: Int, limits: DecodeLimits,
+    public func decode(eighths: Int, channels: Int, limits: DecodeLimits,
                        row: (UnsafePointer<UInt8>) throws -> Void) throws {
-        precondition(denominator == 1, "PNG decodes at full size only")
+        precondition(eighths == 8, "PNG decodes at full size only")
         precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
         damage = nil
         let reader = try PNGReader(bytes, limits: limits)

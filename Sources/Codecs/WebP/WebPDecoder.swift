@@ -10,7 +10,7 @@ import Pixels
 public final class WebPDecoder: PhotoDecoder {
     public let info: SourceInfo
     /// WebP is decoded at full size only.
-    public let scaleDenominators: [Int] = [1]
+    public let scales: [Int] = [8]
     private let bytes: [UInt8]
 
     /// What the last decode found damaged and went on past (`damaged: warn`).
@@ -49,9 +49,9 @@ public final class WebPDecoder: PhotoDecoder {
     /// is damage (`DecodeLimits.accept`): the decode stops, or hands out the rows libwebp could
     /// decode and grey below them.
     /// - Throws: `PhotoError` `corrupt-image` (libwebp's status), `timeout`, or what `row` throws.
-    public func decode(denominator: Int, channels: Int, limits: DecodeLimits,
+    public func decode(eighths: Int, channels: Int, limits: DecodeLimits,
                        row: (UnsafePointer<UInt8>) throws -> Void) throws {
-        precondition(denominator == 1, "WebP decodes at full size only")
+        precondition(eighths == 8, "WebP decodes at full size only")
         precondition(channels == 3 || channels == 4, "channels must be 3 or 4")
         try limits.checkDeadline()
         let width = info.width, height = info.height

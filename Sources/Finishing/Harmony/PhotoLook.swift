@@ -63,8 +63,8 @@ public enum PhotoLook {
         if let thumbnail = embedded(decoder, orientation: orientation) { return (thumbnail, "thumbnail") }
         let stored = OutputPlan.Size(info.width, info.height)
         let plan = PhotoFinisher.previewPlan(stored: stored, orientation: orientation)
-        let (denominator, resizers) = try PhotoFinisher.resample(decoder, into: [plan], limits: limits)
-        return (Orientation.apply(resizers[0].finish(), exif: orientation).finished(), "decode 1/\(denominator)")
+        let (scale, resizers) = try PhotoFinisher.resample(decoder, into: [plan], limits: limits)
+        return (Orientation.apply(resizers[0].finish(), exif: orientation).finished(), "decode \(scale.label)")
     }
 
     /// The embedded thumbnail, upright, when there is one of the photo's shape.
@@ -91,7 +91,7 @@ public enum PhotoLook {
         var y = 0
         let whole: Bool = canvas.withUnsafeMutableRows { rows in
             do {
-                try decoder.decode(denominator: 1, channels: 3, limits: DecodeLimits(maxPixels: 1 << 20)) { row in
+                try decoder.decode(eighths: 8, channels: 3, limits: DecodeLimits(maxPixels: 1 << 20)) { row in
                     guard y < height else { return }
                     rows[y].update(from: row, count: rows.rowBytes)
                     y += 1

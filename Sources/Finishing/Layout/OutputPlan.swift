@@ -167,25 +167,29 @@ public enum Layout {
         return FocusBox(x: cx0, y: cy0, width: cx1 - cx0, height: cy1 - cy0)
     }
 
-    /// The largest DCT scale denominator whose decoded image still covers every output at
-    /// its target size (so the resampler only ever shrinks), or 1.
+    /// The smallest decode scale, in eighths of the full size, whose decoded image still covers
+    /// every output at its target size (so the resampler only ever shrinks), or 8 (full size).
     /// - Parameters:
     ///   - stored: full-scale stored size.
     ///   - outputs: the planned outputs.
-    ///   - denominators: what the decoder offers, e.g. [1, 2, 4, 8].
-    ///   - scaledSize: the decoder's size at a denominator.
-    public static func decodeDenominator(stored: OutputPlan.Size, outputs: [OutputPlan], denominators: [Int],
-                                         scaledSize: (Int) -> OutputPlan.Size) -> Int {
-        var best = 1
-        for d in denominators.sorted() where d > best {
-            let scaled = scaledSize(d)
-            let fits = outputs.allSatisfy { plan in
+    ///   - scales: what the decoder offers, in eighths (a JPEG: 1…8).
+    ///   - scaledSize: the decoder's size at a scale.
+    public static func decodeEighths(stored: OutputPlan.Size, outputs: [OutputPlan], scales: [Int],
+                                     scaledSize: (Int) -> OutputPlan.Size) -> Int {
+        scales.sorted().first { eighths in
+            let scaled = scaledSize(eighths)
+            return outputs.allSatisfy { plan in
                 let r = scaledCrop(plan.storedCrop, from: stored, to: scaled)
                 return r.width >= plan.stored.width && r.height >= plan.stored.height
             }
-            if fits { best = d }
-        }
-        return best
+        } ?? 8
+    }
+
+    /// A decode scale as the report writes it: eighths/8 in lowest terms ("1/1", "5/8", "3/4").
+    public static func scaleLabel(eighths: Int) -> String {
+        var divisor = 8
+        while divisor > 1 && !(eighths % divisor == 0 && 8 % divisor == 0) { divisor /= 2 }
+        return "\(eighths / divisor)/\(8 / divisor)"
     }
 
     /// A rectangle in full-scale stored pixels mapped onto a scaled decode, clamped to it.

@@ -89,7 +89,7 @@ public final class MarkAssets: Sendable {
             var y = 0
             do {
                 try image.withUnsafeMutableRows { rows in
-                    try decoder.decode(denominator: 1, channels: 4, limits: DecodeLimits()) { row in
+                    try decoder.decode(eighths: 8, channels: 4, limits: DecodeLimits()) { row in
                         guard y < rows.height else { return }
                         rows[y].update(from: row, count: rows.rowBytes)
                         y += 1

@@ -11,7 +11,7 @@ import Pixels
 public struct Applied: Codable, Sendable, Equatable {
     /// When the source is a camera raw: the embedded preview the output was made from.
     public var rawPreview: RawPreviewRecord?
-    /// The JPEG DCT scale the source was decoded at ("1/1", "1/2", …).
+    /// The scale the source was decoded at ("1/1", "5/8", "1/2", …).
     public var decodeScale: String
     /// The crop ratio and its rectangle in upright source pixels, or `null`.
     @NullWhenNil public var crop: CropRecord?

@@ -3,8 +3,8 @@ import Foundation
 import Pixels
 
 /// One photo's recipe (reference: Templates, the order of operations): orient → crop (per ratio) →
-/// resize → marks → frame → encode. The source is decoded once, at the smallest DCT scale
-/// that still serves every output, and its rows flow into one line per output (`OutputLine`),
+/// resize → marks → frame → encode. The source is decoded once, at the smallest scale (a
+/// JPEG: M/8) that still serves every output, and its rows flow into one line per output (`OutputLine`),
 /// band by band: only an output a step needs whole is ever whole in memory
 /// (docs/architecture.md, "A photo's recipe").
 public struct PhotoFinisher: Sendable {
@@ -160,7 +160,7 @@ public struct PhotoFinisher: Sendable {
             // the size of what it makes (a table lookup: at a web output's size a quarter of
             // what it costs on the decoded rows).
             for resizer in resizers { resizer.curve = curve }
-            try Self.decode(decoder, denominator: plan.scale.denominator, channels: plan.channels, into: resizers,
+            try Self.decode(decoder, eighths: plan.scale.eighths, channels: plan.channels, into: resizers,
                             limits: limits)
         }
         // What the decode found: damage it went on past (`damaged: warn`) first, then the
@@ -231,10 +231,10 @@ public struct PhotoFinisher: Sendable {
 
     /// Decodes every row once, pushing it into each resampler that still wants rows.
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
-    static func decode(_ decoder: any PhotoDecoder, denominator: Int, channels: Int,
+    static func decode(_ decoder: any PhotoDecoder, eighths: Int, channels: Int,
                        into resizers: [StreamingResizer], limits: DecodeLimits) throws(PhotoError) {
         try photoErrors {
-            try decoder.decode(denominator: denominator, channels: channels, limits: limits) { row in
+            try decoder.decode(eighths: eighths, channels: channels, limits: limits) { row in
                 for resizer in resizers where !resizer.isComplete { resizer.push(row) }
             }
         }
@@ -275,19 +275,19 @@ public struct PhotoFinisher: Sendable {
         }
     }
 
-    /// Decodes once, at the smallest DCT scale that serves every plan, streaming the rows into
-    /// one resampler per plan: no whole source frame is held for a downscale.
-    /// - Returns: the denominator used and each plan's resampler, complete: `finish()` hands
+    /// Decodes once, at the smallest scale that serves every plan (`DecodeScale`), streaming the
+    /// rows into one resampler per plan: no whole source frame is held for a downscale.
+    /// - Returns: the scale used and each plan's resampler, complete: `finish()` hands
     ///   over its image, in stored orientation.
     /// - Throws: `PhotoError` (`corrupt-image`, `timeout`, …).
     static func resample(_ decoder: any PhotoDecoder, into plans: [OutputPlan],
-                         limits: DecodeLimits) throws(PhotoError) -> (denominator: Int, resizers: [StreamingResizer]) {
+                         limits: DecodeLimits) throws(PhotoError) -> (scale: DecodeScale, resizers: [StreamingResizer]) {
         let stored = OutputPlan.Size(decoder.info.width, decoder.info.height)
         let scale = DecodeScale(decoder, serving: plans)
         let channels = decoder.info.hasAlpha ? 4 : 3
         let resizers = plans.map { resizer(for: $0, stored: stored, scale: scale, channels: channels) }
-        try decode(decoder, denominator: scale.denominator, channels: channels, into: resizers, limits: limits)
-        return (scale.denominator, resizers)
+        try decode(decoder, eighths: scale.eighths, channels: channels, into: resizers, limits: limits)
+        return (scale, resizers)
     }
 
     /// A resampler of the decoder's rows at `scale` into `plan`'s stored size.

@@ -50,7 +50,7 @@ struct PhotoPlan {
     /// The whole photo at each subject crop's scale, shared by the crops of one scale.
     let bands: [OutputPlan]
     let preview: PreviewSource
-    /// The DCT scale of the one decode.
+    /// The scale of the one decode.
     let scale: DecodeScale
     /// The JPEG's luma rows per chroma row when the one output is fed the file's YCbCr planes
     /// (`PhotoFinisher.planarChroma`), nil for rows.
@@ -164,24 +164,25 @@ struct PhotoPlan {
     }
 }
 
-/// The scale a photo is decoded at: the smallest DCT scale (1/1, 1/2, 1/4, 1/8 for a JPEG;
-/// 1/1 for the others) that still serves every output at its size, so the resamplers only
-/// ever shrink.
+/// The scale a photo is decoded at: the smallest scale, in eighths of the full size (any M/8
+/// for a JPEG but 3/8, `Layout.decodeEighths`; 8/8 for the others), that still serves every
+/// output at its size, so the resamplers only ever shrink.
 struct DecodeScale {
-    let denominator: Int
+    /// The scale, in eighths of the full size (8: full size).
+    let eighths: Int
     /// The size the decoder delivers at it, in stored orientation.
     let size: OutputPlan.Size
 
     /// The smallest scale `decoder` offers that serves every plan.
     init(_ decoder: any PhotoDecoder, serving plans: [OutputPlan]) {
         let stored = OutputPlan.Size(decoder.info.width, decoder.info.height)
-        denominator = Layout.decodeDenominator(
-            stored: stored, outputs: plans, denominators: decoder.scaleDenominators,
-            scaledSize: { d in let s = decoder.scaledSize(denominator: d); return .init(s.width, s.height) })
-        let scaled = decoder.scaledSize(denominator: denominator)
+        eighths = Layout.decodeEighths(
+            stored: stored, outputs: plans, scales: decoder.scales,
+            scaledSize: { e in let s = decoder.scaledSize(eighths: e); return .init(s.width, s.height) })
+        let scaled = decoder.scaledSize(eighths: eighths)
         size = OutputPlan.Size(scaled.width, scaled.height)
     }
 
-    /// What the report says of it (`applied.decodeScale`).
-    var label: String { "1/\(denominator)" }
+    /// What the report says of it (`applied.decodeScale`: "1/1", "5/8", "1/2"…).
+    var label: String { Layout.scaleLabel(eighths: eighths) }
 }

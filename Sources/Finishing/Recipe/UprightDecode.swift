@@ -2,7 +2,7 @@ import Codecs
 import Pixels
 
 /// Decoding a whole photo straight to the upright size it will be shown at, for whole-set
-/// outputs (stitch): the header is read first, the JPEG DCT scale is the smallest that still
+/// outputs (stitch): the header is read first, the JPEG scale (M/8) is the smallest that still
 /// covers the target, rows stream into the resampler, and only the small result is ever
 /// whole in memory.
 public enum UprightDecode {
@@ -28,10 +28,10 @@ public enum UprightDecode {
     ///   - size: the upright target size (smaller or larger than the photo).
     ///   - background: what transparent pixels are flattened over (R, G, B).
     ///   - limits: `maxPixels` and the deadline.
-    /// - Returns: the image and the DCT scale denominator used.
+    /// - Returns: the image and the decode scale used, in eighths.
     /// - Throws: `PhotoError` with the report's code.
     public static func decode(bytes: [UInt8], size: OutputPlan.Size, background: [UInt8],
-                              limits: DecodeLimits) throws(PhotoError) -> (image: Image, denominator: Int) {
+                              limits: DecodeLimits) throws(PhotoError) -> (image: Image, eighths: Int) {
         let decoder = try openDecoder(bytes: bytes, limits: limits)
         let info = decoder.info
         let orientation = PhotoFinisher.orientationToApply(info)
@@ -40,13 +40,13 @@ public enum UprightDecode {
         let whole = PixelRect(x: 0, y: 0, width: stored.width, height: stored.height)
         let plan = OutputPlan(crop: nil, uprightCrop: swaps ? PixelRect(x: 0, y: 0, width: stored.height, height: stored.width) : whole,
                               storedCrop: whole, upright: size, stored: swaps ? size.swapped : size)
-        let (denominator, resizers) = try PhotoFinisher.resample(decoder, into: [plan], limits: limits)
+        let (scale, resizers) = try PhotoFinisher.resample(decoder, into: [plan], limits: limits)
         var image = flattened(Orientation.apply(resizers[0].finish(), exif: orientation), over: background)
         // A story mixes photos from several devices: everything is brought to sRGB, the one
         // profile a shared long image can honestly carry.
         if let icc = info.icc, !ICC.isSRGB(icc), let transform = ColorTransform.toSRGB(from: icc, channels: 3) {
             transform.apply(to: &image)
         }
-        return (image.finished(), denominator)
+        return (image.finished(), scale.eighths)
     }
 }
