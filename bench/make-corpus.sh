@@ -11,6 +11,8 @@
 #   jpeg48s/big1..big4.jpg    the same scenes with chroma subsampled 4:2:0, as phones and most
 #                             cameras write (libvips writes q90 as 4:4:4 by default)
 #   heic12/h1..h6.heic        4032x3024 HEIC, heif-enc -q 80 (x265), no rotation
+#   thumb/t01..t40.jpg        2040x1356 JPEG q90 4:2:0 (2.8 MP, the size of DIV2K's photos, the
+#                             corpus of imgproxy's public benchmark), no rotation
 #   MD5SUMS                   checksums of the above
 #
 # Every image depends only on its seed and size (fixed-seed libvips perlin/worley/gaussnoise),
@@ -27,7 +29,7 @@ set -euo pipefail
 # make W H SEED OUT Q [SAVE-OPTIONS]   (T = scratch directory of this worker)
 make_image() {
   local W=$1 H=$2 S=$3 OUT=$4 Q=$5 OPTS=${6:+,$6}
-  local f=$(( W / 4032 )) w8=$(( (W + 7) / 8 )) h8=$(( (H + 7) / 8 ))   # 48 MP: same scene, finer
+  local f=$(( W >= 4032 ? W / 4032 : 1 )) w8=$(( (W + 7) / 8 )) h8=$(( (H + 7) / 8 ))   # 48 MP: same scene, finer
   v() { vips "$@"; }
   # colour field at 1/8 size: one Perlin field per band + a luminance field + a vertical gradient
   local b
@@ -69,6 +71,7 @@ one() { # one FILE OUTDIR: make one corpus file (runs in its own process under x
     jpeg48/big*) make_image 8064 6048 $(( 100 + n )) "$tmp" 90; (( n % 2 )) && orient=6 ;;
     jpeg48s/big*) make_image 8064 6048 $(( 100 + n )) "$tmp" 90 subsample-mode=on; (( n % 2 )) && orient=6 ;;
     heic12/h*)   make_image 4032 3024 $(( 200 + n )) "$tmp" 95 ;;
+    thumb/t*)    make_image 2040 1356 $(( 300 + n )) "$tmp" 90 subsample-mode=on ;;
   esac
   if [[ $rel == *.heic ]]; then
     heif-enc -q 80 -o "$T/out.heic" "$tmp" >/dev/null
@@ -95,8 +98,9 @@ for i in $(seq -w 1 20); do FILES+=("jpeg12t/img$i.jpg"); done
 for i in 1 2 3 4; do FILES+=("jpeg48/big$i.jpg"); done
 for i in 1 2 3 4; do FILES+=("jpeg48s/big$i.jpg"); done
 for i in 1 2 3 4 5 6; do FILES+=("heic12/h$i.heic"); done
+for i in $(seq -w 1 40); do FILES+=("thumb/t$i.jpg"); done
 
-mkdir -p "$OUT/jpeg12" "$OUT/jpeg12t" "$OUT/jpeg48" "$OUT/jpeg48s" "$OUT/heic12"
+mkdir -p "$OUT/jpeg12" "$OUT/jpeg12t" "$OUT/jpeg48" "$OUT/jpeg48s" "$OUT/heic12" "$OUT/thumb"
 cd "$OUT"
 todo=()
 for f in "${FILES[@]}"; do
@@ -116,5 +120,5 @@ done
 echo "corpus $OUT: making ${#todo[@]} of ${#FILES[@]} files (JOBS=${JOBS:-$(nproc)}, takes minutes)"
 printf '%s\n' "${todo[@]}" | xargs -P "${JOBS:-$(nproc)}" -I{} "$SELF" --one {} "$OUT"
 md5sum "${FILES[@]}" > MD5SUMS
-du -sh jpeg12 jpeg12t jpeg48 jpeg48s heic12
+du -sh jpeg12 jpeg12t jpeg48 jpeg48s heic12 thumb
 echo "corpus $OUT: done, MD5SUMS digest $(md5sum < MD5SUMS | cut -c1-12)"

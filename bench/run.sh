@@ -13,13 +13,22 @@
 # then the 12 MP and 48 MP JPEG sets at full resolution with marks ("… full+marks": full-marks.json5,
 # --full --marks; the 48 MP set is two photos stored turned, big1 and big3, and two upright),
 # and the 48 MP set once more as phones and most cameras write it, chroma 4:2:0 ("48 MP JPEG
-# 4:2:0 full+marks", corpus jpeg48s/: the libvips-made corpus is 4:4:4 at q90).
+# 4:2:0 full+marks", corpus jpeg48s/: the libvips-made corpus is 4:4:4 at q90), and last the work of
+# imgproxy's public benchmark ("2.8 MP JPEG thumbnail": 40 x 2040x1356 JPEG → fit 512 x 512, q80,
+# bench/thumb.json5 against vips_web.py --thumb 512), in images and source megapixels per second
+# per core (per CPU second used: the machine is shared).
 # "photofinish harmonize ×2" is photofinish with bench/web-harmonize.json5 (web.json5 and
 # harmonize: true), in the same rounds as "photofinish ×2" on the 12 MP and 48 MP JPEG and the
 # HEIC sets, and on "12 MP JPEG, thumbnails" (corpus jpeg12t/: the same photos with the EXIF
 # thumbnail cameras embed, which harmonize looks at instead of decoding): its cost is the ratio
 # of the two (issue 38's goal: CPU at most +10 %).
-# Prints a markdown table, the ratios and issues 12's and 22's goals met or not, and writes the same to
+#
+# The floor beside each JPEG row: libjpeg-turbo's own tjbench, one decode of the set's source
+# (full size, its SIMD path; the first two files) plus one encode of the row's output (photofinish's
+# first output, at its quality and chroma), as CPU ms a photo (tjbench times wall clock: each figure
+# is scaled by the CPU share tjbench got, GNU time's user + system over elapsed), and each tool's
+# CPU a photo as a multiple of it.
+# Prints a markdown table, the ratios and the goals met or not, and writes the same to
 # RESULTS (default /tmp/pf-bench/results/<UTC time>.md), ready to paste into bench/RESULTS.md.
 #
 # Memory, two columns: "peak RSS" is GNU time's %M (the largest single process of the tree);
@@ -69,6 +78,8 @@ command_for() {
     tpl=$HERE/web-marks.json5; vm=(--marks --logo "$LOGO"); im=(--marks)
   elif [[ $set == *full+marks* ]]; then
     tpl=$HERE/full-marks.json5; vm=(--full --marks --logo "$LOGO"); im=(--full --marks)
+  elif [[ $set == *thumbnail* ]]; then
+    tpl=$HERE/thumb.json5; vm=(--thumb 512)
   fi
   case $tool in
     "photofinish ×2"|"photofinish harmonize ×2") CMD=("$PF" run --template "$tpl" --out "$OUTDIR" --workers 2 "$@") ;;
@@ -131,23 +142,64 @@ bench() {
   done
 }
 
+# tjbench_cpu_ms ARGS...: CPU ms of one operation of tjbench (its -quiet table gives the throughput in
+# megapixels/s, wall clock), scaled by the CPU share tjbench got while it ran.
+tjbench_cpu_ms() {
+  local mp=$1; shift
+  "$TIME" -f '%e %U %S' -o "$TMP/tjtime" tjbench "$@" -rgb -quiet -nowrite -benchtime 2 -warmup 0.3 \
+    > "$TMP/tj" 2>&1 || { echo "  tjbench $*: failed: $(tail -2 "$TMP/tj" | tr '\n' ' ')" >&2; echo nan; return; }
+  local perf   # the table's last line: compression's figure is the 7th field, decompression's the last
+  perf=$(awk 'NF >= 9 { v = ($NF == "N/A" ? $7 : $NF) } END { print v }' "$TMP/tj")
+  local e u s; read -r e u s < "$TMP/tjtime"
+  echo "1000 * $mp / $perf * ($u + $s) / $e" | bc -l
+}
+
+# floor SET FILE...: the row's floor (see the top), appended to FLOOR: set, decode ms, encode ms
+floor() {
+  local set=$1; shift
+  [[ $1 == *.jpg && -d $TMP/out-photofinish ]] && command -v tjbench > /dev/null || return 0
+  [[ "$set photofinish ×" =~ ${ONLY:-.} ]] || return 0
+  local dir=${1%/*} dec f w h n=0 sum=0 out
+  dec=$(awk -F'\t' -v d="$dir" '$1 == d { print $2 }' "$TMP/decode-floor" 2>/dev/null)
+  if [[ -z $dec ]]; then
+    for f in "${@:1:2}"; do
+      w=$(vipsheader -f width "$f"); h=$(vipsheader -f height "$f")
+      sum=$(echo "$sum + $(tjbench_cpu_ms "$(echo "$w * $h / 1000000" | bc -l)" "$f")" | bc -l); n=$((n + 1))
+    done
+    dec=$(echo "$sum / $n" | bc -l); printf '%s\t%s\n' "$dir" "$dec" >> "$TMP/decode-floor"
+  fi
+  out=$TMP/out-photofinish/$(basename "${1%.*}").jpg
+  [[ -f $out ]] || out=$(find "$TMP/out-photofinish" -name '*.jpg' | sort | head -1)
+  local q sub enc=nan
+  if [[ -f $out ]]; then
+    djpeg -outfile "$TMP/floor.ppm" "$out"
+    q=$(identify -format '%Q' "$out"); sub=$(identify -format '%[jpeg:sampling-factor]' "$out")
+    case $sub in 1x1,1x1,1x1) sub=444 ;; 2x1,1x1,1x1) sub=422 ;; *) sub=420 ;; esac
+    w=$(vipsheader -f width "$out"); h=$(vipsheader -f height "$out")
+    enc=$(tjbench_cpu_ms "$(echo "$w * $h / 1000000" | bc -l)" "$TMP/floor.ppm" "$q" -subsamp "$sub" -componly)
+  fi
+  printf '%s\t%s\t%s\n' "$set" "$dec" "$enc" >> "$FLOOR"
+}
+
 J12=("$C"/jpeg12/*.jpg); J12T=("$C"/jpeg12t/*.jpg); J48=("$C"/jpeg48/*.jpg); J48S=("$C"/jpeg48s/*.jpg); H12=("$C"/heic12/*.heic)
+T3=("$C"/thumb/*.jpg); FLOOR=$TMP/floor.tsv; : > "$FLOOR"; : > "$TMP/decode-floor"
 echo "bench: corpus $C, $RUNS runs + 1 warm-up, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg); START=$(date -u '+%Y-%m-%d %H:%M UTC')
 ALL="photofinish ×2;pyvips ×2;ImageMagick ×2"
 ALL4="photofinish ×2;pyvips ×2;Pillow ×2;ImageMagick ×2"
 HARM="photofinish harmonize ×2"
-bench "12 MP JPEG" "$ALL;$HARM" "${J12[@]}"
+bench "12 MP JPEG" "$ALL;$HARM" "${J12[@]}"; floor "12 MP JPEG" "${J12[@]}"
 bench "12 MP JPEG, thumbnails" "photofinish ×2;$HARM" "${J12T[@]}"
-bench "48 MP JPEG" "$ALL;$HARM" "${J48[@]}"
+bench "48 MP JPEG" "$ALL;$HARM" "${J48[@]}"; floor "48 MP JPEG" "${J48[@]}"
 bench "12 MP HEIC" "$ALL;$HARM" "${H12[@]}"
 bench "48 MP one file, Orientation 6 (big1)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big1.jpg"
 bench "48 MP one file, Orientation 1 (big2)" "photofinish ×1;pyvips ×1" "$C/jpeg48/big2.jpg"
-bench "12 MP JPEG web+marks" "$ALL4" "${J12[@]}"
-bench "48 MP JPEG web+marks" "$ALL" "${J48[@]}"
-bench "12 MP JPEG full+marks" "$ALL4" "${J12[@]}"
-bench "48 MP JPEG full+marks" "$ALL4" "${J48[@]}"
-bench "48 MP JPEG 4:2:0 full+marks" "$ALL4" "${J48S[@]}"
+bench "12 MP JPEG web+marks" "$ALL4" "${J12[@]}"; floor "12 MP JPEG web+marks" "${J12[@]}"
+bench "48 MP JPEG web+marks" "$ALL" "${J48[@]}"; floor "48 MP JPEG web+marks" "${J48[@]}"
+bench "12 MP JPEG full+marks" "$ALL4" "${J12[@]}"; floor "12 MP JPEG full+marks" "${J12[@]}"
+bench "48 MP JPEG full+marks" "$ALL4" "${J48[@]}"; floor "48 MP JPEG full+marks" "${J48[@]}"
+bench "48 MP JPEG 4:2:0 full+marks" "$ALL4" "${J48S[@]}"; floor "48 MP JPEG 4:2:0 full+marks" "${J48S[@]}"
+bench "2.8 MP JPEG thumbnail" "photofinish ×2;pyvips ×2" "${T3[@]}"; floor "2.8 MP JPEG thumbnail" "${T3[@]}"
 LOAD1=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # ---------------------------------------------------------------- report
@@ -164,9 +216,15 @@ if (( HAVE_PF )); then
   [[ -n ${PF_BEFORE:-} ]] && PFV+="; photofinish before: $PF_BEFORE, built $(date -u -r "$PF_BEFORE" '+%Y-%m-%d %H:%M UTC')"
 fi
 touch "$TMP/dims.tsv"
-python3 - "$RAW" "$TMP/dims.tsv" <<EOF | tee "$RESULTS"
-import collections, statistics, sys
-raw, dims = sys.argv[1:3]
+python3 - "$RAW" "$TMP/dims.tsv" "$FLOOR" <<EOF | tee "$RESULTS"
+import collections, math, statistics, sys
+raw, dims, floors = sys.argv[1:4]
+floor = {}   # set -> (decode ms, encode ms) a photo
+for line in open(floors):
+    f = line.rstrip("\n").split("\t")
+    dec, enc = float(f[1]), float(f[2])
+    if not (math.isnan(dec) or math.isnan(enc)):
+        floor[f[0]] = (dec, enc)
 rows = collections.OrderedDict()
 for line in open(raw):
     f = line.rstrip("\n").split("\t")
@@ -187,18 +245,20 @@ print("$START, $(nproc) cores, $RUNS counted runs after 1 warm-up, tools interle
       "load average $LOAD0 before, $LOAD1 after.  ")
 print("photofinish: $PFV; pyvips $VIPSV (pyvips-binary; HEIC: system libvips $SYSVIPSV); "
       "Pillow $PILV; ImageMagick $IMV.\n")
-print("| set | tool | files | wall s (median) | photos/s | CPU s (median) | peak RSS MiB (max) | tree RSS MiB (max) | others, cores | outputs |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+print("| set | tool | files | wall s (median) | photos/s | CPU s (median) | CPU ms a photo | × floor | peak RSS MiB (max) | tree RSS MiB (max) | others, cores | outputs |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (s, t), r in rows.items():
     if r is None:
-        print(f"| {s} | {t} | | skipped: not built | | | | | | |")
+        print(f"| {s} | {t} | | skipped: not built | | | | | | | | |")
         continue
     w, c, m, tr = statistics.median(r["wall"]), statistics.median(r["cpu"]), max(r["rss"]), max(r["tree"])
     ok = all(x == 0 for x in r["rc"]) and min(r["outs"]) == r["n"]
     res[(s, t)] = (w, c, m, ok, tr)
     bad = "" if all(x == 0 for x in r["rc"]) else f" (exit {max(r['rc'])})"
     rate = f"{r['n'] / w:.2f}" if ok else "—"
-    print(f"| {s} | {t} | {r['n']} | {w:.2f} | {rate} | {c:.2f} | {m:.0f} | {tr:.0f} | "
+    per = 1000 * c / r["n"]
+    times = f"{per / sum(floor[s]):.2f}" if s in floor else "n/a"
+    print(f"| {s} | {t} | {r['n']} | {w:.2f} | {rate} | {c:.2f} | {per:.1f} | {times} | {m:.0f} | {tr:.0f} | "
           f"{statistics.mean(r['others']):.2f} | {min(r['outs'])} of {r['n']}{bad} |")
 def ours(t): return t.startswith("photofinish ×")
 def harmonize(t): return t.startswith("photofinish harmonize")
@@ -235,9 +295,31 @@ if any(pf and v for _, pf, v in pairs):
             print(f"| {s} | n/a: a row failed | | | |")
             continue
         print(f"| {s} | {v[0] / pf[0]:.2f} | {v[1] / pf[1]:.2f} | {v[2] / pf[2]:.2f} | {'yes' if v[1] / pf[1] <= 1.10 else 'no'} |")
-# Issues 12's and 22's goals: (set, other tool, measure index in res, name, at most)
-goals = [("12 MP JPEG web+marks", "pyvips ×2", 0, "wall", 0.75),
-         ("12 MP JPEG web+marks", "pyvips ×2", 1, "CPU (user + system)", 0.80),
+if floor:
+    print("\n### The floor: tjbench, CPU ms a photo (decode of the source at full size + encode of the output)\n")
+    print("| set | decode | encode | floor | photofinish CPU a photo | × floor |")
+    print("|---|---|---|---|---|---|")
+    for s, (dec, enc) in floor.items():
+        pf = next((v for (ss, t), v in res.items() if ss == s and ours(t)), None)
+        n = next((r["n"] for (ss, t), r in rows.items() if ss == s and r), 1)
+        mine = f"{1000 * pf[1] / n:.1f} | {1000 * pf[1] / n / (dec + enc):.2f}" if pf else "n/a | n/a"
+        print(f"| {s} | {dec:.1f} | {enc:.1f} | {dec + enc:.1f} | {mine} |")
+thumbs = [(s, t, r) for (s, t), r in rows.items() if r and "thumbnail" in s]
+mp = {}   # set -> mean source megapixels of a photo
+for s, t, r in thumbs:
+    mp[s] = float("$(vipsheader -f width "${T3[0]}" 2>/dev/null || echo 0)") * float("$(vipsheader -f height "${T3[0]}" 2>/dev/null || echo 0)") / 1e6
+if thumbs:
+    print("\n### Thumbnails (imgproxy's benchmark work), per core: per CPU second used\n")
+    print("| set | tool | images/s a core | source MP/s a core | images/s (wall, both cores) |")
+    print("|---|---|---|---|---|")
+    for s, t, r in thumbs:
+        c, w = statistics.median(r["cpu"]), statistics.median(r["wall"])
+        print(f"| {s} | {t} | {r['n'] / c:.1f} | {r['n'] * mp[s] / c:.0f} | {r['n'] / w:.1f} |")
+# The goals: (set, other tool, measure index in res, name, at most; "at least" goals are
+# inverted ratios: other / photofinish)
+goals = [("12 MP JPEG web+marks", "pyvips ×2", 0, "wall", 0.60),
+         ("12 MP JPEG web+marks", "pyvips ×2", 1, "CPU (user + system)", 0.60),
+         ("2.8 MP JPEG thumbnail", "pyvips ×2", 1, "CPU a photo (images/s a core ≥ 1.3× pyvips)", 1 / 1.3),
          ("48 MP JPEG full+marks", "pyvips ×2", 4, "tree RSS (all processes)", 0.70),
          ("48 MP JPEG full+marks", "pyvips ×2", 0, "wall", 0.90),
          ("48 MP JPEG 4:2:0 full+marks", "pyvips ×2", 4, "tree RSS (all processes)", 0.70),
@@ -245,7 +327,7 @@ goals = [("12 MP JPEG web+marks", "pyvips ×2", 0, "wall", 0.75),
          ("12 MP JPEG full+marks", "Pillow ×2", 0, "wall", 0.85)]
 shown = [(g, res.get((g[0], "photofinish ×2")), res.get((g[0], g[1]))) for g in goals]
 if any(pf and v for _, pf, v in shown):
-    print("\n### Goals (issues 12 and 22): photofinish / other tool\n")
+    print("\n### Goals: photofinish / other tool\n")
     print("| set | vs | measure | ratio | goal | met |")
     print("|---|---|---|---|---|---|")
     for (s, t, i, name, most), pf, v in shown:
@@ -255,7 +337,11 @@ if any(pf and v for _, pf, v in shown):
             print(f"| {s} | {t} | {name} | n/a: a row failed | ≤ {most} | |")
             continue
         ratio = pf[i] / v[i]
-        print(f"| {s} | {t} | {name} | {ratio:.2f} | ≤ {most} | {'yes' if ratio <= most else 'no'} |")
+        print(f"| {s} | {t} | {name} | {ratio:.2f} | ≤ {most:.2f} | {'yes' if ratio <= most else 'no'} |")
+web = res.get(("12 MP JPEG", "photofinish ×2"))
+if web and "12 MP JPEG" in floor:
+    times = 1000 * web[1] / rows[("12 MP JPEG", "photofinish ×2")]["n"] / sum(floor["12 MP JPEG"])
+    print(f"\nWeb row, photofinish CPU a photo / floor: {times:.2f} (goal ≤ 1.15: {'met' if times <= 1.15 else 'not met'})")
 first = collections.OrderedDict()   # set -> {file: {tool: size}}
 for l in open(dims):
     s, t, f, wh = l.rstrip("\n").split("\t")

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The bench "web" pipeline (bench/web.json5, or bench/web-marks.json5 with --marks) in pyvips.
 
-    vips_web.py OUTDIR FILE... [--marks [--logo PNG]] [--full] [--jobs N] [--system-libvips] [--rss]
+    vips_web.py OUTDIR FILE... [--marks [--logo PNG]] [--full | --thumb N] [--jobs N] [--system-libvips] [--rss]
 
 Per file: vips thumbnail (JPEG shrink-on-load, EXIF auto-orient, Lanczos-3, long side 2048,
 never upscaled), then jpegsave Q=88, 4:2:0, baseline Huffman (optimize_coding off), no metadata.
@@ -25,6 +25,9 @@ OUTDIR/<stem>.jpg.
 --full              full resolution (bench/full-marks.json5): no resize; the file is read
                     sequentially (streaming), and a photo that must be turned (EXIF 5-8) is
                     decoded into memory first, then autorot (a 90-degree turn needs every pixel).
+
+--thumb N           the thumbnail row (bench/thumb.json5, imgproxy's benchmark): vips thumbnail
+                    to fit N x N (shrink-on-load, Lanczos-3), then jpegsave Q=80, 4:2:0.
 
 --jobs N            N worker processes (fork), each with VIPS_CONCURRENCY=1 (default 2);
                     --jobs 1 runs in this process with libvips' own thread pool.
@@ -53,6 +56,7 @@ LOGO = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                     "../../etc/photofinish/templates/logos/studio.png")
 MARKS = False
 FULL = False
+THUMB = 0
 _marks = {}     # short side -> (logo, shadow, text, baseline row in text, shadow pad, offset)
 
 
@@ -113,11 +117,14 @@ def web(job):
         img = pyvips.Image.new_from_file(path, access="sequential")
         if img.get_typeof("orientation") and img.get("orientation") not in (0, 1):
             img = pyvips.Image.new_from_file(path, memory=True).autorot()
+    elif THUMB:
+        img = pyvips.Image.thumbnail(path, THUMB, height=THUMB, size="down")
     else:
         img = pyvips.Image.thumbnail(path, 2048, height=2048, size="down")
     if MARKS:
         img = finish(img)
-    img.jpegsave(os.path.join(outdir, os.path.splitext(os.path.basename(path))[0] + ".jpg"), **SAVE)
+    img.jpegsave(os.path.join(outdir, os.path.splitext(os.path.basename(path))[0] + ".jpg"),
+                 **dict(SAVE, Q=80) if THUMB else SAVE)
     return own_rss()
 
 
@@ -126,7 +133,7 @@ def own_rss():
 
 
 def main():
-    global MARKS, LOGO, FULL
+    global MARKS, LOGO, FULL, THUMB
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("outdir")
     ap.add_argument("files", nargs="+")
@@ -135,9 +142,10 @@ def main():
     ap.add_argument("--rss", action="store_true")
     ap.add_argument("--marks", action="store_true")
     ap.add_argument("--full", action="store_true")
+    ap.add_argument("--thumb", type=int, default=0)
     ap.add_argument("--logo", default=LOGO)
     a = ap.parse_args()
-    MARKS, LOGO, FULL = a.marks, a.logo, a.full
+    MARKS, LOGO, FULL, THUMB = a.marks, a.logo, a.full, a.thumb
     os.makedirs(a.outdir, exist_ok=True)
     jobs = [(f, a.outdir) for f in a.files]
     rss = {}   # pid -> own peak RSS, as last reported
