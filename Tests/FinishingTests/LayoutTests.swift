@@ -61,11 +61,15 @@ import Testing
         let jpeg = { (e: Int) in Size((4032 * e + 7) / 8, (3024 * e + 7) / 8) }
         #expect(Layout.decodeEighths(stored: Size(4032, 3024), outputs: plan12.outputs,
                                      scales: Array(1...8), scaledSize: jpeg) == 5)
-        // 8064 → 2048: 3/8 gives 3024 (2/8 would give 2016).
+        // 8064 → 2048: 3/8 would give 3024 (2/8: 2016), but 3/8 aliases fine detail: 1/2.
         let jpeg48 = { (e: Int) in Size((8064 * e + 7) / 8, (6048 * e + 7) / 8) }
         let plan48 = Layout.plan(stored: Size(8064, 6048), orientation: 6, template: template(resize: .longSide(2048)))
         #expect(Layout.decodeEighths(stored: Size(8064, 6048), outputs: plan48.outputs,
-                                     scales: Array(1...8), scaledSize: jpeg48) == 3)
+                                     scales: Array(1...8), scaledSize: jpeg48) == 4)
+        // 4032 → 2600: 6/8 (3024).
+        let plan26 = Layout.plan(stored: Size(4032, 3024), orientation: 1, template: template(resize: .longSide(2600)))
+        #expect(Layout.decodeEighths(stored: Size(4032, 3024), outputs: plan26.outputs,
+                                     scales: Array(1...8), scaledSize: jpeg) == 6)
         // 4032 → 500: 1/8 gives 504 ≥ 500.
         let small = Layout.plan(stored: Size(4032, 3024), orientation: 1, template: template(resize: .longSide(500)))
         #expect(Layout.decodeEighths(stored: Size(4032, 3024), outputs: small.outputs,
