@@ -15,7 +15,7 @@ import Pixels
 /// `--sanitize=fuzzer,address`), in the replay tool (the plain build of `photofinish-fuzz`)
 /// and in the test suite, which replays every checked-in seed and every crash file found.
 public enum FuzzTarget: String, CaseIterable, Sendable {
-    /// `JPEGDecoder`: header (size, EXIF, ICC), then rows at one of 1/1, 1/2, 1/4, 1/8.
+    /// `JPEGDecoder`: header (size, EXIF, ICC), then rows at one of its scales, 1/8 to 8/8.
     case jpeg
     /// `PNGDecoder`: header, `iCCP`, `eXIf` before or after the data, rows.
     case png
