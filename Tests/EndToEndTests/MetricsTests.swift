@@ -17,7 +17,10 @@ struct MetricsTests {
         let port = try Self.freePort()
         let daemon = try DaemonProcess(["daemon", "--config", hot.config], notify: nil, runtime: hot.runtime,
                                        logPath: hot.dir + "/daemon.log",
-                                       wrapper: [activate, "-l", "127.0.0.1:\(port)", "--fdname=metrics"])
+                                       wrapper: [activate, "-l", "127.0.0.1:\(port)", "--fdname=metrics",
+                                                 // It hands the program only TERM, PATH, USER, HOME and what -E
+                                                 // names: the daemon's own runtime folder, for its status.
+                                                 "-E", "RUNTIME_DIRECTORY=\(hot.runtime)"])
         // systemd-socket-activate starts the daemon at the first connection, as systemd would.
         let first = try #require(try Self.get(port: port, path: "/metrics"), "log:\n\(daemon.log)")
         #expect(first.hasPrefix("HTTP/1.1 200 OK\r\n"), "\(first)")
