@@ -35,7 +35,8 @@ public enum BatchID {
         p.tm_hour = number(9..<11)
         p.tm_min = number(11..<13)
         p.tm_sec = number(13..<15)
-        return Date(timeIntervalSince1970: Double(timegm(&p)))
+        let t = timegm(&p)
+        return t == -1 ? nil : Date(timeIntervalSince1970: Double(t))
     }
 
     /// An ISO 8601 UTC time with milliseconds, as the report writes it.

@@ -122,7 +122,7 @@ public enum Retention {
                     continue
                 }
                 let id = name.readable
-                guard BatchID.isValid(id), let claimed = claimedAt(id),
+                guard let claimed = BatchID.date(of: id),
                       untilDelivered ? delivered(id) : now.timeIntervalSince(claimed) > seconds(keep[kind]!),
                       (try? folder.status(of: name))?.isDirectory == true else { continue }
                 due.append((kind, id))
@@ -259,22 +259,6 @@ public enum Retention {
             }
         }
         return refs
-    }
-
-    /// When the batch `id` was claimed (its id's UTC time).
-    static func claimedAt(_ id: String) -> Date? {
-        let u = Array(id.utf8)
-        guard u.count >= 15 else { return nil }
-        func number(_ range: Range<Int>) -> Int32 { u[range].reduce(0) { $0 * 10 + Int32($1 - 48) } }
-        var parts = tm()
-        parts.tm_year = number(0..<4) - 1900
-        parts.tm_mon = number(4..<6) - 1
-        parts.tm_mday = number(6..<8)
-        parts.tm_hour = number(9..<11)
-        parts.tm_min = number(11..<13)
-        parts.tm_sec = number(13..<15)
-        let t = timegm(&parts)
-        return t == -1 ? nil : Date(timeIntervalSince1970: TimeInterval(t))
     }
 
     static func seconds(_ d: Duration) -> Double {
