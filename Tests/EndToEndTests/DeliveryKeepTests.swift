@@ -7,7 +7,8 @@ import TestSupport
 /// keeps a batch's originals — even where the template deletes them — through a kill -9 until
 /// its destination has every file verified, then removes them; `duplicates: "skip"` lists a photo
 /// dropped again as `duplicate` of the batch that finished it (found again after the restart,
-/// from out/), and never delivers it twice.
+/// from out/), and never delivers it twice; nor two photos with the same bytes dropped together
+/// (the second is a duplicate of the first, in the same batch).
 struct DeliveryKeepTests {
     @Test(.timeLimit(.minutes(3))) func originalsWaitForTheDeliveryAndADuplicateIsNotDeliveredTwice() throws {
         let dir = try Harness.tempDir()
@@ -51,23 +52,30 @@ struct DeliveryKeepTests {
         let delivered = fixture.allFiles(under: disk + "/" + first)
         #expect(delivered.count == 2, "\(delivered)")
 
-        // a.jpg's bytes again (another name), and a new photo: the first is a duplicate of the
-        // batch that finished it, not finished and not delivered; the second is both.
+        // a.jpg's bytes again (another name), and a new photo twice: the first is a duplicate of
+        // the batch that finished it, not finished and not delivered; the new photo is both,
+        // once: its copy (d.jpg, after it in the batch) is a duplicate of it in the same batch.
         try fixture.drop(a, as: "a-again.jpg")
         try fixture.drop(c, as: "c.jpg")
-        let second = try batch(holding: ["a-again.jpg", "c.jpg"], fixture)
+        try fixture.drop(c, as: "d.jpg")
+        let second = try batch(holding: ["a-again.jpg", "c.jpg", "d.jpg"], fixture)
         let report = try Harness.report(in: fixture.root + "/out/" + second)
         let items = report["items"] as? [[String: Any]] ?? []
         let again = items.first { $0["source"] as? String == "a-again.jpg" }
         #expect(again?["status"] as? String == "duplicate" && again?["outputs"] == nil, "\(items)")
         #expect(again?["duplicateOf"] as? [String: String] == ["batch": first, "source": "a.jpg"], "\(again ?? [:])")
-        #expect((report["counts"] as? [String: Int])?["duplicates"] == 1 && report["status"] as? String == "complete", "\(report)")
+        let copy = items.first { $0["source"] as? String == "d.jpg" }
+        #expect(copy?["status"] as? String == "duplicate" && copy?["outputs"] == nil, "\(items)")
+        #expect(copy?["duplicateOf"] as? [String: String] == ["batch": second, "source": "c.jpg"], "\(copy ?? [:])")
+        #expect(items.first { $0["source"] as? String == "c.jpg" }?["status"] as? String == "ok", "\(items)")
+        #expect((report["counts"] as? [String: Int])?["duplicates"] == 2 && report["status"] as? String == "complete", "\(report)")
         #expect(Poll.until(.seconds(30)) { receipt(second, fixture)?["status"] as? String == "delivered" }, "\(daemon.log)")
         #expect(receipt(second, fixture)?["files"] as? Int == 1)
         #expect(fixture.allFiles(under: disk + "/" + second).count == 1)
         #expect(Poll.until(.seconds(30)) { !FileManager.default.fileExists(atPath: fixture.root + "/originals/" + second) }, "\(daemon.log)")
         let said = try Harness.run(["report", fixture.root + "/out/" + second])
-        #expect(said.stdout.contains("a-again.jpg = duplicate of a.jpg, finished in batch \(first)"), "\(said.stdout)")
+        #expect(said.stdout.contains("a-again.jpg = duplicate of a.jpg, finished in batch \(first)")
+                && said.stdout.contains("d.jpg = duplicate of c.jpg, finished in batch \(second)"), "\(said.stdout)")
     }
 
     /// The id of the batch published with `sources` (one batch: they are dropped together).

@@ -487,17 +487,23 @@ public enum BatchWork {
     }
 
     /// `duplicates: "skip"`: each photo of the batch whose bytes this hot folder finished before
-    /// (in a batch still in `out/`) is not finished again: its item says `duplicate` and where
-    /// it was finished, and is journaled (a resumed batch says the same). One finished while
-    /// the batch was open is replaced (its outputs are removed with the files the report does
-    /// not name). A redo finishes its photos whatever came before (not called for one).
+    /// (in a batch still in `out/`), or an earlier photo of the same batch has, is not finished
+    /// again: its item says `duplicate` and where it was finished, and is journaled (a resumed
+    /// batch says the same). One finished while the batch was open is replaced (its outputs are
+    /// removed with the files the report does not name). A redo finishes its photos whatever
+    /// came before (not called for one).
     static func skipDuplicates(_ batch: ClaimedBatch, contents: BatchContents, duplicates: FinishedPhotos,
                                done: inout [Int: Report.Item], alone: inout Set<Int>, log: Logger) throws(SystemError) {
         duplicates.refresh()
         var skipped: [Report.Item] = []
-        for (i, photo) in contents.photos.enumerated() where done[i + 1]?.status != .duplicate {
+        /// The first photo of this batch with each SHA-256 (in the batch's order).
+        var firstHere: [String: String] = [:]
+        for (i, photo) in contents.photos.enumerated() {
             let claimed = batch.manifest.items[photo.main]
-            guard let sha256 = claimed.sha256, let place = duplicates.place(of: sha256) else { continue }
+            guard let sha256 = claimed.sha256 else { continue }
+            let here = firstHere[sha256].map { Report.DuplicateOf(batch: batch.id, source: $0) }
+            if here == nil { firstHere[sha256] = claimed.name.escaped }
+            guard done[i + 1]?.status != .duplicate, let place = duplicates.place(of: sha256) ?? here else { continue }
             var item = Report.Item(index: i + 1, source: claimed.name.escaped, status: .duplicate)
             item.bytes = claimed.bytes
             item.sha256 = sha256
@@ -506,7 +512,8 @@ public enum BatchWork {
             skipped.append(item)
             done[i + 1] = item
             alone.remove(i + 1)
-            log.notice("\(item.source) is a duplicate of \(place.source), finished in batch \(place.batch): not finished again (duplicates: skip)",
+            let whereFinished = place.batch == batch.id ? "in the same batch" : "finished in batch \(place.batch)"
+            log.notice("\(item.source) is a duplicate of \(place.source), \(whereFinished): not finished again (duplicates: skip)",
                        ["INBOX": batch.manifest.inbox, "BATCH": batch.id, "FILE": item.source])
         }
         if !skipped.isEmpty { try ProgressJournal.append(skipped, to: batch.journals) }
