@@ -8,8 +8,9 @@ import TestSupport
 /// one daemon — a batch delivered and verified (and a second destination with a wrong login
 /// failing with the reason, the batch itself complete), the server stopped in the middle of a
 /// delivery and started again (delivered once, nothing doubled), the daemon killed (-9) in the
-/// middle of one (resumed, each file once), the server's disk full (failed, then delivered
-/// once there is room again).
+/// middle of one (resumed, each file once), the server's disk full (a small tmpfs: failed with
+/// the reason the protocol gives, then delivered once there is room again, each file once and
+/// nothing left under a temporary name). A folder destination tells its full disk too.
 @Suite(.serialized) struct DeliveryServerTests {
     @Test(.timeLimit(.minutes(6))) func sftp() throws {
         if let why = DeliveryServers.missing(["/usr/sbin/sshd", "/usr/bin/ssh-keygen"]) { print("skipped: \(why)"); return }
@@ -52,11 +53,11 @@ import TestSupport
         let disk = try ServerDisk(dir + "/export")
         let server = try FTPServer(dir: dir, root: disk.path)
         defer { server.stop() }
-        // The destination that works speaks FTPS (TLS verified against the server's certificate),
-        // anonymously; the one with a login the server refuses, plain FTP.
+        // The destination that works speaks FTPS (TLS verified against the server's certificate)
+        // with the user's login; the one with a wrong password, plain FTP.
         let story = try DeliveryStory(
             name: "ftp", to: "ftps://127.0.0.1:\(server.port)/in/", wrongTo: "ftp://127.0.0.1:\(server.port)/in/",
-            credentials: "client: { user: \"anonymous\", password: \"photofinish@\" }, wrong: { user: \"studio\", password: \"nope\" }",
+            credentials: "client: { user: \"\(FTPServer.user)\", password: \"\(FTPServer.password)\" }, wrong: { user: \"\(FTPServer.user)\", password: \"nope\" }",
             options: "caFile: \"\(server.certificate)\"")
         try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
                       leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },
@@ -72,24 +73,53 @@ extension DeliveryServerTests {
             return
         }
         let dir = try Harness.tempDir()
-        let server = try S3Server(dir: dir, program: program)
+        let disk = try ServerDisk(dir + "/export")
+        let server = try S3Server(dir: dir, program: program, disk: disk.path + "/in", quietBucket: "etag-only")
         defer { server.stop() }
         try server.makeBucket("photos")
+        try server.makeBucket("etag-only")
         let (key, secret) = try server.login()
         // moto keeps a bucket per region: the default region (us-east-1), where the test's own
-        // requests look. It keeps objects in memory (a restart loses them, so the server is not
-        // stopped) and has no disk to fill: the delivery, a wrong secret refused, and the daemon
-        // killed in the middle of a delivery are what it can tell.
-        let story = try DeliveryStory(
+        // requests look. Its objects are lost when it stops (its files are temporary ones), so
+        // the server is not stopped: the delivery, a wrong secret refused, the daemon killed in
+        // the middle of a delivery and its disk full are what it can tell. A third destination,
+        // `etag`, sends to the bucket whose answers hold no SHA-256: verified by the ETag.
+        let login = "credentials: \"client\", retry: { first: \"300ms\", atMost: \"1s\" }"
+        var story = try DeliveryStory(
             name: "s3", to: "s3://photos/jobs/?endpoint=\(server.endpoint)", wrongTo: "s3://photos/other/?endpoint=\(server.endpoint)",
-            credentials: "client: { accessKey: \"\(key)\", secretKey: \"\(secret)\" }, wrong: { accessKey: \"\(key)\", secretKey: \"nope\" }")
+            credentials: "client: { accessKey: \"\(key)\", secretKey: \"\(secret)\" }, wrong: { accessKey: \"\(key)\", secretKey: \"nope\" }",
+            more: "{ name: \"etag\", to: \"s3://etag-only/jobs/?endpoint=\(server.endpoint)\", \(login) },")
+        // moto answers a PUT its disk cannot hold 500 "Internal Server Error", nothing more.
+        story.fullDiskSays = ["answered 500"]
+        let told = story
+        story.afterFirst = { batch in
+            #expect(Poll.until(.seconds(60)) { told.receipt(batch, "etag")?["status"] as? String == "delivered" })
+            let receipt = told.receipt(batch, "etag")
+            #expect(receipt?["verified"] as? String == "etag", "\(receipt ?? [:])")
+            for file in told.outputs(batch) {
+                #expect(server.object("etag-only", "jobs/\(batch)/\(file)") == (try? Harness.read(told.fixture.root + "/out/\(batch)/\(file)")),
+                        "\(file) differs in etag-only")
+            }
+        }
         try story.run(received: { batch in
             var out: [String: [UInt8]] = [:]
             for key in server.keys("photos") where key.hasPrefix("jobs/\(batch)/") {
                 out[String(key.dropFirst("jobs/\(batch)/".count))] = server.object("photos", key)
             }
             return out
-        }, leftovers: { server.keys("photos").filter { $0.contains(".pf-") } }, stop: {}, start: {}, disk: nil, stages: [.kill])
+        }, leftovers: { server.keys("photos").filter { $0.contains(".pf-") } }, stop: {}, start: {}, disk: disk, stages: [.kill, .fullDisk])
+    }
+
+    /// A folder destination (a mounted disk): no server; its disk full.
+    @Test(.timeLimit(.minutes(3))) func folder() throws {
+        if let why = DeliveryServers.missing([]) { print("skipped: \(why)"); return }
+        let dir = try Harness.tempDir()
+        let disk = try ServerDisk(dir + "/export")
+        var story = try DeliveryStory(name: "folder", to: "file://\(disk.path)/in/", wrongTo: nil, credentials: nil)
+        story.fullDiskSays = ["is full"]
+        try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
+                      leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },
+                      stop: {}, start: {}, disk: disk, stages: [.fullDisk])
     }
 
     @Test(.timeLimit(.minutes(6))) func mail() throws {
@@ -110,6 +140,9 @@ extension DeliveryServerTests {
             credentials: "client: { user: \"\(SMTPServer.user)\", password: \"\(SMTPServer.password)\" }, wrong: { user: \"\(SMTPServer.user)\", password: \"nope\" }",
             extra: "mail: { server: \"smtp://127.0.0.1:\(server.port)\", from: \"Studio <photos@example.org>\", caFile: \"\(server.certificate)\" },")
         story.verification = "accepted"
+        // aiosmtpd answers a message its disk cannot hold "500 Error: (OSError) [Errno 28] No
+        // space left on device"; libcurl passes on the code, not the words.
+        story.fullDiskSays = ["answered 500"]
         let told = story
         try story.run(received: { batch in
             let messages = server.attachments(batch: batch)
@@ -165,25 +198,36 @@ struct DeliveryStory {
     let hasWrong: Bool
     /// What the receipt says of the check (`accepted` for a mail).
     var verification = "sha256"
+    /// What the receipt's error says when the server's disk is full (one of these words).
+    var fullDiskSays = ["disk is full", "disk full"]
+    /// More checks of the first batch, once it is delivered.
+    var afterFirst: (String) throws -> Void = { _ in }
 
     /// - Parameters:
     ///   - wrongTo: where the destination with the wrong login sends; nil: none (a server that
     ///     checks no login).
+    ///   - credentials: the credentials file's entries; nil: none (a folder).
     ///   - extra: more config keys.
-    init(name: String, to: String, wrongTo: String?, credentials: String, options: String = "", extra: String = "") throws {
+    ///   - more: more destinations (entries of `deliver`).
+    init(name: String, to: String, wrongTo: String?, credentials: String?, options: String = "", extra: String = "", more: String = "") throws {
         self.name = name
         hasWrong = wrongTo != nil
         let dir = try Harness.tempDir("story" + name)
-        let credentialsFile = dir + "/credentials.json5"
-        try Harness.write("{ \(credentials) }", to: credentialsFile)
-        chmod(credentialsFile, 0o600)
+        var login = ""
+        if let credentials {
+            let credentialsFile = dir + "/credentials.json5"
+            try Harness.write("{ \(credentials) }", to: credentialsFile)
+            chmod(credentialsFile, 0o600)
+            login = "credentials: \"\(credentialsFile)\","
+        }
         let wrong = wrongTo.map { "{ name: \"wrong\", to: \"\($0)\", credentials: \"wrong\", \(options.isEmpty ? "" : options + ", ")retry: { first: \"1h\" } }," } ?? ""
         fixture = try HotFolderFixture(name: "delivery" + name, extra: """
-            credentials: "\(credentialsFile)", \(extra)
+            \(login) \(extra)
             deliver: [
-              { name: "client", to: "\(to)", credentials: "client", \(options.isEmpty ? "" : options + ", ")bandwidth: 200000,
+              { name: "client", to: "\(to)", \(credentials == nil ? "" : "credentials: \"client\", ")\(options.isEmpty ? "" : options + ", ")bandwidth: 200000,
                 retry: { first: "300ms", atMost: "1s" }, stallTimeout: "5s" },
               \(wrong)
+              \(more)
             ]
             """, template: Self.template)
     }
@@ -216,6 +260,7 @@ struct DeliveryStory {
             #expect(wrong?["next"] == nil, "a refused login is not tried again by itself")
         }
         expectSame(first, received(first))
+        try afterFirst(first)
         // Delivered once each destination verified it; held while one (the wrong login) has not.
         let delivered = "batch delivered: every destination verified it (client)"
         if hasWrong {
@@ -287,7 +332,11 @@ struct DeliveryStory {
         let fourth = try drop(4)
         batches.append(fourth)
         #expect(waitFor(fourth, "client", "failed", daemon), "\(daemon.log)")
-        print("\(name): full disk: \(receipt(fourth, "client")?["error"] ?? "")")
+        let full = receipt(fourth, "client")
+        let error = full?["error"] as? String ?? ""
+        #expect(fullDiskSays.contains { error.contains($0) }, "\(full ?? [:])")
+        #expect(full?["next"] != nil, "a full disk is tried again: \(full ?? [:])")
+        print("\(name): full disk: \(error)")
         disk.free()
         #expect(waitFor(fourth, "client", "delivered", daemon), "\(daemon.log)")
         expectSame(fourth, received(fourth))
@@ -354,14 +403,19 @@ struct DeliveryStory {
     /// What the server has is what the batch made: the same names, the same bytes, nothing more.
     func expectSame(_ batch: String, _ received: [String: [UInt8]]) {
         let folder = fixture.root + "/out/" + batch
-        let outputs = ((try? Harness.report(in: folder))?["items"] as? [[String: Any]] ?? [])
-            .flatMap { ($0["outputs"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String } }
+        let outputs = outputs(batch)
         #expect(Set(received.keys) == Set(outputs), "\(received.keys.sorted()) vs \(outputs.sorted())")
         for file in outputs {
             #expect(received[file] == (try? Harness.read(folder + "/" + file)), "\(file) differs on the server")
         }
         let r = receipt(batch, "client")
         #expect(r?["verified"] as? String == verification && r?["files"] as? Int == outputs.count, "\(r ?? [:])")
+    }
+
+    /// The output files `batch`'s report names.
+    func outputs(_ batch: String) -> [String] {
+        ((try? Harness.report(in: fixture.root + "/out/" + batch))?["items"] as? [[String: Any]] ?? [])
+            .flatMap { ($0["outputs"] as? [[String: Any]] ?? []).compactMap { $0["file"] as? String } }
     }
 
     /// The files of a folder on the server's disk (name → bytes).

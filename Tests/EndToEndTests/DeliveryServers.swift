@@ -126,14 +126,20 @@ final class WebDAVServer: ForegroundServer {
     }
 }
 
-/// vsftpd, plain FTP and explicit FTPS (`AUTH TLS`) on one port, anonymous uploads acting as
-/// `www-data` (a user with a home: vsftpd changes into it first) into `root/in/`; any other
-/// login is refused ("530 This FTP server is anonymous only": the wrong login). vsftpd refuses
-/// a writable root, so `root` is root's and `in/` the uploader's. `isolate=NO`: its login
-/// process in namespaces of its own is refused in a container.
+/// vsftpd, plain FTP and explicit FTPS (`AUTH TLS`) on one port, with a real login: the user
+/// `studio` and its password, checked by PAM's `pam_userdb` against a Berkeley DB file the test
+/// writes (Debian's python3 `dbm.ndbm` makes that format), through a PAM service of the test's
+/// own (`/etc/pam.d/pf-test-ftp-<pid>-<random>`, removed with the server: PAM reads services only
+/// there); it has no session part (vsftpd opens none). A check by `pam_exec` hung logins here;
+/// `pam_userdb` only reads its file. The login is a virtual user acting as
+/// `www-data` with local rights, its folder `root` (`in/` is where it writes). Any other
+/// password is refused ("530 Login incorrect."). `isolate=NO`: its login process in namespaces
+/// of its own is refused in a container.
 final class FTPServer: ForegroundServer {
+    static let user = "studio", password = "pf-ftp-secret"
     let root: String
     let certificate: String
+    private let pamService: String
 
     init(dir: String, root: String) throws {
         self.root = root
@@ -144,6 +150,23 @@ final class FTPServer: ForegroundServer {
         _ = try Harness.exec("/bin/chown", ["-R", "33:33", root + "/in"], deadline: .seconds(20))
         try FileManager.default.createDirectory(atPath: dir + "/empty", withIntermediateDirectories: true)
         chmod(dir + "/empty", 0o755)
+        let users = dir + "/ftp-users"
+        let made = try Harness.exec("/usr/bin/python3", ["-c", """
+            import dbm.ndbm, sys
+            db = dbm.ndbm.open(sys.argv[1], "n", 0o600)
+            db[sys.argv[2].encode()] = sys.argv[3].encode()
+            db.close()
+            """, users, Self.user, Self.password], deadline: .seconds(30))
+        guard made.status == 0 else {
+            Issue.record("cannot make vsftpd's user file: \(made.stderr)")
+            throw POSIXError(.EIO)
+        }
+        pamService = "pf-test-ftp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try Harness.write("""
+            auth required pam_userdb.so db=\(users)
+            account required pam_permit.so
+
+            """, to: "/etc/pam.d/" + pamService)
         let config = dir + "/vsftpd.conf"
         super.init(name: "vsftpd", dir: dir) { _ in ("/usr/sbin/vsftpd", [config], [:]) }
         try Harness.write("""
@@ -151,17 +174,15 @@ final class FTPServer: ForegroundServer {
             listen_address=127.0.0.1
             listen_port=\(port)
             background=NO
-            anonymous_enable=YES
-            local_enable=NO
+            anonymous_enable=NO
+            local_enable=YES
+            guest_enable=YES
+            guest_username=www-data
+            virtual_use_local_privs=YES
+            pam_service_name=\(pamService)
+            local_root=\(root)
             write_enable=YES
-            anon_upload_enable=YES
-            anon_mkdir_write_enable=YES
-            anon_other_write_enable=YES
-            anon_world_readable_only=NO
-            no_anon_password=YES
-            ftp_username=www-data
-            anon_root=\(root)
-            anon_umask=022
+            local_umask=022
             secure_chroot_dir=\(dir)/empty
             seccomp_sandbox=NO
             isolate=NO
@@ -169,11 +190,10 @@ final class FTPServer: ForegroundServer {
             pasv_enable=YES
             pasv_address=127.0.0.1
             ssl_enable=YES
-            allow_anon_ssl=YES
             rsa_cert_file=\(cert)
             rsa_private_key_file=\(key)
-            force_anon_logins_ssl=NO
-            force_anon_data_ssl=NO
+            force_local_logins_ssl=NO
+            force_local_data_ssl=NO
             require_ssl_reuse=NO
             xferlog_enable=NO
 
@@ -181,6 +201,8 @@ final class FTPServer: ForegroundServer {
         chmod(config, 0o600)
         try start()
     }
+
+    deinit { unlink("/etc/pam.d/" + pamService) }
 }
 
 /// An SMTP server (Debian's aiosmtpd) that requires STARTTLS and a login, and keeps each
@@ -240,8 +262,16 @@ final class SMTPServer: ForegroundServer {
 }
 
 /// moto's S3 server (`scripts/s3-server` installs it from PyPI into a virtual environment of its
-/// own), objects in memory, read back by the test with signed GETs. `login()` makes it check
-/// logins as S3 does: an IAM user with a key of moto's making, every other key or secret refused.
+/// own), read back by the test with signed GETs. `login()` makes it check logins as S3 does: an
+/// IAM user with a key of moto's making, every other key or secret refused.
+///
+/// moto keeps each object in a spooled temporary file: with `disk`, every object goes to a file
+/// there at once (`TMPDIR`, `MOTO_S3_DEFAULT_KEY_BUFFER_SIZE=1`), so a full disk fails a PUT as
+/// it fails on a server's own disk (moto answers 500, saying no more). moto keeps the SHA-256 a
+/// PUT names and gives it back on HEAD; S3-compatible servers that keep none (older MinIO and
+/// Ceph RGW, most gateways) give back the ETag only: `quietBucket`'s answers are given without
+/// moto's `x-amz-checksum-*` headers (a filter in front of moto's own WSGI application, in
+/// moto's Python), so a delivery there is verified by moto's ETag, the MD5 it took of the bytes.
 final class S3Server: ForegroundServer {
     static func program() -> String? {
         if let given = ProcessInfo.processInfo.environment["PF_S3_SERVER"] { return given }
@@ -254,8 +284,26 @@ final class S3Server: ForegroundServer {
     /// The key the test signs with (moto's own after `login()`).
     private(set) var accessKey = "AKIAPHOTOFINISHTEST", secretKey = "pf-s3-secret"
 
-    init(dir: String, program: String) throws {
-        super.init(name: "moto", dir: dir) { port in (program, ["-H", "127.0.0.1", "-p", "\(port)"], [:]) }
+    init(dir: String, program: String, disk: String? = nil, quietBucket: String = "etag-only") throws {
+        let script = dir + "/s3-server.py"
+        try Harness.write("""
+            import sys
+            from werkzeug.serving import run_simple
+            from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+            moto = DomainDispatcherApplication(create_backend_app)
+            quiet = "/" + sys.argv[2] + "/"
+            def server(environ, start_response):
+                def start(status, headers, exc_info=None):
+                    if environ.get("PATH_INFO", "").startswith(quiet):
+                        headers = [(k, v) for k, v in headers if not k.lower().startswith("x-amz-checksum-")]
+                    return start_response(status, headers, exc_info)
+                return moto(environ, start)
+            run_simple("127.0.0.1", int(sys.argv[1]), server, threaded=True, request_handler=MotoRequestHandler)
+            """, to: script)
+        // The virtual environment's Python, beside its moto_server.
+        let python = URL(fileURLWithPath: program).deletingLastPathComponent().appendingPathComponent("python").path
+        let environment = disk.map { ["TMPDIR": $0, "MOTO_S3_DEFAULT_KEY_BUFFER_SIZE": "1"] } ?? [:]
+        super.init(name: "moto", dir: dir) { port in (python, [script, "\(port)", quietBucket], environment) }
         try start()
     }
 

@@ -59,7 +59,11 @@ final class Courier {
             } catch {
                 throw Self.local(error)
             }
-            _ = try session.upload(file.local, bytes: file.bytes, to: destination.url(name))
+            do throws(Failure) {
+                _ = try session.upload(file.local, bytes: file.bytes, to: destination.url(name))
+            } catch {
+                throw Self.fullFolder(error, destination.path, needs: file.bytes)
+            }
             do throws(SystemError) {
                 // On a mounted folder too: the bytes are on its disk before the rename shows them.
                 let written = try FileDescriptor.open(target, .read)
@@ -214,6 +218,16 @@ final class Courier {
 
     static func hex(base64: String) -> String? {
         Data(base64Encoded: base64).map { $0.map { String(format: "%02x", $0) }.joined() }
+    }
+
+    /// A write to a folder that failed for want of room says so: libcurl's `file://` says only
+    /// "Failed sending data to the peer" (its errno is lost).
+    private static func fullFolder(_ failure: Failure, _ path: String, needs bytes: Int) -> Failure {
+        var st = statvfs()
+        guard statvfs(path, &st) == 0 else { return failure }
+        let free = Int64(clamping: st.f_bavail) &* Int64(clamping: st.f_frsize)
+        guard free < Int64(bytes) else { return failure }
+        return Failure("the disk of \(path) is full (\(free) bytes free, \(bytes) to write)", retryable: true)
     }
 
     private static func local(_ error: SystemError) -> Failure {

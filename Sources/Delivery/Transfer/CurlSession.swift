@@ -293,9 +293,24 @@ final class CurlSession {
             return Failure(reason, retryable: false)
         case CURLE_REMOTE_DISK_FULL:
             return Failure("the server's disk is full (\(reason))", retryable: true)
+        case CURLE_UPLOAD_FAILED where detail.hasSuffix(" 452") || detail.hasSuffix(" 552"):
+            // The FTP server's answer to STOR: 452 "insufficient storage", 552 "exceeded storage
+            // allocation".
+            return Failure("the server's disk is full (\(reason))", retryable: true)
         case CURLE_SSH where detail.isEmpty:
-            // libssh2 says no more of a write the server failed (SFTP v3 has no "disk full").
-            return Failure("\(reason): the SFTP server failed the request (its disk full, the folder not writable, or the connection cut)",
+            // SFTP v3 has no "disk full": OpenSSH's server answers a write that found no room
+            // SSH_FX_FAILURE, and libcurl says no more of it than of a connection cut.
+            return Failure("\(reason): the SFTP server failed the request (its disk full or a quota reached, or the connection cut)",
+                           retryable: true)
+        case CURLE_WEIRD_SERVER_REPLY where settings.destination.kind == .mailto && status > 0:
+            // libcurl keeps the SMTP server's code, not its words: 452 and 552 are its "no room".
+            let room = status == 452 || status == 552 ? " (its disk or the mailbox full)" : ""
+            return Failure("the mail server answered \(status)\(room) (\(reason))", retryable: true)
+        case CURLE_SEND_ERROR where settings.destination.kind == .ftp || settings.destination.kind == .ftps:
+            // An FTP server that cannot write an upload (no room, a quota) closes its data
+            // connection and says why (451, 452, 552) on the control connection, which libcurl
+            // no longer reads once the data connection is cut.
+            return Failure("\(reason): the FTP server cut the upload off (its disk full or a quota reached, or the server stopped)",
                            retryable: true)
         default:
             return Failure(reason, retryable: true)
