@@ -161,6 +161,11 @@ final class FTPServer: ForegroundServer {
             Issue.record("cannot make vsftpd's user file: \(made.stderr)")
             throw POSIXError(.EIO)
         }
+        // Those of test runs that ended without removing theirs (killed) go first.
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/etc/pam.d")) ?? [] where name.hasPrefix("pf-test-ftp-") {
+            let parts = name.split(separator: "-")
+            if parts.count > 3, let pid = Int32(parts[3]), kill(pid, 0) != 0, errno == ESRCH { unlink("/etc/pam.d/" + name) }
+        }
         pamService = "pf-test-ftp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try Harness.write("""
             auth required pam_userdb.so db=\(users)
