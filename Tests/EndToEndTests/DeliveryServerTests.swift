@@ -50,15 +50,32 @@ import TestSupport
     @Test(.timeLimit(.minutes(6))) func ftpAndFTPS() throws {
         if let why = DeliveryServers.missing(["/usr/sbin/vsftpd", "/usr/bin/openssl"]) { print("skipped: \(why)"); return }
         let dir = try Harness.tempDir()
-        let disk = try ServerDisk(dir + "/export")
+        // Two destinations write their batches there: 8 MiB holds them.
+        let disk = try ServerDisk(dir + "/export", size: "8m")
         let server = try FTPServer(dir: dir, root: disk.path)
         defer { server.stop() }
         // The destination that works speaks FTPS (TLS verified against the server's certificate)
-        // with the user's login; the one with a wrong password, plain FTP.
-        let story = try DeliveryStory(
+        // with the user's login; the one with a wrong password, plain FTP; `plain` sends with the
+        // user's login over plain FTP into a folder of its own.
+        try FileManager.default.createDirectory(atPath: disk.path + "/plain", withIntermediateDirectories: true)
+        chown(disk.path + "/plain", 33, 33)
+        var story = try DeliveryStory(
             name: "ftp", to: "ftps://127.0.0.1:\(server.port)/in/", wrongTo: "ftp://127.0.0.1:\(server.port)/in/",
             credentials: "client: { user: \"\(FTPServer.user)\", password: \"\(FTPServer.password)\" }, wrong: { user: \"\(FTPServer.user)\", password: \"nope\" }",
-            options: "caFile: \"\(server.certificate)\"")
+            options: "caFile: \"\(server.certificate)\"",
+            more: "{ name: \"plain\", to: \"ftp://127.0.0.1:\(server.port)/plain/\", credentials: \"client\", retry: { first: \"300ms\", atMost: \"1s\" } },")
+        let told = story
+        story.also = { point, batch in
+            let status = point == "full" ? "failed" : "delivered"
+            #expect(Poll.until(.seconds(60)) { told.receipt(batch, "plain")?["status"] as? String == status })
+            if point == "full" {
+                let error = told.receipt(batch, "plain")?["error"] as? String ?? ""
+                #expect(error.contains("disk full"), "\(error)")
+                print("ftp (plain): full disk: \(error)")
+            } else {
+                told.expectSame(batch, DeliveryStory.read(folder: disk.path + "/plain/" + batch), destination: "plain")
+            }
+        }
         try story.run(received: { batch in DeliveryStory.read(folder: disk.path + "/in/" + batch) },
                       leftovers: { DeliveryServers.files(under: disk.path).filter { $0.contains(".pf-") } },
                       stop: { server.stop() }, start: { try server.start() }, disk: disk)
@@ -73,7 +90,8 @@ extension DeliveryServerTests {
             return
         }
         let dir = try Harness.tempDir()
-        let disk = try ServerDisk(dir + "/export")
+        // Two buckets (two destinations) keep their objects there: 8 MiB holds them.
+        let disk = try ServerDisk(dir + "/export", size: "8m")
         let server = try S3Server(dir: dir, program: program, disk: disk.path + "/in", quietBucket: "etag-only")
         defer { server.stop() }
         try server.makeBucket("photos")
@@ -92,14 +110,16 @@ extension DeliveryServerTests {
         // moto answers a PUT its disk cannot hold 500 "Internal Server Error", nothing more.
         story.fullDiskSays = ["answered 500"]
         let told = story
-        story.afterFirst = { batch in
+        story.also = { point, batch in
+            guard point != "full" else { return }
             #expect(Poll.until(.seconds(60)) { told.receipt(batch, "etag")?["status"] as? String == "delivered" })
             let receipt = told.receipt(batch, "etag")
             #expect(receipt?["verified"] as? String == "etag", "\(receipt ?? [:])")
-            for file in told.outputs(batch) {
-                #expect(server.object("etag-only", "jobs/\(batch)/\(file)") == (try? Harness.read(told.fixture.root + "/out/\(batch)/\(file)")),
-                        "\(file) differs in etag-only")
+            var keys: [String: [UInt8]] = [:]
+            for key in server.keys("etag-only") where key.hasPrefix("jobs/\(batch)/") {
+                keys[String(key.dropFirst("jobs/\(batch)/".count))] = server.object("etag-only", key)
             }
+            told.expectSame(batch, keys, destination: "etag", verification: "etag")
         }
         try story.run(received: { batch in
             var out: [String: [UInt8]] = [:]
@@ -153,13 +173,13 @@ extension DeliveryServerTests {
     }
 }
 
-/// A small file system of the server's own (a tmpfs of 4 MiB, `nobody`'s), to fill.
+/// A small file system of the server's own (a tmpfs of 4 MiB unless told, `nobody`'s), to fill.
 final class ServerDisk {
     let path: String
 
-    init(_ path: String) throws {
+    init(_ path: String, size: String = "4m") throws {
         self.path = path
-        guard try ShareLab.mountTmpfs(path, size: "4m") else { throw POSIXError(.EPERM) }
+        guard try ShareLab.mountTmpfs(path, size: size) else { throw POSIXError(.EPERM) }
         try FileManager.default.createDirectory(atPath: path + "/in", withIntermediateDirectories: true)
         try ShareLab.giveToNobody(path + "/in")
     }
@@ -200,8 +220,10 @@ struct DeliveryStory {
     var verification = "sha256"
     /// What the receipt's error says when the server's disk is full (one of these words).
     var fullDiskSays = ["disk is full", "disk full"]
-    /// More checks of the first batch, once it is delivered.
-    var afterFirst: (String) throws -> Void = { _ in }
+    /// More checks of a batch (the `more` destinations'), at a point of the story: `delivered`
+    /// (the first batch, delivered to `client`), `full` (the fourth, failed for want of room),
+    /// `freed` (the fourth, delivered once there is room).
+    var also: (_ point: String, _ batch: String) throws -> Void = { _, _ in }
 
     /// - Parameters:
     ///   - wrongTo: where the destination with the wrong login sends; nil: none (a server that
@@ -260,7 +282,7 @@ struct DeliveryStory {
             #expect(wrong?["next"] == nil, "a refused login is not tried again by itself")
         }
         expectSame(first, received(first))
-        try afterFirst(first)
+        try also("delivered", first)
         // Delivered once each destination verified it; held while one (the wrong login) has not.
         let delivered = "batch delivered: every destination verified it (client)"
         if hasWrong {
@@ -337,10 +359,12 @@ struct DeliveryStory {
         #expect(fullDiskSays.contains { error.contains($0) }, "\(full ?? [:])")
         #expect(full?["next"] != nil, "a full disk is tried again: \(full ?? [:])")
         print("\(name): full disk: \(error)")
+        try also("full", fourth)
         disk.free()
         #expect(waitFor(fourth, "client", "delivered", daemon), "\(daemon.log)")
         expectSame(fourth, received(fourth))
         #expect(leftovers().isEmpty, "\(leftovers())")
+        try also("freed", fourth)
         print("\(name): full disk freed, delivered in \(clock.now - began)")
         } else {
             print("\(name): a full disk: not told (see the test)")
@@ -401,15 +425,15 @@ struct DeliveryStory {
     }
 
     /// What the server has is what the batch made: the same names, the same bytes, nothing more.
-    func expectSame(_ batch: String, _ received: [String: [UInt8]]) {
+    func expectSame(_ batch: String, _ received: [String: [UInt8]], destination: String = "client", verification: String? = nil) {
         let folder = fixture.root + "/out/" + batch
         let outputs = outputs(batch)
         #expect(Set(received.keys) == Set(outputs), "\(received.keys.sorted()) vs \(outputs.sorted())")
         for file in outputs {
             #expect(received[file] == (try? Harness.read(folder + "/" + file)), "\(file) differs on the server")
         }
-        let r = receipt(batch, "client")
-        #expect(r?["verified"] as? String == verification && r?["files"] as? Int == outputs.count, "\(r ?? [:])")
+        let r = receipt(batch, destination)
+        #expect(r?["verified"] as? String == verification ?? self.verification && r?["files"] as? Int == outputs.count, "\(r ?? [:])")
     }
 
     /// The output files `batch`'s report names.

@@ -293,10 +293,13 @@ final class CurlSession {
             return Failure(reason, retryable: false)
         case CURLE_REMOTE_DISK_FULL:
             return Failure("the server's disk is full (\(reason))", retryable: true)
-        case CURLE_UPLOAD_FAILED where detail.hasSuffix(" 452") || detail.hasSuffix(" 552"):
-            // The FTP server's answer to STOR: 452 "insufficient storage", 552 "exceeded storage
-            // allocation".
-            return Failure("the server's disk is full (\(reason))", retryable: true)
+        case _ where [.ftp, .ftps].contains(settings.destination.kind) && [" 451", " 452", " 552"].contains(where: detail.hasSuffix):
+            // The FTP server's answer to STOR or to the end of an upload: 452 "insufficient
+            // storage", 552 "exceeded storage allocation", 451 "local error" (vsftpd's "Failure
+            // writing to local file").
+            let which = detail.hasSuffix(" 451") ? "the FTP server could not write the file (its disk full or a quota reached, most often)"
+                : "the server's disk is full"
+            return Failure("\(which) (\(reason))", retryable: true)
         case CURLE_SSH where detail.isEmpty:
             // SFTP v3 has no "disk full": OpenSSH's server answers a write that found no room
             // SSH_FX_FAILURE, and libcurl says no more of it than of a connection cut.
