@@ -66,7 +66,7 @@ public enum Exif {
     /// In every kept case Orientation becomes 1 (the pixels are upright now),
     /// PixelXDimension/PixelYDimension become the output size, and the embedded thumbnail
     /// is dropped (it would show the old, uncropped, unrotated picture). MakerNotes are
-    /// copied as they are, never reinterpreted.
+    /// kept byte for byte and where they were, never reinterpreted.
     /// - Parameters:
     ///   - exif: the source block.
     ///   - policy: what to keep.
@@ -76,13 +76,20 @@ public enum Exif {
     ///   and what was removed, for the report: `["EXIF"]`, `["GPS"]`, `["EXIF other than credit"]`,
     ///   `["EXIF (unreadable)"]` or `[]`.
     ///   - edits: Artist, Copyright and ImageDescription to write over what is kept (nil: as
-    ///     kept), in the same pass: each parse and save of a block moves its MakerNote, whose
-    ///     offsets some cameras' readers take as absolute (Canon's), so there is one of each.
+    ///     kept), in the same pass. The block is edited in place (`ExifInPlace`): its MakerNote,
+    ///     whose offsets many cameras count from the block's start, stays where it was.
     public static func rewrite(_ exif: [UInt8], policy: MetadataPolicy,
                                width: Int, height: Int, edits: Edits = Edits()) -> (exif: [UInt8]?, removed: [String]) {
         if policy == .stripAll { return (nil, ["EXIF"]) }
         guard let document = ExifDocument(exif) else { return (nil, ["EXIF (unreadable)"]) }
         if policy == .copyrightOnly { return copyrightOnly(document, edits: edits) }
+        // Edited where it lies, so its MakerNote keeps its place (`ExifInPlace`); libexif
+        // writes it anew only when that cannot be done.
+        let tiff = exif.starts(with: [0x45, 0x78, 0x69, 0x66, 0, 0]) ? Array(exif.dropFirst(6)) : exif
+        if let edited = ExifInPlace.rewrite(tiff, stripLocation: policy == .stripLocation, width: width, height: height, edits: edits),
+           edited.bytes.count <= maxBlock {
+            return (edited.bytes, edited.removedGPS ? ["GPS"] : [])
+        }
         var removed: [String] = []
         if policy == .stripLocation {
             let gps = document.content(EXIF_IFD_GPS)
@@ -104,6 +111,9 @@ public enum Exif {
         guard let bytes = document.save() else { return (nil, ["EXIF (unreadable)"]) }
         return (bytes, removed)
     }
+
+    /// The largest block a JPEG's APP1 carries after its "Exif\0\0".
+    static let maxBlock = 65_533 - 6
 
     /// What a template writes into IFD0 over the source's: the credit's or metadata template's
     /// creator and copyright, the metadata template's caption. Nil leaves a tag as it is.
