@@ -131,7 +131,7 @@ import TestSupport
             if n < 6 { try browser.click("#p\(n) a.step[href='#p\(n + 1)']") }
         }
         #expect(try browser.run("return document.querySelectorAll('input[name=approve]:checked').length;") as? Int == 4)
-        let note = "Please crop IMG_4 a little tighter — thanks!"
+        let note = "Please crop IMG_4 a little tighter — thanks! Zoë"
         try browser.type(note, into: "#note")
         try browser.click("form.approval button")
         #expect(Poll.until(.seconds(30)) { (try? browser.text(".notice"))?.contains("You approved 4 of 6 photos") == true },
@@ -170,8 +170,33 @@ import TestSupport
         // The mails: one per notice, to the owner.
         #expect(Poll.until(.seconds(60)) { Self.mails(maildir).count >= 4 }, "\(smtp.log)\n\(daemon.log)")
         let mails = Self.mails(maildir)
-        #expect(mails.allSatisfy { $0.contains("To: owner@example.org") }, "\(mails)")
-        #expect(mails.contains { $0.contains("Subject: shop: 4 of 6 photos approved") && $0.contains("thanks!") }, "\(mails)")
+        #expect(mails.allSatisfy { $0.to == "owner@example.org" }, "\(mails)")
+        // Its text as it was meant: its line breaks, the note's dash and name, the link whole
+        // (quoted-printable: its lines real lines, none over 76 characters, no `=0A`).
+        let approvedMail = try #require(mails.first { $0.subject == "shop: 4 of 6 photos approved" }, "\(mails)")
+        #expect(approvedMail.text == """
+            The client approved 4 of the 6 photos of batch \(batch) in shop.
+
+            Approved: IMG_1.jpg, IMG_2.jpg, IMG_4.jpg, IMG_6.jpg
+
+            Not approved: IMG_3.jpg, IMG_5.jpg
+
+            Their note:
+
+            > \(note)
+
+            The photos: \(link)
+
+            -- \("")
+            PhotoFinish, shop
+
+            """, "\(approvedMail.text)")
+        for mail in mails {
+            #expect(mail.encoding == "quoted-printable" && !mail.raw.contains("=0A"), "\(mail.raw)")
+            let lines = mail.raw.replacingOccurrences(of: "\r\n", with: "\n").split(separator: "\n", omittingEmptySubsequences: false)
+            #expect(lines.count > 3 && lines.allSatisfy { $0.count <= 76 }, "\(mail.raw)")
+        }
+        #expect(approvedMail.raw.contains("\nApproved: IMG_1.jpg, IMG_2.jpg, IMG_4.jpg, IMG_6.jpg\n"), "\(approvedMail.raw)")
 
         // A second approval is refused: the choice is made.
         let again = try ConsoleClient(port: hot.port).request("POST", String(link.dropFirst(base.count)) + "approve",
@@ -238,18 +263,33 @@ import TestSupport
         }
     }
 
-    /// Each mail received: its To and Subject (decoded) and its text, read with Python's own MIME parser.
-    static func mails(_ maildir: String) -> [String] {
+    struct Mail: CustomStringConvertible {
+        var to: String
+        /// Decoded (RFC 2047).
+        var subject: String
+        /// The text part decoded, its line ends LF.
+        var text: String
+        /// The text part as the server kept it (encoded), and its Content-Transfer-Encoding.
+        var raw: String
+        var encoding: String
+        var description: String { "To: \(to)\nSubject: \(subject)\n\(raw)" }
+    }
+
+    /// Each mail received, read with Python's own MIME parser.
+    static func mails(_ maildir: String) -> [Mail] {
         let script = """
-            import email, email.header, sys
+            import email, email.header, json, sys
             m = email.message_from_binary_file(open(sys.argv[1], "rb"))
-            subject = str(email.header.make_header(email.header.decode_header(m["Subject"] or "")))
-            body = m.get_payload(decode=True) if not m.is_multipart() else m.get_payload(0).get_payload(decode=True)
-            print("To: " + (m["To"] or "") + "\\nSubject: " + subject + "\\n\\n" + body.decode("utf-8"))
+            part = m.get_payload(0) if m.is_multipart() else m
+            print(json.dumps({"to": m["To"] or "", "subject": str(email.header.make_header(email.header.decode_header(m["Subject"] or ""))),
+                              "text": part.get_payload(decode=True).decode("utf-8").replace("\\r\\n", "\\n"),
+                              "raw": part.get_payload(decode=False), "encoding": part["Content-Transfer-Encoding"] or ""}))
             """
         return DeliveryServers.files(under: maildir + "/new").compactMap { name in
-            guard let r = try? Harness.exec("/usr/bin/python3", ["-c", script, maildir + "/new/" + name], deadline: .seconds(30)), r.status == 0 else { return nil }
-            return r.stdout
+            guard let r = try? Harness.exec("/usr/bin/python3", ["-c", script, maildir + "/new/" + name], deadline: .seconds(30)), r.status == 0,
+                  let json = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [String: String] else { return nil }
+            return Mail(to: json["to"] ?? "", subject: json["subject"] ?? "", text: json["text"] ?? "", raw: json["raw"] ?? "",
+                        encoding: json["encoding"] ?? "")
         }
     }
 }

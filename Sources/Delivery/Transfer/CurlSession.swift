@@ -96,7 +96,7 @@ final class CurlSession {
         guard let mime = curl_mime_init(curl) else { throw Failure("libcurl could not make a message", retryable: true) }
         defer { curl_mime_free(mime) }
         let body = curl_mime_addpart(mime)
-        curl_mime_data(body, text, Int(CURL_ZERO_TERMINATED))
+        curl_mime_data(body, Self.mailLines(text), Int(CURL_ZERO_TERMINATED))
         curl_mime_type(body, "text/plain; charset=utf-8")
         curl_mime_encoder(body, "quoted-printable")
         for attachment in attachments {
@@ -116,6 +116,15 @@ final class CurlSession {
              pf_curl_setopt_slist(curl, CURLOPT_MAIL_RCPT, rcpt),
              pf_curl_setopt_mime(curl, mime)]
         }
+    }
+
+    /// A mail's text with CRLF line ends, as libcurl's quoted-printable encoder wants them: it
+    /// keeps a CRLF as the line break it is and breaks a longer line softly (`=` at the end) at
+    /// 76 characters, which every reader joins again (a link stays whole); a bare LF it would
+    /// write as `=0A`, the whole text as one line of soft breaks (reference: Notifications).
+    static func mailLines(_ text: String) -> String {
+        text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+            .replacingOccurrences(of: "\n", with: "\r\n")
     }
 
     static func mediaType(_ name: String) -> String {
