@@ -105,7 +105,7 @@ let package = Package(
         .target(name: "Delivery", dependencies: ["JSON5", "System", "CCurl", "CArchive"]),
         .target(name: "Configuration", dependencies: ["JSON5", "System", "Delivery", "Notifications"]),
         // QR code symbols (libqrencode) and their drawings: SVG, pixels, PNG.
-        .target(name: "QR", dependencies: ["CQREncode", "Pixels", "Codecs"]),
+        .target(name: "QR", dependencies: ["CQREncode", "Pixels", "Codecs", "System"]),
         .target(name: "Finishing", dependencies: ["Pixels", "Codecs", "Typesetting", "JSON5", "CCrypto", "CFaces", "System", "QR"]),
         .target(name: "Batches", dependencies: ["Finishing", "QR", "Sharing", "Codecs", "Pixels", "Configuration", "System"]),
         .target(name: "HotFolders", dependencies: ["Batches", "Finishing", "Codecs", "JSON5", "System"]),

@@ -1,5 +1,6 @@
 import Codecs
 import Pixels
+import System
 
 /// A QR code drawn: as SVG (pages, report.html, `/s/TOKEN/qr.svg`), as pixels (the `qr` mark)
 /// and as a PNG (`/s/TOKEN/qr.png`). Every drawing keeps the quiet zone and draws each module
@@ -22,7 +23,7 @@ extension QRCode {
                 path += "M\(run.x + Self.quietZone) \(y + Self.quietZone)h\(run.length)v1h-\(run.length)z"
             }
         }
-        let title = Self.escaped(text)
+        let title = MarkupText.escaped(text)
         return "<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 \(side) \(side)\"\(size) "
             + "shape-rendering=\"crispEdges\" role=\"img\" aria-label=\"QR code: \(title)\">"
             + "<title>\(title)</title>"
@@ -63,23 +64,5 @@ extension QRCode {
     static func hex(_ colour: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
         return "#" + String(colour.prefix(3).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 15)]] })
-    }
-
-    /// `text` safe inside an XML attribute or element.
-    static func escaped(_ text: String) -> String {
-        var out = ""
-        for c in text.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            // XML 1.0 has no control characters but tab, newline and return.
-            case _ where c.value < 0x20 && c != "\t" && c != "\n" && c != "\r": out += "\u{FFFD}"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
     }
 }

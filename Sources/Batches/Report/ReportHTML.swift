@@ -1,4 +1,6 @@
+import Finishing
 import Foundation
+import System
 import QR
 
 /// `report.html`: the batch for a person (reference: `report.html`). One self-contained page beside
@@ -212,23 +214,8 @@ public enum ReportHTML {
 
     private static func size(_ s: [Int]) -> String { s.map(String.init).joined(separator: " × ") }
 
-    /// Text made safe for HTML (element content and quoted attributes); the web console's
-    /// pages use it too.
-    public static func e(_ s: String) -> String {
-        var out = ""
-        out.reserveCapacity(s.utf8.count)
-        for ch in s {
-            switch ch {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(ch)
-            }
-        }
-        return out
-    }
+    /// Text made safe for HTML (`MarkupText`, the one escape of every page and drawing).
+    static func e(_ s: String) -> String { MarkupText.escaped(s) }
 
     /// A relative link to a file in the batch folder: each path segment percent-encoded (a
     /// name with `#`, `?` or spaces still opens), then made safe for an attribute.

@@ -8,7 +8,7 @@ import System
 /// script in any case.
 enum HTML {
     /// `&`, `<`, `>`, `"` and `'` as entities (as report.html escapes them).
-    static func escape(_ text: String) -> String { ReportHTML.e(text) }
+    static func escape(_ text: String) -> String { MarkupText.escaped(text) }
 
     /// A file name for people (UTF-8 as is, other bytes as `\xHH`), escaped.
     static func escape(_ name: FileName) -> String { escape(name.escaped) }

@@ -172,7 +172,7 @@ enum SharePages {
         """
     }
 
-    private static func e(_ text: String) -> String { ReportHTML.e(text) }
+    private static func e(_ text: String) -> String { MarkupText.escaped(text) }
 
     /// A file of the set as a link relative to the page (`IMG_1.jpg`, percent-encoded).
     private static func url(_ name: String) -> String { ReportHTML.url(name) }

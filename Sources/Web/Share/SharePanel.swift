@@ -125,5 +125,5 @@ struct SharePanel {
         }
     }
 
-    private func e(_ text: String) -> String { ReportHTML.e(text) }
+    private func e(_ text: String) -> String { MarkupText.escaped(text) }
 }
