@@ -29,7 +29,7 @@ import Testing
           output: { format: "jpeg" },   // metadata: strip-location, the default
           metadata: { title: "Finale in Zürich — {date}", caption: "=7= passt zu =10=; =99= schaut zu",
                       keywords: ["=7#2=", "=10#2=", "Fußball"], creator: "Jörg Öhman", copyright: "© {year} Studio Nord",
-                      usageTerms: "Nur redaktionell", city: "Zürich", country: "Schweiz", event: "Cup-Finale",
+                      usageTerms: "Nur redaktionell & <b>nicht</b> für Werbung", city: "Zürich", country: "Schweiz", event: "Cup-Finale",
                       codes: "roster.tsv" },
           variants: [ { name: "png", output: { format: "png" } }, { name: "webp", output: { format: "webp" } },
                       { name: "heic", output: { format: "heic" } }, { name: "agency", output: { metadata: "keep" } } ] }
@@ -69,7 +69,7 @@ import Testing
             #expect(tags["XMP-dc:Subject"] as? [String] == ["Lovelace", "Öhman", "Fußball"], "\(file): \(tags)")
             #expect(tags["XMP-dc:Creator"] as? String == "Jörg Öhman", "\(file)")
             #expect(tags["XMP-dc:Rights"] as? String == "© 2026 Studio Nord", "\(file)")
-            #expect(tags["XMP-xmpRights:UsageTerms"] as? String == "Nur redaktionell", "\(file)")
+            #expect(tags["XMP-xmpRights:UsageTerms"] as? String == "Nur redaktionell & <b>nicht</b> für Werbung", "\(file)")
             #expect(tags["XMP-iptcExt:Event"] as? String == "Cup-Finale", "\(file)")
             #expect(tags["IFD0:Artist"] as? String == "Jörg Öhman", "\(file)")
             let kept = file == "a-agency.jpg"
@@ -103,6 +103,18 @@ import Testing
         #expect(warnings.filter { $0.contains("=99=") } == ["metadata code =99= is not in the codes file roster.tsv: left as written in photos 1, 2"],
                 "\(warnings)")
         #expect(!items.contains { ($0["warnings"] as? [String] ?? []).contains { $0.contains("=99=") } })
+
+        // report.html shows each photo's texts, escaped: once for the outputs that share them,
+        // apart for the variant that keeps the place.
+        let html = try String(contentsOfFile: batch + "/report.html", encoding: .utf8)
+        let shared = "<p class=\"dim\">Texts of a.jpg, a-png.png, a-webp.webp, a-heic.heic:</p><dl><dt>Title</dt><dd>Finale in Zürich — 2026-11-29</dd>"
+            + "<dt>Caption</dt><dd>\(caption)</dd><dt>Keywords</dt><dd>Lovelace, Öhman, Fußball</dd><dt>Creator</dt><dd>Jörg Öhman</dd>"
+            + "<dt>Copyright</dt><dd>© 2026 Studio Nord</dd><dt>Usage terms</dt><dd>Nur redaktionell &amp; &lt;b&gt;nicht&lt;/b&gt; für Werbung</dd>"
+            + "<dt>Event</dt><dd>Cup-Finale</dd></dl><p class=\"warning\">Not in the codes file, left as written: =99=</p>"
+        #expect(html.contains(shared), "\(html)")
+        #expect(html.contains("<p class=\"dim\">Texts of a-agency.jpg:</p>") && html.contains("<dt>City</dt><dd>Zürich</dd><dt>Country</dt><dd>Schweiz</dd>"),
+                "\(html)")
+        #expect(!html.contains("<b>nicht</b>"))
 
         // explain names the texts as written.
         let explain = try Harness.run(["explain", "a.jpg", dir + "/hot"])

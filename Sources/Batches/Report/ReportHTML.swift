@@ -140,6 +140,7 @@ public enum ReportHTML {
             }
             h += "</ul>\n"
         }
+        h += texts(i.outputs ?? [])
         if let light = i.outputs?.first?.applied.harmonize { h += "<p class=\"dim\">Light: \(e(LightWords.correction(light)))</p>\n" }
         for s in i.skipped ?? [] { h += "<p class=\"skipped\">Skipped \(e(s.ratio)): \(e(s.reason))</p>\n" }
         for w in i.warnings ?? [] { h += "<p class=\"warning\">Warning: \(e(w))</p>\n" }
@@ -148,6 +149,32 @@ public enum ReportHTML {
             h += "<p class=\"dim\">Filed with it: \(alternates.map(e).joined(separator: ", "))</p>\n"
         }
         return h + "</div>\n</li>\n"
+    }
+
+    /// The metadata template's texts as written into the photo's outputs (`applied.metadata`):
+    /// once when every output has the same, else per output that has its own (a variant's).
+    private static func texts(_ outputs: [Report.Output]) -> String {
+        var records: [(record: Applied.MetadataRecord, files: [String])] = []
+        for o in outputs {
+            guard let record = o.applied.metadata else { continue }
+            if let k = records.firstIndex(where: { $0.record == record }) { records[k].files.append(o.file) } else { records.append((record, [o.file])) }
+        }
+        var h = ""
+        for (record, files) in records {
+            let fields = [("Title", record.title), ("Caption", record.caption), ("Keywords", record.keywords?.joined(separator: ", ")),
+                          ("Creator", record.creator), ("Copyright", record.copyright), ("Usage terms", record.usageTerms),
+                          ("City", record.city), ("Country", record.country), ("Event", record.event)]
+                .compactMap { name, text in text.map { (name, $0) } }
+            h += "<div class=\"texts\">"
+            if records.count > 1 || files.count < outputs.count { h += "<p class=\"dim\">Texts of \(files.map(e).joined(separator: ", ")):</p>" }
+            if fields.isEmpty { h += "<p class=\"dim\">No text written.</p>" }
+            else { h += "<dl>" + fields.map { "<dt>\($0.0)</dt><dd>\(e($0.1))</dd>" }.joined() + "</dl>" }
+            if let codes = record.unknownCodes {
+                h += "<p class=\"warning\">Not in the codes file, left as written: \(e(codes.joined(separator: " ")))</p>"
+            }
+            h += "</div>\n"
+        }
+        return h
     }
 
     /// Stroke colours of the crop boxes, one per ratio in output order (bright, with a dark
@@ -261,6 +288,8 @@ public enum ReportHTML {
     .approval blockquote{margin:.4rem 0;padding:.3rem .8rem;border-left:4px solid var(--line);background:var(--card)}
     .error{color:var(--bad)}.warning,.skipped{color:var(--warn)}.code{color:var(--dim)}
     .outputs{padding-left:1.1rem;margin:.3rem 0}
+    .texts dl{display:grid;grid-template-columns:auto 1fr;gap:0 .6rem;margin:.3rem 0;font-size:.9rem}\
+    .texts dt{color:var(--dim)}.texts dd{margin:0;white-space:pre-line}
     .chip{display:inline-block;width:1em;height:1em;border-radius:.2em;vertical-align:-.15em;border:1px solid var(--line)}
     @media (max-width:40rem){body{padding:.6rem}.items{grid-template-columns:1fr}}
     """
