@@ -170,6 +170,59 @@ extension ServiceStatus.Progress {
     }
 }
 
+extension ServiceStatus.Held {
+    /// Who approves a held batch (the hot folder's `approve`).
+    public enum Approver: StatusWord {
+        /// A user of the hot folder, on the batch's console page.
+        case owner
+        /// The client, on the batch's share page.
+        case client
+        /// A word another version wrote: shown as it is.
+        case other(String)
+
+        public init(_ word: String) {
+            switch word {
+            case "owner": self = .owner
+            case "client": self = .client
+            default: self = .other(word)
+            }
+        }
+
+        /// The word in the status file.
+        public var word: String {
+            switch self {
+            case .owner: "owner"
+            case .client: "client"
+            case .other(let word): word
+            }
+        }
+
+        /// "by the client, on its share page": who approves, and where.
+        var words: String {
+            switch self {
+            case .owner: "by the studio, on its page in the console"
+            case .client: "by the client, on its share page"
+            case .other(let word): "by \(word)"
+            }
+        }
+    }
+
+    /// `photofinish status`'s line: "batch 20261205-… held for approval by the client, on its
+    /// share page, since 2026-12-05 10:15:00 +00:00; link https://…/s/…/" (no link: "no link yet").
+    public var statusLine: String {
+        "batch \(batch) held for approval \(by.words), since \(HumanTime.words(isoUTC: since)); "
+            + (link.map { "link \($0)" } ?? "no link yet")
+    }
+
+    /// STATUS.txt's line (made ASCII where it is written): "Batch 20261205-… is held for approval by the client, on its
+    /// share page, since …: https://…/s/…/" ("no link yet: make one in the console or with
+    /// photofinish share").
+    var textLine: String {
+        let link = link.map { ": " + $0 } ?? "; no link yet (make one on its console page or with photofinish share)"
+        return "Batch \(batch) is held for approval \(by.words), since \(HumanTime.words(isoUTC: since))\(link)."
+    }
+}
+
 /// A state written as one word in the status file: read back as it was written, whatever
 /// version wrote it (a word this version does not know is kept as it is).
 public protocol StatusWord: Sendable, Equatable, Codable {

@@ -179,10 +179,32 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         /// `batch → destination: failed (why); tried again at …` (docs/reference.md
         /// "Delivering finished photos").
         public var deliveries: [String]?
+        /// Finished batches held for their approval (`approve`), the oldest first (docs/reference.md
+        /// "Approval"); nil when none is.
+        public var held: [Held]?
 
         public init(name: String, root: String) {
             self.name = name
             self.root = root
+        }
+    }
+
+    /// A finished batch held for its approval (reference: Approval): who approves it, since
+    /// when, and its share link.
+    public struct Held: Codable, Sendable, Equatable {
+        public var batch: String
+        /// `owner` (a user of the hot folder, in the console) or `client` (on the share page).
+        public var by: Approver
+        /// Since when (ISO 8601 UTC): its report's `finished`.
+        public var since: String
+        /// Its share link, when it has one (its report's `link`).
+        public var link: String?
+
+        public init(batch: String, by: Approver, since: String, link: String? = nil) {
+            self.batch = batch
+            self.by = by
+            self.since = since
+            self.link = link
         }
     }
 

@@ -95,6 +95,10 @@ public enum StatusText {
         if let proof = inbox.proof {
             lines.append("The proof of its template (what each output looks like) is \(ascii(proof)).")
         }
+        if let held = inbox.held, !held.isEmpty {
+            lines.append("")
+            lines += held.map { ascii($0.textLine) }
+        }
         if let deliveries = inbox.deliveries, !deliveries.isEmpty {
             lines.append("")
             lines.append("Deliveries not done (\(deliveries.count)):")

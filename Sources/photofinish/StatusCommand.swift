@@ -230,6 +230,7 @@ enum StatusCommand {
         let attention = (inbox.refused ?? []) + (inbox.unfiled ?? [:]).sorted { $0.key < $1.key }.flatMap(\.value)
         for line in attention { out += "  needs attention: \(line)\n" }
         for line in inbox.neverTaken ?? [] { out += "  \(line)\n" }
+        for held in inbox.held ?? [] { out += "  \(held.statusLine)\n" }
         for line in inbox.deliveries ?? [] { out += "  delivery \(line)\n" }
         if let l = inbox.last {
             out += "  " + lastBatch(l) + "\n"

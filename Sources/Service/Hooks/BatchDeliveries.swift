@@ -28,6 +28,8 @@ final class BatchDeliveries: Sendable {
     private let open = Mutex<[String: [String: String]]>([:])
     /// The lives of the finished batches held for their deliveries, by `inbox/batch`.
     private let lives = Mutex<[String: BatchLife]>([:])
+    /// Each hot folder's batches held for their approval, by batch: what status shows.
+    private let awaitingApproval = Mutex<[String: [String: ServiceStatus.Held]]>([:])
     /// One report rewritten at a time (two destinations of one batch end together).
     private let reportLock = Mutex(())
     private let workers: DeliveryWorkers
@@ -76,6 +78,7 @@ final class BatchDeliveries: Sendable {
         let (folder, credentials, mail) = settings.withLock { ($0.folders[inbox], $0.credentials, $0.mail) }
         guard let folder, report.counts.ok > 0 else { return }
         let batchFolder = folder.layout.out + "/" + report.batch
+        if let held = Self.held(report, approve: folder.approve) { show(held, inbox: inbox) }
         // A hot folder with approve holds its batches until they are approved, delivered or not.
         guard !folder.destinations.isEmpty else {
             if folder.approve != .none && report.approval == nil { hold(report.batch, inbox: inbox, folder: batchFolder, [.approval]) }
@@ -153,11 +156,45 @@ final class BatchDeliveries: Sendable {
         return stage
     }
 
+    /// What status says of `report`'s batch while it awaits its approval (nil: it does not).
+    static func held(_ report: Report, approve: ApproveMode) -> ServiceStatus.Held? {
+        guard approve != .none, report.approval == nil, report.counts.ok > 0 else { return nil }
+        return ServiceStatus.Held(batch: report.batch, by: .init(approve.rawValue), since: report.finished, link: report.link)
+    }
+
+    /// The board shows `held` among its hot folder's batches held for approval (nil: `batch`
+    /// no longer is).
+    private func show(_ held: ServiceStatus.Held?, batch: String? = nil, inbox: String) {
+        let all = awaitingApproval.withLock { all -> [ServiceStatus.Held] in
+            all[inbox, default: [:]][held?.batch ?? batch ?? ""] = held
+            return (all[inbox] ?? [:]).values.sorted { $0.batch < $1.batch }
+        }
+        board.update(inbox) { $0.held = all.isEmpty ? nil : all }
+    }
+
+    /// The batches in `out/` of each hot folder with `approve` that are not approved yet: held,
+    /// as status says (read from their reports, once at the start).
+    private func findHeld(_ folders: [String: (layout: HotFolderLayout, destinations: [DestinationSettings], approve: ApproveMode,
+                                               holdsOriginals: Bool)]) {
+        for (inbox, folder) in folders.sorted(by: { $0.key < $1.key }) where folder.approve != .none {
+            for batch in Files.textNames(in: folder.layout.out).sorted() where BatchID.isValid(batch) {
+                do throws(ReportError) {
+                    guard let report = try ReportReader.read(batchFolder: folder.layout.out + "/" + batch),
+                          let held = Self.held(report, approve: folder.approve) else { continue }
+                    show(held, inbox: inbox)
+                } catch {
+                    log.warning("cannot tell whether batch \(batch) awaits its approval: \(error)", ["INBOX": inbox, "BATCH": batch])
+                }
+            }
+        }
+    }
+
     /// Resumes the deliveries a stop left in each hot folder's `.work/deliveries/` (sending,
     /// pending, failed and due again), and removes the journals of batches no longer in `out/`;
-    /// at the start, after `configure`.
+    /// at the start, after `configure`. Finds the batches held for approval.
     func resume() {
         let (folders, credentials, mail) = settings.withLock { ($0.folders, $0.credentials, $0.mail) }
+        findHeld(folders)
         for (inbox, folder) in folders.sorted(by: { $0.key < $1.key }) where !folder.destinations.isEmpty {
             let root = folder.layout.work + "/" + Recovery.deliveries
             for batch in Files.textNames(in: root).sorted() {
@@ -204,6 +241,7 @@ final class BatchDeliveries: Sendable {
     func approve(batch: String, inbox: String) {
         let (folder, credentials, mail) = settings.withLock { ($0.folders[inbox], $0.credentials, $0.mail) }
         guard let folder else { return }
+        show(nil, batch: batch, inbox: inbox)
         let fields: LogFields = ["INBOX": inbox, "BATCH": batch]
         let batchFolder = folder.layout.out + "/" + batch
         let journals = DeliveryReceipts.folder(folder.layout, batch: batch)

@@ -113,9 +113,9 @@ struct SharePanel {
             if let note = approval.note { h += "<blockquote>\(e(note))</blockquote>" }
             return h + "\n"
         case (.client, nil):
-            return "<h3>Approval</h3><p>Waits for the client to choose on the link's page.</p>\n"
+            return "<h3>Held for approval</h3><p>Waits for the client to choose on the link's page.</p>\n"
         case (.owner, nil):
-            var h = "<h3>Approval</h3><form class=\"approve\" method=\"post\" action=\"\(e(actions.approve))\">"
+            var h = "<h3>Held for approval</h3><form class=\"approve\" method=\"post\" action=\"\(e(actions.approve))\">"
                 + "<input type=\"hidden\" name=\"csrf\" value=\"\(e(csrf))\"><p>Tick the photos to deliver:</p><ul>"
             for photo in photos {
                 h += "<li><label><input type=\"checkbox\" name=\"approve\" value=\"\(e(photo))\" checked> \(e(photo))</label></li>"
