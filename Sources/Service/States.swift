@@ -214,9 +214,9 @@ extension ServiceStatus.Held {
             + (link.map { "link \($0)" } ?? "no link yet")
     }
 
-    /// STATUS.txt's line (made ASCII where it is written): "Batch 20261205-… is held for approval by the client, on its
-    /// share page, since …: https://…/s/…/" ("no link yet: make one in the console or with
-    /// photofinish share").
+    /// STATUS.txt's line (made ASCII where it is written): "Batch 20261205-… is held for
+    /// approval by the client, on its share page, since …: https://…/s/…/" (no link: "no link
+    /// yet (make one on its console page or with photofinish share)").
     var textLine: String {
         let link = link.map { ": " + $0 } ?? "; no link yet (make one on its console page or with photofinish share)"
         return "Batch \(batch) is held for approval \(by.words), since \(HumanTime.words(isoUTC: since))\(link)."

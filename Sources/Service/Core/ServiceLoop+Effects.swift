@@ -216,9 +216,10 @@ extension ServiceLoop {
             case .sweep:
                 let layout = hotFolder.settings.layout, keep = hotFolder.settings.keep
                 let inUse = workers.inUse(name)
-                pool.run(name) { [mailbox, log] in
+                pool.run(name) { [mailbox, log, deliveries = workers.deliveries] in
                     let outcome = Retention.sweep(layout: layout, keep: keep, inUse: inUse, inbox: name, log: log,
                                                   delivered: { DeliveryReceipts.delivered($0, layout: layout) })
+                    for removal in outcome.removed where removal.kind == .out { deliveries.removed(removal.batch, inbox: name) }
                     mailbox.post(.swept(inbox: name, deferred: outcome.deferred))
                 }
             case .checkSpace:

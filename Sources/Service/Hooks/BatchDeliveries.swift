@@ -78,7 +78,7 @@ final class BatchDeliveries: Sendable {
         let (folder, credentials, mail) = settings.withLock { ($0.folders[inbox], $0.credentials, $0.mail) }
         guard let folder, report.counts.ok > 0 else { return }
         let batchFolder = folder.layout.out + "/" + report.batch
-        if let held = Self.held(report, approve: folder.approve) { show(held, inbox: inbox) }
+        if let held = Self.held(report, approve: folder.approve) { show(report.batch, held, inbox: inbox) }
         // A hot folder with approve holds its batches until they are approved, delivered or not.
         guard !folder.destinations.isEmpty else {
             if folder.approve != .none && report.approval == nil { hold(report.batch, inbox: inbox, folder: batchFolder, [.approval]) }
@@ -162,11 +162,11 @@ final class BatchDeliveries: Sendable {
         return ServiceStatus.Held(batch: report.batch, by: .init(approve.rawValue), since: report.finished, link: report.link)
     }
 
-    /// The board shows `held` among its hot folder's batches held for approval (nil: `batch`
-    /// no longer is).
-    private func show(_ held: ServiceStatus.Held?, batch: String? = nil, inbox: String) {
+    /// The board shows `batch` among its hot folder's batches held for approval as `held` (nil:
+    /// no longer held).
+    private func show(_ batch: String, _ held: ServiceStatus.Held?, inbox: String) {
         let all = awaitingApproval.withLock { all -> [ServiceStatus.Held] in
-            all[inbox, default: [:]][held?.batch ?? batch ?? ""] = held
+            all[inbox, default: [:]][batch] = held
             return (all[inbox] ?? [:]).values.sorted { $0.batch < $1.batch }
         }
         board.update(inbox) { $0.held = all.isEmpty ? nil : all }
@@ -181,12 +181,18 @@ final class BatchDeliveries: Sendable {
                 do throws(ReportError) {
                     guard let report = try ReportReader.read(batchFolder: folder.layout.out + "/" + batch),
                           let held = Self.held(report, approve: folder.approve) else { continue }
-                    show(held, inbox: inbox)
+                    show(batch, held, inbox: inbox)
                 } catch {
                     log.warning("cannot tell whether batch \(batch) awaits its approval: \(error)", ["INBOX": inbox, "BATCH": batch])
                 }
             }
         }
+    }
+
+    /// `batch` of `inbox` left `out/` (retention): no longer shown held.
+    func removed(_ batch: String, inbox: String) {
+        guard awaitingApproval.withLock({ $0[inbox]?[batch] != nil }) else { return }
+        show(batch, nil, inbox: inbox)
     }
 
     /// Resumes the deliveries a stop left in each hot folder's `.work/deliveries/` (sending,
@@ -241,7 +247,7 @@ final class BatchDeliveries: Sendable {
     func approve(batch: String, inbox: String) {
         let (folder, credentials, mail) = settings.withLock { ($0.folders[inbox], $0.credentials, $0.mail) }
         guard let folder else { return }
-        show(nil, batch: batch, inbox: inbox)
+        show(batch, nil, inbox: inbox)
         let fields: LogFields = ["INBOX": inbox, "BATCH": batch]
         let batchFolder = folder.layout.out + "/" + batch
         let journals = DeliveryReceipts.folder(folder.layout, batch: batch)
