@@ -157,7 +157,11 @@ public enum ReportHTML {
         var records: [(record: Applied.MetadataRecord, files: [String])] = []
         for o in outputs {
             guard let record = o.applied.metadata else { continue }
-            if let k = records.firstIndex(where: { $0.record == record }) { records[k].files.append(o.file) } else { records.append((record, [o.file])) }
+            if let k = records.firstIndex(where: { $0.record == record }) {
+                records[k].files.append(o.file)
+            } else {
+                records.append((record, [o.file]))
+            }
         }
         var h = ""
         for (record, files) in records {
@@ -167,8 +171,8 @@ public enum ReportHTML {
                 .compactMap { name, text in text.map { (name, $0) } }
             h += "<div class=\"texts\">"
             if records.count > 1 || files.count < outputs.count { h += "<p class=\"dim\">Texts of \(files.map(e).joined(separator: ", ")):</p>" }
-            if fields.isEmpty { h += "<p class=\"dim\">No text written.</p>" }
-            else { h += "<dl>" + fields.map { "<dt>\($0.0)</dt><dd>\(e($0.1))</dd>" }.joined() + "</dl>" }
+            h += fields.isEmpty ? "<p class=\"dim\">No text written.</p>"
+                : "<dl>" + fields.map { "<dt>\($0.0)</dt><dd>\(e($0.1))</dd>" }.joined() + "</dl>"
             if let codes = record.unknownCodes {
                 h += "<p class=\"warning\">Not in the codes file, left as written: \(e(codes.joined(separator: " ")))</p>"
             }
