@@ -99,8 +99,10 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         if let orientation = summary.orientation { check((1...8).contains(orientation), "orientation \(orientation)") }
         _ = Exif.orientation(bytes)
         let width = 1 + bytes.count % 5000, height = 1 + bytes.count % 3000
+        // Texts written over what is kept on odd lengths: the in-place edit's appended IFD0.
+        let edits = bytes.count % 2 == 1 ? Exif.Edits(artist: "Zoë", copyright: "© 2026", description: String(repeating: "x", count: bytes.count % 97)) : Exif.Edits()
         for policy in MetadataPolicy.allCases {
-            let (rewritten, _) = Exif.rewrite(bytes, policy: policy, width: width, height: height)
+            let (rewritten, _) = Exif.rewrite(bytes, policy: policy, width: width, height: height, edits: edits)
             // A rewritten block is read back: what the outputs carry must be readable.
             if let rewritten {
                 check(Exif.orientation(rewritten) == nil || Exif.orientation(rewritten) == 1,
