@@ -210,7 +210,8 @@ public struct BatchRunner: Sendable {
         var items: [Report.Item?] = sources.indices.map { alreadyFinished[$0 + 1] }
         var plan = light
         if plan == nil, template.harmonize != nil {
-            plan = await lightPlan(sources, known: Self.lights(of: Dictionary(uniqueKeysWithValues: alreadyFinished.map { ($0.key - 1, $0.value) })))
+            plan = await lightPlan(sources, known: Self.lights(of: Dictionary(uniqueKeysWithValues: alreadyFinished.map { ($0.key - 1, $0.value) })),
+                                   batch: batch)
         }
         let window = limits.effectiveWorkers
         await withTaskGroup(of: (Int, Report.Item).self) { group in
@@ -312,8 +313,13 @@ public struct BatchRunner: Sendable {
         // Read once: the memory budget's cost comes from the same bytes the photo is
         // finished from.
         let reading = ContinuousClock.now
+        // A photo held since its light was measured is finished from the file it was decoded from.
+        var light = light
+        let held = light?.held?.take()
+        light?.held = nil
         let read = Result { () throws(PhotoError) in
-            try SourceFile.read(source.path, maxBytes: limits.maxFileBytes)
+            if let held { return held.bytes }
+            return try SourceFile.read(source.path, maxBytes: limits.maxFileBytes)
         }
         let readTime = ContinuousClock.now - reading
         let budget = limits.memoryBudget
@@ -322,29 +328,44 @@ public struct BatchRunner: Sendable {
         } ?? 0
         await budget?.acquire(cost)
         defer { budget?.release(cost) }
-        var light = light
         var lightWarning: String?
+        var photo = held?.held
         if early, let openLight, case .success(let bytes) = read {
-            (light, lightWarning) = lookEarly(source, bytes: bytes, in: openLight)
+            (light, photo, lightWarning) = lookEarly(source, bytes: bytes,
+                                                    facts: facts(source, index: index, count: count, stem: stem, batch: batch),
+                                                    in: openLight)
         }
         var item = finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
-                             batch: batch, count: count, folder: folder, finisher: finisher, light: light)
+                             batch: batch, count: count, folder: folder, finisher: finisher, light: light, held: photo)
         if let lightWarning, item.status == .ok { item.warnings = (item.warnings ?? []) + [lightWarning] }
         return item
     }
 
-    /// A photo of an open batch looked at (`harmonize`), its light added to the batch's, and its
-    /// part toward the reference known now; or why it is finished as it came.
-    private func lookEarly(_ source: Source, bytes: [UInt8], in open: OpenSetLight) -> (PhotoLight?, String?) {
+    /// A photo of an open batch decoded and held (`HeldPhoto`), its light measured on its
+    /// preview and added to the batch's, and its part toward the reference known now; or why it
+    /// is finished as it came.
+    private func lookEarly(_ source: Source, bytes: [UInt8], facts: PhotoFacts,
+                           in open: OpenSetLight) -> (PhotoLight?, HeldPhoto?, String?) {
         var limits = DecodeLimits(maxPixels: self.limits.maxPixels, maxFileBytes: self.limits.maxFileBytes, damaged: template.damaged)
         limits.deadline = .now + self.limits.itemTimeout
         do throws(PhotoError) {
-            let look = try PhotoLook.take(bytes: bytes, limits: limits)
+            let photo = try finisher.hold(bytes: bytes, limits: limits, facts: facts)
+            let look = PhotoLook.take(preview: photo.preview)
             let set = open.add(source.name, look.light)
-            return (PhotoLight(set: set, before: look.light, faces: look.faces, fromThumbnail: look.source == "thumbnail"), nil)
+            return (PhotoLight(set: set, before: look.light, faces: look.faces, fromThumbnail: false), photo, nil)
         } catch {
-            return (nil, "harmonize: its light could not be measured (\(error.message)): finished as it came")
+            return (nil, nil, "harmonize: its light could not be measured (\(error.message)): finished as it came")
         }
+    }
+
+    /// The facts photo `index` (0-based) of `count` is finished with, named `stem`.
+    func facts(_ source: Source, index: Int, count: Int, stem: String, batch: String) -> PhotoFacts {
+        var facts = PhotoFacts(filename: source.name, batch: batch, index: index + 1, count: count)
+        facts.stem = stem
+        facts.hotFolder = inbox
+        facts.uploader = Uploader.of(source.path)
+        facts.shareURL = shareURL(batch: batch)
+        return facts
     }
 
     /// Finishes a photo corrected toward its batch's light and records it in each output
@@ -352,11 +373,17 @@ public struct BatchRunner: Sendable {
     /// light read on an embedded thumbnail is checked there too: when the photo's own pixels call
     /// for a visibly different correction (a thumbnail left behind by an editor), the photo is
     /// finished again from what they say, and the record says so.
-    private func finishLit(_ bytes: [UInt8], light: PhotoLight, limits: DecodeLimits, facts: PhotoFacts,
+    /// A photo held since its light was measured (`held`, decoded with the same facts) is
+    /// finished from what is held.
+    private func finishLit(_ bytes: [UInt8], light: PhotoLight, held: HeldPhoto?, limits: DecodeLimits, facts: PhotoFacts,
                            finisher: PhotoFinisher) throws(PhotoError) -> FinishedPhoto {
         var before = light.before, again = light.again
         var correction = light.set.correction(for: before)
-        var photo = try finisher.finish(bytes: bytes, limits: limits, facts: facts, light: correction)
+        var photo = if let held, held.facts == facts {
+            try finisher.finish(held: held, light: correction, deadline: limits.deadline)
+        } else {
+            try finisher.finish(bytes: bytes, limits: limits, facts: facts, light: correction)
+        }
         var after = photo.preview.map { PhotoLook.measure($0, faces: light.faces) }
         if light.fromThumbnail, let measured = after {
             let own = correction.undone(measured)
@@ -416,7 +443,7 @@ public struct BatchRunner: Sendable {
     /// Finishes and writes one photo read in `readTime`; every failure becomes a failed item.
     private func finishOne(_ source: Source, read: consuming Result<[UInt8], PhotoError>, readTime: Duration,
                            index: Int, stem: String, batch: String, count: Int, folder: String,
-                           finisher: PhotoFinisher, light: PhotoLight? = nil) -> Report.Item {
+                           finisher: PhotoFinisher, light: PhotoLight? = nil, held: HeldPhoto? = nil) -> Report.Item {
         let clock = ContinuousClock()
         let start = clock.now - readTime
         var item = Report.Item(index: index + 1, source: source.name, status: .failed)
@@ -435,14 +462,10 @@ public struct BatchRunner: Sendable {
             }
             var decodeLimits = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)
             decodeLimits.deadline = start + limits.itemTimeout
-            var facts = PhotoFacts(filename: source.name, batch: batch, index: index + 1, count: count)
-            facts.stem = stem
-            facts.hotFolder = inbox
-            facts.uploader = Uploader.of(source.path)
-            facts.shareURL = shareURL(batch: batch)
+            let facts = self.facts(source, index: index, count: count, stem: stem, batch: batch)
             var photo: FinishedPhoto
             if let light {
-                photo = try finishLit(bytes, light: light, limits: decodeLimits, facts: facts, finisher: finisher)
+                photo = try finishLit(bytes, light: light, held: held, limits: decodeLimits, facts: facts, finisher: finisher)
             } else {
                 photo = try finisher.finish(bytes: consume bytes, limits: decodeLimits, facts: facts)
             }

@@ -14,6 +14,19 @@ public struct LightPlan: Sendable {
     public var looks: [PhotoLook.Look?]
     /// Why a photo finished while the batch was open is finished again (0-based index).
     public var again: [Int: String] = [:]
+    /// The photos decoded while their light was measured, held to be finished (0-based index).
+    var held: [Int: HeldSource] = [:]
+
+    /// What all the photos held by one batch may hold together (their outputs' pixels and
+    /// their files): beyond it, a photo is looked at (`PhotoLook`) and decoded again to be
+    /// finished.
+    public static let holdBytes = 512 << 20
+
+    /// Takes `other`'s looks and the photos it holds (the same batch's photos, looked at again).
+    public mutating func take(looksOf other: LightPlan) {
+        looks = other.looks
+        held = other.held
+    }
 
     /// The part photo `index` (0-based) takes with it to be finished, nil when its light is
     /// unknown (the finish then fails, or warns).
@@ -21,7 +34,48 @@ public struct LightPlan: Sendable {
         guard let light = lights[index] else { return nil }
         let look = looks[index]
         return PhotoLight(set: set, before: look?.light ?? light, faces: look?.faces ?? [],
-                          fromThumbnail: look?.source == "thumbnail", again: again[index])
+                          fromThumbnail: look?.source == "thumbnail", again: again[index], held: held[index])
+    }
+}
+
+/// What the photos held by one batch may still hold, in bytes (`LightPlan.holdBytes`).
+final class HoldRoom: Sendable {
+    private let left: Mutex<Int>
+
+    init(_ bytes: Int) {
+        left = Mutex(bytes)
+    }
+
+    /// Takes `bytes` of the room; false when they are not left.
+    func take(_ bytes: Int) -> Bool {
+        left.withLock { left in
+            guard left >= bytes else { return false }
+            left -= bytes
+            return true
+        }
+    }
+
+    /// Gives back what a photo took and does not hold.
+    func give(_ bytes: Int) {
+        left.withLock { $0 += bytes }
+    }
+}
+
+/// A photo decoded once and held (`HeldPhoto`) with the file it was decoded from, until its
+/// task takes it, once.
+final class HeldSource: Sendable {
+    private let photo: Mutex<(held: HeldPhoto, bytes: [UInt8])?>
+
+    init(_ held: HeldPhoto, bytes: [UInt8]) {
+        photo = Mutex((held, bytes))
+    }
+
+    /// The held photo and its file; nil once taken.
+    func take() -> (held: HeldPhoto, bytes: [UInt8])? {
+        photo.withLock { photo in
+            defer { photo = nil }
+            return photo
+        }
     }
 }
 
@@ -36,6 +90,9 @@ struct PhotoLight: Sendable {
     var fromThumbnail: Bool
     /// Why it is finished again, when it is.
     var again: String?
+    /// The photo decoded while its light was measured, to be finished from (nil: it is decoded
+    /// to be finished).
+    var held: HeldSource?
 }
 
 /// The lights of an open batch's photos as their tasks look at them (photos start as they
@@ -64,48 +121,74 @@ public final class OpenSetLight: Sendable {
 
 extension BatchRunner {
     /// Fixes the batch's light (reference: `harmonize`): every photo whose light is not `known`
-    /// is looked at (`PhotoLook`, `workers` at a time, within the worker slots and memory budget
-    /// the photos take), then the reference is chosen.
+    /// is measured (`workers` at a time, within the worker slots and memory budget the photos
+    /// take), then the reference is chosen. With the batch's id, a photo is decoded as it is to
+    /// be finished and held (`HeldPhoto`, up to `LightPlan.holdBytes` for the batch), its light
+    /// measured on its preview: it is finished from what is held, with no second decode. A photo
+    /// beyond that, or without the batch's id, is looked at (`PhotoLook`: its embedded thumbnail,
+    /// or a small decode).
     /// - Parameters:
     ///   - photos: the batch's photos, in batch order.
     ///   - known: lights already known by 0-based index (photos finished earlier: their records).
     ///   - look: photos to look at although their light is known (0-based; their look's faces
     ///     are wanted).
-    public func lightPlan(_ photos: [Source], known: [Int: LightEstimate] = [:], look: Set<Int> = []) async -> LightPlan? {
+    ///   - batch: the batch's id, for the facts its photos are finished with (nil: none is held).
+    public func lightPlan(_ photos: [Source], known: [Int: LightEstimate] = [:], look: Set<Int> = [],
+                          batch: String? = nil) async -> LightPlan? {
         guard let settings = template.harmonize else { return nil }
         let wanted = photos.indices.filter { known[$0] == nil || look.contains($0) }
         var looks = [PhotoLook.Look?](repeating: nil, count: photos.count)
-        await withTaskGroup(of: (Int, PhotoLook.Look?).self) { group in
+        var held: [Int: HeldSource] = [:]
+        let stems = OutputNames.uniqueStems(photos.map(\.readableName), maxBytes: OutputNames.stemRoom(template))
+        let room = HoldRoom(LightPlan.holdBytes)
+        await withTaskGroup(of: (Int, PhotoLook.Look?, HeldSource?).self) { group in
             var next = 0
             func add() {
                 guard next < wanted.count else { return }
                 let index = wanted[next]
                 next += 1
-                group.addTask { (index, await self.look(at: photos[index])) }
+                let facts = batch.map { self.facts(photos[index], index: index, count: photos.count, stem: stems[index], batch: $0) }
+                group.addTask {
+                    let (look, kept) = await self.measure(photos[index], facts: facts, room: room)
+                    return (index, look, kept)
+                }
             }
             for _ in 0..<limits.effectiveWorkers { add() }
-            for await (index, found) in group {
+            for await (index, found, kept) in group {
                 looks[index] = found
+                held[index] = kept
                 add()
             }
         }
         let lights = photos.indices.map { known[$0] ?? looks[$0]?.light }
         let set = SetLight.choose(settings, lights: lights, names: photos.map(\.name))
-        return LightPlan(set: set, lights: lights, looks: looks)
+        return LightPlan(set: set, lights: lights, looks: looks, held: held)
     }
 
-    /// One photo's look, in a worker slot and within the memory budget; nil when it cannot be
-    /// read (its finish says why).
-    func look(at source: Source) async -> PhotoLook.Look? {
+    /// One photo's light, in a worker slot and within the memory budget: decoded and held when
+    /// `facts` are given and the batch's `room` (bytes) has space for it, else looked at; nil
+    /// when it cannot be read (its finish says why).
+    func measure(_ source: Source, facts: PhotoFacts?, room: HoldRoom) async -> (PhotoLook.Look?, HeldSource?) {
         await limits.sharedSlots?.acquire()
         defer { limits.sharedSlots?.release() }
-        guard let bytes = try? SourceFile.read(source.path, maxBytes: limits.maxFileBytes) else { return nil }
+        guard let bytes = try? SourceFile.read(source.path, maxBytes: limits.maxFileBytes) else { return (nil, nil) }
         let cost = limits.memoryBudget == nil ? 0 : MemoryBudget.cost(ofPhoto: bytes, finisher: finisher, maxFileBytes: limits.maxFileBytes)
         await limits.memoryBudget?.acquire(cost)
         defer { limits.memoryBudget?.release(cost) }
         var decodeLimits = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes, damaged: template.damaged)
         decodeLimits.deadline = .now + limits.itemTimeout
-        return try? PhotoLook.take(bytes: bytes, limits: decodeLimits)
+        if let facts, let decoder = try? openDecoder(bytes: bytes, limits: decodeLimits) {
+            let holding = HeldPhoto.byteCount(of: decoder, template: template) + bytes.count
+            if room.take(holding) {
+                // A photo that does not decode is left to its finish, which says why.
+                guard let photo = try? finisher.hold(decoder: decoder, limits: decodeLimits, facts: facts) else {
+                    room.give(holding)
+                    return (nil, nil)
+                }
+                return (PhotoLook.take(preview: photo.preview), HeldSource(photo, bytes: bytes))
+            }
+        }
+        return (try? PhotoLook.take(bytes: bytes, limits: decodeLimits), nil)
     }
 
     /// The batch's light in its report: the reference and the spread of the photos' lights

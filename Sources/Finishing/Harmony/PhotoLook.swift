@@ -15,7 +15,8 @@ public enum PhotoLook {
         /// The faces found, as fractions of the upright photo (their skin says nothing of the
         /// light's colour).
         public var faces: [FocusBox]
-        /// What was looked at: "thumbnail" or "decode 1/8".
+        /// What was looked at: "preview" (the photo's own decode, held: `HeldPhoto`),
+        /// "thumbnail" or "decode 1/8".
         public var source: String
     }
 
@@ -40,6 +41,12 @@ public enum PhotoLook {
         let (image, source) = try picture(decoder, orientation: orientation, limits: limits)
         let faces = (try? FaceDetector.shared.get().faces(in: image, shortSide: faceSearch)) ?? []
         return Look(light: measure(image, faces: faces), faces: faces, source: source)
+    }
+
+    /// Looks at the preview of a photo decoded to be finished (`HeldPhoto`): no decode of its own.
+    public static func take(preview: Image) -> Look {
+        let faces = (try? FaceDetector.shared.get().faces(in: preview, shortSide: faceSearch)) ?? []
+        return Look(light: measure(preview, faces: faces), faces: faces, source: "preview")
     }
 
     /// The light of an upright picture of a photo, the skin of `faces` left out of its white.

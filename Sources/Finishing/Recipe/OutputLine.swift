@@ -157,13 +157,18 @@ final class OutputLine: BandSink {
         relay.target = self
     }
 
-    /// Hands in the stored rows of `rect` in `rows` (`.fed`): a subject crop's window of its band.
-    func feed(_ rows: PixelRows, rect: PixelRect) {
+    /// Hands in the stored rows of `rect` in `rows` (`.fed`): a subject crop's window of its
+    /// band, or an output's own pixels held (`PhotoFinisher.hold`).
+    /// - Parameter curve: the batch's correction (`harmonize`), made on each row as it is
+    ///   handed in, when the band was held uncorrected.
+    func feed(_ rows: PixelRows, rect: PixelRect, curve: LightCurve? = nil) {
         guard let upright else { preconditionFailure("rows fed to a line that reads the decoder") }
         precondition(rect.width == plan.stored.width && rect.height == plan.stored.height, "window of another size")
         let bytes = rect.width * rows.channels
         for y in 0..<rect.height {
-            upright.rowBuffer(y).update(from: rows[rect.y + y] + rect.x * rows.channels, count: bytes)
+            let row = upright.rowBuffer(y)
+            row.update(from: rows[rect.y + y] + rect.x * rows.channels, count: bytes)
+            curve?.apply(row, width: rect.width, channels: rows.channels)
             upright.rowWritten(y)
         }
     }

@@ -58,9 +58,17 @@ public struct PhotoFinisher: Sendable {
                                  curve: light.flatMap { $0.isNone ? nil : LightCurve($0) }, open: open)
         // What the lines held to turn goes through their streaming steps now, the decoder gone.
         for line in decoded.lines { line?.endOfRows() }
+        let preview = decoded.preview.finish()
+        return try complete(&decoded, preview: preview, limits: limits, assets: assets, curve: nil)
+    }
+
+    /// The rest of a photo once every row is decoded: the subject searched for, then each
+    /// output's line readied (a band's window fed to it, corrected by `curve` when the bands
+    /// were held: `hold`), its whole steps run and its file ended.
+    func complete(_ decoded: inout Decoded, preview: Image, limits: DecodeLimits, assets: MarkAssets,
+                  curve: LightCurve?) throws(PhotoError) -> FinishedPhoto {
         let plan = decoded.plan
         var warnings = decoded.warnings
-        let preview = decoded.preview.finish()
         // The subject: the one the file names, or searched for here, once.
         var subject = plan.regions
         // The faces the report names: the file's, or the detector's when a crop is placed on them.
@@ -76,7 +84,7 @@ public struct PhotoFinisher: Sendable {
         let order = plan.order
         for (step, index) in order.enumerated() {
             try limits.checkDeadline()
-            let (line, placed, focus) = try readyLine(index, of: &decoded, subject: subject, assets: assets)
+            let (line, placed, focus) = try readyLine(index, of: &decoded, subject: subject, assets: assets, curve: curve)
             if let band = plan.outputs[index].band, !order[(step + 1)...].contains(where: { plan.outputs[$0].band == band }) {
                 decoded.bands[band] = nil  // its last crop is cut
             }
@@ -113,7 +121,7 @@ public struct PhotoFinisher: Sendable {
     /// What the one decode left: the outputs' lines (nil for a subject crop: its line is made
     /// once it is placed; a line's rows are all in, what it held to turn not handed on yet),
     /// the bands they are cut from, the preview.
-    private struct Decoded {
+    struct Decoded {
         var plan: PhotoPlan
         var lines: [OutputLine?]
         var bands: [Image?]
@@ -123,13 +131,14 @@ public struct PhotoFinisher: Sendable {
 
     /// Opens the decoder, plans the photo and decodes it once, at the plan's scale, each row
     /// going into every line, band and preview that takes the decoder's rows.
-    private func decode(_ bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts,
-                        assets: MarkAssets, curve: LightCurve?, open: Opener) throws(PhotoError) -> Decoded {
+    /// - Parameter held: every output's pixels are held in a band of their own (`hold`).
+    func decode(_ bytes: consuming [UInt8], limits: DecodeLimits, facts: PhotoFacts,
+                assets: MarkAssets, curve: LightCurve?, open: Opener, held: Bool = false) throws(PhotoError) -> Decoded {
         let decoder = try open(bytes, limits)
         // The JPEG and HEIF decoders keep their own copy: let ours go before decoding, so a
         // photo in flight holds its file once.
         _ = consume bytes
-        let plan = PhotoPlan(template: template, decoder: decoder, facts: facts, assets: assets)
+        let plan = PhotoPlan(template: template, decoder: decoder, facts: facts, assets: assets, held: held)
         if let raw = plan.info.raw {
             for (index, recipe) in template.recipes.enumerated() {
                 try Self.checkPreview(raw, serves: plan.outputs.filter { $0.recipe == index }.map(\.plan),
@@ -174,8 +183,9 @@ public struct PhotoFinisher: Sendable {
     /// crop, one made now, placed on the subject and fed its window of the band.
     /// - Returns: the line, the output's placed plan, and what its crop was placed on
     ///   (`applied.crop.focus`).
-    private func readyLine(_ index: Int, of decoded: inout Decoded, subject: Subject?,
-                           assets: MarkAssets) throws(PhotoError) -> (OutputLine, placed: OutputPlan, focus: String?) {
+    /// - Parameter curve: the correction of held bands (`hold`), made on each row as it is fed.
+    private func readyLine(_ index: Int, of decoded: inout Decoded, subject: Subject?, assets: MarkAssets,
+                           curve: LightCurve?) throws(PhotoError) -> (OutputLine, placed: OutputPlan, focus: String?) {
         let plan = decoded.plan
         var placed = plan.outputs[index].plan
         var focus: String? = placed.crop == nil ? nil : placed.focus.rawValue
@@ -183,6 +193,15 @@ public struct PhotoFinisher: Sendable {
         guard let band = plan.outputs[index].band, let image = decoded.bands[band] else {
             guard let line = decoded.lines[index] else { preconditionFailure("output \(index) has no line") }
             decoded.lines[index] = nil  // let go once finished
+            return (line, placed, focus)
+        }
+        if plan.outputs[index].ownBand {
+            // Its own pixels, held: the whole band is its rows.
+            let line = try self.line(plan, index, placed: placed, input: .fed, preview: nil, assets: assets)
+            image.withUnsafeRows { rows in
+                line.feed(rows, rect: PixelRect(x: 0, y: 0, width: rows.width, height: rows.height), curve: curve)
+            }
+            line.endOfRows()
             return (line, placed, focus)
         }
         if let subject {
@@ -197,7 +216,8 @@ public struct PhotoFinisher: Sendable {
         let window = Layout.window(of: placed, inBand: plan.bands[band].upright, upright: plan.upright)
         image.withUnsafeRows { rows in
             line.feed(rows, rect: Orientation.storedRect(forUpright: window, storedWidth: rows.width,
-                                                         storedHeight: rows.height, exif: plan.orientation))
+                                                         storedHeight: rows.height, exif: plan.orientation),
+                      curve: plan.held ? curve : nil)
         }
         line.endOfRows()
         return (line, placed, focus)

@@ -17,6 +17,9 @@ struct PhotoPlan {
         /// The band (index into `bands`) a subject crop is cut from once the subject is known;
         /// nil when its rows come straight from the decode.
         var band: Int?
+        /// True when its band is its own pixels, held until the batch's light is known
+        /// (`held`): its line is fed the whole band.
+        var ownBand = false
     }
 
     /// Where the preview's rows come from (see `PhotoPreview`).
@@ -60,13 +63,19 @@ struct PhotoPlan {
     let needsSubject: Bool
     /// The variables' warnings (a value the photo lacks).
     let warnings: [String]
+    /// True when every output's pixels are held once resampled, before any step of its line
+    /// (`PhotoFinisher.hold`: `harmonize` corrects them once the batch's light is known).
+    let held: Bool
 
     /// Plans a photo from its decoder's header.
     /// - Parameters:
     ///   - facts: its name and place in the batch (the EXIF facts are read here).
     ///   - assets: the marks' fonts and logo (whether a mark reads the pixels).
-    init(template: Template, decoder: any PhotoDecoder, facts: PhotoFacts, assets: MarkAssets) {
+    ///   - held: every output not cut from a subject band is given a band of its own pixels,
+    ///     held until its line is fed (`PhotoFinisher.hold`).
+    init(template: Template, decoder: any PhotoDecoder, facts: PhotoFacts, assets: MarkAssets, held: Bool = false) {
         let info = decoder.info
+        self.held = held
         self.info = info
         orientation = PhotoFinisher.orientationToApply(info)
         stored = OutputPlan.Size(info.width, info.height)
@@ -122,14 +131,20 @@ struct PhotoPlan {
                 }
             }
         }
+        // Held: the other outputs' own pixels, resampled as their lines would and kept.
+        for index in outputs.indices where held && outputs[index].band == nil {
+            outputs[index].band = bands.count
+            outputs[index].ownBand = true
+            bands.append(outputs[index].plan)
+        }
         self.outputs = outputs
         self.bands = bands
         // The preview (report thumbnail, colour card sample, subject analysis) costs no second
         // decode: the first whole-photo output shrinks its rows into it before anything is
         // drawn, or the smallest band, or it rides along the decode as one more resampler.
-        if let whole = outputs.firstIndex(where: { $0.plan.crop == nil }) {
+        if let whole = outputs.firstIndex(where: { $0.plan.crop == nil && $0.band == nil }) {
             preview = .output(whole, upright: outputs[whole].whole.isEmpty)
-        } else if let band = bands.indices.min(by: {
+        } else if let band = bands.indices.filter({ bands[$0].crop == nil }).min(by: {
             bands[$0].upright.width * bands[$0].upright.height < bands[$1].upright.width * bands[$1].upright.height
         }) {
             preview = .band(band)
@@ -140,7 +155,7 @@ struct PhotoPlan {
         scale = DecodeScale(decoder, serving: outputs.map(\.plan) + bands + (preview == .decode ? [previewPlan] : []))
         planar = outputs.count == 1 && outputs[0].whole.isEmpty
             ? PhotoFinisher.planarChroma(decoder, template: template, plans: [outputs[0].plan], orientation: orientation) : nil
-        needsSubject = regions == nil && (!bands.isEmpty || template.recipes.contains {
+        needsSubject = regions == nil && (outputs.contains { $0.band != nil && !$0.ownBand } || template.recipes.contains {
             $0.recipe.text?.autoPositions != nil || $0.recipe.logo?.autoPositions != nil
         })
     }
@@ -152,9 +167,10 @@ struct PhotoPlan {
         return [whole] + outputs.indices.filter { $0 != whole }
     }
 
-    /// The largest band, where faces are looked for.
+    /// The largest band a subject crop is cut from, where faces are looked for.
     var largestBand: Int? {
-        bands.indices.max { bands[$0].upright.width * bands[$0].upright.height < bands[$1].upright.width * bands[$1].upright.height }
+        let subjectBands = Set(outputs.filter { !$0.ownBand }.compactMap(\.band))
+        return subjectBands.max { bands[$0].upright.width * bands[$0].upright.height < bands[$1].upright.width * bands[$1].upright.height }
     }
 
     /// Where the rows of an output that is not cut from a band come from: the JPEG's planes,

@@ -207,8 +207,8 @@ public enum BatchWork {
                        light: &light, log: log)
         if var plan = light, !plan.again.isEmpty, let looked = await runner.lightPlan(
             contents.photos.map { sources[$0.main] }, known: plan.lights.enumerated().reduce(into: [:]) { $0[$1.offset] = $1.element },
-            look: Set(plan.again.keys)) {
-            plan.looks = looked.looks
+            look: Set(plan.again.keys), batch: batch.id) {
+            plan.take(looksOf: looked)
             light = plan
         }
         var done = journal.finished
@@ -465,7 +465,7 @@ public enum BatchWork {
             let item = journal.finished[i + 1] ?? early.done[batch.manifest.items[photo.main].name]?.early.item
             if let light = item?.outputs?.first?.applied.harmonize?.before { known[i] = light }
         }
-        return await runner.lightPlan(contents.photos.map { sources[$0.main] }, known: known)
+        return await runner.lightPlan(contents.photos.map { sources[$0.main] }, known: known, batch: batch.id)
     }
 
     /// Moves `file` (a path under both folders: `thumbnails/x.jpg`) from `from` to `to`,
