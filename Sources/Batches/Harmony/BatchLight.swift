@@ -19,8 +19,13 @@ public struct LightPlan: Sendable {
 
     /// What all the photos held by one batch may hold together (their outputs' pixels and
     /// their files): beyond it, a photo is looked at (`PhotoLook`) and decoded again to be
-    /// finished.
-    public static let holdBytes = 512 << 20
+    /// finished. 512 MiB, and never more than a quarter of the `memoryBudget` when there is
+    /// one: what is held is not in the budget's count (the photos in flight are), so a small
+    /// machine's budget bounds it too.
+    public static func holdBytes(budget: Int?) -> Int {
+        let most = 512 << 20
+        return budget.map { min(most, $0 / 4) } ?? most
+    }
 
     /// Takes `other`'s looks and the photos it holds (the same batch's photos, looked at again).
     public mutating func take(looksOf other: LightPlan) {
@@ -140,7 +145,7 @@ extension BatchRunner {
         var looks = [PhotoLook.Look?](repeating: nil, count: photos.count)
         var held: [Int: HeldSource] = [:]
         let stems = OutputNames.uniqueStems(photos.map(\.readableName), maxBytes: OutputNames.stemRoom(template))
-        let room = HoldRoom(LightPlan.holdBytes)
+        let room = HoldRoom(LightPlan.holdBytes(budget: limits.memoryBudget?.bytes))
         await withTaskGroup(of: (Int, PhotoLook.Look?, HeldSource?).self) { group in
             var next = 0
             func add() {
