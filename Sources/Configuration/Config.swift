@@ -183,9 +183,13 @@ public struct Config: Sendable, Equatable {
             }
             if document.errors.isEmpty {
                 WebConfigRules.checkFiles(&config, configPath: path, &document)
+                // Each template looked for once, however many hot folders use it.
+                var templates: [String: Bool] = [:]
                 for (index, inbox) in config.inboxes.enumerated() {
                     let templatePath = config.templatePath(named: inbox.template)
-                    if !Files.existsFollowingLinks(templatePath) {
+                    let exists = templates[templatePath] ?? Files.existsFollowingLinks(templatePath)
+                    templates[templatePath] = exists
+                    if !exists {
                         document.fail([.key("inboxes"), .index(index), .key("template")],
                                       "no template '\(inbox.template)': \(templatePath) does not exist")
                     }

@@ -62,6 +62,11 @@ public final class ProofKeeper: Sendable {
         /// Hot folders given a link since the queue was last empty, by template: said in one
         /// line when it empties (10,000 folders: one line, not 10,000).
         var linked: [String: Int] = [:]
+        /// The service announced READY=1 (`ready()`); until then only the first request of
+        /// each picture is made (a first start's render begins at once) and the others
+        /// (links, and at a restart the look at each folder's proof/) wait in `held`.
+        var ready = false
+        var held: [Job] = []
     }
 
     private let state = Mutex(State())
@@ -99,6 +104,22 @@ public final class ProofKeeper: Sendable {
         let wake = state.withLock { s -> Bool in
             if s.jobs.updateValue(job, forKey: job.root) == nil { s.order.append(job.root) }
             return !s.busy
+        }
+        if wake { signal() }
+    }
+
+    /// The service is ready: the requests held until now are made (in the order they came).
+    public func ready() {
+        let wake = state.withLock { s -> Bool in
+            guard !s.ready else { return false }
+            s.ready = true
+            // A request that came for the same hot folder since replaces the one held.
+            for job in s.held where s.jobs[job.root] == nil {
+                s.jobs[job.root] = job
+                s.order.append(job.root)
+            }
+            s.held = []
+            return !s.jobs.isEmpty
         }
         if wake { signal() }
     }
@@ -152,7 +173,14 @@ public final class ProofKeeper: Sendable {
             let job = state.withLock { s -> Job? in
                 while let root = s.order.first {
                     s.order.removeFirst()
-                    if let job = s.jobs.removeValue(forKey: root) { return job }
+                    guard let job = s.jobs.removeValue(forKey: root) else { continue }
+                    // Before READY=1 only what the first of a picture's folders needs: the
+                    // others' links and looks (10,000 at a restart) wait for it.
+                    if !s.ready, s.rendered[key(job)] != nil {
+                        s.held.append(job)
+                        continue
+                    }
+                    return job
                 }
                 return nil
             }

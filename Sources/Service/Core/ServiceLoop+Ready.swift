@@ -11,16 +11,19 @@ extension ServiceLoop {
         guard takeUps == 0 else { return }
         if !readySent {
             readySent = true
-            // Every hot folder's STATUS.txt, written from now on (before, only the status file).
+            // Every hot folder's STATUS.txt, written from now on (before, only the status file),
+            // and the proofs' links and looks held until now.
             publisher.ready()
+            proofs.ready()
             // The line first: whoever waits for READY=1 finds it in the journal then.
             log.notice(readyLine())
             Notify.ready(status: board.snapshot(state: .running).summary)
-            // What the hot folders taken up so far did not make before READY, on their strands
-            // (before any claim queued after this; a batch makes a missing one itself anyway).
+            // What the hot folders taken up so far did not make or read before READY, on their
+            // strands (before any claim queued after this; a batch makes a missing one itself
+            // anyway).
             for inbox in setup.inboxes where hotFolders[inbox.name]?.watch != nil {
                 let layout = inbox.layout, name = inbox.name
-                pool.run(name) { [log] in TakeUp.fileLater(layout, inbox: name, log: log) }
+                pool.run(name) { [log, board, metrics] in TakeUp.fileLater(layout, inbox: name, board: board, metrics: metrics, log: log) }
             }
         } else if reloadAwaitsReady {
             reloadAwaitsReady = false

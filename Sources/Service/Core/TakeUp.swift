@@ -6,13 +6,15 @@ import Synchronization
 import System
 
 /// Taking up a hot folder, off the loop (on the work pool): its folders made if missing, its
-/// file system probed, its last batch found, its `.work/` recovered. What fails is a
+/// file system probed, its `.work/` recovered, its last batch found (once the service is
+/// ready, for the folders taken up before: `fileLater`). What fails is a
 /// `FolderProblem` (why, and the fix): the folder is refused, and tried again at every reload
 /// and every `rescanInterval`.
 enum TakeUp {
     /// A hot folder ready to be watched.
     struct Ready: Sendable {
         var system: FolderSystem
+        /// Its last batch (nil: none, or not looked for yet: `watchedOnly`).
         var last: ServiceStatus.Last?
         /// Batches left in `.work/` to finish, oldest first (their locks held).
         var resumable: [ClaimedBatch]
@@ -70,21 +72,32 @@ enum TakeUp {
         } catch {
             return .failure(FolderProblem.refusal(error, layout: layout))
         }
-        let last = LastBatch.newest(in: layout)
+        // Only shown (status, STATUS.txt): before ready it is looked for after READY=1 (the
+        // newest reports of 10,000 out/ folders read before it: a tenth of a restart's CPU).
+        let last = watchedOnly ? nil : LastBatch.newest(in: layout)
         let resumable = recover(layout, system: system, staleAfter: staleAfter, locks: locks, log: log)
         return .success(Ready(system: system, last: last, resumable: resumable, firstOnFileSystem: first))
     }
 
     /// Makes .work/, out/, originals/ and failed/ of a folder taken up before the service was
     /// ready (`run` with `watchedOnly`); what cannot be made now is said, and made by the
-    /// batch that needs it (a claim makes .work/).
-    static func fileLater(_ layout: HotFolderLayout, inbox: String, log: Logger) {
+    /// batch that needs it (a claim makes .work/). Then its last batch is shown, unless a
+    /// batch finished since shows its own.
+    static func fileLater(_ layout: HotFolderLayout, inbox: String, board: StatusBoard, metrics: Metrics, log: Logger) {
         do throws(SystemError) {
             try layout.createWork()
             try layout.createFiling()
         } catch {
             log.warning("\(error) (a batch makes it when it needs it)", ["INBOX": inbox])
         }
+        guard let last = LastBatch.newest(in: layout) else { return }
+        var shown = false
+        board.update(inbox) { entry in
+            guard entry.last == nil else { return }
+            entry.last = last
+            shown = true
+        }
+        if shown { metrics.setLastBatch(inbox, finished: last.finished) }
     }
 
     /// Recovery of `.work/` (reference: Claims and crash safety), when it holds anything: an empty
