@@ -41,6 +41,14 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         /// What each folder beyond the limit is told (its state's `why` and `fix`).
         public var why: String
         public var fix: [String]
+        /// inotify's part (nil in status files of a daemon from before it): this user's
+        /// `fs.inotify.max_user_watches`, how many of the folders let in are polled for want of
+        /// watches, the limit that fits them all, and the sentence and fix said of them.
+        public var watchesLimit: Int?
+        public var polled: Int?
+        public var watchesWanted: Int?
+        public var inotify: String?
+        public var inotifyFix: [String]?
 
         public init(limit: UInt64, hotFolders: Int, watched: Int, refused: Int, wanted: UInt64, why: String, fix: [String]) {
             self.limit = limit
@@ -53,8 +61,13 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
         }
 
         /// One line of it: "the open-file limit (256) leaves room for 140 of 2000 hot folders
-        /// (…): 1860 are not watched".
+        /// (…): 1860 are not watched", and what inotify's limit polls.
         public var summary: String {
+            ([refusedSummary] + (inotify.map { [$0] } ?? [])).joined(separator: "; ")
+        }
+
+        /// The open-file limit's part of `summary`.
+        public var refusedSummary: String {
             refused == 0 ? "the open-file limit (\(limit)) has room for all \(hotFolders) hot folders (LimitNOFILE=\(wanted) would leave a quarter to spare)"
                 : "\(why): \(refused) hot folder\(refused == 1 ? " is" : "s are") not watched"
         }
@@ -285,39 +298,98 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
 
     /// "shop: processing 23 of 80 done, 2 in progress; 2 pending · studio: idle" — the `STATUS=` line (led by
     /// "cluster database unreachable · " while it is).
+    /// Beyond `summaryUpTo` hot folders, the idle ones are counted, not named (10,000 of them
+    /// made a line of 400 KB at every write: systemd keeps the first few KB).
     public var summary: String {
         let lead = cluster.map { $0.database == ClusterState.unreachable ? "cluster database unreachable · " : "" } ?? ""
-        return lead + inboxes.map { inbox in
-            var parts: [String] = []
-            if let state = inbox.state, state.kind != .watching {
-                return inbox.name + ": " + state.kind.summaryWords
-            }
-            if let p = inbox.processing { parts.append("processing " + p.words) }
-            if let o = inbox.open { parts.append("open batch " + o.words) }
-            if inbox.queued > 0 { parts.append("\(inbox.queued) batch\(inbox.queued == 1 ? "" : "es") queued") }
-            let waiting = inbox.pending + inbox.settling + (inbox.parked ?? 0)
-            if waiting > 0 { parts.append("\(waiting) pending") }
-            if parts.isEmpty {
-                parts.append(inbox.last.map { "idle, last batch \($0.batch) \($0.status) (\($0.ok) of \($0.items))" } ?? "idle")
-            }
-            return inbox.name + ": " + parts.joined(separator: "; ")
-        }.joined(separator: " · ")
+        guard inboxes.count > Self.summaryUpTo else { return lead + inboxes.map(Self.summary).joined(separator: " · ") }
+        let named = Array(inboxes.lazy.filter { !Self.isIdle($0) }.prefix(Self.summaryUpTo).map(Self.summary))
+        let rest = inboxes.count - named.count
+        return lead + (named + ["\(rest) more hot folder\(rest == 1 ? "" : "s")" + (named.count < Self.summaryUpTo ? " idle" : "")])
+            .joined(separator: " · ")
+    }
+
+    static let summaryUpTo = 20
+
+    /// Watching, and nothing in it or under way.
+    static func isIdle(_ inbox: Inbox) -> Bool {
+        (inbox.state.map { $0.kind == .watching } ?? true) && inbox.processing == nil && inbox.open == nil && inbox.queued == 0
+            && inbox.pending + inbox.settling + (inbox.parked ?? 0) == 0
+    }
+
+    /// One hot folder's part of `summary`.
+    static func summary(_ inbox: Inbox) -> String {
+        var parts: [String] = []
+        if let state = inbox.state, state.kind != .watching {
+            return inbox.name + ": " + state.kind.summaryWords
+        }
+        if let p = inbox.processing { parts.append("processing " + p.words) }
+        if let o = inbox.open { parts.append("open batch " + o.words) }
+        if inbox.queued > 0 { parts.append("\(inbox.queued) batch\(inbox.queued == 1 ? "" : "es") queued") }
+        let waiting = inbox.pending + inbox.settling + (inbox.parked ?? 0)
+        if waiting > 0 { parts.append("\(waiting) pending") }
+        if parts.isEmpty {
+            parts.append(inbox.last.map { "idle, last batch \($0.batch) \($0.status) (\($0.ok) of \($0.items))" } ?? "idle")
+        }
+        return inbox.name + ": " + parts.joined(separator: "; ")
     }
 
     /// Writes the status atomically (a reader never sees half of it).
     /// - Throws: `SystemError` (a full disk: the caller tries again).
     public func write(to path: String) throws(SystemError) {
+        var encoding = Encoding()
+        try write(to: path, with: &encoding)
+    }
+
+    /// Writes the status atomically with `encoding`, which encodes again only the hot folders
+    /// that changed since it last encoded them.
+    func write(to path: String, with encoding: inout Encoding) throws(SystemError) {
         try Files.makeDirectories(FilePath(path).parent, permissions: 0o755)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try encoder.encode(self)
+            bytes = try encoding.encode(self)
         } catch {
             throw SystemError("encode the status for", "\(path): \(error)", errno: EINVAL)
         }
         // Not fsynced: it lives in /run (memory) and is rewritten at every change.
-        try PublishedFile.write([UInt8](data), to: path)
+        try PublishedFile.write(bytes, to: path)
+    }
+
+    /// The status file's JSON (compact, keys sorted), each hot folder's part kept from the last
+    /// encoding while it is unchanged: a status written again because 10 of 10,000 folders
+    /// changed encodes 10 (encoding all of them at every write was a tenth of a restart's CPU
+    /// at 10,000 hot folders, measured with perf).
+    struct Encoding: Sendable {
+        private var parts: [String: (inbox: Inbox, json: [UInt8])] = [:]
+
+        mutating func encode(_ status: ServiceStatus) throws -> [UInt8] {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            var envelope = status
+            envelope.inboxes = []
+            let head = [UInt8](try encoder.encode(envelope))
+            // Keys are sorted and strings escaped: the first `"inboxes":[]` is the key's.
+            let marker = Array(#""inboxes":[]"#.utf8)
+            guard let at = head.firstRange(of: marker) else { return [UInt8](try encoder.encode(status)) }
+            var kept: [String: (inbox: Inbox, json: [UInt8])] = [:]
+            kept.reserveCapacity(status.inboxes.count)
+            var out = Array(head[..<at.lowerBound]) + Array(#""inboxes":["#.utf8)
+            for (i, inbox) in status.inboxes.enumerated() {
+                let json: [UInt8]
+                if let known = parts[inbox.name], known.inbox == inbox {
+                    json = known.json
+                } else {
+                    json = [UInt8](try encoder.encode(inbox))
+                }
+                kept[inbox.name] = (inbox, json)
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                out += json
+            }
+            out.append(UInt8(ascii: "]"))
+            out += head[at.upperBound...]
+            parts = kept
+            return out
+        }
     }
 
     public static func read(from path: String) throws -> ServiceStatus {

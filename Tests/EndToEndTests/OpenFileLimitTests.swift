@@ -66,6 +66,17 @@ import Testing
         let descriptors = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(daemon.pid)/fd")) ?? []).count
         #expect(descriptors > 0 && descriptors <= 256)
 
+        // The report is written before the status says the batch ended (within the second):
+        // the summary below counts busy folders.
+        #expect(Poll.until(.seconds(30)) {
+            let now = ServiceCoreTests.inboxes(hot)
+            return [names[0], names[watched - 1]].allSatisfy { name in
+                let inbox = now[name] ?? [:]
+                return inbox["processing"] == nil && inbox["open"] == nil
+                    && ["queued", "pending", "settling", "parked"].allSatisfy { (inbox[$0] as? Int ?? 0) == 0 }
+            }
+        })
+
         mark("photos finished")
         // The journal: one line for all of them, with the same numbers and the fix.
         let shortage = "\(why): \(refused) hot folders are not watched; to fix it: \(fix.joined(separator: "; then "))"

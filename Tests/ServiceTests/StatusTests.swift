@@ -18,6 +18,44 @@ struct StatusTests {
         #expect(status.summary == "shop: processing 23 of 80 done; 2 pending · studio: idle, last batch 20261129-140000-0001 complete (12 of 12) · new: idle")
     }
 
+    /// Beyond 20 hot folders the line names those that are not idle and counts the rest.
+    @Test func theStatusLineOfManyHotFoldersCountsTheIdleOnes() {
+        var inboxes = (0..<3000).map { ServiceStatus.Inbox(name: "f\($0)", root: "/srv/f\($0)") }
+        inboxes[7].pending = 2
+        inboxes[2999].state = .init(kind: .refused, why: "no drop/", since: "")
+        let status = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: inboxes)
+        #expect(status.summary == "f7: 2 pending · f2999: refused · 2998 more hot folders idle")
+        for i in 100..<130 { inboxes[i].queued = 1 }
+        let busy = ServiceStatus(pid: 1, updated: "", state: .running, inboxes: inboxes).summary
+        #expect(busy.hasSuffix(" · 2980 more hot folders") && busy.components(separatedBy: " · ").count == 21)
+    }
+
+    /// The status file is encoded a hot folder at a time, each kept until it changes: what is
+    /// written decodes to the status, whatever changed since the last write.
+    @Test func theStatusFileEncodesOnlyWhatChangedAndReadsBackWhole() throws {
+        let dir = TemporaryFolder.path("status-encoding")
+        defer { try? FileManager.default.removeItem(atPath: dir) }  // best effort: a temp folder
+        let path = dir + "/daemon.json"
+        var status = ServiceStatus(pid: 12, updated: "2026-12-05T10:00:00.000Z", state: .running, command: "daemon --config /x",
+                                   config: "/x", inboxes: (0..<50).map { ServiceStatus.Inbox(name: "f\($0)", root: "/srv/f\($0)/\"q\"") })
+        status.openFiles = OpenFiles.Budget(limit: 256, folders: 50, work: .init(claimThreads: 4, batchSlots: 4, workers: 2)).status(systemd: true)
+        var encoding = ServiceStatus.Encoding()
+        try status.write(to: path, with: &encoding)
+        #expect(try ServiceStatus.read(from: path) == status)
+        status.inboxes[3].pending = 4
+        status.inboxes[49].state = .init(kind: .refused, why: "gone", fix: ["mkdir it"], since: "now")
+        status.inboxes.remove(at: 10)
+        status.inboxes.append(.init(name: "new", root: "/srv/new"))
+        status.updated = "2026-12-05T10:00:01.000Z"
+        try status.write(to: path, with: &encoding)
+        #expect(try ServiceStatus.read(from: path) == status)
+        var empty = status
+        empty.inboxes = []
+        try empty.write(to: path, with: &encoding)
+        #expect(try ServiceStatus.read(from: path) == empty)
+        #expect(try StatusFiles.Writer.read(from: path).pid == 12)
+    }
+
     @Test func eachProcessHasItsOwnStatusFileInTheRuntimeDirectory() throws {
         let dir = TemporaryFolder.path("status")
         defer { try? FileManager.default.removeItem(atPath: dir) }  // best effort: a temp folder

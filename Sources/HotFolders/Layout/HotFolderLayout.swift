@@ -44,8 +44,10 @@ public struct HotFolderLayout: Sendable, Equatable {
         }
         if makeWork {
             try createWork()
-        } else if Files.exists(work) {
-            try privateWork()
+        } else {
+            do {
+                try privateWork()
+            } catch where error.code == ENOENT {}  // made once the service is ready
         }
     }
 

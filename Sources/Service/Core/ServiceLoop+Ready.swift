@@ -25,6 +25,8 @@ extension ServiceLoop {
                 let layout = inbox.layout, name = inbox.name
                 pool.run(name) { [log, board, metrics] in TakeUp.fileLater(layout, inbox: name, board: board, metrics: metrics, log: log) }
             }
+            // Their first turns, held until now (`schedule`).
+            for hotFolder in hotFolders.values where hotFolder.watch != nil { schedule(hotFolder) }
         } else if reloadAwaitsReady {
             reloadAwaitsReady = false
             publisher.publishNow()

@@ -298,8 +298,16 @@ final class ServiceLoop: @unchecked Sendable {
         show(hotFolder)
     }
 
-    /// Sets the hot folder's one deadline: the earliest of what it waits for.
+    /// Sets the hot folder's one deadline: the earliest of what it waits for. Until READY=1 a
+    /// watched folder has none: its first turn (the full scan of what its drop/ holds, its
+    /// housekeeping) comes after READY=1 (`announceReady` schedules every folder), so the
+    /// start-up's take-ups are not slowed by 10,000 scans; what waits in drop/ meanwhile is
+    /// found by that scan.
     func schedule(_ hotFolder: HotFolder) {
+        guard readySent || hotFolder.watch == nil else {
+            deadlines.set(hotFolder.name, at: nil)
+            return
+        }
         deadlines.set(hotFolder.name, at: hotFolder.nextDeadline(canClose: hotFolder.watch != nil && canClaim(hotFolder)))
     }
 

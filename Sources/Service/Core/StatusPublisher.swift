@@ -20,6 +20,10 @@ final class StatusPublisher: Sendable {
     /// 1.5 s: a reader polling the status file sees it at most 2 s old (at 2 s, bench/drop.sh
     /// read it 2.2 s old: the write and the read take their time too).
     static let heartbeat = Duration.milliseconds(1500)
+    /// Until the service is ready the status file (every folder starting, then watching or
+    /// refused) is written at most this often: each write at 10,000 hot folders encodes the
+    /// thousands that changed since the last, and a restart is ready within a few seconds.
+    static let startingInterval = Duration.seconds(5)
 
     private struct State {
         var boardVersion = -1
@@ -39,6 +43,8 @@ final class StatusPublisher: Sendable {
         var folderFiles = false
         var allFolders = true
         var text = StatusText.Writer()
+        /// The status file's hot folders as last encoded (only the changed ones are again).
+        var encoding = ServiceStatus.Encoding()
     }
 
     private let state = Mutex(State())
@@ -145,7 +151,8 @@ final class StatusPublisher: Sendable {
             if s.urgent { return (.zero, false) }
             var due: Duration?
             func at(_ time: Duration) { due = min(due ?? time, time) }
-            if boardVersion != s.boardVersion || metricsVersion != s.metricsVersion { at(s.lastWrite + Self.interval) }
+            let interval = s.folderFiles ? Self.interval : Self.startingInterval
+            if boardVersion != s.boardVersion || metricsVersion != s.metricsVersion { at(s.lastWrite + interval) }
             if let retry = s.retryAt { at(max(retry, s.lastWrite + Self.interval)) }
             if s.statusWriteFailed { at(s.lastWrite + Self.interval) }
             if board.isBusy { at(s.lastWrite + Self.heartbeat) }
@@ -201,8 +208,15 @@ final class StatusPublisher: Sendable {
 
     @discardableResult
     private func writeStatus(_ status: ServiceStatus) -> Bool {
+        // Only this thread (and `stop`, once it has ended) writes: the encoding is taken out
+        // and put back around the write, not encoded under the lock.
+        var encoding = state.withLock { s in
+            defer { s.encoding = ServiceStatus.Encoding() }
+            return s.encoding
+        }
+        defer { state.withLock { [encoding] in $0.encoding = encoding } }
         do throws(SystemError) {
-            try status.write(to: statusPath)
+            try status.write(to: statusPath, with: &encoding)
             return true
         } catch {
             log.log(.debug, "cannot write \(statusPath): \(error)")
