@@ -39,7 +39,7 @@ public enum ConfigurationCheck {
         public var openFilesOf: String?
 
         /// Anything short of an error.
-        public var warnings: Int { folders.count + fonts.count + metadata.count + (openFiles.map { $0.refused > 0 ? 1 : 0 } ?? 0) }
+        public var warnings: Int { folders.count + fonts.count + metadata.count + (openFiles.map { ($0.refused > 0 ? 1 : 0) + (($0.polled ?? 0) > 0 ? 1 : 0) } ?? 0) }
     }
 
     /// Checks the files, then (when they are valid) what the service will meet.

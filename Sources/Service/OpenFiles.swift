@@ -86,12 +86,24 @@ public enum OpenFiles {
     /// `photofinish check` and the metrics (reference: Many hot folders and the open-file limit).
     /// The same numbers for every folder: they are made once per setup, from its count of hot
     /// folders, never from how many were looked at so far.
+    ///
+    /// inotify's limits are in it too: of the folders the open-file limit lets in, those
+    /// beyond `fs.inotify.max_user_watches` (two watches each) are polled, not refused.
     struct Budget: Sendable, Equatable {
         /// The soft limit in force (the daemon raised it to the hard one at start).
         var limit: UInt64
         /// The hot folders of the setup.
         var folders: Int
         var work: Work
+        /// inotify's limits for this user (nil: not known, and not said).
+        var inotify: Inotify.Limits? = nil
+        /// How often a polled drop/ is looked at, in words (`pollInterval`: "2s").
+        var pollEvery = ""
+        /// Whether the service has its inotify instance (without one every drop/ is polled).
+        var hasInstance = true
+
+        /// Watches a watched hot folder holds: its drop/, and its root (for drop/ going away).
+        static let watchesPerFolder = 2
 
         /// The descriptors all of them and the work in flight need.
         var need: UInt64 { work.need(folders: folders) }
@@ -106,6 +118,45 @@ public enum OpenFiles {
         var wanted: UInt64 {
             let spare = need + need / 4
             return max(1024, (spare + 1023) / 1024 * 1024)
+        }
+
+        /// How many of the folders let in have their inotify watches (the first ones in the
+        /// config; fewer when other programs of this user hold watches too).
+        var inotifyRoom: Int {
+            guard let inotify else { return watched }
+            return hasInstance ? min(watched, inotify.watches / Self.watchesPerFolder) : 0
+        }
+        /// How many folders let in are polled for want of inotify watches (or of an instance).
+        var polled: Int { watched - inotifyRoom }
+
+        /// The `fs.inotify.max_user_watches` that fits every hot folder with a quarter to
+        /// spare, rounded up to a multiple of 1,024 (at least 8,192, the kernel's old default).
+        var watchesWanted: Int {
+            let need = folders * Self.watchesPerFolder
+            return max(8192, (need + need / 4 + 1023) / 1024 * 1024)
+        }
+
+        /// Why folders are polled: the same words for each of them.
+        var inotifyWhy: String {
+            guard let inotify else { return "" }
+            return hasInstance
+                ? "fs.inotify.max_user_watches (\(inotify.watches)) leaves room for \(inotifyRoom) of \(folders) hot folders "
+                    + "(two inotify watches each, fewer when other programs of this user watch files too)"
+                : "no inotify instance could be made (fs.inotify.max_user_instances, \(inotify.instances), are all taken by this user's programs)"
+        }
+
+        /// The sysctl that fits them all (kept after a reboot), then a restart: a folder polled
+        /// now is not given its watches while the service runs.
+        func inotifyFix(systemd: Bool) -> [String] {
+            guard let inotify else { return [] }
+            let setting = hasInstance ? "fs.inotify.max_user_watches=\(watchesWanted)" : "fs.inotify.max_user_instances=\(inotify.instances * 2)"
+            return ["sysctl -w \(setting), and put \(setting) in /etc/sysctl.d/90-photofinish.conf (kept after a reboot)",
+                    (systemd ? "systemctl restart photofinish" : "start photofinish again") + " (a folder polled now is watched from its next start)"]
+        }
+
+        /// "…: 5904 hot folders are polled every 2s instead" (nil when none is).
+        var inotifyShortage: String? {
+            polled == 0 ? nil : inotifyWhy + ": \(polled) hot folder\(polled == 1 ? " is" : "s are") polled every \(pollEvery) instead"
         }
 
         /// Why a folder beyond the limit is refused: the same words for each of them.
@@ -123,13 +174,25 @@ public enum OpenFiles {
 
         /// What the status file records of it (`photofinish status` and `check` say it from there).
         func status(systemd: Bool) -> ServiceStatus.OpenFiles {
-            ServiceStatus.OpenFiles(limit: limit, hotFolders: folders, watched: watched, refused: refused, wanted: wanted,
-                                    why: why, fix: fix(systemd: systemd))
+            var said = ServiceStatus.OpenFiles(limit: limit, hotFolders: folders, watched: watched, refused: refused, wanted: wanted,
+                                               why: why, fix: fix(systemd: systemd))
+            if let inotify {
+                said.watchesLimit = inotify.watches
+                said.polled = polled
+                said.watchesWanted = watchesWanted
+                said.inotify = inotifyShortage
+                said.inotifyFix = polled == 0 ? nil : inotifyFix(systemd: systemd)
+            }
+            return said
         }
 
-        /// The journal's one line for all the folders refused (`nil` when every one fits).
+        /// The journal's one line for all the folders refused or polled (`nil` when every one
+        /// fits).
         func shortage(systemd: Bool) -> String? {
-            fits ? nil : status(systemd: systemd).summary + "; to fix it: " + fix(systemd: systemd).joined(separator: "; then ")
+            var lines: [String] = []
+            if !fits { lines.append(status(systemd: systemd).refusedSummary + "; to fix it: " + fix(systemd: systemd).joined(separator: "; then ")) }
+            if let polled = inotifyShortage { lines.append(polled + "; to fix it: " + inotifyFix(systemd: systemd).joined(separator: "; then ")) }
+            return lines.isEmpty ? nil : lines.joined(separator: ". Also: ")
         }
     }
 
@@ -154,6 +217,7 @@ public enum OpenFiles {
     public static func budget(for config: Config, limit: UInt64, systemd: Bool) -> ServiceStatus.OpenFiles {
         let workers = BatchLimits(config: config).effectiveWorkers
         let work = Work(claimThreads: HotFolderService.claimThreads, batchSlots: workers + 2, workers: workers)
-        return Budget(limit: limit, folders: config.inboxes.count, work: work).status(systemd: systemd)
+        return Budget(limit: limit, folders: config.inboxes.count, work: work, inotify: Inotify.Limits.current(),
+                      pollEvery: words(config.pollInterval)).status(systemd: systemd)
     }
 }

@@ -5,6 +5,28 @@ import Glibc
 /// this machine's changes: on a network or FUSE file system (`FileSystemType.isShared`)
 /// other machines' writes reach no watch.
 public enum Inotify {
+    /// What the kernel allows each user of inotify (`fs.inotify.max_user_watches` and
+    /// `max_user_instances`): shared by all of the user's programs.
+    public struct Limits: Sendable, Equatable {
+        public var watches: Int
+        public var instances: Int
+
+        public init(watches: Int, instances: Int) {
+            self.watches = watches
+            self.instances = instances
+        }
+
+        /// This machine's, from /proc (nil when it does not say).
+        public static func current() -> Limits? {
+            func read(_ name: String) -> Int? {
+                guard let bytes = try? Files.read("/proc/sys/fs/inotify/" + name) else { return nil }
+                return Int(String(decoding: bytes, as: UTF8.self).filter { !$0.isWhitespace })
+            }
+            guard let watches = read("max_user_watches"), let instances = read("max_user_instances") else { return nil }
+            return Limits(watches: watches, instances: instances)
+        }
+    }
+
     /// What a watch reports.
     public struct Events: OptionSet, Sendable, Hashable {
         public let rawValue: UInt32

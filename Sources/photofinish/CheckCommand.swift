@@ -32,8 +32,12 @@ enum CheckCommand {
         }
         for problem in found.folders { print(problem.description) }
         if let openFiles = found.openFiles, openFiles.refused > 0 {
-            print("open files (\(found.openFilesOf ?? "the limit in force")): \(openFiles.summary); to fix it:")
+            print("open files (\(found.openFilesOf ?? "the limit in force")): \(openFiles.refusedSummary); to fix it:")
             for fix in openFiles.fix { print("  \(fix)") }
+        }
+        if let openFiles = found.openFiles, let polled = openFiles.inotify {
+            print("inotify: \(polled); to fix it:")
+            for fix in openFiles.inotifyFix ?? [] { print("  \(fix)") }
         }
         for font in found.fonts { print(font.description) }
         for finding in found.metadata { print(finding.description) }
@@ -51,6 +55,9 @@ enum CheckCommand {
         }
         if let openFiles = found.openFiles, openFiles.refused > 0 {
             but.append("the open-file limit leaves \(openFiles.refused) hot folder\(openFiles.refused == 1 ? "" : "s") unwatched (LimitNOFILE=\(openFiles.wanted) fits them all)")
+        }
+        if let openFiles = found.openFiles, let polled = openFiles.polled, polled > 0, let wanted = openFiles.watchesWanted {
+            but.append("inotify's watches leave \(polled) hot folder\(polled == 1 ? "" : "s") polled (fs.inotify.max_user_watches=\(wanted) fits them all)")
         }
         if !found.fonts.isEmpty {
             but.append("\(found.fonts.count) font\(found.fonts.count == 1 ? " is" : "s are") not installed")

@@ -84,6 +84,9 @@ enum StatusCommand {
             let inboxes = status.inboxes.filter(shown)
             refused += inboxes.count { $0.state?.isRefused == true }
             print(folderLines(inboxes, every: a.has(.all) || root != nil || inboxes.count <= listedUpTo))
+            if let openFiles = status.openFiles, let polled = openFiles.inotify {
+                print("  \(polled); to fix it:" + (openFiles.inotifyFix ?? []).map { "\n    \($0)" }.joined())
+            }
             let watched = Set(status.inboxes.map(\.name))
             for name in names ?? [] where !watched.contains(name) {
                 print("\(name): not watched by the running daemon (reload it: systemctl reload photofinish)")

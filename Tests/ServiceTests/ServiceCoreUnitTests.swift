@@ -72,6 +72,43 @@ struct OpenFilesTests {
         #expect(PrometheusText.escape("f0140") == "f0140" && PrometheusText.escape("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
         #expect(OpenFiles.doubled(256) == 4096 && OpenFiles.doubled(3072) == 6144 && OpenFiles.doubled(nil) == 4096)
     }
+
+    /// inotify's limits in the same budget and the same message: how many of the folders the
+    /// open-file limit lets in get their two watches, the sysctl that fits them all, and what
+    /// is done with the others (polled).
+    @Test func inotifyWatchesAreInTheSameBudget() {
+        let work = OpenFiles.Work(claimThreads: 4, batchSlots: 4, workers: 2)
+        let budget = OpenFiles.Budget(limit: 20_000, folders: 10_000, work: work,
+                                      inotify: .init(watches: 8192, instances: 128), pollEvery: "2s")
+        #expect(budget.fits && budget.watched == 10_000)
+        #expect(budget.inotifyRoom == 4096 && budget.polled == 5904 && budget.watchesWanted == 25_600)
+        #expect(budget.inotifyWhy == "fs.inotify.max_user_watches (8192) leaves room for 4096 of 10000 hot folders "
+                + "(two inotify watches each, fewer when other programs of this user watch files too)")
+        #expect(budget.inotifyFix(systemd: true) == [
+            "sysctl -w fs.inotify.max_user_watches=25600, and put fs.inotify.max_user_watches=25600 in /etc/sysctl.d/90-photofinish.conf (kept after a reboot)",
+            "systemctl restart photofinish (a folder polled now is watched from its next start)"])
+        #expect(budget.shortage(systemd: true) == budget.inotifyWhy + ": 5904 hot folders are polled every 2s instead; to fix it: "
+                + budget.inotifyFix(systemd: true).joined(separator: "; then "))
+        let said = budget.status(systemd: true)
+        #expect(said.refused == 0 && said.polled == 5904 && said.watchesLimit == 8192 && said.watchesWanted == 25_600)
+        #expect(said.summary.hasSuffix("5904 hot folders are polled every 2s instead"))
+        // Both short: the folders refused for want of descriptors need no watches.
+        let both = OpenFiles.Budget(limit: 256, folders: 2000, work: work, inotify: .init(watches: 200, instances: 128), pollEvery: "2s")
+        #expect(both.watched == 140 && both.inotifyRoom == 100 && both.polled == 40 && both.watchesWanted == 8192)
+        #expect(both.shortage(systemd: false)?.contains("1860 hot folders are not watched") == true
+                && both.shortage(systemd: false)?.contains("40 hot folders are polled every 2s instead") == true)
+        // Room for all: nothing said; the fix applied fits them all.
+        let fixed = OpenFiles.Budget(limit: 20_000, folders: 10_000, work: work,
+                                     inotify: .init(watches: budget.watchesWanted, instances: 128), pollEvery: "2s")
+        #expect(fixed.polled == 0 && fixed.shortage(systemd: true) == nil && fixed.status(systemd: true).polled == 0)
+        // No inotify instance at all (max_user_instances taken by this user's other programs):
+        // every folder is polled, and the fix is that sysctl.
+        let none = OpenFiles.Budget(limit: 20_000, folders: 30, work: work, inotify: .init(watches: 8192, instances: 128),
+                                    pollEvery: "2s", hasInstance: false)
+        #expect(none.polled == 30 && none.inotifyRoom == 0)
+        #expect(none.inotifyWhy == "no inotify instance could be made (fs.inotify.max_user_instances, 128, are all taken by this user's programs)")
+        #expect(none.inotifyFix(systemd: false).first == "sysctl -w fs.inotify.max_user_instances=256, and put fs.inotify.max_user_instances=256 in /etc/sysctl.d/90-photofinish.conf (kept after a reboot)")
+    }
 }
 
 struct DeadlinesTests {

@@ -110,7 +110,11 @@ extension ServiceLoop {
             deadlines.set(name, at: nil)
             publisher.staged.withLock { _ = $0.remove(name) }
         }
-        budget = openFileLimit.map { OpenFiles.Budget(limit: $0, folders: new.inboxes.count, work: work) }
+        let inotify = Inotify.Limits.current(), pollEvery = words(new.config.pollInterval)
+        budget = openFileLimit.map {
+            OpenFiles.Budget(limit: $0, folders: new.inboxes.count, work: work, inotify: inotify, pollEvery: pollEvery,
+                             hasInstance: watcher.inotify != nil)
+        }
         if let budget {
             room = budget.work.room(limit: budget.limit)
             if let shortage = budget.shortage(systemd: FolderProblem.underSystemd) { log.warning(shortage) }

@@ -235,6 +235,14 @@ public final class Metrics: Sendable {
             out.sample("photofinish_open_files_wanted", [:], Double(openFiles.wanted))
             out.family("photofinish_hot_folders_beyond_open_files_limit", .gauge, "Hot folders not watched because the open-file limit has no room for them (raise LimitNOFILE= and restart).")
             out.sample("photofinish_hot_folders_beyond_open_files_limit", [:], Double(openFiles.refused))
+            if let watches = openFiles.watchesLimit, let polled = openFiles.polled, let wanted = openFiles.watchesWanted {
+                out.family("photofinish_inotify_watches_limit", .gauge, "This user's fs.inotify.max_user_watches (two watches a hot folder).")
+                out.sample("photofinish_inotify_watches_limit", [:], Double(watches))
+                out.family("photofinish_inotify_watches_wanted", .gauge, "The fs.inotify.max_user_watches that fits every hot folder with a quarter to spare.")
+                out.sample("photofinish_inotify_watches_wanted", [:], Double(wanted))
+                out.family("photofinish_hot_folders_beyond_inotify_watches", .gauge, "Hot folders polled instead of watched because inotify's watches have no room for them (raise fs.inotify.max_user_watches and restart).")
+                out.sample("photofinish_hot_folders_beyond_inotify_watches", [:], Double(polled))
+            }
         }
         if let cluster {
             out.family("photofinish_cluster_database_up", .gauge, "1 when the cluster's database answers, 0 while it does not (this host works alone meanwhile).")
