@@ -213,6 +213,34 @@ public struct Config: Sendable, Equatable {
         return config
     }
 
+    /// What `photofinish init` needs of the config at `path` — its templates folder and its hot
+    /// folders' names, roots and templates — read without checking the rest: the full `load` of
+    /// 10,000 hot folders (every key's rules, the lines of every key) was most of `init`'s time.
+    /// `nil` when it cannot be read so (a syntax error, a missing key): `load` then says why.
+    public static func outline(path: String) -> Config? {
+        struct Outline: Decodable {
+            struct Entry: Decodable {
+                var name: String
+                var root: String
+                var template: String
+            }
+            var templatesDir: String?
+            var inboxes: [Entry]?
+        }
+        guard var bytes = try? JSON5File.read(path) else { return nil }
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }  // a byte order mark
+        let decoder = JSONDecoder()
+        decoder.allowsJSON5 = true
+        guard let outline = try? decoder.decode(Outline.self, from: Data(bytes)) else { return nil }
+        var config = Config()
+        if let dir = outline.templatesDir {
+            let folder = (path as NSString).deletingLastPathComponent
+            config.templatesDir = dir.hasPrefix("/") ? dir : ((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(dir)
+        }
+        config.inboxes = (outline.inboxes ?? []).map { Inbox(name: $0.name, root: $0.root, template: $0.template) }
+        return config
+    }
+
     /// Validates config text already in memory; no file system checks, paths as written.
     /// - Throws: `JSON5Errors` with every problem found.
     public static func parse(text: String, file: String) throws(JSON5Errors) -> Config {

@@ -14,14 +14,19 @@ enum InitCommand {
         let configPath = WatchCommand.absolute(a[.config] ?? Commands.defaultConfig)
         var config: Config?
         if a[.config] != nil || Files.existsFollowingLinks(configPath) {
-            do {
-                config = try Config.load(path: configPath)
-            } catch {
-                for e in error.errors { Terminal.note(e.description) }
-                // The default config only helps to suggest a template; a named one must be right.
-                guard a[.config] == nil else {
-                    Terminal.error("the config has errors: fix them first (photofinish check --config \(shell(configPath)))")
-                    return 2
+            // Its outline is all init needs (`photofinish check` checks the rest); the whole
+            // load only when the outline cannot be read, for its errors.
+            config = Config.outline(path: configPath)
+            if config == nil {
+                do {
+                    config = try Config.load(path: configPath)
+                } catch {
+                    for e in error.errors { Terminal.note(e.description) }
+                    // The default config only helps to suggest a template; a named one must be right.
+                    guard a[.config] == nil else {
+                        Terminal.error("the config has errors: fix them first (photofinish check --config \(shell(configPath)))")
+                        return 2
+                    }
                 }
             }
         }

@@ -30,6 +30,25 @@ let exampleConfigPath = URL(fileURLWithPath: #filePath)
         #expect(config.templatePath(named: "shop") == "/etc/photofinish/templates/shop.json5")
     }
 
+    /// What `photofinish init` reads: the templates folder (relative to the config's) and the
+    /// hot folders' names, roots and templates, whatever else the config holds; nil when the
+    /// text cannot be read so (the full load says why).
+    @Test func theOutlineIsWhatInitNeeds() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pf-outline-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }  // best effort: a temp folder
+        let path = dir + "/photofinish.json5"
+        try "\u{FEFF}{ templatesDir: 'templates', settle: '2s', inboxes: [ { name: 'shop', root: '/srv/shop', template: 'shop', keep: { out: '30d' } }, ], }"
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        let outline = try #require(Config.outline(path: path))
+        #expect(outline.templatesDir == dir + "/templates")
+        #expect(outline.inboxes == [Config.Inbox(name: "shop", root: "/srv/shop", template: "shop")])
+        try "{ inboxes: [ { name: 'shop' } ] }".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(Config.outline(path: path) == nil)
+        try "{ inboxes: [ ".write(toFile: path, atomically: true, encoding: .utf8)
+        #expect(Config.outline(path: path) == nil)
+    }
+
     @Test func defaultsAreTheSpecs() {
         let d = Config.defaults
         #expect(d.settle == .seconds(2) && d.quiet == .seconds(5) && d.maxWait == .seconds(120))
