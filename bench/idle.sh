@@ -9,7 +9,8 @@
 # - start-up: the wall time to the "ready:" line (every folder taken up or refused), and from
 #   there until every hot folder has its proof (one render, the others linked or copied);
 # - start-up again with the same folders (a restart: the folders and the proofs are there):
-#   to ready, its CPU, and the CPU of the 5 s after (a second table);
+#   to ready, its CPU, and the CPU of the 5 s after (a second table, a row a restart: RESTARTRUNS,
+#   default 3, with the load average at its end);
 # - idle CPU: the daemon's own utime + stime (/proc/PID/stat, so other work on a loaded machine
 #   does not count) over IDLE seconds (default 60) with nothing dropped, per minute;
 # - idle wake-ups: context switches of all its threads (/proc/PID/task/*/status, voluntary and
@@ -24,7 +25,7 @@
 #   without it).
 # Prints markdown tables, ready for bench/RESULTS.md.
 #
-# Environment: PF (default bench/../.build/release/photofinish), IDLE, WAKE (seconds), STRACE, STATUSRUNS,
+# Environment: PF (default bench/../.build/release/photofinish), IDLE, WAKE (seconds), STRACE, STATUSRUNS, RESTARTRUNS,
 # PROOFWAIT (seconds to wait for the proofs, default no limit: then "N of M" is printed).
 # BENCHDIR: where the hot folders are made (default /tmp).
 set -euo pipefail
@@ -126,19 +127,21 @@ EOF
   printf '| %d | %.2f s | %.2f s | %.2f s%s | %.2f s | %d | %.3f s | %d (%d) | %s |\n' \
     "$n" "$ready" "$readycpu" "$proofwall" "$proofnote" "$startup" "$rendered" "$perminute" "$((s1 - s0))" "$((o1 - o0))" "$rss"
   # The same folders started again (a restart, an upgrade, a reboot: what most start-ups are):
-  # every folder and proof is there already.
-  start_until_ready
-  sleep 5; after=$(cpu "$PID"); made=$(proofs "$dir/hot")
-  rendered=$(grep -c 'rendering the proof' "$dir/daemon.log" || true)
-  kill -TERM "$PID"; wait "$PID" || true; PID=
-  RESTARTS+=("$(printf '| %d | %.2f s | %.2f s | %.2f s | %d of %d | %d |' "$n" "$ready" "$readycpu" "$after" "$made" "$n" "$rendered")")
+  # every folder and proof is there already. RESTARTRUNS times (default 3), each a row.
+  for ((r = 0; r < ${RESTARTRUNS:-3}; r++)); do
+    start_until_ready
+    sleep 5; after=$(cpu "$PID"); made=$(proofs "$dir/hot")
+    rendered=$(grep -c 'rendering the proof' "$dir/daemon.log" || true)
+    kill -TERM "$PID"; wait "$PID" || true; PID=
+    RESTARTS+=("$(printf '| %d | %.2f s | %.2f s | %.2f s | %d of %d | %d | %s |' "$n" "$ready" "$readycpu" "$after" "$made" "$n" "$rendered" "$(cut -d' ' -f1 /proc/loadavg)")")
+  done
   rm -rf "$dir"
 done
 echo
 echo "Started again with the same folders (a restart):"
 echo
-echo "| hot folders | to ready | ready CPU | CPU 5 s after ready | proofs in place | proofs rendered |"
-echo "|---:|---:|---:|---:|---:|---:|"
+echo "| hot folders | to ready | ready CPU | CPU 5 s after ready | proofs in place | proofs rendered | load |"
+echo "|---:|---:|---:|---:|---:|---:|---:|"
 printf '%s\n' "${RESTARTS[@]}"
 echo
 echo "photofinish status while it runs (median of ${STATUSRUNS:-5} runs each: wall time, in brackets its CPU):"
