@@ -496,6 +496,25 @@ public enum StatusFiles {
         return found
     }
 
+    /// How long the status of a process that stopped is kept once none of its hot folders is
+    /// there any more (its last states are shown only for folders that are).
+    static let leftoverAge: TimeInterval = 86_400
+
+    /// Removes the status files of processes that are gone when none of their hot folders
+    /// exists and their last write is older than `leftoverAge` (a test's or a benchmark's
+    /// daemon, whose folders were removed with it): they showed nothing and were kept forever.
+    /// What cannot be removed (another user's) stays.
+    /// - Returns: the files kept.
+    public static func removeLeftovers(_ found: [(path: String, status: ServiceStatus)], now: Date = Date())
+        -> [(path: String, status: ServiceStatus)] {
+        found.filter { path, status in
+            guard !status.isRunning, let written = HumanTime.date(isoUTC: status.updated),
+                  now.timeIntervalSince(written) > leftoverAge,
+                  !status.inboxes.contains(where: { Files.existsFollowingLinks($0.root) }) else { return true }
+            return unlink(path) != 0 && errno != ENOENT
+        }
+    }
+
     /// The last state of each hot folder that no running process watches: from the newest of
     /// the `stopped` statuses naming its root (one entry per folder, however many processes
     /// watched it once), newest first.

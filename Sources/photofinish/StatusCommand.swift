@@ -19,15 +19,20 @@ enum StatusCommand {
     static func main(_ a: Arguments) throws(UsageError) -> Int32 {
         guard a.positional.count <= 1 else { throw UsageError("status takes at most one ROOT folder") }
         let places = StatusFiles.directories().joined(separator: ", ")
-        var found = StatusFiles.all().map(\.status)
+        var found = StatusFiles.removeLeftovers(StatusFiles.all()).map(\.status)
         var names: [String]?
         if let configPath = a[.config] {
             let absolute = WatchCommand.absolute(configPath)
-            do {
-                names = try Config.load(path: configPath).inboxes.map(\.name)
-            } catch {
-                for e in error.errors { Terminal.note(e.description) }
-                return 2
+            // The hot folders' names are all it needs (the whole load only for its errors).
+            if let outline = Config.outline(path: configPath) {
+                names = outline.inboxes.map(\.name)
+            } else {
+                do {
+                    names = try Config.load(path: configPath).inboxes.map(\.name)
+                } catch {
+                    for e in error.errors { Terminal.note(e.description) }
+                    return 2
+                }
             }
             found = found.filter { $0.config == absolute }
             guard !found.isEmpty else {

@@ -56,6 +56,29 @@ struct StatusTests {
         #expect(try StatusFiles.Writer.read(from: path).pid == 12)
     }
 
+    /// The status of a process that is gone, older than a day, none of whose hot folders is
+    /// there any more, is removed when read; the others are kept.
+    @Test func leftoverStatusesOfGoneProcessesAgeOut() throws {
+        let dir = TemporaryFolder.path("status-leftovers")
+        defer { try? FileManager.default.removeItem(atPath: dir) }  // best effort: a temp folder
+        try FileManager.default.createDirectory(atPath: dir + "/kept", withIntermediateDirectories: true)
+        let now = try #require(HumanTime.date(isoUTC: "2026-12-05T12:00:00Z"))
+        func write(_ name: String, updated: String, state: ServiceStatus.State = .stopped, root: String) throws -> String {
+            let path = dir + "/" + name + ".json"
+            try ServiceStatus(pid: 999_999, updated: updated, state: state, inboxes: [.init(name: "f", root: root)]).write(to: path)
+            return path
+        }
+        let gone = try write("gone", updated: "2026-12-03T12:00:00.000Z", root: dir + "/removed")
+        let crashed = try write("crashed", updated: "2026-12-03T12:00:00.000Z", state: .running, root: dir + "/removed")
+        let recent = try write("recent", updated: "2026-12-05T11:00:00.000Z", root: dir + "/removed")
+        let there = try write("there", updated: "2026-12-01T12:00:00.000Z", root: dir + "/kept")
+        let found = try [gone, crashed, recent, there].map { ($0, try ServiceStatus.read(from: $0)) }
+        let kept = StatusFiles.removeLeftovers(found, now: now).map(\.path)
+        #expect(kept == [recent, there])
+        #expect(!FileManager.default.fileExists(atPath: gone) && !FileManager.default.fileExists(atPath: crashed))
+        #expect(FileManager.default.fileExists(atPath: recent) && FileManager.default.fileExists(atPath: there))
+    }
+
     @Test func eachProcessHasItsOwnStatusFileInTheRuntimeDirectory() throws {
         let dir = TemporaryFolder.path("status")
         defer { try? FileManager.default.removeItem(atPath: dir) }  // best effort: a temp folder
