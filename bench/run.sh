@@ -27,7 +27,9 @@
 # (full size, its SIMD path; the first two files) plus one encode of the row's output (photofinish's
 # first output, at its quality and chroma), as CPU ms a photo (tjbench times wall clock: each figure
 # is scaled by the CPU share tjbench got, GNU time's user + system over elapsed), and each tool's
-# CPU a photo as a multiple of it.
+# CPU a photo as a multiple of it. Both with the accurate integer DCT, as photofinish encodes and
+# decodes: tjbench's encode takes the fast one unless told (-accuratedct; its output was
+# byte for byte cjpeg -dct fast's), its decode the accurate one already (djpeg -dct int's bytes).
 # Prints a markdown table, the ratios and the goals met or not, and writes the same to
 # RESULTS (default /tmp/pf-bench/results/<UTC time>.md), ready to paste into bench/RESULTS.md.
 #
@@ -35,7 +37,8 @@
 # "tree RSS" is the peak of all the run's processes added up (tools/treerss.py, sampled every
 # 50 ms): for the tools that fork workers, what the workers hold together.
 #
-# Environment: PF (photofinish binary, default bench/../.build/release/photofinish; rows are
+# Environment: OUTS (a folder the outputs go under instead, e.g. /dev/shm; the report says where),
+# PF (photofinish binary, default bench/../.build/release/photofinish; rows are
 # skipped when it is missing), PF_BEFORE (a second photofinish binary, e.g. a build of main: its
 # rows "photofinish before" run in the same rounds and get a ratio like the other tools), RESULTS,
 # ONLY (regex on "set tool", e.g. ONLY='12 MP JPEG' for both 12 MP JPEG sets, ONLY='marks' for the
@@ -61,7 +64,13 @@ if [[ ! -x $PF ]]; then
 fi
 [[ -z ${PF_BEFORE:-} || -x $PF_BEFORE ]] || { echo "PF_BEFORE=$PF_BEFORE is not an executable" >&2; exit 1; }
 mkdir -p /tmp/pf-bench "$(dirname "$RESULTS")"
-TMP=$(mktemp -d /tmp/pf-bench/run.XXXXXX); trap 'rm -rf "$TMP"' EXIT
+TMP=$(mktemp -d /tmp/pf-bench/run.XXXXXX)
+# Where every tool writes its outputs: beside the run's files, or under OUTS (e.g. OUTS=/dev/shm:
+# tmpfs, where photofinish's fsync of each output and of its report costs nothing; the other tools
+# do not fsync) to see what the disk's flushes cost the wall.
+OUTROOT=$TMP
+[[ -n ${OUTS:-} ]] && OUTROOT=$(mktemp -d "$OUTS/pf-bench-out.XXXXXX")
+trap 'rm -rf "$TMP" "$OUTROOT"' EXIT
 RAW=$TMP/raw.tsv; : > "$RAW"
 
 busy() { # CPU ticks (USER_HZ) spent by the whole machine so far: user nice system irq softirq steal
@@ -71,7 +80,7 @@ busy() { # CPU ticks (USER_HZ) spent by the whole machine so far: user nice syst
 # command_for SET TOOL FILE...: sets CMD (the command line) and OUTDIR
 command_for() {
   local set=$1 tool=$2; shift 2
-  OUTDIR=$TMP/out-${tool// /-}
+  OUTDIR=$OUTROOT/out-${tool// /-}
   local tpl=$HERE/web.json5 vm=() im=()
   [[ $tool == "photofinish harmonize"* ]] && tpl=$HERE/web-harmonize.json5
   if [[ $set == *web+marks* ]]; then   # the template's logo is ../etc/…/studio.png from bench/
@@ -157,7 +166,7 @@ tjbench_cpu_ms() {
 # floor SET FILE...: the row's floor (see the top), appended to FLOOR: set, decode ms, encode ms
 floor() {
   local set=$1; shift
-  [[ $1 == *.jpg && -d $TMP/out-photofinish ]] && command -v tjbench > /dev/null || return 0
+  [[ $1 == *.jpg && -d $OUTROOT/out-photofinish ]] && command -v tjbench > /dev/null || return 0
   [[ "$set photofinish ×" =~ ${ONLY:-.} ]] || return 0
   local dir=${1%/*} dec f w h n=0 sum=0 out
   dec=$(awk -F'\t' -v d="$dir" '$1 == d { print $2 }' "$TMP/decode-floor" 2>/dev/null)
@@ -168,15 +177,15 @@ floor() {
     done
     dec=$(echo "$sum / $n" | bc -l); printf '%s\t%s\n' "$dir" "$dec" >> "$TMP/decode-floor"
   fi
-  out=$TMP/out-photofinish/$(basename "${1%.*}").jpg
-  [[ -f $out ]] || out=$(find "$TMP/out-photofinish" -name '*.jpg' | sort | head -1)
+  out=$OUTROOT/out-photofinish/$(basename "${1%.*}").jpg
+  [[ -f $out ]] || out=$(find "$OUTROOT/out-photofinish" -name '*.jpg' | sort | head -1)
   local q sub enc=nan
   if [[ -f $out ]]; then
     djpeg -outfile "$TMP/floor.ppm" "$out"
     q=$(identify -format '%Q' "$out"); sub=$(identify -format '%[jpeg:sampling-factor]' "$out")
     case $sub in 1x1,1x1,1x1) sub=444 ;; 2x1,1x1,1x1) sub=422 ;; *) sub=420 ;; esac
     w=$(vipsheader -f width "$out"); h=$(vipsheader -f height "$out")
-    enc=$(tjbench_cpu_ms "$(echo "$w * $h / 1000000" | bc -l)" "$TMP/floor.ppm" "$q" -subsamp "$sub" -componly)
+    enc=$(tjbench_cpu_ms "$(echo "$w * $h / 1000000" | bc -l)" "$TMP/floor.ppm" "$q" -subsamp "$sub" -componly -accuratedct)
   fi
   printf '%s\t%s\t%s\n' "$set" "$dec" "$enc" >> "$FLOOR"
 }
@@ -242,7 +251,7 @@ for line in open(raw):
 res = {}
 print("## Bench: web pipeline (bench/web.json5; \"web+marks\" rows: bench/web-marks.json5)\n")
 print("$START, $(nproc) cores, $RUNS counted runs after 1 warm-up, tools interleaved per run; "
-      "load average $LOAD0 before, $LOAD1 after.  ")
+      "load average $LOAD0 before, $LOAD1 after; outputs on $(df --output=fstype "$OUTROOT" | tail -1) ($OUTROOT).  ")
 print("photofinish: $PFV; pyvips $VIPSV (pyvips-binary; HEIC: system libvips $SYSVIPSV); "
       "Pillow $PILV; ImageMagick $IMV.\n")
 print("| set | tool | files | wall s (median) | photos/s | CPU s (median) | CPU ms a photo | × floor | peak RSS MiB (max) | tree RSS MiB (max) | others, cores | outputs |")
