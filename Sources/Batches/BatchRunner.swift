@@ -214,6 +214,7 @@ public struct BatchRunner: Sendable {
                                    batch: batch)
         }
         let window = limits.effectiveWorkers
+        let buffers = SourceBuffers()
         await withTaskGroup(of: (Int, Report.Item).self) { group in
             var next = 0
             var done = items.compactMap { $0 }.count
@@ -236,7 +237,9 @@ public struct BatchRunner: Sendable {
                 let source = sources[index], stem = stems[index], light = plan?.photo(index)
                 group.addTask {
                     var item = await finishInSlot(source, index: index, stem: stem, batch: batch, count: sources.count,
-                                                  folder: folder, alone: isAlone, light: light) { onStart(index + 1) }
+                                                  folder: folder, alone: isAlone, light: light, buffers: buffers) {
+                        onStart(index + 1)
+                    }
                     item.alternates = alternates[index].isEmpty ? nil : alternates[index]
                     return (index, item)
                 }
@@ -304,7 +307,7 @@ public struct BatchRunner: Sendable {
     ///   - early: the batch is open (`finishEarly`): with `harmonize`, the photo is looked at first
     ///     and corrected toward the light known so far (`openLight`).
     private func finishInSlot(_ source: Source, index: Int, stem: String, batch: String, count: Int, folder: String,
-                              alone: Bool, light: PhotoLight? = nil, early: Bool = false,
+                              alone: Bool, light: PhotoLight? = nil, early: Bool = false, buffers: SourceBuffers? = nil,
                               onStart: () -> Void) async -> Report.Item {
         let slots = alone ? limits.sharedSlots?.capacity ?? 1 : 1
         await limits.sharedSlots?.acquire(slots)
@@ -317,9 +320,17 @@ public struct BatchRunner: Sendable {
         var light = light
         let held = light?.held?.take()
         light?.held = nil
-        let read = Result { () throws(PhotoError) in
-            if let held { return held.bytes }
-            return try SourceFile.read(source.path, maxBytes: limits.maxFileBytes)
+        var buffer = held == nil ? buffers?.take() ?? [] : []
+        let read: Result<[UInt8], PhotoError>
+        if let held {
+            read = .success(held.bytes)
+        } else {
+            do throws(PhotoError) {
+                try SourceFile.read(source.path, maxBytes: limits.maxFileBytes, into: &buffer)
+                read = .success(buffer)
+            } catch {
+                read = .failure(error)
+            }
         }
         let readTime = ContinuousClock.now - reading
         let budget = limits.memoryBudget
@@ -337,6 +348,9 @@ public struct BatchRunner: Sendable {
         }
         var item = finishOne(source, read: consume read, readTime: readTime, index: index, stem: stem,
                              batch: batch, count: count, folder: folder, finisher: finisher, light: light, held: photo)
+        // Handed back alone (`consume`): a copy still held here would make the next photo's
+        // read copy the whole buffer first.
+        if held == nil { buffers?.give(consume buffer) }
         if let lightWarning, item.status == .ok { item.warnings = (item.warnings ?? []) + [lightWarning] }
         return item
     }
@@ -508,7 +522,28 @@ enum SourceFile {
     /// - Throws: `too-large` over `maxBytes`; `io-error` with the system's reason when it cannot
     ///   be opened or read (or is not a regular file).
     static func read(_ path: FilePath, maxBytes: Int) throws(PhotoError) -> [UInt8] {
-        func ioError(_ error: SystemError) -> PhotoError { PhotoError(.ioError, "cannot \(error.call): \(error.reason)") }
+        let file = try open(path, maxBytes: maxBytes)
+        do throws(SystemError) {
+            return try file.readAll(limit: maxBytes)
+        } catch {
+            throw ioError(error)
+        }
+    }
+
+    /// The whole file, into `buffer` (its contents replaced, its storage reused:
+    /// `FileDescriptor.readAll(into:)`).
+    /// - Throws: as `read(_:maxBytes:)`.
+    static func read(_ path: FilePath, maxBytes: Int, into buffer: inout [UInt8]) throws(PhotoError) {
+        let file = try open(path, maxBytes: maxBytes)
+        do throws(SystemError) {
+            try file.readAll(into: &buffer, limit: maxBytes)
+        } catch {
+            throw ioError(error)
+        }
+    }
+
+    /// The file opened for reading, once it is known to be a regular file within `maxBytes`.
+    private static func open(_ path: FilePath, maxBytes: Int) throws(PhotoError) -> FileDescriptor {
         let file: FileDescriptor, status: FileStatus
         do throws(SystemError) {
             file = try FileDescriptor.open(path, .read)
@@ -520,11 +555,28 @@ enum SourceFile {
         if status.size > Int64(maxBytes) {
             throw PhotoError(.tooLarge, "the file is \(ByteCount.words(Int(status.size))), over the limit of \(ByteCount.words(maxBytes))")
         }
-        do throws(SystemError) {
-            return try file.readAll(limit: maxBytes)
-        } catch {
-            throw ioError(error)
-        }
+        return file
+    }
+
+    private static func ioError(_ error: SystemError) -> PhotoError {
+        PhotoError(.ioError, "cannot \(error.call): \(error.reason)")
+    }
+}
+
+/// The file buffers of a batch's photos: a photo reads its source into the buffer an earlier photo
+/// of the batch gave back, so a batch maps its files' memory once per photo in flight instead of
+/// once per photo (a 12 MP JPEG's 3 MB faulted in and zeroed page by page: about 2 % of its CPU).
+/// Kept as long as the batch runs; at most one per photo in flight.
+final class SourceBuffers: Sendable {
+    private let kept = Mutex<[[UInt8]]>([])
+
+    /// A buffer given back, or an empty one.
+    func take() -> [UInt8] { kept.withLock { $0.popLast() ?? [] } }
+
+    /// Gives a buffer back once nothing else holds it (else its next use would copy it first).
+    func give(_ buffer: consuming [UInt8]) {
+        let buffer = buffer
+        kept.withLock { $0.append(buffer) }
     }
 }
 

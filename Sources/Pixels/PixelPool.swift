@@ -6,11 +6,16 @@ import Synchronization
 /// faults and the kernel's zeroing (measured: ≈ 10 % of a 12 MP full-resolution
 /// batch there).
 ///
-/// - Only blocks of at least `smallest` bytes are kept: smaller ones come from malloc's
-///   arenas, which keep them anyway; blocks this large get a mapping of their own
-///   (`mallopt(M_MMAP_THRESHOLD)`), which a plain free gives back.
-/// - A block is taken again only by a request of exactly its size (band sizes repeat from
-///   photo to photo of a camera).
+/// - Only blocks of at least `smallest` bytes are kept (the shared pool: 128 KiB): smaller
+///   ones come from malloc's arenas, which keep them anyway. Larger ones do not stay: a
+///   block of 1 MiB or more gets a mapping of its own (`mallopt(M_MMAP_THRESHOLD)`), which a
+///   plain free gives back, and a freed block above 128 KiB at the top of an arena's heap is
+///   given back too (`M_TRIM_THRESHOLD`): a turned photo's last, shorter band and its tile
+///   of stored rows were faulted in afresh at every photo.
+/// - A block is taken again by a request of its size, or of up to an eighth less (the kept
+///   block closest to it): band sizes repeat from photo to photo of a camera, and a portrait
+///   photo's bands (1536 px rows, turned) and a landscape one's (2048 px) differ by 2 % — with
+///   exact sizes only, a batch of both faulted in a fresh band at nearly every photo.
 /// - The pool never makes a batch hold more than it would without it: kept blocks plus
 ///   blocks in use stay at or under the most that was in use at once in the batch so far
 ///   (a new block first frees kept ones, oldest first, to stay under it), and at most
@@ -19,10 +24,9 @@ import Synchronization
 ///   everything kept goes back to the system.
 public final class PixelPool: Sendable {
     /// The pool every `PixelStorage` takes its large blocks from.
-    public static let shared = PixelPool(smallest: 1 << 20, capacity: 256 << 20)
+    public static let shared = PixelPool(smallest: 128 << 10, capacity: 256 << 20)
 
-    /// The smallest block kept (the shared pool's: the mmap threshold set in CShims'
-    /// `memory_glue.c`).
+    /// The smallest block kept (the shared pool's: glibc's `M_TRIM_THRESHOLD`).
     public let smallest: Int
     /// The most bytes kept at once.
     public let capacity: Int
@@ -41,6 +45,8 @@ public final class PixelPool: Sendable {
         var inUse = 0
         var peak = 0
         var reused = 0
+        /// Blocks handed out that are larger than their request: address and size.
+        var larger: [UInt: Int] = [:]
     }
 
     private let state = Mutex(State())
@@ -62,17 +68,27 @@ public final class PixelPool: Sendable {
     /// Blocks handed out again since the pool was made (for tests).
     public var reusedBlocks: Int { state.withLock { $0.reused } }
 
-    /// A block of `bytes` bytes: a kept one of that size, or a new one.
+    /// A block of at least `bytes` bytes: a kept one of that size or up to an eighth larger,
+    /// or a new one.
     public func allocate(_ bytes: Int) -> UnsafeMutablePointer<UInt8> {
         guard bytes >= smallest else { return .allocate(capacity: max(1, bytes)) }
         var evicted: [UInt] = []
         let found = state.withLock { s -> UInt? in
-            s.inUse += bytes
-            if let index = s.blocks.lastIndex(where: { $0.bytes == bytes }) {
-                s.bytes -= bytes
-                s.reused += 1
-                return s.blocks.remove(at: index).address
+            // The smallest kept block that fits (of equals, the last kept).
+            var best: Int?
+            for (index, block) in s.blocks.enumerated() where block.bytes >= bytes && block.bytes <= bytes + bytes / 8 {
+                if best.map({ block.bytes <= s.blocks[$0].bytes }) ?? true { best = index }
             }
+            if let best {
+                let block = s.blocks.remove(at: best)
+                s.bytes -= block.bytes
+                s.inUse += block.bytes
+                s.peak = max(s.peak, s.inUse)
+                s.reused += 1
+                if block.bytes != bytes { s.larger[block.address] = block.bytes }
+                return block.address
+            }
+            s.inUse += bytes
             while s.bytes + s.inUse > s.peak, !s.blocks.isEmpty {
                 let oldest = s.blocks.removeFirst()
                 s.bytes -= oldest.bytes
@@ -87,10 +103,11 @@ public final class PixelPool: Sendable {
     }
 
     /// Gives a block back: kept while a batch runs and there is room, freed otherwise.
-    public func deallocate(_ block: UnsafeMutablePointer<UInt8>, bytes: Int) {
-        guard bytes >= smallest else { return block.deallocate() }
+    public func deallocate(_ block: UnsafeMutablePointer<UInt8>, bytes requested: Int) {
+        guard requested >= smallest else { return block.deallocate() }
         let address = UInt(bitPattern: block)
         let kept = state.withLock { s -> Bool in
+            let bytes = s.larger.removeValue(forKey: address) ?? requested
             s.inUse -= bytes
             guard s.scopes > 0, s.bytes + bytes <= capacity else { return false }
             s.blocks.append((address, bytes))

@@ -137,23 +137,63 @@ public final class FileDescriptor: Sendable {
         return bytes
     }
 
+    /// `readAll(limit:)` into `buffer`, whose contents it replaces: a buffer kept from file to file
+    /// (a batch's worker, photo after photo) is written where its pages are already mapped, where a
+    /// new array of a few MB is a fresh mapping that faults in and zeroes a page every 4 KiB as
+    /// read(2) fills it. A buffer too small for the file is replaced by one an eighth larger than
+    /// the file (files of one camera differ by a few per cent), zero-filled first where its count
+    /// grows.
+    public func readAll(into buffer: inout [UInt8], limit: Int = .max) throws(SystemError) {
+        let expected = min(Int(clamping: max(0, try status().size)), limit)
+        if buffer.capacity < expected {
+            buffer = []   // the old block goes before the new one is made, and is not copied
+            buffer.reserveCapacity(expected + expected / 8)
+        }
+        if buffer.count > expected {
+            buffer.removeLast(buffer.count - expected)
+        } else if buffer.count < expected {
+            buffer.append(contentsOf: repeatElement(0, count: expected - buffer.count))
+        }
+        var result: Result<(got: Int, ended: Bool), SystemError> = .success((0, false))
+        buffer.withUnsafeMutableBufferPointer { b in
+            if let base = b.baseAddress { result = fill(base, count: b.count) }
+        }
+        var (got, ended) = try result.get()
+        buffer.removeLast(buffer.count - got)
+        while !ended, got < limit {
+            let next = got == expected ? 4096 : max(got, 4096)
+            let more = try read(upTo: min(next, limit - got))
+            buffer += more.bytes
+            got = buffer.count
+            ended = more.ended
+        }
+    }
+
     /// Up to `count` bytes from the current offset, read straight into the array's uninitialised
     /// storage (no zero-filling of a few MB that read(2) overwrites at once), and whether read(2)
     /// said the end.
     private func read(upTo count: Int) throws(SystemError) -> (bytes: [UInt8], ended: Bool) {
-        var failure: SystemError?
-        var ended = false
+        var result: Result<(got: Int, ended: Bool), SystemError> = .success((0, false))
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, got in
-            while got < count {
-                switch Syscall.run({ Glibc.read(raw, buffer.baseAddress! + got, count - got) }) {
-                case .success(0): ended = true; return
-                case .success(let n): got += n
-                case .failure(let e): failure = SystemError("read", path.description, errno: e.code); return
-                }
+            guard let base = buffer.baseAddress else { return }
+            result = fill(base, count: count)
+            if case .success(let read) = result { got = read.got }
+        }
+        return (bytes, try result.get().ended)
+    }
+
+    /// Reads into `count` bytes at `base` until they are full or read(2) says the end: how many
+    /// it read, and whether it met the end.
+    private func fill(_ base: UnsafeMutablePointer<UInt8>, count: Int) -> Result<(got: Int, ended: Bool), SystemError> {
+        var got = 0
+        while got < count {
+            switch Syscall.run({ Glibc.read(raw, base + got, count - got) }) {
+            case .success(0): return .success((got, true))
+            case .success(let n): got += n
+            case .failure(let e): return .failure(SystemError("read", path.description, errno: e.code))
             }
         }
-        if let failure { throw failure }
-        return (bytes, ended)
+        return .success((got, false))
     }
 
     /// Writes all of `bytes` (retrying short writes).

@@ -21,6 +21,29 @@ import Testing
         #expect(pool.keptBytes == 0, "everything kept is freed when the batch ends")
     }
 
+    /// A portrait photo's turned bands serve the next landscape photo's (2 % smaller): the
+    /// closest kept block up to an eighth larger, given back at its own size.
+    @Test func aSlightlyLargerBlockServesASmallerRequest() async {
+        let pool = PixelPool(smallest: unit, capacity: 100 * unit)
+        await pool.keeping {
+            let large = pool.allocate(9 * unit), larger = pool.allocate(10 * unit), huge = pool.allocate(20 * unit)
+            for (block, bytes) in [(huge, 20), (larger, 10), (large, 9)] { pool.deallocate(block, bytes: bytes * unit) }
+            #expect(pool.keptBytes == 39 * unit)
+            let taken = pool.allocate(8 * unit)
+            #expect(taken == large, "the closest size that fits, 9 of at most 8 + 1")
+            let fresh = pool.allocate(7 * unit)
+            #expect(pool.reusedBlocks == 1, "10 is more than an eighth above 7: a new block")
+            #expect(fresh != larger)
+            #expect(pool.keptBytes == 10 * unit, "20 went, the oldest, to stay under the peak of 39")
+            pool.deallocate(taken, bytes: 8 * unit)
+            #expect(pool.keptBytes == 19 * unit, "given back as the 9 units it is")
+            #expect(pool.allocate(9 * unit) == large)
+            pool.deallocate(large, bytes: 9 * unit)
+            pool.deallocate(fresh, bytes: 7 * unit)
+        }
+        #expect(pool.keptBytes == 0)
+    }
+
     @Test func nothingIsKeptOutsideABatchOrBelowTheSmallestSize() async {
         let pool = PixelPool(smallest: unit, capacity: 100 * unit)
         let outside = pool.allocate(4 * unit)

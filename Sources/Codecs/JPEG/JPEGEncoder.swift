@@ -5,11 +5,16 @@ import Pixels
 /// progressive, with the ICC profile and EXIF block of `EncodeOptions` embedded.
 ///
 /// Rows go in as they are finished (`jpeg_write_scanlines`), band by band: a photo finished
-/// at full resolution is never whole in memory on its way out. One writer belongs to one
-/// thread at a time.
+/// at full resolution is never whole in memory on its way out. The file is written into a block
+/// of the pixel pool (`PixelPool`: kept from photo to photo of a batch, so its pages are mapped
+/// once, not grown by doubling into fresh memory every photo); a file larger than the block goes
+/// on in memory of its own. One writer belongs to one thread at a time.
 public final class JPEGEncoder: ImageWriter {
     /// The C encoder (`pf_jpeg_encoder *`); this object is its only owner.
     private let handle: OpaquePointer
+    /// Where libjpeg writes the file first (`outputBytes` of the pixel pool).
+    private let output: UnsafeMutablePointer<UInt8>
+    private let outputBytes: Int
     private let width: Int
     private let height: Int
     private let channels: Int
@@ -30,24 +35,42 @@ public final class JPEGEncoder: ImageWriter {
         var created: OpaquePointer?
         // XMP and IPTC markers, written as they are (each fits one marker: MetadataRewrite saw to it).
         let extra = JPEGMetadata.markers(xmp: options.xmp, iptc: options.iptc)
+        let outputBytes = Self.outputBlock(width: width, height: height)
+        let output = PixelPool.shared.allocate(outputBytes)
         let status = Self.withOptionalBytes(options.icc) { icc, iccCount in
             Self.withOptionalBytes(options.exif) { exif, exifCount in
                 Self.withMarkers(extra) { markers, markerCount in
                     pf_jpeg_encoder_start(&created, Int32(width), Int32(height), Int32(channels),
                                           Int32(options.quality), options.progressive ? 1 : 0, 0,
-                                          icc, iccCount, exif, exifCount, markers, markerCount, nil, 0)
+                                          icc, iccCount, exif, exifCount, markers, markerCount, output, outputBytes)
                 }
             }
         }
-        guard let created else { throw PhotoError(.ioError, "JPEG encoding failed: out of memory") }
+        guard let created else {
+            PixelPool.shared.deallocate(output, bytes: outputBytes)
+            throw PhotoError(.ioError, "JPEG encoding failed: out of memory")
+        }
         handle = created
+        self.output = output
+        self.outputBytes = outputBytes
         self.width = width
         self.height = height
         self.channels = channels
         if status != Int32(PF_JPEG_OK) { throw failure() }
     }
 
-    deinit { pf_jpeg_encoder_destroy(handle) }
+    deinit {
+        pf_jpeg_encoder_destroy(handle)
+        PixelPool.shared.deallocate(output, bytes: outputBytes)
+    }
+
+    /// The block a file of `width` × `height` is written into: 3 bits a pixel (a photo at
+    /// quality 88 with halved chroma takes about 1.4; at 95 and above a file may outgrow it),
+    /// in whole MiB, so files of one size share one kept block.
+    static func outputBlock(width: Int, height: Int) -> Int {
+        let estimate = max(1, width * height / 8 * 3)
+        return ((estimate + (1 << 20) - 1) >> 20) << 20
+    }
 
     /// Writes the next rows (a band), top to bottom.
     public func write(_ rows: PixelRows) throws(PhotoError) {
