@@ -166,7 +166,8 @@ tjbench_cpu_ms() {
 # floor SET FILE...: the row's floor (see the top), appended to FLOOR: set, decode ms, encode ms
 floor() {
   local set=$1; shift
-  [[ $1 == *.jpg && -d $OUTROOT/out-photofinish ]] && command -v tjbench > /dev/null || return 0
+  local pfout=$OUTROOT/out-photofinish-×2   # command_for's OUTDIR of "photofinish ×2"
+  [[ $1 == *.jpg && -d $pfout ]] && command -v tjbench > /dev/null || return 0
   [[ "$set photofinish ×" =~ ${ONLY:-.} ]] || return 0
   local dir=${1%/*} dec f w h n=0 sum=0 out
   dec=$(awk -F'\t' -v d="$dir" '$1 == d { print $2 }' "$TMP/decode-floor" 2>/dev/null)
@@ -177,8 +178,9 @@ floor() {
     done
     dec=$(echo "$sum / $n" | bc -l); printf '%s\t%s\n' "$dir" "$dec" >> "$TMP/decode-floor"
   fi
-  out=$OUTROOT/out-photofinish/$(basename "${1%.*}").jpg
-  [[ -f $out ]] || out=$(find "$OUTROOT/out-photofinish" -name '*.jpg' | sort | head -1)
+  # the output in the batch's folder (depth 2), not its report's thumbnail (thumbs/, depth 3)
+  out=$(find "$pfout" -maxdepth 2 -name "$(basename "${1%.*}").jpg" | head -1)
+  [[ -f $out ]] || out=$(find "$pfout" -maxdepth 2 -name '*.jpg' | sort | head -1)
   local q sub enc=nan
   if [[ -f $out ]]; then
     djpeg -outfile "$TMP/floor.ppm" "$out"
