@@ -368,9 +368,8 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
             var envelope = status
             envelope.inboxes = []
             let head = [UInt8](try encoder.encode(envelope))
-            // Keys are sorted and strings escaped: the first `"inboxes":[]` is the key's.
             let marker = Array(#""inboxes":[]"#.utf8)
-            guard let at = head.firstRange(of: marker) else { return [UInt8](try encoder.encode(status)) }
+            guard let at = Self.topLevel(marker, in: head) else { return [UInt8](try encoder.encode(status)) }
             var kept: [String: (inbox: Inbox, json: [UInt8])] = [:]
             kept.reserveCapacity(status.inboxes.count)
             var out = Array(head[..<at.lowerBound]) + Array(#""inboxes":["#.utf8)
@@ -389,6 +388,31 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
             out += head[at.upperBound...]
             parts = kept
             return out
+        }
+
+        /// Where `key` (`"name":…`, as compact JSON writes it) is in the top-level object of
+        /// `json`, not in a value nested in it: `cluster` sorts before `inboxes`, and its view
+        /// names each host's `inboxes` too (`[]` once a host stopped) — the hot folders were
+        /// put there, the status's own list left empty (its claimer unseen by a reader).
+        static func topLevel(_ key: [UInt8], in json: [UInt8]) -> Range<Int>? {
+            var depth = 0, inString = false, escaped = false
+            for (i, byte) in json.enumerated() {
+                if inString {
+                    if escaped { escaped = false } else if byte == UInt8(ascii: "\\") { escaped = true } else if byte == UInt8(ascii: "\"") { inString = false }
+                    continue
+                }
+                switch byte {
+                case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"): depth -= 1
+                case UInt8(ascii: "\""):
+                    // Outside a string at the top level, a quote opens a key or a value; a value
+                    // that reads like the key has its quotes escaped.
+                    if depth == 1, json[i...].starts(with: key) { return i..<(i + key.count) }
+                    inString = true
+                default: break
+                }
+            }
+            return nil
         }
     }
 

@@ -183,7 +183,8 @@ import Testing
         let last = others.first { $0 != second }!
         let more = try rig.dropPhotos("T", count: 10, width: 400)
         #expect(Poll.until(.seconds(120)) { rig.allFinished(more) }, "\(rig.logs(daemons))")
-        #expect(Poll.until(.seconds(30)) { claimer(last) == rig.names[last] }, "\(claimer(last) ?? "none")")
+        #expect(Poll.until(.seconds(30)) { claimer(last) == rig.names[last] },
+                "\(claimer(last) ?? "none"): \(String(describing: rig.statusFile(last)))\n\(rig.logs(daemons))")
         #expect(rig.hot.reports().keys.count == 2, "batches: \(rig.hot.reports().keys.sorted())")
         daemons[last].signal(SIGTERM)
         #expect(daemons[last].wait() == 0)

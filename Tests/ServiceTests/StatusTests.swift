@@ -1,4 +1,5 @@
 import Batches
+@testable import Cluster
 import Foundation
 import HotFolders
 @testable import Service
@@ -47,6 +48,18 @@ struct StatusTests {
         status.inboxes.remove(at: 10)
         status.inboxes.append(.init(name: "new", root: "/srv/new"))
         status.updated = "2026-12-05T10:00:01.000Z"
+        try status.write(to: path, with: &encoding)
+        #expect(try ServiceStatus.read(from: path) == status)
+        // The cluster's view sorts before the hot folders and names each host's folders too: a
+        // stopped host's are `[]`, the status's own are still where a reader looks for them.
+        var cluster = ServiceStatus.ClusterState(host: "pf-c", database: ServiceStatus.ClusterState.reachable,
+                                                 since: "2026-12-05T10:00:00.000Z", lease: 3)
+        cluster.view = ClusterStatus(server: "PostgreSQL 15", schema: 3, schemaKnown: 3, history: [], hosts: [
+            ClusterStatus.Host(name: "pf-b", pid: 2, version: "0.9.0", workers: 2, inboxes: [], seenAgo: 9, started: 0, stopped: true, tasks: []),
+            ClusterStatus.Host(name: "pf-c", pid: 3, version: "0.9.0", workers: 2, inboxes: ["f3"], seenAgo: 0, started: 0, stopped: false, tasks: []),
+        ], batches: [])
+        status.cluster = cluster
+        status.inboxes[3].claimer = "pf-c"
         try status.write(to: path, with: &encoding)
         #expect(try ServiceStatus.read(from: path) == status)
         var empty = status
