@@ -130,6 +130,10 @@ public struct DeliveryJournal: Codable, Sendable, Equatable {
 /// next effects (save the journal, write a file, rename it, verify it, rewrite the receipt,
 /// try again later). `DeliveryRun` carries them out against a server; the tests drive it with
 /// plain values.
+///
+/// Up to `depth` files are under way at once: one written while the ones before it are renamed
+/// and read back (`DeliveryRun` writes on one connection and renames and verifies on another).
+/// A depth of 1 sends one file at a time.
 public struct DeliveryMachine: Sendable {
     public private(set) var journal: DeliveryJournal
     let policy: RetryPolicy
@@ -137,6 +141,13 @@ public struct DeliveryMachine: Sendable {
     let renames: Bool
     /// All files go in one message (mail).
     let whole: Bool
+    /// How many files may be under way at once (written, renamed or read back, not verified yet).
+    let depth: Int
+
+    /// What is being done to a file under way this attempt (not in the journal: a restart finds
+    /// each file at the stage last saved).
+    private enum Step: Equatable { case writing, renaming, verifying }
+    private var underWay: [Int: Step] = [:]
 
     public enum Event: Sendable, Equatable {
         /// A worker takes the delivery up (a due attempt).
@@ -170,7 +181,9 @@ public struct DeliveryMachine: Sendable {
     }
 
     public enum Effect: Sendable, Equatable {
-        /// Write the journal (always before the effects after it touch the server).
+        /// Write the journal. The effects after it may run while it is written: the temporary
+        /// names are the delivery's own, so whichever journal a kill leaves sends no file twice
+        /// (`DeliveryRun` writes first when the journal read was one no restart takes up).
         case save
         /// The receipt changed (the report is rewritten, metrics and status told).
         case receipt
@@ -187,11 +200,12 @@ public struct DeliveryMachine: Sendable {
         case done
     }
 
-    public init(journal: DeliveryJournal, policy: RetryPolicy, renames: Bool, whole: Bool) {
+    public init(journal: DeliveryJournal, policy: RetryPolicy, renames: Bool, whole: Bool, depth: Int = 1) {
         self.journal = journal
         self.policy = policy
         self.renames = renames
         self.whole = whole
+        self.depth = whole ? 1 : max(1, depth)
     }
 
     /// - Parameters:
@@ -205,23 +219,34 @@ public struct DeliveryMachine: Sendable {
             journal.attempts += 1
             journal.firstAttempt = journal.firstAttempt ?? now
             journal.nextAttempt = nil
+            underWay = [:]
             return [.save, .receipt] + next(now)
         case .written(let i):
-            if renames, let temporary = journal.files[i].temporary { return [.rename(i, from: temporary)] }
+            guard journal.phase == .sending else { return [] }
+            if renames, let temporary = journal.files[i].temporary {
+                underWay[i] = .renaming
+                return [.rename(i, from: temporary)] + next(now)
+            }
+            underWay[i] = nil
             journal.files[i].stage = .sent
             return next(now)
         case .renamed(let i):
+            guard journal.phase == .sending else { return [] }
+            underWay[i] = nil
             journal.files[i].stage = .sent
             journal.files[i].temporary = nil
             return next(now)
         case .verified(let i, let how):
+            guard journal.phase == .sending else { return [] }
+            underWay[i] = nil
             journal.files[i].stage = .verified
             journal.files[i].verified = how
-            // One save a file: this one verified, and the next one's temporary name (a journal
-            // that still says `sending` sends it again under the same names: nothing doubled).
+            // One save a file verified (with the stages of the files under way: a journal that
+            // says `pending` or `sending` sends a file again under the same names, nothing doubled).
             let then = next(now)
             return then.first == .save ? then : [.save] + then
         case .mismatch(let i, let detail):
+            guard journal.phase == .sending else { return [] }
             journal.files[i].stage = .pending
             journal.files[i].verified = nil
             return fail(Failure("\(journal.files[i].name) on the server is not what was sent (\(detail)); it is sent again", retryable: true),
@@ -233,6 +258,7 @@ public struct DeliveryMachine: Sendable {
             }
             return next(now)
         case .failed(let failure):
+            guard journal.phase == .sending else { return [] }
             return fail(failure, now: now, jitter: jitter)
         case .approved:
             guard journal.phase == .awaitingApproval else { return [] }
@@ -254,32 +280,41 @@ public struct DeliveryMachine: Sendable {
         }
     }
 
-    /// The next step of an attempt under way.
+    /// The next steps of an attempt under way: each file on the server under its own name read
+    /// back, and the next file to send written once the one before it is (while fewer than
+    /// `depth` are under way). None while the steps under way have not answered.
     private mutating func next(_ now: Double) -> [Effect] {
-        guard let i = journal.files.firstIndex(where: { $0.stage != .verified }) else {
+        guard journal.files.contains(where: { $0.stage != .verified }) else {
             journal.phase = .delivered
             journal.at = now
             journal.error = nil
             journal.nextAttempt = nil
+            underWay = [:]
             return [.save, .receipt, .done]
         }
         if whole { return [.sendMessage] }
-        switch journal.files[i].stage {
-        case .pending, .sending:
-            // Saved with the step before (the attempt's start, the file before verified): the
-            // temporary name is the delivery's own, the same on every attempt.
+        var effects: [Effect] = []
+        for i in journal.files.indices where journal.files[i].stage == .sent && underWay[i] == nil {
+            underWay[i] = .verifying
+            effects.append(.verify(i))
+        }
+        if underWay.count < depth, !underWay.values.contains(.writing),
+           let i = journal.files.indices.first(where: { underWay[$0] == nil && [.pending, .sending].contains(journal.files[$0].stage) }) {
+            // The temporary name is the delivery's own, the same on every attempt: a journal
+            // saved before this file was (or that says it is `pending`) sends it again under it.
             let name = renames ? journal.temporaryName(of: journal.files[i]) : journal.files[i].name
             journal.files[i].stage = .sending
             journal.files[i].temporary = renames ? name : nil
-            return [.write(i, as: name)]
-        case .sent:
-            return [.verify(i)]
-        case .verified:
-            preconditionFailure("a verified file is never the next step")
+            underWay[i] = .writing
+            effects.append(.write(i, as: name))
         }
+        return effects
     }
 
     private mutating func fail(_ failure: Failure, now: Double, jitter: Double) -> [Effect] {
+        // The steps still under way are not waited for: what they did is found at the next
+        // attempt (a file `sending` is sent again, one `sent` is verified).
+        underWay = [:]
         journal.phase = .failed
         journal.error = failure.message
         journal.at = now

@@ -107,71 +107,81 @@ public enum DeliveryRun {
         }
         let destination = context.settings.destination
         var machine = DeliveryMachine(journal: journal, policy: context.settings.retry, renames: destination.renames,
-                                      whole: destination.kind == .mailto)
+                                      whole: destination.kind == .mailto, depth: destination.kind == .mailto ? 1 : filesUnderWay)
         var effects: [DeliveryMachine.Effect] = []
         if let first { effects += machine.handle(first, now: now()) }
         if machine.journal.isDue(at: now()) { effects += machine.handle(.begin, now: now()) }
-        var courier: Courier?
-        func server() throws(DeliveryMachine.Failure) -> Courier {
-            if let courier { return courier }
-            var credential: Credential?
-            if let name = context.settings.credentials ?? (destination.kind == .mailto ? context.mail?.credentials : nil) {
-                do throws(CredentialStore.CredentialError) {
-                    credential = try CredentialStore(path: context.credentialsFile, environment: context.environment).credential(name)
-                } catch {
-                    throw DeliveryMachine.Failure(error.description, retryable: false)
-                }
-            }
-            let made = try Courier(settings: mailSettings(context), credential: credential, mail: context.mail, shouldStop: shouldStop)
-            courier = made
-            return made
-        }
-        while !effects.isEmpty {
-            let effect = effects.removeFirst()
-            let jitter = Double.random(in: 0..<1)
-            // What was being done, for the receipt's error.
-            let step: String? = switch effect {
-            case .write(let i, _): "sending \(machine.journal.files[i].name)"
-            case .rename(let i, _): "renaming \(machine.journal.files[i].name) into place"
-            case .verify(let i): "verifying \(machine.journal.files[i].name)"
-            case .sendMessage: "sending the mail"
-            default: nil
-            }
-            do throws(DeliveryMachine.Failure) {
+        let connections = Connections(context, shouldStop: shouldStop)
+        // Every lane is closed (its connection with it) before the attempt returns.
+        defer { connections.close() }
+        // Server steps handed out and not answered yet.
+        var waiting = 0
+        // A journal a restart resumes anyway (pending, sending, failed and tried again) is saved
+        // while the steps handed out with the save run: whatever it says, a file is sent again
+        // under the same names. Any other (delivered, sent again by hand) says `sending` before
+        // the first step touches the server, or a kill would leave a temporary file no start resumes.
+        var saveFirst = !resumable(journal)
+        var saved = journal
+        while true {
+            var ended = false, save = false, receipt = false
+            while !effects.isEmpty {
+                let effect = effects.removeFirst()
                 switch effect {
+                case .save where saveFirst:
+                    if let broken = write(machine.journal, to: path) { return broken }
+                    saved = machine.journal
+                    saveFirst = false
                 case .save:
-                    do throws(SystemError) {
-                        try write(machine.journal, to: path, .contents)
-                    } catch {
-                        // Not recorded, not sent: the attempt stops here and is made again.
-                        return .broken("cannot write the delivery journal: \(error)")
-                    }
+                    // Once, after the server steps beside it are handed out.
+                    save = true
                 case .receipt:
-                    onReceipt(machine.journal)
+                    // Told once the server steps beside it are handed out: the report is
+                    // rewritten while they run.
+                    receipt = true
                 case .write(let i, let name):
-                    try server().write(machine.journal.files[i], as: name)
-                    effects += machine.handle(.written(i), now: now())
+                    waiting += 1
+                    connections.hand(effect, .write(i, machine.journal.files[i], as: name))
                 case .rename(let i, let from):
-                    try server().rename(machine.journal.files[i], from: from)
-                    effects += machine.handle(.renamed(i), now: now())
+                    waiting += 1
+                    connections.hand(effect, .rename(i, machine.journal.files[i], from: from))
                 case .verify(let i):
-                    switch try server().verify(machine.journal.files[i]) {
-                    case .same(let how): effects += machine.handle(.verified(i, how), now: now())
-                    case .different(let detail): effects += machine.handle(.mismatch(i, detail), now: now(), jitter: jitter)
-                    }
+                    waiting += 1
+                    connections.hand(effect, .verify(i, machine.journal.files[i]))
                 case .sendMessage:
-                    try server().sendMessage(machine.journal, link: context.link)
-                    effects += machine.handle(.messageAccepted, now: now())
+                    waiting += 1
+                    connections.hand(effect, .sendMessage(machine.journal, link: context.link))
                 case .retry:
                     break  // read from the journal below
                 case .done:
-                    effects.removeAll()
+                    ended = true
                 }
-            } catch {
+            }
+            if save, machine.journal != saved {
+                if let broken = write(machine.journal, to: path) { return broken }
+                saved = machine.journal
+            }
+            if receipt { onReceipt(machine.journal) }
+            // Ended (delivered, or failed: the steps still under way are stopped and not waited
+            // for), or nothing left to wait for.
+            if ended || waiting == 0 { break }
+            guard case .answer(let effect, let result) = connections.answers.take() else { continue }
+            waiting -= 1
+            let jitter = Double.random(in: 0..<1)
+            switch result {
+            case .success(let event):
+                effects = machine.handle(event, now: now(), jitter: jitter)
+            case .failure(var failure):
                 // Stopping: left as it is (a file being sent is sent again at the next start),
                 // not recorded as a failure of the destination.
                 if shouldStop() { return .ran(machine.journal, retryAt: nil) }
-                var failure = error
+                // What was being done, for the receipt's error.
+                let step: String? = switch effect {
+                case .write(let i, _): "sending \(machine.journal.files[i].name)"
+                case .rename(let i, _): "renaming \(machine.journal.files[i].name) into place"
+                case .verify(let i): "verifying \(machine.journal.files[i].name)"
+                case .sendMessage: "sending the mail"
+                default: nil
+                }
                 if let step { failure.message = step + ": " + failure.message }
                 effects = machine.handle(.failed(failure), now: now(), jitter: jitter)
             }
@@ -185,6 +195,95 @@ public enum DeliveryRun {
         return .ran(ended, retryAt: retryAt)
     }
 
+    /// Saves the journal during an attempt; the attempt's end when it cannot.
+    private static func write(_ journal: DeliveryJournal, to path: String) -> Outcome? {
+        do throws(SystemError) {
+            try write(journal, to: path, .contents)
+            return nil
+        } catch {
+            // Not recorded, not sent: the attempt stops here and is made again.
+            return .broken("cannot write the delivery journal: \(error)")
+        }
+    }
+
+    /// True when a restart takes `journal` up again by itself.
+    private static func resumable(_ journal: DeliveryJournal) -> Bool {
+        switch journal.phase {
+        case .pending, .sending: true
+        case .failed: !journal.final
+        case .delivered, .awaitingApproval: false
+        }
+    }
+
+    /// How many files an attempt has under way at once: one written while the two before it are
+    /// renamed and read back on a second connection.
+    static let filesUnderWay = 3
+
+    /// The connections of one attempt: a lane that writes (and sends a mail) and, made at the
+    /// first rename or read-back, one that renames and verifies — each with its own libcurl
+    /// handle, so a file is read back while the next is written. The login is read once, at the
+    /// first lane.
+    private final class Connections {
+        let answers = Handoff<CourierLane.Message>()
+        private let context: Context
+        private let shouldStop: @Sendable () -> Bool
+        /// Set when the attempt ends before its steps did (it failed): they stop.
+        private let over = Flag()
+        private var writer: CourierLane?
+        private var checker: CourierLane?
+        /// The login, or why it could not be read (each step then fails with it).
+        private var credential: Result<Credential?, DeliveryMachine.Failure>?
+
+        init(_ context: Context, shouldStop: @escaping @Sendable () -> Bool) {
+            self.context = context
+            self.shouldStop = shouldStop
+        }
+
+        func hand(_ effect: DeliveryMachine.Effect, _ step: CourierLane.Step) {
+            switch effect {
+            case .rename, .verify:
+                checker = checker ?? lane()
+                checker!.hand(effect, step)
+            default:
+                writer = writer ?? lane()
+                writer!.hand(effect, step)
+            }
+        }
+
+        /// Closes the lanes and waits for them to end: steps still under way are stopped.
+        func close() {
+            let lanes = [writer, checker].compactMap(\.self)
+            guard !lanes.isEmpty else { return }
+            over.set()
+            for lane in lanes { lane.close() }
+            var open = lanes.count
+            while open > 0 {
+                if case .closed = answers.take() { open -= 1 }
+            }
+            writer = nil
+            checker = nil
+        }
+
+        private func lane() -> CourierLane {
+            let settings = mailSettings(context)
+            let read = credential ?? readCredential(settings)
+            credential = read
+            let over = over, shouldStop = shouldStop
+            return CourierLane(settings: settings, credential: read, mail: context.mail,
+                               shouldStop: { over.isSet || shouldStop() }, answers: answers)
+        }
+
+        private func readCredential(_ settings: DestinationSettings) -> Result<Credential?, DeliveryMachine.Failure> {
+            guard let name = settings.credentials else { return .success(nil) }
+            do throws(CredentialStore.CredentialError) {
+                return .success(try CredentialStore(path: context.credentialsFile, environment: context.environment).credential(name))
+            } catch {
+                return .failure(DeliveryMachine.Failure(error.description, retryable: false))
+            }
+        }
+    }
+
+    /// A mail destination's TLS options come from the mail server's settings.
     /// A mail destination's TLS options come from the mail server's settings.
     private static func mailSettings(_ context: Context) -> DestinationSettings {
         var settings = context.settings

@@ -60,6 +60,51 @@ struct DeliveryMachineTests {
         #expect(again.journal.attempts == 3)
     }
 
+    @Test func aFileIsReadBackWhileTheNextIsWritten() {
+        let names = ["b1/a.jpg", "b1/b.jpg", "b1/c.jpg", "b1/d.jpg"]
+        var m = DeliveryMachine(journal: Self.journal(names), policy: Self.policy, renames: true, whole: false, depth: 3)
+        func part(_ i: Int) -> String { "b1/.\(names[i].dropFirst(3)).pf-0a1b2c3d.part" }
+        #expect(m.handle(.begin, now: 0) == [.save, .receipt, .write(0, as: part(0))])
+        // Written: renamed (on the other connection) while the next one is written.
+        #expect(m.handle(.written(0), now: 1) == [.rename(0, from: part(0)), .write(1, as: part(1))])
+        #expect(m.handle(.renamed(0), now: 2) == [.verify(0)])
+        #expect(m.handle(.written(1), now: 3) == [.rename(1, from: part(1)), .write(2, as: part(2))])
+        // Three under way (0 read back, 1 renamed, 2 written): the fourth waits for a verified one.
+        #expect(m.handle(.written(2), now: 4) == [.rename(2, from: part(2))])
+        #expect(m.handle(.renamed(1), now: 5) == [.verify(1)])
+        #expect(m.handle(.verified(0, .sha256), now: 6) == [.save, .write(3, as: part(3))])
+        // The journal saved then: what a kill leaves, each file at a stage that sends it once.
+        let saved = m.journal
+        #expect(saved.files.map(\.stage) == [.verified, .sent, .sending, .sending])
+        #expect(saved.files[2].temporary == part(2) && saved.files[1].temporary == nil)
+        var resumed = DeliveryMachine(journal: saved, policy: Self.policy, renames: true, whole: false, depth: 3)
+        #expect(resumed.handle(.begin, now: 10) == [.save, .receipt, .verify(1), .write(2, as: part(2))])
+        // Answers come in any order; delivered once every file is verified.
+        _ = m.handle(.renamed(2), now: 7)
+        _ = m.handle(.written(3), now: 8)
+        _ = m.handle(.verified(2, .sha256), now: 9)
+        _ = m.handle(.renamed(3), now: 9)
+        _ = m.handle(.verified(1, .sha256), now: 10)
+        #expect(m.handle(.verified(3, .sha256), now: 11) == [.save, .receipt, .done])
+        #expect(m.journal.phase == .delivered && m.journal.verified == .sha256)
+    }
+
+    @Test func aFailureEndsTheAttemptAndTheAnswersStillUnderWayChangeNothing() {
+        var m = DeliveryMachine(journal: Self.journal(["b1/a.jpg", "b1/b.jpg", "b1/c.jpg"]), policy: Self.policy, renames: true,
+                                whole: false, depth: 3)
+        _ = m.handle(.begin, now: 0)
+        _ = m.handle(.written(0), now: 1)
+        _ = m.handle(.renamed(0), now: 2)
+        let failure = DeliveryMachine.Failure("sending b1/b.jpg: connection refused", retryable: true)
+        #expect(m.handle(.failed(failure), now: 3, jitter: 0) == [.save, .receipt, .retry(at: 13), .done])
+        let failed = m.journal
+        #expect(failed.files.map(\.stage) == [.sent, .sending, .pending])
+        // File 0's read-back answers after the attempt ended: not taken; the next attempt reads it back.
+        #expect(m.handle(.verified(0, .sha256), now: 4) == [])
+        #expect(m.journal == failed)
+        #expect(m.handle(.begin, now: 13) == [.save, .receipt, .verify(0), .write(1, as: "b1/.b.jpg.pf-0a1b2c3d.part")])
+    }
+
     @Test func aFailureIsRetriedWithBackoffAndJitterUntilItGivesUp() {
         var m = DeliveryMachine(journal: Self.journal(), policy: Self.policy, renames: true, whole: false)
         _ = m.handle(.begin, now: 1000)

@@ -166,21 +166,33 @@ final class Courier {
         _ = response
     }
 
-    /// WebDAV: MKCOL for each folder of `name` not known to be there (a 405 says it is).
+    /// WebDAV: MKCOL for the folders of `name` not known to be there. The deepest is asked
+    /// first: made (201) or there (405, or 301 for a folder), so are its parents — one request
+    /// a batch, not one a folder; a parent missing (409) makes them one by one from the top.
     private func makeCollections(for name: String) throws(Failure) {
-        let parts = (destination.path.split(separator: "/").map(String.init) + name.split(separator: "/").dropLast().map(String.init))
-        var path = ""
-        for part in parts {
-            path += part + "/"
-            guard !collections.contains(path) else { continue }
-            let target = destination.origin + "/" + path.split(separator: "/").map { Destination.encode(String($0)) }.joined(separator: "/") + "/"
-            let response = try session.command(target, method: "MKCOL")
-            // 201: made; 405: there already; 301: there, as a folder.
-            if ![201, 405, 301].contains(response.status), let problem = session.httpProblem(response, doing: "MKCOL \(path)") {
-                throw problem
-            }
+        let parts = destination.path.split(separator: "/").map(String.init) + name.split(separator: "/").dropLast().map(String.init)
+        let paths = parts.indices.map { parts[...$0].joined(separator: "/") + "/" }
+        guard let deepest = paths.last, !collections.contains(deepest) else { return }
+        if try makeCollection(deepest, parentMayBeMissing: true) {
+            collections.formUnion(paths)
+            return
+        }
+        for path in paths where !collections.contains(path) {
+            _ = try makeCollection(path, parentMayBeMissing: false)
             collections.insert(path)
         }
+    }
+
+    /// MKCOL of `path` (below the server's origin): true when it is there now; false when its
+    /// parent is not (409) and `parentMayBeMissing`.
+    private func makeCollection(_ path: String, parentMayBeMissing: Bool) throws(Failure) -> Bool {
+        let target = destination.origin + "/" + path.split(separator: "/").map { Destination.encode(String($0)) }.joined(separator: "/") + "/"
+        let response = try session.command(target, method: "MKCOL")
+        // 201: made; 405: there already; 301: there, as a folder.
+        if [201, 405, 301].contains(response.status) { return true }
+        if response.status == 409, parentMayBeMissing { return false }
+        if let problem = session.httpProblem(response, doing: "MKCOL \(path)") { throw problem }
+        return true
     }
 
     /// The MD5 an S3 ETag holds (32 hex digits, quoted or not), or nil: none, or a multipart
