@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import System
 
 /// The daemon's deliveries: one lane per destination (a hot folder's destination name), each
 /// with a thread of its own that takes its due deliveries one after another and sleeps until
@@ -37,6 +38,9 @@ public final class DeliveryWorkers: Sendable {
         }
     }
 
+    /// The nice value of the lanes' threads.
+    static let nice: Int32 = 10
+
     private let lanes = Mutex<[String: Lane]>([:])
     private let stopping = Atomic<Bool>(false)
     private let onReceipt: @Sendable (String, DeliveryJournal) -> Void
@@ -63,7 +67,16 @@ public final class DeliveryWorkers: Sendable {
         }
         lane.jobs.withLock { $0[job.journal] = job }
         if made {
-            let thread = Thread { [self] in run(lane, key: key) }
+            let thread = Thread { [self] in
+                // Below finishing (the threads of its attempts' connections inherit it): a
+                // delivery mostly waits on its server, and one that reads back on the same machine
+                // (a folder, a server on loopback) takes the CPU only when finishing leaves it.
+                // A system call filter that forbids it leaves the lane at normal priority.
+                do throws(SystemError) {
+                    try ProcessResources.setThreadNice(Self.nice)
+                } catch {}
+                run(lane, key: key)
+            }
             thread.name = "photofinish-deliver"
             thread.start()
         } else {
