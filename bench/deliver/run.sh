@@ -4,14 +4,18 @@
 # (OpenSSH's sshd) and to WebDAV (Apache with mod_dav), each against `curl -T` of the same files
 # over one connection, side by side with farm-bench (A B A B …, ratios pair by pair).
 # photofinish also writes each file under a temporary name, renames it, and reads it back to
-# hash it (verified: sha256); curl -T only sends. Needs root (sshd logs root in with a key;
+# hash it (verified: sha256; the read-back of a file on a second connection while the next one
+# is written); curl -T only sends. So each protocol is also timed against curl -T followed by
+# curl reading the same files back (the bytes photofinish moves, one after the other): what the
+# check itself costs on this machine, where both ends of the connection share its cores.
+# Needs root (sshd logs root in with a key;
 # Apache runs as nobody), sshd, apache2 (scripts/bootstrap), ImageMagick's convert
 # (scripts/bootstrap --bench) and farm-bench.
-#   bench/deliver/run.sh [RUNS]      (PF_BIN: the photofinish binary, default .build/debug/photofinish)
+#   bench/deliver/run.sh [RUNS]      (PF_BIN: the photofinish binary, default .build/release/photofinish)
 set -euo pipefail
 cd "$(dirname "$(readlink -f "$0")")/../.."
 runs=${1:-5}
-bin=$(readlink -f "${PF_BIN:-.build/debug/photofinish}")
+bin=$(readlink -f "${PF_BIN:-.build/release/photofinish}")
 work=$(mktemp -d /tmp/pf-bench-deliver.XXXXXX)
 chmod 755 "$work"  # Apache runs as nobody: it must reach its folder
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -103,12 +107,22 @@ cat > "$work/photofinish.json5" <<CONF
 CONF
 umask 022
 echo "batch $batch: 8 files, $bytes bytes; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+sftp_curl="curl -s -k --key $work/user-key --pubkey $work/user-key.pub"
+sftp_send="$sftp_curl -T {$files} sftp://root@127.0.0.1:$ssh_port$work/sftp-curl/ --ftp-create-dirs"
+dav_send="curl -s -o /dev/null -u bench:bench-secret -T {$files} http://127.0.0.1:$dav_port/dav/curl/"
+# The same files read back, each to /dev/null.
+sftp_read="$sftp_curl" dav_read="curl -s -u bench:bench-secret"
+for f in "$root"/out/"$batch"/P*.jpg; do
+  sftp_read+=" sftp://root@127.0.0.1:$ssh_port$work/sftp-curl/${f##*/} -o /dev/null"
+  dav_read+=" http://127.0.0.1:$dav_port/dav/curl/${f##*/} -o /dev/null"
+done
+deliver() { echo "$bin deliver $root $batch --to $1 --config $work/photofinish.json5"; }
 echo "== SFTP: photofinish deliver (A) vs curl -T (B)"
-farm-bench -n "$runs" --timeout 900 \
-  --vs "curl -s -k --key $work/user-key --pubkey $work/user-key.pub -T {$files} sftp://root@127.0.0.1:$ssh_port$work/sftp-curl/ --ftp-create-dirs" \
-  -- "$bin" deliver "$root" "$batch" --to sftp --config "$work/photofinish.json5"
+farm-bench -n "$runs" --timeout 900 --vs "$sftp_send" -- $(deliver sftp)
+echo "== SFTP: photofinish deliver (A) vs curl -T, then curl reading the files back (B)"
+farm-bench -n "$runs" --timeout 900 --vs "sh -c '$sftp_send && $sftp_read'" -- $(deliver sftp)
 echo "== WebDAV: photofinish deliver (A) vs curl -T (B)"
-farm-bench -n "$runs" --timeout 900 \
-  --vs "curl -s -u bench:bench-secret -T {$files} http://127.0.0.1:$dav_port/dav/curl/" \
-  -- "$bin" deliver "$root" "$batch" --to dav --config "$work/photofinish.json5"
+farm-bench -n "$runs" --timeout 900 --vs "$dav_send" -- $(deliver dav)
+echo "== WebDAV: photofinish deliver (A) vs curl -T, then curl reading the files back (B)"
+farm-bench -n "$runs" --timeout 900 --vs "sh -c '$dav_send && $dav_read'" -- $(deliver dav)
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
