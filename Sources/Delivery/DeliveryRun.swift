@@ -156,6 +156,12 @@ public enum DeliveryRun {
                     ended = true
                 }
             }
+            // An attempt that ended closes its connections before its end is saved and told
+            // (waiting for the steps still under way to stop): once the receipt says delivered
+            // or failed, nothing of the attempt touches the server any more and the journal's
+            // lock goes with the return, so a `photofinish deliver` run on seeing it finds the
+            // journal free, not one a closing connection still holds.
+            if ended { connections.close() }
             if save, machine.journal != saved {
                 if let broken = write(machine.journal, to: path) { return broken }
                 saved = machine.journal
@@ -283,7 +289,6 @@ public enum DeliveryRun {
         }
     }
 
-    /// A mail destination's TLS options come from the mail server's settings.
     /// A mail destination's TLS options come from the mail server's settings.
     private static func mailSettings(_ context: Context) -> DestinationSettings {
         var settings = context.settings
