@@ -143,11 +143,16 @@ public final class PostgresServer: @unchecked Sendable {
     /// The watchdog: once this test process has ended, fast shutdown of the server and its
     /// folder removed, whatever ended the process.
     private func watch() {
-        // No /dev/null: on this shared machine something replaces it now and then.
-        let script = "while kill -0 \(getpid()); do sleep 1; done; pid=$(head -1 \(data)/postmaster.pid);"
+        // No /dev/null: on this shared machine something replaces it now and then. It first
+        // closes every descriptor it inherited: it outlives this process, and a pipe's write
+        // end another test had open at this moment (its child's output, read to the end) would
+        // otherwise never close — that test waited forever (a whole-suite hang, seen with
+        // Fixtures.sha256Hex). bash: dash cannot close a descriptor above 9.
+        let script = "for fd in /proc/$$/fd/*; do n=${fd##*/}; [ \"$n\" -gt 2 ] && eval \"exec $n>&-\"; done 2>&-;"
+            + " while kill -0 \(getpid()); do sleep 1; done; pid=$(head -1 \(data)/postmaster.pid);"
             + " [ -n \"$pid\" ] && kill -INT \"$pid\"; for i in 1 2 3 4 5 6 7 8 9 10; do"
             + " [ -e \(data)/postmaster.pid ] || break; sleep 1; done; rm -rf \(folder)"
-        let words: [String] = ["/usr/bin/setsid", "sh", "-c", script]
+        let words: [String] = ["/usr/bin/setsid", "bash", "-c", script]
         let argv = words.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var actions = posix_spawn_file_actions_t()
