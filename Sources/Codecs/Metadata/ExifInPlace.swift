@@ -170,10 +170,19 @@ struct ExifInPlace {
         var values: [UInt16: [UInt8]] = [:]
         var changed = false
 
-        // Orientation 1: the pixels are upright now.
-        if let k = ifd0.entries.firstIndex(where: { $0.tag == orientation && ($0.type == 3 || $0.type == 4) }) {
+        // Orientation 1: the pixels are upright now. One entry of one value is overwritten where
+        // it lies; anything else (two Orientation entries, a count other than 1, a type other
+        // than SHORT or LONG — a reader may take any of them) becomes one SHORT of 1 in IFD0
+        // written again.
+        let orientations = ifd0.entries.indices.filter { ifd0.entries[$0].tag == orientation }
+        if orientations.count == 1, let k = orientations.first, ifd0.entries[k].count == 1,
+           ifd0.entries[k].type == 3 || ifd0.entries[k].type == 4 {
             ifd0.entries[k].value = ifd0.entries[k].type == 3 ? t.encode16(1) + [0, 0] : t.encode32(1)
             t.put(ifd0.entries[k], at: k, of: original)
+        } else if !orientations.isEmpty {
+            ifd0.entries.removeAll { $0.tag == orientation }
+            ifd0.entries.append(Entry(tag: orientation, type: 3, count: 1, value: t.encode16(1) + [0, 0]))
+            changed = true
         }
 
         // The GPS IFD and its values zeroed, its pointer gone.
