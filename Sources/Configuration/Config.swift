@@ -176,11 +176,7 @@ public struct Config: Sendable, Equatable {
         var config = Config()
         if let root = document.root {
             ConfigRules.read(root, into: &config, &document)
-            if !config.templatesDir.hasPrefix("/") {
-                let folder = (path as NSString).deletingLastPathComponent
-                config.templatesDir = ((folder.isEmpty ? "." : folder) as NSString)
-                    .appendingPathComponent(config.templatesDir)
-            }
+            config.templatesDir = resolved(config.templatesDir, besideConfig: path)
             if document.errors.isEmpty {
                 WebConfigRules.checkFiles(&config, configPath: path, &document)
                 // Each template looked for once, however many hot folders use it.
@@ -233,12 +229,17 @@ public struct Config: Sendable, Equatable {
         decoder.allowsJSON5 = true
         guard let outline = try? decoder.decode(Outline.self, from: Data(bytes)) else { return nil }
         var config = Config()
-        if let dir = outline.templatesDir {
-            let folder = (path as NSString).deletingLastPathComponent
-            config.templatesDir = dir.hasPrefix("/") ? dir : ((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(dir)
-        }
+        if let dir = outline.templatesDir { config.templatesDir = resolved(dir, besideConfig: path) }
         config.inboxes = (outline.inboxes ?? []).map { Inbox(name: $0.name, root: $0.root, template: $0.template) }
         return config
+    }
+
+    /// `path` as written in the config at `configPath`: a relative one is taken relative to the
+    /// config file's folder.
+    static func resolved(_ path: String, besideConfig configPath: String) -> String {
+        guard !path.hasPrefix("/") else { return path }
+        let folder = (configPath as NSString).deletingLastPathComponent
+        return ((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(path)
     }
 
     /// Validates config text already in memory; no file system checks, paths as written.

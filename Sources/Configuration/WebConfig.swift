@@ -73,10 +73,7 @@ enum WebConfigRules {
 
     /// What only the file system can tell: the TLS files are there and readable.
     static func checkFiles(_ config: inout Config, configPath: String, _ doc: inout JSON5Document) {
-        if !config.users.hasPrefix("/") {
-            let folder = (configPath as NSString).deletingLastPathComponent
-            config.users = ((folder.isEmpty ? "." : folder) as NSString).appendingPathComponent(config.users)
-        }
+        config.users = Config.resolved(config.users, besideConfig: configPath)
         for (key, path) in [("tlsCertificate", config.web.tlsCertificate), ("tlsKey", config.web.tlsKey)] {
             guard let path else { continue }
             if !Files.existsFollowingLinks(path) {
