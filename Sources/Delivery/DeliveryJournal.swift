@@ -116,6 +116,11 @@ public struct DeliveryJournal: Codable, Sendable, Equatable {
         }
     }
 
+    /// True while an attempt may be under way by what the journal says (`pending`: one is due or
+    /// being taken up; `sending`). Delivered, failed and awaiting the approval are at rest: a
+    /// process holding the delivery's lock then is only ending the attempt that wrote it.
+    public var isUnderWay: Bool { phase == .pending || phase == .sending }
+
     /// The weakest check of its files (what the receipt can promise for all of them).
     public var verified: Verification? {
         guard !files.isEmpty, files.allSatisfy({ $0.stage == .verified }) else { return nil }

@@ -82,18 +82,19 @@ public enum DeliveryRun {
     /// delivery asked for by hand).
     /// - Parameters:
     ///   - shouldStop: asked during transfers; true stops the attempt where it is (resumed later).
+    ///   - handOver: how long to wait for the lock while another process holds it and the journal
+    ///     says its attempt is over (see `takeLock`); zero: not at all.
+    ///   - onWait: told once if the lock is waited for, with the journal that says why.
     ///   - onReceipt: told each time the receipt changes (sending, delivered, failed).
     public static func attempt(_ path: String, context: Context, first: DeliveryMachine.Event? = nil,
+                               handOver: Duration = .zero, onWait: (DeliveryJournal) -> Void = { _ in },
                                now: @Sendable () -> Double = { Date().timeIntervalSince1970 },
                                shouldStop: @escaping @Sendable () -> Bool = { false },
                                onReceipt: (DeliveryJournal) -> Void = { _ in }) -> Outcome {
         let lock: FileDescriptor
         do throws(SystemError) {
-            lock = try FileDescriptor.open(path + ".lock", .write, [.create], permissions: 0o600)
-            guard try lock.tryLock() else {
-                lock.close()
-                return .busy
-            }
+            guard let taken = try takeLock(path, handOver: handOver, onWait: onWait) else { return .busy }
+            lock = taken
         } catch {
             return .broken(error.description)
         }
@@ -199,6 +200,36 @@ public enum DeliveryRun {
         case .delivered, .awaitingApproval: nil
         }
         return .ran(ended, retryAt: retryAt)
+    }
+
+    /// The delivery's lock (`<journal>.lock`), or nil when another process holds it for an
+    /// attempt under way (or beyond `handOver`). While the journal says the holder's attempt is
+    /// over (delivered, failed, awaiting the approval: the daemon has told its receipt and is
+    /// ending the attempt), the lock is waited for up to `handOver`, the journal read again each
+    /// time (one that says a new attempt began ends the wait): `photofinish deliver` run as a
+    /// receipt appears takes the delivery over rather than being refused (docs/reference.md,
+    /// "Delivering finished photos": by hand).
+    private static func takeLock(_ path: String, handOver: Duration, onWait: (DeliveryJournal) -> Void) throws(SystemError) -> FileDescriptor? {
+        let lock = try FileDescriptor.open(path + ".lock", .write, [.create], permissions: 0o600)
+        let clock = ContinuousClock()
+        let deadline = clock.now + handOver
+        var told = false
+        do throws(SystemError) {
+            while !(try lock.tryLock()) {
+                guard clock.now < deadline, let held = try read(path), !held.isUnderWay else {
+                    lock.close()
+                    return nil
+                }
+                if !told { onWait(held) }
+                told = true
+                // flock has no timed wait: asked again every 20 ms.
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+        } catch {
+            lock.close()
+            throw error
+        }
+        return lock
     }
 
     /// Saves the journal during an attempt; the attempt's end when it cannot.

@@ -63,7 +63,8 @@ enum DeliverCommand {
         let lock = Mutex(())
         let fields: LogFields = ["INBOX": inbox.name, "BATCH": id]
         let folder = DeliveryReceipts.folder(layout, batch: id)
-        var failed = false
+        // Failed (exit 1); or refused, being sent by the daemon now (exit 3).
+        var failed = false, refused = false
         for destination in destinations {
             let path = folder + "/" + destination.name + ".json"
             do throws(SystemError) {
@@ -78,7 +79,9 @@ enum DeliverCommand {
                 continue
             }
             let context = DeliveryRun.Context(settings: destination, credentialsFile: config.credentials, mail: config.mail)
-            let outcome = DeliveryRun.attempt(path, context: context, first: .again, onReceipt: { journal in
+            let outcome = DeliveryRun.attempt(path, context: context, first: .again, handOver: handOver, onWait: { held in
+                Terminal.note("\(destination.name): the daemon is ending its attempt at batch \(id) (its receipt says \(held.phase.rawValue)); waiting for it")
+            }, onReceipt: { journal in
                 DeliveryReceipts.write([DeliveryReceipts.receipt(journal)], batchFolder: batchFolder, lock: lock, log: log, fields: fields)
             })
             switch outcome {
@@ -87,8 +90,8 @@ enum DeliverCommand {
                 print(ReportText.deliveryLine(receipt))
                 if journal.phase != .delivered { failed = true }
             case .busy:
-                Terminal.error("\(destination.name): the daemon is delivering batch \(id) there now (its journal is locked); see photofinish status")
-                failed = true
+                Terminal.error("\(destination.name): " + busy(path, batch: id))
+                refused = true
             case .broken(let why):
                 Terminal.error("\(destination.name): \(why)")
                 failed = true
@@ -96,9 +99,29 @@ enum DeliverCommand {
         }
         // The batch delivered everywhere now: with keep.originals "until-delivered" its
         // originals go, as the daemon removes them.
-        if !failed, inbox.keep.originals == .untilDelivered, DeliveryReceipts.delivered(id, layout: layout) {
+        if !failed, !refused, inbox.keep.originals == .untilDelivered, DeliveryReceipts.delivered(id, layout: layout) {
             _ = Retention.removeDelivered(id, layout: layout, inbox: inbox.name, log: log)
         }
-        return failed ? 1 : 0
+        return failed ? 1 : refused ? 3 : 0
+    }
+
+    /// How long a delivery the daemon has told the end of (its receipt written, its attempt
+    /// ending) is waited for before it counts as being sent now.
+    static let handOver = Duration.seconds(30)
+
+    /// What a refused delivery says: the daemon is sending it now, nothing was done here.
+    private static func busy(_ path: String, batch: String) -> String {
+        let held: DeliveryJournal?
+        do throws(SystemError) {
+            held = try DeliveryRun.read(path)
+        } catch {
+            return "the daemon is delivering batch \(batch) there now (its journal: \(error)); nothing was sent: see photofinish status"
+        }
+        if let held, !held.isUnderWay {
+            return "the daemon still holds the delivery of batch \(batch) after \(handOver.components.seconds) s (its receipt says \(held.phase.rawValue));"
+                + " nothing was sent: run this again"
+        }
+        let done = held.map { " (\($0.files.filter { $0.stage == .verified }.count) of \($0.files.count) files verified)" } ?? ""
+        return "the daemon is delivering batch \(batch) there now\(done); nothing was sent: its receipt says when it is delivered (photofinish status, report.json)"
     }
 }

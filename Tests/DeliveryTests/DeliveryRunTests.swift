@@ -71,4 +71,56 @@ struct DeliveryRunTests {
         #expect(delivered.phase == .delivered && delivered.attempts == 2)
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir + "/disk/b1").sorted() == ["p0.jpg", "p1.jpg", "p2.jpg"])
     }
+
+    /// `photofinish deliver` beside the daemon: a delivery whose lock another process holds while
+    /// its journal says the attempt is over (the daemon's receipt written, its attempt ending) is
+    /// waited for and then sent again; one whose journal says an attempt is under way is refused
+    /// at once; a lock kept past the hand-over is refused too.
+    @Test func aHeldDeliveryIsWaitedForWhenItsAttemptIsOverAndRefusedWhileItIsUnderWay() throws {
+        let dir = try TemporaryFolder.make("deliver-held")
+        let (folder, parts) = try Self.batch(dir)
+        try FileManager.default.createDirectory(atPath: dir + "/outbox", withIntermediateDirectories: true)
+        let settings = DestinationSettings(name: "outbox", destination: try Destination.parse("file://\(dir)/outbox/"))
+        let context = DeliveryRun.Context(settings: settings, credentialsFile: dir + "/none.json5")
+        let journal = dir + "/work/outbox.json"
+        try DeliveryRun.write(try DeliveryPlan.make(batch: "b1", inbox: "shop", batchFolder: folder, parts: parts, settings: settings,
+                                                    folder: dir + "/work"), to: journal)
+        let first = DeliveryRun.attempt(journal, context: context)
+        guard case .ran(let delivered, _) = first, delivered.phase == .delivered else {
+            Issue.record("not delivered first: \(first)")
+            return
+        }
+        // Held as the daemon holds it between its receipt and its return: waited for, then sent
+        // again (by hand: `.again`) once it is let go.
+        let held = try FileDescriptor.open(journal + ".lock", .write)
+        #expect(try held.tryLock())
+        let waited = Locked<[DeliveryJournal.Phase]>([]), outcome = Locked<DeliveryRun.Outcome?>(nil)
+        let thread = Thread {
+            outcome.set(DeliveryRun.attempt(journal, context: context, first: .again, handOver: .seconds(60),
+                                            onWait: { journal in waited.update { $0.append(journal.phase) } }))
+        }
+        thread.start()
+        #expect(Poll.until(.seconds(30)) { waited.value == [.delivered] }, "\(waited.value)")
+        #expect(outcome.value == nil, "returned while the lock was held: \(String(describing: outcome.value))")
+        held.close()
+        #expect(Poll.until(.seconds(30)) { outcome.value != nil })
+        guard case .ran(let again, _)? = outcome.value else { Issue.record("\(String(describing: outcome.value))"); return }
+        #expect(again.phase == .delivered && again.attempts == 2 && waited.value == [.delivered])
+
+        // Held while the journal says an attempt is under way: refused at once, nothing waited for.
+        var sending = again
+        sending.phase = .sending
+        try DeliveryRun.write(sending, to: journal)
+        let daemon = try FileDescriptor.open(journal + ".lock", .write)
+        defer { daemon.close() }
+        #expect(try daemon.tryLock())
+        var told = false
+        #expect(DeliveryRun.attempt(journal, context: context, first: .again, handOver: .seconds(60), onWait: { _ in told = true }) == .busy)
+        #expect(!told)
+        // At rest but held past the hand-over: refused after waiting for it.
+        try DeliveryRun.write(again, to: journal)
+        #expect(DeliveryRun.attempt(journal, context: context, first: .again, handOver: .milliseconds(100), onWait: { _ in told = true }) == .busy)
+        #expect(told)
+        #expect(try DeliveryRun.read(journal) == again, "a refused run leaves the journal as it was")
+    }
 }

@@ -78,6 +78,70 @@ struct DeliveryKeepTests {
                 && said.stdout.contains("d.jpg = duplicate of c.jpg, finished in batch \(second)"), "\(said.stdout)")
     }
 
+    /// `photofinish deliver` by hand while the daemon holds the delivery's lock (the test holds it
+    /// as the daemon does): held by an attempt that is over (its receipt says delivered) it waits
+    /// for the lock, says so, and sends the batch again once it is let go (exit 0); held while the
+    /// journal says the delivery is being sent, it is refused at once with the reason (exit 3),
+    /// nothing sent.
+    @Test(.timeLimit(.minutes(2))) func byHandWaitsForTheDaemonToEndItsAttemptAndIsRefusedWhileItSends() throws {
+        let disk = try Harness.tempDir() + "/disk"
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let fixture = try HotFolderFixture(extra: """
+            deliver: [ { name: "outbox", to: "file://\(disk)/" } ],
+            """)
+        let photos = fixture.dir + "/photos"
+        try FileManager.default.createDirectory(atPath: photos, withIntermediateDirectories: true)
+        for n in 1...2 { try Harness.write(try HotFolderFixture.photo(n), to: photos + "/p\(n).jpg") }
+        let run = try Harness.run(["run", "--template", fixture.dir + "/templates/small.json5", "--out", fixture.root + "/out", photos])
+        #expect(run.status == 0, "\(run.stderr)")
+        let batch = try #require(fixture.reports().keys.first)
+        let deliver = ["deliver", fixture.root, batch, "--config", fixture.config]
+        let first = try Harness.run(deliver)
+        #expect(first.status == 0 && first.stdout.contains("): delivered"), "\(first.stdout)\(first.stderr)")
+        let journal = fixture.root + "/.work/deliveries/\(batch)/outbox.json"
+
+        // The daemon between its receipt (delivered) and its return: waited for.
+        var held = try Self.hold(journal + ".lock")
+        let errors = fixture.dir + "/deliver.err"
+        FileManager.default.createFile(atPath: errors, contents: nil)
+        let byHand = Process()
+        byHand.executableURL = URL(fileURLWithPath: Harness.binary)
+        byHand.arguments = deliver
+        byHand.environment = ProcessInfo.processInfo.environment.merging(["RUNTIME_DIRECTORY": fixture.runtime]) { $1 }
+        let out = Pipe()
+        byHand.standardOutput = out
+        byHand.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
+        try byHand.run()
+        let waiting = "outbox: the daemon is ending its attempt at batch \(batch) (its receipt says delivered); waiting for it"
+        #expect(Poll.until(.seconds(60)) { (try? String(contentsOfFile: errors, encoding: .utf8))?.contains(waiting) == true },
+                "\((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
+        #expect(byHand.isRunning, "it did not wait for the lock")
+        close(held)
+        #expect(Poll.until(.seconds(60)) { !byHand.isRunning })
+        byHand.waitUntilExit()
+        let said = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(byHand.terminationStatus == 0 && said.contains("): delivered"), "\(said)")
+        #expect(((try Harness.report(in: fixture.root + "/out/" + batch)["deliveries"] as? [[String: Any]])?.first?["attempts"] as? Int) == 2)
+
+        // The daemon in the middle of sending it: refused at once, nothing sent.
+        let text = try String(contentsOfFile: journal, encoding: .utf8)
+        try Harness.write(text.replacingOccurrences(of: "\"phase\" : \"delivered\"", with: "\"phase\" : \"sending\""), to: journal)
+        held = try Self.hold(journal + ".lock")
+        defer { close(held) }
+        let refused = try Harness.run(deliver)
+        #expect(refused.status == 3, "\(refused.stdout)\(refused.stderr)")
+        #expect(refused.stderr.contains("outbox: the daemon is delivering batch \(batch) there now (2 of 2 files verified); nothing was sent"),
+                "\(refused.stderr)")
+        #expect(try String(contentsOfFile: journal, encoding: .utf8).contains("\"phase\" : \"sending\""), "the journal is left as it was")
+    }
+
+    /// The lock at `path` taken as another process takes it (its own open file, flock).
+    static func hold(_ path: String) throws -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0, flock(fd, LOCK_EX | LOCK_NB) == 0 else { throw CocoaError(.fileLocking) }
+        return fd
+    }
+
     /// The id of the batch published with `sources` (one batch: they are dropped together).
     func batch(holding sources: Set<String>, _ fixture: HotFolderFixture) throws -> String {
         var id: String?
