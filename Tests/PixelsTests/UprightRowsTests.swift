@@ -1,4 +1,4 @@
-import Pixels
+@testable import Pixels
 import Testing
 
 /// Collects the bands an `UprightRows` hands on into one image.
@@ -51,5 +51,14 @@ private final class Collector: BandSink {
             }
             #expect(wrong == 0, "exif \(exif), \(w)×\(h)×\(channels): \(wrong) pixels differ")
         }
+    }
+
+    /// A quarter turn's gathered rows start an odd number of cache lines apart, whatever the
+    /// row's length (a 2048-px RGB row is 6,144 bytes: 96 lines), and hold the whole row.
+    @Test(arguments: [1, 64, 111, 2048 * 3, 2048 * 4, 1536 * 3, 4032 * 3])
+    func tileRowsStartAnOddNumberOfCacheLinesApart(rowBytes: Int) {
+        let stride = UprightRows.tileStride(rowBytes: rowBytes)
+        #expect(stride >= rowBytes && stride < rowBytes + 128)
+        #expect(stride % 64 == 0 && (stride / 64) % 2 == 1)
     }
 }
