@@ -380,10 +380,47 @@ void pf_box_add(int simd, const uint8_t *row, uint16_t *sums, int count, int fir
     else box_add_sse2(row, sums, count, first);
 }
 
-void pf_box_row(int simd, const uint16_t *sums, int blocks, int factor, int shift, uint8_t *averages,
+/* AVX2 build: the sums halved in place, neighbouring pixels added pairwise (exact: at most
+   16 · 16 · 255 fits 16 bits) until each holds a block, then rounded and shifted once: the same
+   bytes as box_row, without its sums at every position or its pick of the blocks' first pixels
+   a byte at a time. A step makes pixels p, p + 1 from pixels 2p … 2p + 3: two 8-value loads, 6
+   values apart, each split into its two pixels (the 64-bit halves), then added; it writes 8
+   values (the last 2 are the next step's) below what later steps read. */
+__attribute__((target("avx2")))
+static void box_row_avx2(uint16_t *sums, int blocks, int factor, int shift, uint8_t *out) {
+    const __m128i split = _mm_setr_epi8(0, 1, 2, 3, 4, 5, -1, -1, 6, 7, 8, 9, 10, 11, -1, -1);
+    int pixels = blocks * factor;
+    for (; factor > 1; factor /= 2) {
+        const int halves = pixels / 2;
+        int p = 0;
+        /* the step's second load reads values 6p + 6 … 6p + 13: inside the 3 · pixels values */
+        for (; p + 2 <= halves && 6 * p + 14 <= 3 * pixels; p += 2) {
+            __m128i lo = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(sums + 6 * p)), split);
+            __m128i hi = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(sums + 6 * p + 6)), split);
+            __m128i sum = _mm_add_epi16(_mm_unpacklo_epi64(lo, hi), _mm_unpackhi_epi64(lo, hi));
+            _mm_storeu_si128((__m128i *)(sums + 3 * p),
+                             _mm_shuffle_epi8(sum, _mm_setr_epi8(0, 1, 2, 3, 4, 5, 8, 9, 10, 11, 12, 13, -1, -1, -1, -1)));
+        }
+        for (; p < halves; p++)
+            for (int c = 0; c < 3; c++) sums[3 * p + c] = (uint16_t)(sums[6 * p + c] + sums[6 * p + 3 + c]);
+        pixels = halves;
+    }
+    const int count = blocks * 3;
+    const __m128i half = _mm_set1_epi16((short)(1 << (shift - 1)));
+    const __m128i by = _mm_cvtsi32_si128(shift);
+    int i = 0;
+    for (; i + 8 <= count; i += 8) {
+        __m128i v = _mm_srl_epi16(_mm_add_epi16(_mm_loadu_si128((const __m128i *)(sums + i)), half), by);
+        _mm_storel_epi64((__m128i *)(out + i), _mm_packus_epi16(v, v));
+    }
+    for (; i < count; i++) out[i] = (uint8_t)((sums[i] + (1u << (shift - 1))) >> shift);
+}
+
+void pf_box_row(int simd, uint16_t *sums, int blocks, int factor, int shift, uint8_t *averages,
                 uint8_t *out) {
-    (void)simd;  /* 8 values a step is enough here: one call a block row, against factor rows of adds */
-    box_row(sums, blocks, factor, shift, averages, out);
+    if (blocks <= 0) return;
+    if (simd == PF_SIMD_AVX2) box_row_avx2(sums, blocks, factor, shift, out);
+    else box_row(sums, blocks, factor, shift, averages, out);
 }
 
 void pf_resample_pairs(int simd, const uint8_t *row0, const uint8_t *row1, int bytes_per_pixel, int pixels,

@@ -54,8 +54,10 @@ void pf_box_add(int simd, const uint8_t *row, uint16_t *sums, int count, int fir
 
 /* Averages `blocks` whole blocks of `factor` RGB pixels of column sums (factor × factor values a
    channel, at most 16 × 16): each rounded, shifted right by `shift` (log2 of factor²), into
-   `out` (3 bytes a block). `averages` is scratch of `blocks · factor · 3` bytes. */
-void pf_box_row(int simd, const uint16_t *sums, int blocks, int factor, int shift, uint8_t *averages,
+   `out` (3 bytes a block). `averages` is scratch of `blocks · factor · 3` bytes. The sums of those
+   blocks are used up (the AVX2 build adds them in place); the sums past them (a narrower block
+   at the right edge) are left as they were. */
+void pf_box_row(int simd, uint16_t *sums, int blocks, int factor, int shift, uint8_t *averages,
                 uint8_t *out);
 
 /* Not the resampler's: harmonize's per-channel correction (Pixels/Colour/LightCurve.swift), on
