@@ -5,6 +5,7 @@
 
 #include <setjmp.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,6 @@
 #include "jpeg_idct.h"
 
 #define PF_MAX_WARNINGS 32
-/* The components a scaled decode gives our own IDCT: grey, YCbCr, CMYK and YCCK have at most 4. */
-#define PF_IDCT_COMPONENTS 4
 
 typedef struct pf_error_mgr {
     struct jpeg_error_mgr pub;   /* first: libjpeg sees only this part */
@@ -32,6 +31,9 @@ typedef struct pf_error_mgr {
 enum { ST_EMPTY, ST_HEADER, ST_STARTED, ST_DONE, ST_FAILED };
 
 struct pf_jpeg_decoder {
+    /* Each component's weights at the current scale (ours, malloc), first: what
+       pf_idct_table_for reads through libjpeg's client_data. */
+    pf_idct_table *idct[PF_IDCT_COMPONENTS];
     struct jpeg_decompress_struct cinfo;
     pf_error_mgr err;
     struct jpeg_progress_mgr progress;
@@ -51,7 +53,6 @@ struct pf_jpeg_decoder {
 
     int channels;
     int simd;                    /* the build of our scaled IDCTs (PF_JPEG_SIMD_*) */
-    pf_idct_table *idct[PF_IDCT_COMPONENTS]; /* each component's weights at the current scale (ours, malloc) */
     int cmyk;                    /* decoding CMYK, converting to RGB here */
     int adobe_inverted;          /* Adobe CMYK stores inverted ink values */
     uint8_t *scratch;            /* one CMYK row */
@@ -72,6 +73,7 @@ struct pf_jpeg_decoder {
     int damage_row;              /* the first full-size row affected */
     char damage_message[JMSG_LENGTH_MAX + 64];
 };
+_Static_assert(offsetof(struct pf_jpeg_decoder, idct) == 0, "pf_idct_table_for reads the tables at the decoder's start");
 
 static int64_t pf_now_ns(void) {
     struct timespec ts;
@@ -403,10 +405,6 @@ static void pf_begin_decoding(pf_jpeg_decoder *d) {
     d->damage_message[0] = '\0';
     d->eof_offset = 0;
     d->decoding = 1;
-}
-
-const pf_idct_table *pf_idct_table_for(j_decompress_ptr cinfo, int component) {
-    return ((pf_jpeg_decoder *)cinfo->client_data)->idct[component];
 }
 
 /* After jpeg_start_decompress (which chose each component's IDCT): the components libjpeg scales

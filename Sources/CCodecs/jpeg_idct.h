@@ -37,5 +37,11 @@ void pf_idct_prepare(pf_idct_table *table, int n, const UINT16 *quant);
 typedef void (*pf_idct_method)(j_decompress_ptr, jpeg_component_info *, JCOEFPTR, JSAMPARRAY, JDIMENSION);
 pf_idct_method pf_idct_kernel(int n, int simd);
 
-/* A component's table (defined by jpeg_glue.c: the decoder is libjpeg's client_data). */
-const pf_idct_table *pf_idct_table_for(j_decompress_ptr cinfo, int component);
+/* The components a scaled decode gives our own IDCT: grey, YCbCr, CMYK and YCCK have at most 4. */
+#define PF_IDCT_COMPONENTS 4
+
+/* A component's table. The decoder is libjpeg's client_data and begins with its tables, one
+   pointer a component (jpeg_glue.c): read in place by every block, not through a call. */
+static inline const pf_idct_table *pf_idct_table_for(j_decompress_ptr cinfo, int component) {
+    return ((pf_idct_table *const *)cinfo->client_data)[component];
+}
