@@ -136,7 +136,7 @@ let package = Package(
         .testTarget(name: "JSON5Tests", dependencies: ["JSON5", "TestSupport"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON5", "TestSupport"]),
         .testTarget(name: "FinishingTests", dependencies: ["Finishing", "QR", "System", "JSON5", "Codecs", "Pixels", "Typesetting", "CFaces", "CFacesReference", "TestSupport"]),
-        .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels", "TestSupport"]),
+        .testTarget(name: "BatchesTests", dependencies: ["Batches", "Finishing", "Codecs", "Pixels", "System", "TestSupport"]),
         .testTarget(name: "SystemTests", dependencies: ["System", "TestSupport"]),
         .testTarget(name: "HotFoldersTests", dependencies: ["HotFolders", "Batches", "Finishing", "Codecs", "Pixels", "System", "TestSupport"]),
         .testTarget(name: "ServiceTests", dependencies: ["Service", "HotFolders", "Batches", "Configuration", "JSON5", "Cluster", "TestSupport"]),

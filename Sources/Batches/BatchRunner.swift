@@ -316,32 +316,38 @@ public struct BatchRunner: Sendable {
         // Read once: the memory budget's cost comes from the same bytes the photo is
         // finished from.
         let reading = ContinuousClock.now
-        // A photo held since its light was measured is finished from the file it was decoded from.
+        // A photo held since its light was measured is finished from what is held (decoded
+        // with the facts it is finished with: else from its file), its file not read again.
         var light = light
-        let held = light?.held?.take()
+        let held = light?.held?.take().flatMap { held in
+            held.held.facts == facts(source, index: index, count: count, stem: stem, batch: batch) ? held : nil
+        }
         light?.held = nil
         var buffer = held == nil ? buffers?.take() ?? [] : []
-        let read: Result<[UInt8], PhotoError>
+        let read: Result<SourceRead, PhotoError>
         if let held {
-            read = .success(held.bytes)
+            read = .success(.held(held.held, held.file))
         } else {
             do throws(PhotoError) {
                 try SourceFile.read(source.path, maxBytes: limits.maxFileBytes, into: &buffer)
-                read = .success(buffer)
+                read = .success(.file(buffer))
             } catch {
                 read = .failure(error)
             }
         }
         let readTime = ContinuousClock.now - reading
         let budget = limits.memoryBudget
-        let cost = budget == nil ? 0 : (try? read.get()).map {
-            MemoryBudget.cost(ofPhoto: $0, finisher: finisher, maxFileBytes: limits.maxFileBytes)
+        let cost = budget == nil ? 0 : (try? read.get()).map { read in
+            switch read {
+            case .file(let bytes): MemoryBudget.cost(ofPhoto: bytes, finisher: finisher, maxFileBytes: limits.maxFileBytes)
+            case .held(_, let file): file.cost
+            }
         } ?? 0
         await budget?.acquire(cost)
         defer { budget?.release(cost) }
         var lightWarning: String?
-        var photo = held?.held
-        if early, let openLight, case .success(let bytes) = read {
+        var photo: HeldPhoto?
+        if early, let openLight, case .success(.file(let bytes)) = read {
             (light, photo, lightWarning) = lookEarly(source, bytes: bytes,
                                                     facts: facts(source, index: index, count: count, stem: stem, batch: batch),
                                                     in: openLight)
@@ -387,13 +393,13 @@ public struct BatchRunner: Sendable {
     /// light read on an embedded thumbnail is checked there too: when the photo's own pixels call
     /// for a visibly different correction (a thumbnail left behind by an editor), the photo is
     /// finished again from what they say, and the record says so.
-    /// A photo held since its light was measured (`held`, decoded with the same facts) is
-    /// finished from what is held.
+    /// A photo held since its light was measured (`held`, decoded with the same facts: then
+    /// `bytes` may be empty) is finished from what is held.
     private func finishLit(_ bytes: [UInt8], light: PhotoLight, held: HeldPhoto?, limits: DecodeLimits, facts: PhotoFacts,
                            finisher: PhotoFinisher) throws(PhotoError) -> FinishedPhoto {
         var before = light.before, again = light.again
         var correction = light.set.correction(for: before)
-        var photo = if let held, held.facts == facts {
+        var photo = if let held {
             try finisher.finish(held: held, light: correction, deadline: limits.deadline)
         } else {
             try finisher.finish(bytes: bytes, limits: limits, facts: facts, light: correction)
@@ -455,7 +461,8 @@ public struct BatchRunner: Sendable {
     }
 
     /// Finishes and writes one photo read in `readTime`; every failure becomes a failed item.
-    private func finishOne(_ source: Source, read: consuming Result<[UInt8], PhotoError>, readTime: Duration,
+    /// - Parameter held: the photo of an open batch decoded and held from `read`'s bytes (`lookEarly`).
+    private func finishOne(_ source: Source, read: consuming Result<SourceRead, PhotoError>, readTime: Duration,
                            index: Int, stem: String, batch: String, count: Int, folder: String,
                            finisher: PhotoFinisher, light: PhotoLight? = nil, held: HeldPhoto? = nil) -> Report.Item {
         let clock = ContinuousClock()
@@ -466,12 +473,20 @@ public struct BatchRunner: Sendable {
         // What this photo wrote, removed again if it fails: a failed photo leaves no outputs.
         var written: [String] = []
         do throws(PhotoError) {
-            let bytes = try (consume read).get()
-            item.bytes = bytes.count
-            item.sha256 = SHA256.hex(of: bytes)
-            if let claimed = source.claimed, claimed.bytes != bytes.count || claimed.sha256 != item.sha256 {
+            var bytes: [UInt8] = [], held = held
+            switch try (consume read).get() {
+            case .file(let file):
+                bytes = file
+                item.bytes = bytes.count
+                item.sha256 = SHA256.hex(of: bytes)
+            case .held(let photo, let file):
+                held = photo
+                item.bytes = file.bytes
+                item.sha256 = file.sha256
+            }
+            if let claimed = source.claimed, let size = item.bytes, claimed.bytes != size || claimed.sha256 != item.sha256 {
                 throw PhotoError(.ioError, "changed since it was claimed: it held \(ByteCount.words(claimed.bytes)) "
-                                 + "(sha256 \(claimed.sha256.prefix(12))…) and now holds \(ByteCount.words(bytes.count)) "
+                                 + "(sha256 \(claimed.sha256.prefix(12))…) and now holds \(ByteCount.words(size)) "
                                  + "(sha256 \(item.sha256!.prefix(12))…); it is filed as failed, never as the original")
             }
             var decodeLimits = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes)
@@ -514,6 +529,14 @@ public struct BatchRunner: Sendable {
         item.ms = Int((clock.now - start) / .milliseconds(1))
         return item
     }
+}
+
+/// What a photo is finished from: its file's bytes, or (`harmonize`) the photo decoded and
+/// held while its batch's light was found, with its file's size and digest (the file was read
+/// once, to be decoded, and is not read again).
+enum SourceRead {
+    case file([UInt8])
+    case held(HeldPhoto, HeldSource.File)
 }
 
 /// Reading a source file: size checked from `fstat` before a byte is read (`maxFileBytes`).

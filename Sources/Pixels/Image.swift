@@ -73,9 +73,10 @@ final class PixelStorage: @unchecked Sendable {
     let byteCount: Int
     private let meter: PixelMeter?
 
-    init(byteCount: Int) {
+    /// - Parameter prefault: a large block written whole once and kept a while (`PixelPool.allocate`).
+    init(byteCount: Int, prefault: Bool = false) {
         self.byteCount = byteCount
-        base = PixelPool.shared.allocate(byteCount)
+        base = PixelPool.shared.allocate(byteCount, prefault: prefault)
         meter = PixelMeter.current
         meter?.add(byteCount)
     }

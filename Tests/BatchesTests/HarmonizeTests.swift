@@ -3,6 +3,7 @@ import Codecs
 import Finishing
 import Foundation
 import Pixels
+import System
 import Testing
 
 /// `harmonize` on whole batches run in-process (docs/reference.md, `harmonize`): one street scene
@@ -136,6 +137,26 @@ import Testing
                 let delta = Lab(linear: a.r, a.g, a.b).deltaE(Lab(linear: b.r, b.g, b.b))
                 #expect(delta <= 1, "shot \(i + 1), neutral patch at \(patch): moved by ΔE \(delta)")
             }
+        }
+    }
+
+    /// A photo held while the batch's light is found keeps its pixels, not its file (read into a
+    /// buffer the next photo reads into): its item still records the file's size and sha256, and
+    /// a file that does not match its claim still fails as changed.
+    @Test func aHeldPhotoIsCheckedAgainstItsClaim() async throws {
+        let shots = [(3000.0, 0.0), (5200, -0.75), (7500, 1.1)].map { SampleSet.shot(Self.scene, kelvin: $0.0, ev: $0.1) }
+        let (folder, plain) = try Self.files(shots)
+        let files = try plain.map { try [UInt8](Data(contentsOf: URL(fileURLWithPath: $0.path.description))) }
+        let sources = plain.enumerated().map { i, source in
+            BatchRunner.Source(path: source.path, claimed: .init(bytes: files[i].count,
+                                                                 sha256: i == 1 ? String(repeating: "0", count: 64) : SHA256.hex(of: files[i])))
+        }
+        let report = await Self.run(try Self.template("true"), sources, into: folder)
+        #expect(report.items.map(\.status) == [.ok, .failed, .ok])
+        #expect(report.items[1].error?.message.contains("changed since it was claimed") == true, "\(report.items[1].error?.message ?? "")")
+        for i in [0, 2] {
+            #expect(report.items[i].bytes == files[i].count && report.items[i].sha256 == SHA256.hex(of: files[i]))
+            #expect(report.items[i].outputs?.first?.applied.harmonize != nil)
         }
     }
 

@@ -133,6 +133,34 @@ import Testing
         #expect(p[0] > 100 && p[1] == 100 && p[2] < 100 && p[3] == 77)
     }
 
+    /// Where the CPU has AVX-512 VBMI, RGB rows go through a loop of byte permutes, 64 pixels a
+    /// step: each byte is its channel's table entry, as in the scalar loop, at every length
+    /// (whole steps and the pixels left over), into another row or in place.
+    @Test func theVectorLoopWritesTheTablesBytes() {
+        let curve = LightCurve(LightCorrection(gains: [1.3, 0.9, 0.7], exposure: 0.2))
+        var seed: UInt32 = 7
+        let source = (0..<(3 * 517)).map { _ -> UInt8 in
+            seed = seed &* 1_664_525 &+ 1_013_904_223
+            return UInt8(truncatingIfNeeded: seed >> 24)
+        }
+        if !LightCurve.vbmi { print("theVectorLoopWritesTheTablesBytes: this CPU has no AVX-512 VBMI, only the scalar loop is checked") }
+        for width in [1, 63, 64, 65, 128, 130, 517] {
+            let expected = (0..<(3 * width)).map { curve.table[256 * ($0 % 3) + Int(source[$0])] }
+            for simd in [true, false] {
+                var copied = [UInt8](repeating: 0, count: 3 * width), inPlace = Array(source.prefix(3 * width))
+                source.withUnsafeBufferPointer { from in
+                    copied.withUnsafeMutableBufferPointer {
+                        curve.apply(from: from.baseAddress!, to: $0.baseAddress!, width: width, channels: 3, simd: simd)
+                    }
+                }
+                inPlace.withUnsafeMutableBufferPointer {
+                    curve.apply(from: $0.baseAddress!, to: $0.baseAddress!, width: width, channels: 3, simd: simd)
+                }
+                #expect(copied == expected && inPlace == expected, "\(width) pixels, simd \(simd)")
+            }
+        }
+    }
+
     @Test func theCurveAfterResizingIsTheCurveBefore() {
         // The resampler filters sRGB codes; a gain in linear light is nearly a constant factor
         // on them, so correcting its output rows (as a photo is finished) gives what correcting

@@ -3,6 +3,7 @@ import Finishing
 import Foundation
 import Pixels
 import Synchronization
+import System
 
 /// What a batch knows of its photos' light before it finishes them (reference: `harmonize`):
 /// the reference, fixed now, and each photo's light and look.
@@ -18,7 +19,7 @@ public struct LightPlan: Sendable {
     var held: [Int: HeldSource] = [:]
 
     /// What all the photos held by one batch may hold together (their outputs' pixels and
-    /// their files): beyond it, a photo is looked at (`PhotoLook`) and decoded again to be
+    /// previews; not their files, read again into the batch's few buffers): beyond it, a photo is looked at (`PhotoLook`) and decoded again to be
     /// finished. 512 MiB, and never more than a quarter of the `memoryBudget` when there is
     /// one: what is held is not in the budget's count (the photos in flight are), so a small
     /// machine's budget bounds it too.
@@ -66,17 +67,32 @@ final class HoldRoom: Sendable {
     }
 }
 
-/// A photo decoded once and held (`HeldPhoto`) with the file it was decoded from, until its
-/// task takes it, once.
+/// A photo decoded once and held (`HeldPhoto`) with the size and digest of the file it was
+/// decoded from (checked against its claim as a file read to be finished is), until its task
+/// takes it, once.
 final class HeldSource: Sendable {
-    private let photo: Mutex<(held: HeldPhoto, bytes: [UInt8])?>
+    /// The file a held photo was decoded from, as its item records it.
+    struct File: Sendable {
+        var bytes: Int
+        var sha256: String
+        /// Its share of the memory budget (`MemoryBudget.cost(ofPhoto:)`; 0 without a budget).
+        var cost: Int
 
-    init(_ held: HeldPhoto, bytes: [UInt8]) {
-        photo = Mutex((held, bytes))
+        init(of bytes: [UInt8], cost: Int) {
+            self.bytes = bytes.count
+            sha256 = SHA256.hex(of: bytes)
+            self.cost = cost
+        }
     }
 
-    /// The held photo and its file; nil once taken.
-    func take() -> (held: HeldPhoto, bytes: [UInt8])? {
+    private let photo: Mutex<(held: HeldPhoto, file: File)?>
+
+    init(_ held: HeldPhoto, file: File) {
+        photo = Mutex((held, file))
+    }
+
+    /// The held photo and its file's size and digest; nil once taken.
+    func take() -> (held: HeldPhoto, file: File)? {
         photo.withLock { photo in
             defer { photo = nil }
             return photo
@@ -146,6 +162,9 @@ extension BatchRunner {
         var held: [Int: HeldSource] = [:]
         let stems = OutputNames.uniqueStems(photos.map(\.readableName), maxBytes: OutputNames.stemRoom(template))
         let room = HoldRoom(LightPlan.holdBytes(budget: limits.memoryBudget?.bytes))
+        // The files are read into a few buffers handed from photo to photo (`SourceBuffers`):
+        // a held photo keeps its pixels, and of its file only its size and digest.
+        let buffers = SourceBuffers()
         await withTaskGroup(of: (Int, PhotoLook.Look?, HeldSource?).self) { group in
             var next = 0
             func add() {
@@ -154,7 +173,7 @@ extension BatchRunner {
                 next += 1
                 let facts = batch.map { self.facts(photos[index], index: index, count: photos.count, stem: stems[index], batch: $0) }
                 group.addTask {
-                    let (look, kept) = await self.measure(photos[index], facts: facts, room: room)
+                    let (look, kept) = await self.measure(photos[index], facts: facts, room: room, buffers: buffers)
                     return (index, look, kept)
                 }
             }
@@ -172,25 +191,35 @@ extension BatchRunner {
 
     /// One photo's light, in a worker slot and within the memory budget: decoded and held when
     /// `facts` are given and the batch's `room` (bytes) has space for it, else looked at; nil
-    /// when it cannot be read (its finish says why).
-    func measure(_ source: Source, facts: PhotoFacts?, room: HoldRoom) async -> (PhotoLook.Look?, HeldSource?) {
+    /// when it cannot be read (its finish says why). Its file is read into one of `buffers`,
+    /// given back once the decoder has let go of it.
+    func measure(_ source: Source, facts: PhotoFacts?, room: HoldRoom,
+                 buffers: SourceBuffers) async -> (PhotoLook.Look?, HeldSource?) {
         await limits.sharedSlots?.acquire()
         defer { limits.sharedSlots?.release() }
-        guard let bytes = try? SourceFile.read(source.path, maxBytes: limits.maxFileBytes) else { return (nil, nil) }
+        var bytes = buffers.take()
+        guard (try? SourceFile.read(source.path, maxBytes: limits.maxFileBytes, into: &bytes)) != nil else { return (nil, nil) }
         let cost = limits.memoryBudget == nil ? 0 : MemoryBudget.cost(ofPhoto: bytes, finisher: finisher, maxFileBytes: limits.maxFileBytes)
         await limits.memoryBudget?.acquire(cost)
         defer { limits.memoryBudget?.release(cost) }
+        let found = measure(bytes, facts: facts, room: room, cost: cost)
+        buffers.give(consume bytes)
+        return found
+    }
+
+    /// `measure`, on the file's bytes (nothing else holds them once it returns).
+    private func measure(_ bytes: [UInt8], facts: PhotoFacts?, room: HoldRoom, cost: Int) -> (PhotoLook.Look?, HeldSource?) {
         var decodeLimits = DecodeLimits(maxPixels: limits.maxPixels, maxFileBytes: limits.maxFileBytes, damaged: template.damaged)
         decodeLimits.deadline = .now + limits.itemTimeout
         if let facts, let decoder = try? openDecoder(bytes: bytes, limits: decodeLimits) {
-            let holding = HeldPhoto.byteCount(of: decoder, template: template) + bytes.count
+            let holding = HeldPhoto.byteCount(of: decoder, template: template)
             if room.take(holding) {
                 // A photo that does not decode is left to its finish, which says why.
                 guard let photo = try? finisher.hold(decoder: decoder, limits: decodeLimits, facts: facts) else {
                     room.give(holding)
                     return (nil, nil)
                 }
-                return (PhotoLook.take(preview: photo.preview), HeldSource(photo, bytes: bytes))
+                return (PhotoLook.take(preview: photo.preview), HeldSource(photo, file: .init(of: bytes, cost: cost)))
             }
         }
         return (try? PhotoLook.take(bytes: bytes, limits: decodeLimits), nil)

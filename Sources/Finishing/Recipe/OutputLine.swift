@@ -166,9 +166,12 @@ final class OutputLine: BandSink {
         precondition(rect.width == plan.stored.width && rect.height == plan.stored.height, "window of another size")
         let bytes = rect.width * rows.channels
         for y in 0..<rect.height {
-            let row = upright.rowBuffer(y)
-            row.update(from: rows[rect.y + y] + rect.x * rows.channels, count: bytes)
-            curve?.apply(row, width: rect.width, channels: rows.channels)
+            let row = upright.rowBuffer(y), from = rows[rect.y + y] + rect.x * rows.channels
+            if let curve {
+                curve.apply(from: from, to: row, width: rect.width, channels: rows.channels)
+            } else {
+                row.update(from: from, count: bytes)
+            }
             upright.rowWritten(y)
         }
     }

@@ -149,7 +149,9 @@ public struct PhotoFinisher: Sendable {
         // The bands: the whole photo at each subject crop's scale, kept whole for the crops.
         let bands = plan.bands.indices.map { index in
             let band = plan.bands[index]
-            let canvas = CanvasRows(width: band.stored.width, height: band.stored.height, channels: plan.channels)
+            // A held output's pixels are kept until the batch's light is known: mapped at once.
+            let canvas = CanvasRows(width: band.stored.width, height: band.stored.height, channels: plan.channels,
+                                    prefault: plan.held)
             let resizer = Self.resizer(for: band, stored: plan.stored, scale: plan.scale, channels: plan.channels,
                                        into: plan.preview == .band(index) ? preview.tee(into: canvas) : canvas)
             return (canvas: canvas, resizer: resizer)

@@ -62,12 +62,27 @@ public struct LightCurve: Sendable {
         return max(0.3, min(0.95, (r - 1) / (r - gain)))
     }
 
+    /// True where the CPU has AVX-512 VBMI: RGB rows are looked up 64 pixels a step (byte
+    /// permutes), into the same bytes as the scalar loop's.
+    public static let vbmi = pf_table_cpu_has_vbmi() != 0
+
     /// Corrects one row in place.
     /// - Parameters:
     ///   - row: `width` pixels of `channels` (3 or 4; alpha is left as it is).
     @inline(__always)
     public func apply(_ row: UnsafeMutablePointer<UInt8>, width: Int, channels: Int) {
-        table.withUnsafeBufferPointer { pf_table_rgb(row, Int32(width), Int32(channels), $0.baseAddress) }
+        apply(from: row, to: row, width: width, channels: channels)
+    }
+
+    /// Corrects one row into another (a held row on its way into a line): the copy and the
+    /// correction in one pass.
+    /// - Parameter simd: the VBMI loop where the CPU has it (tests compare the two).
+    @inline(__always)
+    public func apply(from row: UnsafePointer<UInt8>, to out: UnsafeMutablePointer<UInt8>, width: Int, channels: Int,
+                      simd: Bool = vbmi) {
+        table.withUnsafeBufferPointer {
+            pf_table_rgb_copy(simd && Self.vbmi ? 1 : 0, row, out, Int32(width), Int32(channels), $0.baseAddress)
+        }
     }
 
     /// Corrects rows already lent (an image) in place.

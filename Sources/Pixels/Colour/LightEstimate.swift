@@ -93,15 +93,17 @@ public struct LightEstimate: Sendable, Equatable, Codable {
         let total = image.width * image.height
         guard total > 0 else { return .unknown }
         let step = max(1, Int((Double(total) / Double(maxSamples)).squareRoot().rounded(.up)))
-        let ch = image.channels, lin = SRGBCurve.linear, ln = Self.lnLinear
+        let ch = image.channels, lin = SRGBCurve.linear
         // Ranks by luminance come from a histogram of log₂ luminance (1/32 EV a bin), the
         // brightest channels from one of codes per channel: no sorting.
         var levels = LevelHistogram()
-        var candidates: [Sample] = []
+        // The candidates, four bytes each (`Sample`): a preview's 20,000 stay under glibc's
+        // trim threshold (128 KiB), so each measure does not fault in fresh pages.
+        var candidates: [UInt32] = []
         candidates.reserveCapacity((image.width / step + 1) * (image.height / step + 1))
         // Each channel's codes of the pixels not clipped (clipped ones stay white, whatever
-        // the correction).
-        var codes = [[Int]](repeating: [Int](repeating: 0, count: 256), count: 3)
+        // the correction): R's 256 counts, then G's, then B's.
+        var codes = [Int](repeating: 0, count: 3 * 256)
         for y in stride(from: step / 2, to: image.height, by: step) {
             let row = image[y]
             let skips = excluding.filter { y >= $0.y && y < $0.y + $0.height }
@@ -112,23 +114,23 @@ public struct LightEstimate: Sendable, Equatable, Codable {
                 let luminance = Luminance.of(r, g, b)
                 let bin = levels.add(log2(max(luminance, 1.0 / 4096)))
                 let clipped = max(p[0], p[1], p[2]) >= clippedCode
-                if !clipped { codes[0][Int(p[0])] += 1; codes[1][Int(p[1])] += 1; codes[2][Int(p[2])] += 1 }
+                if !clipped { codes[Int(p[0])] += 1; codes[256 + Int(p[1])] += 1; codes[512 + Int(p[2])] += 1 }
                 if clipped || luminance < darkest || min(r, g, b) < darkest / 4 { continue }
                 if skips.contains(where: { x >= $0.x && x < $0.x + $0.width }) { continue }
-                candidates.append(Sample(u: ln[Int(p[0])] - ln[Int(p[1])], v: ln[Int(p[2])] - ln[Int(p[1])], bin: bin))
+                candidates.append(Sample.packed(p[0], p[1], p[2], bin: bin))
             }
         }
         let n = levels.count
         guard n > 0 else { return .unknown }
         let level = levels.mean(ranks: levelBand.low..<levelBand.high)
         let low = levels.bin(atRank: band.low), high = levels.bin(atRank: band.high)
-        candidates.removeAll { $0.bin < low || $0.bin > high }
+        candidates.removeAll { Sample.bin($0) < low || Sample.bin($0) > high }
         // In each channel, the value only `brightest` of the photo's pixels pass.
         let allowed = Int(brightest * Double(n))
-        let headroom = codes.map { counts -> Double in
+        let headroom = (0..<3).map { channel -> Double in
             var above = 0
             for code in stride(from: 255, through: 0, by: -1) {
-                above += counts[code]
+                above += codes[256 * channel + code]
                 if above > allowed { return log2(nearWhite / max(lin[code], 1e-6)) }
             }
             return 8
@@ -136,8 +138,8 @@ public struct LightEstimate: Sendable, Equatable, Codable {
         guard candidates.count >= 64, let centre = neutralCentre(candidates) else {
             return LightEstimate(white: [1, 1, 1], level: level, neutral: 0, headroom: headroom)
         }
-        let looksNeutral = candidates.count { s in
-            let du = s.u - centre.u, dv = s.v - centre.v
+        let looksNeutral = candidates.count { packed in
+            let s = Sample(packed), du = s.u - centre.u, dv = s.v - centre.v
             return du * du + dv * dv < tight * tight
         }
         // Half of a tint across the warm–cool line is kept.
@@ -148,11 +150,26 @@ public struct LightEstimate: Sendable, Equatable, Codable {
                              neutral: Double(looksNeutral) / Double(candidates.count), headroom: headroom)
     }
 
-    /// One pixel that may show the light's colour.
+    /// One pixel that may show the light's colour: where it sits in log chromaticity.
     struct Sample {
         var u: Double, v: Double
-        /// Its luminance's bin (`LevelHistogram`).
-        var bin: Int
+
+        /// A candidate as kept: its R, G, B codes and its luminance's bin (`LevelHistogram`)
+        /// less 128, a byte each. A candidate is neither dark (luminance from 0.004: bin 129
+        /// up) nor clipped (every channel under 250: bin 381 at most).
+        static func packed(_ r: UInt8, _ g: UInt8, _ b: UInt8, bin: Int) -> UInt32 {
+            UInt32(r) | UInt32(g) << 8 | UInt32(b) << 16 | UInt32(min(255, max(0, bin - 128))) << 24
+        }
+
+        /// The bin of a packed candidate.
+        static func bin(_ packed: UInt32) -> Int { Int(packed >> 24) + 128 }
+
+        /// A packed candidate's place: ln(R/G), ln(B/G) of its codes' linear light.
+        init(_ packed: UInt32) {
+            let ln = LightEstimate.lnLinear, g = ln[Int(packed >> 8 & 0xFF)]
+            u = ln[Int(packed & 0xFF)] - g
+            v = ln[Int(packed >> 16 & 0xFF)] - g
+        }
     }
 
     /// ln of each code's linear light (ln 0 stands in for 1/4096: dark pixels are left out anyway).
@@ -210,14 +227,17 @@ public struct LightEstimate: Sendable, Equatable, Codable {
     /// densest colour: a photo of sky over autumn leaves would swing between the two on a small
     /// change, and the set with it. Shifting every pixel's colour shifts the result by as much (a
     /// set lit differently is measured alike).
-    static func neutralCentre(_ samples: [Sample]) -> (u: Double, v: Double)? {
+    static func neutralCentre(_ samples: [UInt32]) -> (u: Double, v: Double)? {
         guard !samples.isEmpty else { return nil }
         var su = 0.0, sv = 0.0, sw = 0.0
-        for s in samples { su += s.u; sv += s.v }
+        for packed in samples {
+            let s = Sample(packed)
+            su += s.u; sv += s.v
+        }
         let mean = (u: su / Double(samples.count), v: sv / Double(samples.count))
         su = 0; sv = 0
-        for s in samples {
-            let du = s.u - mean.u, dv = s.v - mean.v
+        for packed in samples {
+            let s = Sample(packed), du = s.u - mean.u, dv = s.v - mean.v
             let w = exp(-(du * du + dv * dv) / (2 * spread * spread))
             su += w * s.u; sv += w * s.v; sw += w
         }

@@ -25,11 +25,13 @@ public final class CanvasRows: RowSink {
     private let storage: PixelStorage
     private var handedOver = false
 
-    public init(width: Int, height: Int, channels: Int) {
+    /// - Parameter prefault: its pixels are written whole and kept a while (a photo's output
+    ///   held while its batch's light is found): its pages mapped at once (`PixelPool.allocate`).
+    public init(width: Int, height: Int, channels: Int, prefault: Bool = false) {
         self.width = width
         self.height = height
         self.channels = channels
-        storage = PixelStorage(byteCount: pixelBytes(width, height, channels))
+        storage = PixelStorage(byteCount: pixelBytes(width, height, channels), prefault: prefault)
     }
 
     public func rowBuffer(_ y: Int) -> UnsafeMutablePointer<UInt8> {
