@@ -83,7 +83,3 @@ void pf_table_rgb_copy(int vbmi, const uint8_t *from, uint8_t *to, int count, in
 #endif
     table_rgb_scalar(from, to, count, channels, table);
 }
-
-void pf_table_rgb(int vbmi, uint8_t *pixels, int count, int channels, const uint8_t *table) {
-    pf_table_rgb_copy(vbmi, pixels, pixels, count, channels, table);
-}

@@ -19,10 +19,10 @@ public struct LightPlan: Sendable {
     var held: [Int: HeldSource] = [:]
 
     /// What all the photos held by one batch may hold together (their outputs' pixels and
-    /// previews; not their files, read again into the batch's few buffers): beyond it, a photo is looked at (`PhotoLook`) and decoded again to be
-    /// finished. 512 MiB, and never more than a quarter of the `memoryBudget` when there is
-    /// one: what is held is not in the budget's count (the photos in flight are), so a small
-    /// machine's budget bounds it too.
+    /// previews; of their files only size and digest): beyond it, a photo is looked at
+    /// (`PhotoLook`) and decoded again to be finished. 512 MiB, and never more than a quarter
+    /// of the `memoryBudget` when there is one: what is held is not in the budget's count (the
+    /// photos in flight are), so a small machine's budget bounds it too.
     public static func holdBytes(budget: Int?) -> Int {
         let most = 512 << 20
         return budget.map { min(most, $0 / 4) } ?? most

@@ -61,13 +61,11 @@ void pf_box_row(int simd, uint16_t *sums, int blocks, int factor, int shift, uin
                 uint8_t *out);
 
 /* Not the resampler's: harmonize's per-channel correction (Pixels/Colour/LightCurve.swift), on
-   the resampler's output rows. Each of `count` pixels of `channels` (3, or 4: the fourth, alpha,
-   left as it is) bytes, in place: R through table[0…255], G through table[256…511], B through
-   table[512…767]. `vbmi`: with AVX-512 VBMI (where pf_table_cpu_has_vbmi said yes; RGB only),
-   64 pixels a step, the same bytes. */
-void pf_table_rgb(int vbmi, uint8_t *pixels, int count, int channels, const uint8_t *table);
-/* The same from `from` into `to` (alpha copied): held rows corrected on their way into a line,
-   one pass instead of a copy and a pass. `from` may be `to`. */
+   the resampler's output rows (in place: `from` is `to`) or on held rows on their way into a
+   line (one pass instead of a copy and a pass). Each of `count` pixels of `channels` (3, or 4:
+   the fourth, alpha, copied) bytes of `from` into `to`: R through table[0…255], G through
+   table[256…511], B through table[512…767]. `vbmi`: with AVX-512 VBMI (where
+   pf_table_cpu_has_vbmi said yes; RGB only), 64 pixels a step, the same bytes. */
 void pf_table_rgb_copy(int vbmi, const uint8_t *from, uint8_t *to, int count, int channels, const uint8_t *table);
 /* 1 when the CPU (and the kernel) has AVX-512 VBMI and BW, else 0. */
 int pf_table_cpu_has_vbmi(void);
