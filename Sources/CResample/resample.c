@@ -269,6 +269,46 @@ static void rows_avx2(const int16_t *pairs, const int32_t *starts, const int16_t
     PF_BY_STEPS(taps / 2, rows_avx2_body(pairs, starts, weights, 2 * PF_STEPS, width, channels, out, PF_STEPS))
 }
 
+/* rows_avx2 over two pair buffers (four source rows) at once: each tap pair's weights are loaded
+   once for both, and the two pair rows' sums are packed together. The same sums: the same bytes. */
+static inline __attribute__((always_inline, target("avx2")))
+void rows4_avx2_body(const int16_t *pairs0, const int16_t *pairs1, const int32_t *starts, const int16_t *weights,
+                     int taps, int width, int channels, int16_t *out0, int16_t *out1, const int steps) {
+    const __m256i half = _mm256_set1_epi32(ROW_HALF);
+    const int16_t *w = weights;
+    for (int x = 0; x < width; x++, w += taps) {
+        const __m256i *p = (const __m256i *)(pairs0 + (size_t)starts[x] * 16);
+        const __m256i *q = (const __m256i *)(pairs1 + (size_t)starts[x] * 16);
+        __m256i s0 = half, s1 = _mm256_setzero_si256(), t0 = half, t1 = _mm256_setzero_si256();
+        int k = 0;
+        for (; k + 2 <= steps; k += 2) {
+            __m256i w0 = _mm256_set1_epi32(weight_pair(w + 2 * k)), w1 = _mm256_set1_epi32(weight_pair(w + 2 * k + 2));
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_load_si256(p + 2 * k), w0));
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(_mm256_load_si256(p + 2 * k + 2), w1));
+            t0 = _mm256_add_epi32(t0, _mm256_madd_epi16(_mm256_load_si256(q + 2 * k), w0));
+            t1 = _mm256_add_epi32(t1, _mm256_madd_epi16(_mm256_load_si256(q + 2 * k + 2), w1));
+        }
+        if (k < steps) {
+            __m256i w0 = _mm256_set1_epi32(weight_pair(w + 2 * k));
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(_mm256_load_si256(p + 2 * k), w0));
+            t0 = _mm256_add_epi32(t0, _mm256_madd_epi16(_mm256_load_si256(q + 2 * k), w0));
+        }
+        /* one pack for both: per 128-bit half, the first pair row's 4 values then the second's */
+        __m256i v = _mm256_packs_epi32(_mm256_srai_epi32(_mm256_add_epi32(s0, s1), ROW_SHIFT),
+                                       _mm256_srai_epi32(_mm256_add_epi32(t0, t1), ROW_SHIFT));
+        __m128i lane0 = _mm256_castsi256_si128(v), lane1 = _mm256_extracti128_si256(v, 1);
+        _mm_storeu_si128((__m128i *)(out0 + (size_t)x * channels * 2), _mm_unpacklo_epi16(lane0, lane1));
+        _mm_storeu_si128((__m128i *)(out1 + (size_t)x * channels * 2), _mm_unpackhi_epi16(lane0, lane1));
+    }
+}
+
+__attribute__((target("avx2")))
+static void rows4_avx2(const int16_t *pairs0, const int16_t *pairs1, const int32_t *starts, const int16_t *weights,
+                       int taps, int width, int channels, int16_t *out0, int16_t *out1) {
+    PF_BY_STEPS(taps / 2, rows4_avx2_body(pairs0, pairs1, starts, weights, 2 * PF_STEPS, width, channels, out0, out1,
+                                          PF_STEPS))
+}
+
 /* 32 values a block. The packs work within 128-bit halves, so the bytes come out in groups of 4
    as 0 8 16 24 | 4 12 20 28 and one permute puts them in order. */
 static inline __attribute__((always_inline, target("avx2")))
@@ -435,6 +475,16 @@ void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, con
     else rows_sse2(pairs, starts, weights, taps, width, channels, out);
 }
 
+void pf_resample_rows2(int simd, const int16_t *pairs0, const int16_t *pairs1, const int32_t *starts,
+                       const int16_t *weights, int taps, int width, int channels, int16_t *out0, int16_t *out1) {
+    if (simd == PF_SIMD_AVX2) {
+        rows4_avx2(pairs0, pairs1, starts, weights, taps, width, channels, out0, out1);
+    } else {
+        rows_sse2(pairs0, starts, weights, taps, width, channels, out0);
+        rows_sse2(pairs1, starts, weights, taps, width, channels, out1);
+    }
+}
+
 void pf_resample_columns(int simd, const int16_t *const *rows, const int16_t *weights, int pairs,
                          int count, uint8_t *out) {
     if (simd == PF_SIMD_AVX2) columns_avx2(rows, weights, pairs, count, out);
@@ -467,6 +517,12 @@ void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, con
             }
         }
     }
+}
+
+void pf_resample_rows2(int simd, const int16_t *pairs0, const int16_t *pairs1, const int32_t *starts,
+                       const int16_t *weights, int taps, int width, int channels, int16_t *out0, int16_t *out1) {
+    pf_resample_rows(simd, pairs0, starts, weights, taps, width, channels, out0);
+    pf_resample_rows(simd, pairs1, starts, weights, taps, width, channels, out1);
 }
 
 void pf_resample_columns(int simd, const int16_t *const *rows, const int16_t *weights, int pairs,

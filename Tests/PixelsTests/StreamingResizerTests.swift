@@ -156,8 +156,11 @@ func referenceResize(_ image: Image, width: Int, height: Int) -> [[[Double]]] {
     }
 }
 
+/// Source heights of every remainder by 4 (the horizontal pass filters rows four at a time, the
+/// last one to three as they come), shrinking and enlarging.
 @Test(arguments: [(3, 120, 90, 61, 47), (3, 120, 90, 30, 22), (3, 40, 30, 97, 70),
-                  (4, 120, 90, 59, 44), (3, 3, 2, 2, 1), (4, 5, 4, 2, 3), (3, 9, 7, 40, 3)])
+                  (4, 120, 90, 59, 44), (3, 3, 2, 2, 1), (4, 5, 4, 2, 3), (3, 9, 7, 40, 3),
+                  (3, 120, 91, 61, 46), (3, 120, 93, 61, 47), (4, 120, 89, 59, 43), (3, 40, 31, 97, 71)])
 func matchesADoublePrecisionReference(channels: Int, w: Int, h: Int, tw: Int, th: Int) {
     expectCloseToReference(naturalImage(width: w, height: h, channels: channels), width: tw, height: th)
 }

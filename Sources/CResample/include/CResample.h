@@ -41,6 +41,11 @@ void pf_resample_pairs(int simd, const uint8_t *row0, const uint8_t *row1, int b
 void pf_resample_rows(int simd, const int16_t *pairs, const int32_t *starts, const int16_t *weights,
                       int taps, int width, int channels, int16_t *out);
 
+/* pf_resample_rows over two pair buffers (four rows) at once, `pairs0` into `out0` and `pairs1`
+   into `out1`, the same bytes: the AVX2 build loads each tap pair's weights once for both. */
+void pf_resample_rows2(int simd, const int16_t *pairs0, const int16_t *pairs1, const int32_t *starts,
+                       const int16_t *weights, int taps, int width, int channels, int16_t *out0, int16_t *out1);
+
 /* The vertical filter over `pairs` pair rows (two source rows each, interleaved as
    pf_resample_rows writes them): `count` output bytes, byte i the sum over pairs k of
    weights[2k] · rows[k][2i] + weights[2k+1] · rows[k][2i+1], plus the rounding half, shifted

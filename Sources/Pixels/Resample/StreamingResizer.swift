@@ -22,8 +22,9 @@ import Foundation
 ///
 /// The inner loops are C (`CResample`), built for SSE2 and for AVX2 and chosen at run time
 /// (`ResampleKernels`); both give the same bytes. The horizontal pass takes source rows two at
-/// a time (one 256-bit multiply-add serves both, the weights loaded once), so a row waits for
-/// the next before it is filtered; the crop's last row never waits.
+/// a time (one 256-bit multiply-add serves both), and those pairs two at a time where it can (each
+/// tap pair's weights loaded once for four rows), so a row waits for up to three after it before
+/// it is filtered; the crop's last rows never wait.
 ///
 /// Not thread-safe: one resizer belongs to one decode.
 public final class StreamingResizer {
@@ -54,7 +55,8 @@ public final class StreamingResizer {
     /// The horizontally resampled rows, two by two: pair row `q` holds crop rows `2q` and
     /// `2q + 1` interleaved value by value (`CResample.h`), `targetWidth * channels` values each
     /// (Int16, `ringFractionBits` fractional bits), in slot `q % ringPairs`, `pairStride`
-    /// values apart: as many as the vertical kernel spans, and two more.
+    /// values apart: as many as the vertical kernel spans, and three more (two pair rows filtered
+    /// at once may find the oldest output row still waiting on a pair row the kernel's span back).
     private let ring: UnsafeMutablePointer<Int16>
     private let ringPairs: Int
     private let ringRowBytes: Int
@@ -71,13 +73,17 @@ public final class StreamingResizer {
     private let scratch: UnsafeMutablePointer<UInt8>?
     /// Two crop rows as overlapping pixel pairs (`CResample.h`): entry `j` is 32 bytes, for
     /// each row the 8 Int16 `r[j] r[j+1] g[j] g[j+1] b[j] b[j+1] x[j] x[j+1]`. Built once
-    /// per row, it turns every two filter taps into one 16-bit multiply-add. Nil when the
-    /// tap count is odd (sources narrower than the kernel) or there is no horizontal filter.
+    /// per row, it turns every two filter taps into one 16-bit multiply-add. Two such buffers of
+    /// `inWidth` entries: a waiting pair's in the first, the next pair's in the second. Nil when
+    /// the tap count is odd (sources narrower than the kernel) or there is no horizontal filter.
     private let pairs: UnsafeMutablePointer<Int16>?
     /// The even row (crop-relative) waiting for the odd one after it, and its pixels (a copy,
     /// `inWidth * channels` bytes: the decoder lends a row only during `push`).
     private var pendingRow: Int?
     private let pendingPixels: UnsafeMutablePointer<UInt8>?
+    /// The pair row (`r / 2`) whose entries wait in the first pair buffer, to be filtered with the
+    /// next pair's.
+    private var waitingPair: Int?
     /// The last row `take` will see (the crop's, or the shrunk crop's).
     private let lastRow: Int
     /// The pair rows of the current vertical window.
@@ -141,7 +147,7 @@ public final class StreamingResizer {
         self.sink = sink ?? canvas!
         premultiplies = channels == 4 && !(horizontal.isIdentity && vertical.isIdentity)
         simd = kernels.simd
-        ringPairs = (vertical.taps + 1) / 2 + 2
+        ringPairs = (vertical.taps + 1) / 2 + 3
         ringRowBytes = targetWidth * channels
         pairStride = (2 * ringRowBytes + 8 + 15) / 16 * 16
         ring = UnsafeMutableRawPointer.allocate(byteCount: ringPairs * pairStride * 2, alignment: 32)
@@ -151,8 +157,8 @@ public final class StreamingResizer {
         lastRow = (shrink?.shrunkHeight ?? crop.height) - 1
         let paired = !horizontal.isIdentity && horizontal.taps % 2 == 0
         if paired {
-            pairs = UnsafeMutableRawPointer.allocate(byteCount: inWidth * 32, alignment: 32)
-                .bindMemory(to: Int16.self, capacity: inWidth * 16)
+            pairs = UnsafeMutableRawPointer.allocate(byteCount: 2 * inWidth * 32, alignment: 32)
+                .bindMemory(to: Int16.self, capacity: 2 * inWidth * 16)
             pendingPixels = .allocate(capacity: inWidth * channels)
             laneRow = nil
         } else {
@@ -228,10 +234,23 @@ public final class StreamingResizer {
             // An odd row with the even one before it (or alone, in both lanes, when that one
             // was never needed), or the last row alone.
             let even = r % 2 == 1 && pendingRow == r - 1 ? UnsafePointer(pendingPixels) : pixels
-            pf_resample_pairs(simd, even, pixels, Int32(channels), Int32(inWidth), pairs)
-            pf_resample_rows(simd, pairs, horizontal.starts, horizontal.weights, Int32(horizontal.taps),
-                             Int32(targetWidth), Int32(channels), pairRow(r / 2))
             pendingRow = nil
+            let q = r / 2
+            let afterWaiting = waitingPair == q - 1
+            let entries = afterWaiting ? pairs + inWidth * 16 : pairs
+            pf_resample_pairs(simd, even, pixels, Int32(channels), Int32(inWidth), entries)
+            if afterWaiting {
+                pf_resample_rows2(simd, pairs, entries, horizontal.starts, horizontal.weights, Int32(horizontal.taps),
+                                  Int32(targetWidth), Int32(channels), pairRow(q - 1), pairRow(q))
+                waitingPair = nil
+            } else if q % 2 == 0 && 2 * q + 3 <= lastRow {
+                // Both rows of the next pair are to come: this pair's entries wait for them.
+                waitingPair = q
+                return
+            } else {
+                pf_resample_rows(simd, pairs, horizontal.starts, horizontal.weights, Int32(horizontal.taps),
+                                 Int32(targetWidth), Int32(channels), pairRow(q))
+            }
         } else if let laneRow {
             var pixels = source
             if let scratch {
