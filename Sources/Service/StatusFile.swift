@@ -9,6 +9,10 @@ import Synchronization
 /// into its own file in a runtime folder (see `StatusFiles`).
 public struct ServiceStatus: Codable, Sendable, Equatable {
     public var pid: Int32
+    /// When the process `pid` started (`/proc/PID/stat`'s field 22, clock ticks since the boot;
+    /// nil in the status of a process from before it): a status file left by a process that
+    /// died is not taken for a running one's when the kernel has given its pid to another.
+    public var started: UInt64?
     /// ISO 8601 UTC.
     public var updated: String
     /// Running, or stopped (the last thing a daemon writes on its way out).
@@ -135,7 +139,7 @@ public struct ServiceStatus: Codable, Sendable, Equatable {
 
     /// Whether the process that wrote this is still there and says it runs.
     public var isRunning: Bool {
-        StatusFiles.Writer(pid: pid, state: state).isRunning
+        StatusFiles.Writer(pid: pid, started: started, state: state).isRunning
     }
 
     public struct Inbox: Codable, Sendable, Equatable {
@@ -496,9 +500,16 @@ public enum StatusFiles {
     /// spent 0.1 s of CPU there, measured with perf).
     struct Writer: Decodable {
         var pid: Int32
+        var started: UInt64?
         var state: ServiceStatus.State
 
-        var isRunning: Bool { state == .running && (kill(pid, 0) == 0 || errno == EPERM) }
+        /// It says it runs, its pid is a process's, and that process is the one that wrote it
+        /// (started when it said; a status without its start time is taken at its pid's word).
+        var isRunning: Bool {
+            guard state == .running, kill(pid, 0) == 0 || errno == EPERM else { return false }
+            guard let started, let now = ProcessResources.startTime(of: pid) else { return true }
+            return now == started
+        }
 
         static func read(from path: String) throws -> Writer {
             guard let bytes = try Files.contents(of: path) else { throw SystemError("open", path, errno: ENOENT) }
@@ -581,6 +592,8 @@ public enum StatusFiles {
 /// what changed.
 final class StatusBoard: Sendable {
     private let target: StatusFiles.Target
+    /// This process's start time, said in its status (`ServiceStatus.started`).
+    private static let started = ProcessResources.startTime(of: getpid())
     private struct State {
         var inboxes: [String: ServiceStatus.Inbox] = [:]
         var order: [String] = []
@@ -674,6 +687,7 @@ final class StatusBoard: Sendable {
         let (all, names, failed, cluster, openFiles) = state.withLock { ($0.inboxes, $0.order, $0.reloadFailed, $0.cluster, $0.openFiles) }
         var status = ServiceStatus(pid: getpid(), updated: BatchID.timestamp(Date()), state: kind,
                                    command: target.command, config: target.config, inboxes: names.compactMap { all[$0] })
+        status.started = Self.started
         status.reloadFailed = failed
         status.cluster = cluster
         status.openFiles = openFiles
@@ -684,6 +698,8 @@ final class StatusBoard: Sendable {
     func setOpenFiles(_ openFiles: ServiceStatus.OpenFiles?) {
         let didChange = state.withLock { s -> Bool in
             defer { s.openFiles = openFiles }
+            // Each polled folder's STATUS.txt says why with these words (`StatusText.pollingLines`).
+            if s.openFiles?.inotify != openFiles?.inotify || s.openFiles?.inotifyFix != openFiles?.inotifyFix { s.allDirty = true }
             return s.openFiles != openFiles
         }
         if didChange { changed() }

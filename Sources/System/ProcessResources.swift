@@ -56,6 +56,19 @@ public enum ProcessResources {
         _ = pf_set_thread_name(name)
     }
 
+    /// When the process `pid` started: field 22 of `/proc/PID/stat`, in clock ticks since the
+    /// boot (nil when it is gone or cannot be read). A pid the kernel gave again to another
+    /// process has another start time: with its pid, it names one process for as long as the
+    /// machine runs.
+    public static func startTime(of pid: Int32) -> UInt64? {
+        guard pid > 0, let bytes = (try? Files.read("/proc/\(pid)/stat")).flatMap({ $0 }),
+              let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+        // After the command's ") " come the fields from the third on: the 22nd is the 20th of them.
+        let fields = bytes[(close + 1)...].split(separator: UInt8(ascii: " "))
+        guard fields.count > 19 else { return nil }
+        return UInt64(String(decoding: fields[fields.startIndex + 19], as: UTF8.self))
+    }
+
     /// The calling thread's nice value.
     public static func threadNice() -> Int32 {
         errno = 0
