@@ -147,9 +147,12 @@ public enum OpenFiles {
 
         /// The sysctl that fits them all (kept after a reboot), then a restart: a folder polled
         /// now is not given its watches while the service runs.
-        func inotifyFix(systemd: Bool) -> [String] {
+        /// - Parameter polledNow: how many are polled now, when more than the budget said (other
+        ///   programs of this user hold watches too): then at least twice the limit in force.
+        func inotifyFix(systemd: Bool, polledNow: Int? = nil) -> [String] {
             guard let inotify else { return [] }
-            let setting = hasInstance ? "fs.inotify.max_user_watches=\(watchesWanted)" : "fs.inotify.max_user_instances=\(inotify.instances * 2)"
+            let watches = (polledNow ?? 0) > polled ? max(watchesWanted, (inotify.watches * 2 + 1023) / 1024 * 1024) : watchesWanted
+            let setting = hasInstance ? "fs.inotify.max_user_watches=\(watches)" : "fs.inotify.max_user_instances=\(inotify.instances * 2)"
             return ["sysctl -w \(setting), and put \(setting) in /etc/sysctl.d/90-photofinish.conf (kept after a reboot)",
                     (systemd ? "systemctl restart photofinish" : "start photofinish again") + " (a folder polled now is watched from its next start)"]
         }

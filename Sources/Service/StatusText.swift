@@ -19,9 +19,10 @@ public enum StatusText {
     ///   - updated: when (shown in local time with its offset from UTC).
     ///   - reloadFailed: the last reload failed (the process runs the configuration it had).
     ///   - cluster: this daemon as a host of a cluster (nil: it works alone).
+    ///   - openFiles: what the limits allow the hot folders (why a folder is polled).
     public static func render(_ inbox: ServiceStatus.Inbox, running: Bool, updated: Date,
                               reloadFailed: ServiceStatus.ReloadFailure? = nil,
-                              cluster: ServiceStatus.ClusterState? = nil) -> String {
+                              cluster: ServiceStatus.ClusterState? = nil, openFiles: ServiceStatus.OpenFiles? = nil) -> String {
         var lines = ["PhotoFinish - hot folder \"\(inbox.name)\"", "Updated \(updatedWords(updated))", ""]
         if running, let cluster {
             lines += clusterLines(cluster)
@@ -75,6 +76,7 @@ public enum StatusText {
         } else if inbox.polling {
             lines.append("Note: drop/ is checked by polling (no inotify), so arrivals are seen a little later.")
         }
+        if running { lines += pollingLines(inbox, openFiles).map(ascii) }
         if running, let claimer = inbox.claimer {
             let since = inbox.claimerSince.map { " since \(HumanTime.words(isoUTC: $0))" } ?? ""
             lines.append(ascii("New photos are claimed by host \"\(claimer)\"\(since) (one host of the cluster claims at a time)."))
@@ -139,6 +141,25 @@ public enum StatusText {
         default:
             return ["This is host \(host) of a cluster: its database has not answered yet."]
         }
+    }
+
+    /// Why a polled hot folder's drop/ is polled, and what fixes it: inotify's watches ran out
+    /// (the sentence and fix `photofinish status` says under its summary, from the same
+    /// budget: reference, Many hot folders and the open-file limit), or it is on a share, where
+    /// inotify sees only this machine's writes. Nothing for a folder watched with inotify.
+    static func pollingLines(_ inbox: ServiceStatus.Inbox, _ openFiles: ServiceStatus.OpenFiles?) -> [String] {
+        if inbox.polling {
+            guard let why = openFiles?.inotify else {
+                // The budget had room: other programs of this user hold watches too.
+                return ["Why: inotify gave no watch for drop/ (fs.inotify.max_user_watches is reached: other programs of this user watch files too).",
+                        "To fix it: raise fs.inotify.max_user_watches (sysctl -w, and in /etc/sysctl.d/ to keep it after a reboot), then restart PhotoFinish."]
+            }
+            return ["Why: \(why)."] + ["To fix it:"] + (openFiles?.inotifyFix ?? []).map { "  " + $0 }
+        }
+        if let watching = inbox.watching, watching.hasPrefix("inotify + polling") {
+            return ["Why: drop/ is on a share, and inotify sees only this machine's writes there (another machine's are seen by looking)."]
+        }
+        return []
     }
 
     /// "4 of 6 photos done, 2 in progress": `Progress.words` with the unit named once.
@@ -208,7 +229,8 @@ public enum StatusText {
                 waiting.remove(inbox.name)
                 // Only a change of state is a reason to write (not the time line).
                 let state = Written(inbox: inbox, running: running, reloadFailed: status.reloadFailed,
-                                    cluster: StatusText.clusterLines(status.cluster))
+                                    cluster: StatusText.clusterLines(status.cluster),
+                                    polling: StatusText.pollingLines(inbox, status.openFiles))
                 let last = written[inbox.root]
                 if let last, last.state == state { failed[inbox.root] = nil; continue }
                 if running, let last, now - last.at < Self.interval {
@@ -224,7 +246,7 @@ public enum StatusText {
                 let path = inbox.root + "/" + StatusText.fileName
                 if last == nil { Self.removeLeftovers(in: inbox.root) }
                 let text = Array(StatusText.render(inbox, running: running, updated: Date(), reloadFailed: status.reloadFailed,
-                                                   cluster: status.cluster).utf8)
+                                                   cluster: status.cluster, openFiles: status.openFiles).utf8)
                 do throws(SystemError) {
                     if let stage = staging(inbox) {
                         // .work/ may be gone or unwritable for a moment: the root will do.
@@ -268,6 +290,8 @@ public enum StatusText {
             var reloadFailed: ServiceStatus.ReloadFailure?
             /// What it said of the cluster (`clusterLines`).
             var cluster: [String] = []
+            /// Why its drop/ is polled (`pollingLines`).
+            var polling: [String] = []
         }
 
         /// Removes the temporary `STATUS.txt` a crash in the middle of a write left in `root`

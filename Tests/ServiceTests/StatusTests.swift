@@ -201,6 +201,35 @@ struct StatusTextTests {
         #expect(lines.contains("- \\xC3\\xA9t\\xC3\\xA9.jpg could not be filed (Read-only file system); it waits in .work/20261129-150405-3f2a/src/"))
     }
 
+    /// A polled hot folder's STATUS.txt says why it is polled: inotify's watches (the sentence
+    /// and the fix `photofinish status` says, from the same budget), a share, or a watch the
+    /// kernel refused although the budget had room.
+    @Test func aPolledHotFolderSaysWhy() {
+        let work = OpenFiles.Work(claimThreads: 4, batchSlots: 4, workers: 2)
+        let said = OpenFiles.Budget(limit: 20_000, folders: 10_000, work: work,
+                                    inotify: .init(watches: 8192, instances: 128), pollEvery: "2s").status(systemd: true)
+        var far = ServiceStatus.Inbox(name: "f09999", root: "/srv/f09999")
+        far.polling = true
+        far.watching = "polling every 2s (no inotify watch)"
+        let lines = StatusText.render(far, running: true, updated: updated, openFiles: said).components(separatedBy: "\r\n")
+        let why = try? #require(lines.firstIndex(of: "Why: " + (said.inotify ?? "?") + "."))
+        #expect(why.map { Array(lines[($0 + 1)...].prefix(3)) } == ["To fix it:"] + (said.inotifyFix ?? []).map { "  " + $0 })
+        #expect(said.inotify?.hasSuffix("5904 hot folders are polled every 2s instead") == true)
+        #expect(!StatusText.render(far, running: false, updated: updated, openFiles: said).contains("Why:"))
+        // Polled although the budget had room: what is known, and the fix in general words.
+        #expect(StatusText.render(far, running: true, updated: updated).contains("Why: inotify gave no watch for drop/"))
+        var share = ServiceStatus.Inbox(name: "shop", root: "/srv/shop")
+        share.watching = "inotify + polling every 2s (nfs)"
+        #expect(StatusText.render(share, running: true, updated: updated, openFiles: said)
+            .contains("Why: drop/ is on a share, and inotify sees only this machine's writes there"))
+        var watched = ServiceStatus.Inbox(name: "f00001", root: "/srv/f00001")
+        watched.watching = "inotify"
+        #expect(!StatusText.render(watched, running: true, updated: updated, openFiles: said).contains("Why:"))
+        // The words changing (a reload) is a change of each polled folder's STATUS.txt.
+        let before = StatusText.Writer.Written(inbox: far, running: true, polling: StatusText.pollingLines(far, said))
+        #expect(before != StatusText.Writer.Written(inbox: far, running: true, polling: StatusText.pollingLines(far, nil)))
+    }
+
     @Test func whatIsNeverTakenAndAFailedReloadAreListed() {
         var shop = ServiceStatus.Inbox(name: "shop", root: "/srv/shop")
         shop.neverTaken = (0..<25).map { String(format: "f%02d.part in drop/ is never taken: its name is ignored", $0) }

@@ -282,11 +282,16 @@ public final class DropWatch {
         (batcher.settlingCount, batcher.pendingCount + claiming.count)
     }
 
+    /// Why inotify gave drop/ no watch the last time it was asked (nil while it is watched).
+    public private(set) var watchError: SystemError?
+
     /// Opens `drop/` and adds its inotify watches (or falls back to polling, with a warning).
     /// Quiet when `drop/` is missing: it is looked for again every `reattachInterval`.
+    /// - Parameter sayPolling: warn when it falls back to polling (the watcher says it once for
+    ///   all the folders it takes up instead: `DropWatcher.logPolling`).
     /// - Returns: whether drop/ is open now.
     @discardableResult
-    public func attach(_ inotify: Inotify.Instance?, now: Duration) -> Bool {
+    public func attach(_ inotify: Inotify.Instance?, now: Duration, sayPolling: Bool = true) -> Bool {
         lastAttach = now
         let dir: Directory
         do throws(SystemError) {
@@ -311,12 +316,14 @@ public final class DropWatch {
             watch = try inotify.addWatch(layout.drop, events: .dropFolder)
             if polling { log.notice("watching \(layout.drop) with inotify again", ["INBOX": inbox]) }
             polling = false
+            watchError = nil
         } catch {
             if !polling {
-                log.warning("\(error) — polling drop/ instead (raise fs.inotify.max_user_watches)", ["INBOX": inbox])
+                log.log(sayPolling ? .warning : .debug, "\(error) — polling drop/ instead (raise fs.inotify.max_user_watches)", ["INBOX": inbox])
             }
             polling = true
             watch = nil
+            watchError = error
         }
         // One more watch, on the root, for drop/ itself going away; without it drop/ is
         // checked every `stillCheckInterval`.

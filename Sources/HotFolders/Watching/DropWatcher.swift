@@ -39,11 +39,35 @@ public final class DropWatcher {
     /// - Parameter logWords: say in the log how its drop/ is watched and how claims are made
     ///   there (once per file system is enough: 10,000 folders on one disk say it once).
     public func add(_ folder: DropWatch, now: Duration, logWords: Bool = true) {
-        folder.attach(inotify, now: now)
+        folder.attach(inotify, now: now, sayPolling: false)
         folders[folder.inbox] = folder
         reindex(folder)
         let words = folder.system.words(pollInterval: folder.pollInterval) + (folder.polling ? " (and polled: no inotify watch)" : "")
         log.log(logWords ? .notice : .debug, words, ["INBOX": folder.inbox])
+        if let error = folder.watchError {
+            unsaidPolling.count += 1
+            unsaidPolling.first = unsaidPolling.first ?? (folder.inbox, error)
+        }
+    }
+
+    /// Folders taken up that inotify gave no watch, not said yet: how many, and the first.
+    private var unsaidPolling: (count: Int, first: (inbox: String, error: SystemError)?) = (0, nil)
+
+    /// Says in one line the folders taken up since the last call that inotify gave no watch
+    /// (they are polled): a line each flooded the journal at 10,000 hot folders. Nothing when
+    /// `expected` of them were said already (the budget's line at the start: inotify's limit
+    /// has room for fewer); `photofinish status` names each.
+    /// - Parameters:
+    ///   - expected: how many the budget said would be polled.
+    ///   - fix: what fixes it for so many folders (the budget's).
+    public func logPolling(expected: Int, fix: (Int) -> [String]) {
+        defer { unsaidPolling = (0, nil) }
+        guard let first = unsaidPolling.first, unsaidPolling.count > expected else { return }
+        let n = unsaidPolling.count, fix = fix(n)
+        let folders = n == 1 ? "hot folder \(first.inbox) is" : "\(n) hot folders (\(first.inbox) the first) are"
+        log.warning("\(folders) polled instead of watched: inotify gave no watch for drop/ (\(first.error)); "
+                    + "photofinish status names each"
+                    + (fix.isEmpty ? "" : "; to fix it: " + fix.joined(separator: "; then ")))
     }
 
     /// Stops watching a hot folder (a reload removed it, or it is refused now).

@@ -9,6 +9,10 @@ extension ServiceLoop {
     /// `READY=1` once every hot folder of the start (or of a reload) has been taken up or refused.
     func announceReady() {
         guard takeUps == 0 else { return }
+        // The folders inotify gave no watch, in one line (the budget's line at the start or
+        // reload said those it foresaw).
+        let foreseen = !readySent || reloadAwaitsReady ? budget?.polled ?? 0 : 0
+        watcher.logPolling(expected: foreseen) { budget?.inotifyFix(systemd: FolderProblem.underSystemd, polledNow: $0) ?? [] }
         if !readySent {
             readySent = true
             // Every hot folder's STATUS.txt, written from now on (before, only the status file),
