@@ -17,6 +17,8 @@ public struct FileStatus: Sendable, Equatable {
     public var inode: UInt64
     /// The permission bits (`0o644`).
     public var permissions: UInt32
+    /// The owner's user id.
+    public var owner: UInt32
 
     init(_ st: stat) {
         switch st.st_mode & S_IFMT {
@@ -33,6 +35,7 @@ public struct FileStatus: Sendable, Equatable {
         device = UInt64(st.st_dev)
         inode = UInt64(st.st_ino)
         permissions = UInt32(st.st_mode & 0o7777)
+        owner = UInt32(st.st_uid)
     }
 
     public var isRegular: Bool { kind == .regular }

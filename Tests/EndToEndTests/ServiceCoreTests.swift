@@ -218,6 +218,26 @@ import Testing
         #expect(again.wait() == 0)
     }
 
+    /// A restart takes up a hot folder whose private .work/ holds no batch folder without
+    /// looking into it (reference: Start-up); what else it holds — a photo a claim cut short
+    /// left there two days ago — is still swept back to drop/ at its first turn, and finished.
+    @Test func aWorkWithoutBatchesIsRecoveredAtTheFirstTurn() throws {
+        let hot = try HotFolderFixture(rescan: "1h")
+        let work = hot.root + "/.work"
+        #expect(chmod(work, 0o700) == 0)
+        try Harness.write(try HotFolderFixture.photo(3), to: work + "/cut-short.jpg")
+        let twoDaysAgo = Date().addingTimeInterval(-2 * 86_400)
+        try FileManager.default.setAttributes([.modificationDate: twoDaysAgo], ofItemAtPath: work + "/cut-short.jpg")
+        var st = stat()
+        #expect(lstat(work, &st) == 0 && st.st_nlink == 2, "no folder in .work/: the take-up leaves it for the first turn")
+        let daemon = try hot.start()
+        daemon.waitUntilReady()
+        #expect(Poll.until(.seconds(60)) { hot.reportedSources() == ["cut-short.jpg"] }, "log:\n\(daemon.log)")
+        #expect(daemon.log.contains("swept stale cut-short.jpg from .work/"), "log:\n\(daemon.log)")
+        daemon.signal(SIGTERM)
+        #expect(daemon.wait() == 0)
+    }
+
     // MARK: - Free space and retention
 
     /// A 16 MiB tmpfs with minFreeSpace 8 MiB: filled, nothing new is claimed (the folder says

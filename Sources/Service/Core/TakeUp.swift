@@ -20,6 +20,9 @@ enum TakeUp {
         var resumable: [ClaimedBatch]
         /// The first folder on its file system: the log says how it is watched and claimed.
         var firstOnFileSystem: Bool
+        /// Its `.work/` was not looked at (it holds no batch folder): recovery runs on its
+        /// first turn, after READY=1, for what else it may hold.
+        var recoverSoon = false
     }
 
     /// What each file system (by the devices of drop/ and .work/) allows: probed once, so
@@ -35,17 +38,23 @@ enum TakeUp {
         /// The folder's system, and whether it was probed just now (first on its file system).
         /// A `.work/` not made yet (`createWatched(work: false)`) counts as the root's device,
         /// where it will be made; the first folder on a file system makes it, for the probe.
-        func system(of layout: HotFolderLayout) throws(SystemError) -> (FolderSystem, Bool) {
-            guard let drop = try Files.status(layout.drop) else { throw SystemError("open", layout.drop, errno: ENOENT) }
-            var work = try Files.status(layout.work)
+        /// - Parameter seen: drop/'s and .work/'s status, when the caller has just read them.
+        func system(of layout: HotFolderLayout, seen: (drop: FileStatus, work: FileStatus)? = nil) throws(SystemError) -> (FolderSystem, Bool) {
+            let dropSeen = if let seen { seen.drop } else { try Files.status(layout.drop) }
+            guard let drop = dropSeen else { throw SystemError("open", layout.drop, errno: ENOENT) }
+            var work = if let seen { seen.work } else { try Files.status(layout.work) }
             let workOrRoot = work == nil ? layout.root : layout.work
+            let workSeen = work != nil
             if work == nil { work = try Files.status(layout.root) }
             guard let work else { throw SystemError("open", layout.root, errno: ENOENT) }
             let key = Key(drop: drop.device, work: work.device)
             if let system = known.withLock({ $0[key] }) {
                 // Not probed again, but what the probe would have found out: that this user
-                // may list drop/ and write .work/ (or make it in the root) here.
-                for (path, mode) in [(layout.drop, R_OK | W_OK | X_OK), (workOrRoot, R_OK | W_OK | X_OK)] where access(path, mode) != 0 {
+                // may list drop/ and write .work/ (or make it in the root) here — known from
+                // their status when this user owns them with rwx (the probe of their file
+                // system found it writable).
+                for (path, mode, st) in [(layout.drop, R_OK | W_OK | X_OK, drop), (workOrRoot, R_OK | W_OK | X_OK, workSeen ? work : nil)]
+                where !(st.map(Self.ownedAndOpen) ?? false) && access(path, mode) != 0 {
                     throw SystemError("write in", path, errno: errno)
                 }
                 return (system, false)
@@ -55,6 +64,17 @@ enum TakeUp {
             known.withLock { $0[key] = system }
             return (system, true)
         }
+
+        /// A folder this process's user owns (or any, for root) with rwx for its owner.
+        static func ownedAndOpen(_ st: FileStatus) -> Bool {
+            st.isDirectory && (geteuid() == 0 || (st.owner == geteuid() && st.permissions & 0o700 == 0o700))
+        }
+    }
+
+    /// `.work/` as a restart finds it: a folder of this user's (any, for root) at 0700, which
+    /// setting it to 0700 again would not change (`HotFolderLayout.createWatched` does).
+    static func isPrivate(_ work: FileStatus) -> Bool {
+        work.isDirectory && work.permissions == 0o700 && (geteuid() == 0 || work.owner == geteuid())
     }
 
     /// Takes up `inbox`. Before the service is ready (`watchedOnly`) only the folders watching
@@ -66,15 +86,33 @@ enum TakeUp {
                     locks: BatchLocks, log: Logger) -> Result<Ready, FolderProblem> {
         let layout = inbox.layout
         let system: FolderSystem, first: Bool
+        var seen: (drop: FileStatus, work: FileStatus)?
         do throws(SystemError) {
-            if watchedOnly { try layout.createWatched(work: false) } else { try layout.create() }
-            (system, first) = try probes.system(of: layout)
+            // A restart finds drop/ (its root with it) and a private .work/: nothing to make.
+            // At 10,000 hot folders the mkdirs of what is there, the chmod of a .work/ at 0700
+            // already (a write to its inode) and the listing of an empty .work/ were most of
+            // a take-up's system calls.
+            if watchedOnly, let drop = try Files.status(layout.drop), drop.isDirectory,
+               let work = try Files.status(layout.work), isPrivate(work) {
+                seen = (drop, work)
+            } else if watchedOnly {
+                try layout.createWatched(work: false)
+            } else {
+                try layout.create()
+            }
+            (system, first) = try probes.system(of: layout, seen: seen)
         } catch {
             return .failure(FolderProblem.refusal(error, layout: layout))
         }
         // Only shown (status, STATUS.txt): before ready it is looked for after READY=1 (the
         // newest reports of 10,000 out/ folders read before it: a tenth of a restart's CPU).
         let last = watchedOnly ? nil : LastBatch.newest(in: layout)
+        // A .work/ with no folder in it (two links on a local file system: its own name and
+        // its "."; each folder in it adds one) holds no batch to resume: the rest of recovery
+        // (what a claim cut short left, swept once stale) waits for its first turn.
+        if let work = seen?.work, work.links == 2, !system.isShared {
+            return .success(Ready(system: system, last: last, resumable: [], firstOnFileSystem: first, recoverSoon: true))
+        }
         let resumable = recover(layout, system: system, staleAfter: staleAfter, locks: locks, log: log)
         return .success(Ready(system: system, last: last, resumable: resumable, firstOnFileSystem: first))
     }
