@@ -140,7 +140,7 @@ public final class HotFolderService: Sendable {
         let proofs = ProofKeeper(log: log) { [board] inbox, path in board.update(inbox) { $0.proof = path } }
         let busy = Mutex(false)
         board.setOnChange { [board] in
-            publisher.poke()
+            publisher.changed()
             let now = board.isBusy
             if busy.withLock({ let changed = $0 != now; $0 = now; return changed }) { proofs.setBusy(now) }
         }

@@ -24,6 +24,10 @@ final class StatusPublisher: Sendable {
     /// refused) is written at most this often: each write at 10,000 hot folders encodes the
     /// thousands that changed since the last, and a restart is ready within a few seconds.
     static let startingInterval = Duration.seconds(5)
+    /// The first status file is written a second after the start, not at the first change: a
+    /// start ready within it (a restart at 10,000 hot folders on an idle machine) writes one,
+    /// at READY=1, not one more of 10,000 folders all starting.
+    static let firstWrite = Duration.seconds(1)
 
     private struct State {
         var boardVersion = -1
@@ -33,7 +37,7 @@ final class StatusPublisher: Sendable {
         var retryAt: Duration?
         var lastStatus: ServiceStatus?
         var lastSummary: String?
-        var lastWrite: Duration = .seconds(-3600)
+        var lastWrite: Duration = StatusPublisher.firstWrite - StatusPublisher.startingInterval
         var statusWriteFailed = false
         var metricsWarned = false
         /// Publish at once, the second not up (the service just got ready).
@@ -102,6 +106,18 @@ final class StatusPublisher: Sendable {
         poke()
     }
 
+    /// Whether a change since the last publish woke the thread already.
+    private let changePending = Atomic<Bool>(false)
+
+    /// The board changed: publish it (within the second). Only the first change since the
+    /// last publish wakes the thread — it publishes them all when the second is up; at
+    /// 10,000 hot folders each take-up woke it (a futex wake, the thread's look at what is
+    /// due), a sixth of a restart's CPU with the rest of the publisher (perf).
+    func changed() {
+        guard !changePending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        poke()
+    }
+
     /// Something changed: publish it (within the second).
     func poke() {
         condition.lock()
@@ -161,6 +177,7 @@ final class StatusPublisher: Sendable {
     }
 
     private func publish() {
+        changePending.store(false, ordering: .releasing)
         let t = now()
         let boardVersion = board.version, metricsVersion = metrics.version
         let (status, dirty) = board.take(state: .running)
