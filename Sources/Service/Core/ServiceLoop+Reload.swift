@@ -123,6 +123,7 @@ extension ServiceLoop {
         board.setOpenFiles(openFiles)
         metrics.setOpenFiles(openFiles)
         let stamp = BatchID.timestamp(Date())
+        heldTakeUps = []
         for inbox in new.inboxes {
             if let hotFolder = hotFolders[inbox.name] {
                 let templateChanged = hotFolder.settings.template.sha256 != inbox.template.sha256
@@ -150,6 +151,7 @@ extension ServiceLoop {
                 show(hotFolder)
             }
         }
+        takeUpTogether()
         announceReady()
     }
 }

@@ -14,6 +14,12 @@ extension ServiceLoop {
             takeUps -= 1
             if let hotFolder = hotFolders[name] { takenUp(hotFolder, attempt: attempt, result, now: now) }
             announceReady()
+        case .takenUpTogether(let all):
+            for (name, attempt, result) in all {
+                takeUps -= 1
+                if let hotFolder = hotFolders[name] { takenUp(hotFolder, attempt: attempt, result, now: now) }
+            }
+            announceReady()
         case .claimed(let name, let names, let result):
             claimsInFlight -= 1
             guard let hotFolder = hotFolders[name] else { return }

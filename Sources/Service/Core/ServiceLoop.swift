@@ -34,6 +34,8 @@ final class ServiceLoop: @unchecked Sendable {
     /// What the other threads hand back.
     enum Message: Sendable {
         case takenUp(inbox: String, attempt: Int, Result<TakeUp.Ready, FolderProblem>)
+        /// The take-ups of a setup's hot folders, a share of them a message (`takeUpTogether`).
+        case takenUpTogether([(inbox: String, attempt: Int, result: Result<TakeUp.Ready, FolderProblem>)])
         case claimed(inbox: String, names: [FileName], ClaimResult)
         case recovered(inbox: String, [ClaimedBatch])
         case started(inbox: String)
@@ -118,6 +120,9 @@ final class ServiceLoop: @unchecked Sendable {
     var hotFolders: [String: HotFolder] = [:]
     var deadlines = Deadlines<String>()
     var takeUps = 0
+    /// While a setup is applied, its take-ups are held here and handed to the pool together
+    /// (`takeUpTogether`); nil otherwise (each goes to its folder's strand).
+    var heldTakeUps: [(name: String, attempt: Int, inbox: ServiceSetup.Inbox)]?
     var readySent = false
     var reloading = false, reloadAgain = false, reloadAwaitsReady = false
     var stopping = false
