@@ -220,8 +220,8 @@ import Testing
 
     /// A restart takes up a hot folder whose private .work/ holds no batch folder without
     /// looking into it (reference: Start-up); what else it holds — a photo a claim cut short
-    /// left there two days ago — is still swept back to drop/ at its first turn, and finished.
-    @Test func aWorkWithoutBatchesIsRecoveredAtTheFirstTurn() throws {
+    /// left there two days ago — is still swept back to drop/ right after READY=1, and finished.
+    @Test func aWorkWithoutBatchesIsRecoveredRightAfterReady() throws {
         let hot = try HotFolderFixture(rescan: "1h")
         let work = hot.root + "/.work"
         #expect(chmod(work, 0o700) == 0)
@@ -229,7 +229,7 @@ import Testing
         let twoDaysAgo = Date().addingTimeInterval(-2 * 86_400)
         try FileManager.default.setAttributes([.modificationDate: twoDaysAgo], ofItemAtPath: work + "/cut-short.jpg")
         var st = stat()
-        #expect(lstat(work, &st) == 0 && st.st_nlink == 2, "no folder in .work/: the take-up leaves it for the first turn")
+        #expect(lstat(work, &st) == 0 && st.st_nlink == 2, "no folder in .work/: the take-up leaves it until READY=1")
         let daemon = try hot.start()
         daemon.waitUntilReady()
         #expect(Poll.until(.seconds(60)) { hot.reportedSources() == ["cut-short.jpg"] }, "log:\n\(daemon.log)")

@@ -13,6 +13,9 @@ final class HotFolder {
     var watch: DropWatch?
     /// What its file system allows (found at its take-up).
     var system: FolderSystem?
+    /// Its take-up left `.work/` unlooked at (no batch folder in it): recovered with the rest
+    /// of what comes after READY=1 (`TakeUp.fileLater`).
+    var recoverLater = false
     var takingUp: TakingUp
     var claims = Claiming<ClaimedBatch>()
     var housekeeping: Housekeeping

@@ -25,9 +25,15 @@ extension ServiceLoop {
             // What the hot folders taken up so far did not make or read before READY, on their
             // strands (before any claim queued after this; a batch makes a missing one itself
             // anyway).
-            for inbox in setup.inboxes where hotFolders[inbox.name]?.watch != nil {
+            let staleAfter = setup.config.staleAfter
+            for inbox in setup.inboxes {
+                guard let hotFolder = hotFolders[inbox.name], hotFolder.watch != nil else { continue }
                 let layout = inbox.layout, name = inbox.name
-                pool.run(name) { [log, board, metrics] in TakeUp.fileLater(layout, inbox: name, board: board, metrics: metrics, log: log) }
+                let recover = hotFolder.recoverLater ? hotFolder.system.map { ($0, staleAfter, locks, mailbox) } : nil
+                hotFolder.recoverLater = false
+                pool.run(name) { [log, board, metrics] in
+                    TakeUp.fileLater(layout, inbox: name, board: board, metrics: metrics, log: log, recover: recover)
+                }
             }
             // Their first turns, held until now (`schedule`).
             for hotFolder in hotFolders.values where hotFolder.watch != nil { schedule(hotFolder) }

@@ -125,7 +125,8 @@ extension ServiceLoop {
             metrics.setLastBatch(name, finished: last.finished)
         }
         carryOut(hotFolder.claims.handle(.queue(ready.resumable), now: now), hotFolder)
-        _ = hotFolder.recovering.handle(.watching(shared: ready.system.isShared, recoverNow: ready.recoverSoon), now: now)
+        hotFolder.recoverLater = ready.recoverLater
+        _ = hotFolder.recovering.handle(.watching(shared: ready.system.isShared), now: now)
         _ = hotFolder.housekeeping.handle(.watching, now: now)
         if readySent { log.notice("now watching \(hotFolder.settings.layout.drop)", ["INBOX": name]) }
     }

@@ -20,9 +20,9 @@ enum TakeUp {
         var resumable: [ClaimedBatch]
         /// The first folder on its file system: the log says how it is watched and claimed.
         var firstOnFileSystem: Bool
-        /// Its `.work/` was not looked at (it holds no batch folder): recovery runs on its
-        /// first turn, after READY=1, for what else it may hold.
-        var recoverSoon = false
+        /// Its `.work/` was not looked at (it holds no batch folder): its recovery, for what
+        /// else it may hold, comes after READY=1 (`fileLater`).
+        var recoverLater = false
     }
 
     /// What each file system (by the devices of drop/ and .work/) allows: probed once, so
@@ -109,9 +109,9 @@ enum TakeUp {
         let last = watchedOnly ? nil : LastBatch.newest(in: layout)
         // A .work/ with no folder in it (two links on a local file system: its own name and
         // its "."; each folder in it adds one) holds no batch to resume: the rest of recovery
-        // (what a claim cut short left, swept once stale) waits for its first turn.
+        // (what a claim cut short left, swept once stale) comes after READY=1 (`fileLater`).
         if let work = seen?.work, work.links == 2, !system.isShared {
-            return .success(Ready(system: system, last: last, resumable: [], firstOnFileSystem: first, recoverSoon: true))
+            return .success(Ready(system: system, last: last, resumable: [], firstOnFileSystem: first, recoverLater: true))
         }
         let resumable = recover(layout, system: system, staleAfter: staleAfter, locks: locks, log: log)
         return .success(Ready(system: system, last: last, resumable: resumable, firstOnFileSystem: first))
@@ -121,7 +121,14 @@ enum TakeUp {
     /// ready (`run` with `watchedOnly`); what cannot be made now is said, and made by the
     /// batch that needs it (a claim makes .work/). Then its last batch is shown, unless a
     /// batch finished since shows its own.
-    static func fileLater(_ layout: HotFolderLayout, inbox: String, board: StatusBoard, metrics: Metrics, log: Logger) {
+    /// - Parameter recover: the take-up left `.work/` unlooked at: recover it now (what it
+    ///   resumes goes to the loop as `recovered`), before any claim on the folder's strand.
+    static func fileLater(_ layout: HotFolderLayout, inbox: String, board: StatusBoard, metrics: Metrics, log: Logger,
+                          recover: (system: FolderSystem, staleAfter: Duration, locks: BatchLocks, mailbox: Mailbox<ServiceLoop.Message>)? = nil) {
+        if let recover {
+            let batches = Self.recover(layout, system: recover.system, staleAfter: recover.staleAfter, locks: recover.locks, log: log)
+            if !batches.isEmpty { recover.mailbox.post(.recovered(inbox: inbox, batches)) }
+        }
         do throws(SystemError) {
             try layout.createWork()
             try layout.createFiling()

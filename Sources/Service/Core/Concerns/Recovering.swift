@@ -18,10 +18,9 @@ struct Recovering: Sendable {
     }
 
     enum Event: Sendable {
-        /// The folder is watched now (taken up; its `.work/` recovered by the take-up, or, with
-        /// `recoverNow`, left for recovery at its first turn: it held no batch to resume);
+        /// The folder is watched now (taken up; its `.work/` recovered by the take-up);
         /// `shared`: on a share (its leases are looked at).
-        case watching(shared: Bool, recoverNow: Bool = false)
+        case watching(shared: Bool)
         /// Its deadline (`shareReturned`: its share answers again just now; `available`: it
         /// answers now).
         case due(stopping: Bool, available: Bool, shareReturned: Bool)
@@ -47,8 +46,8 @@ struct Recovering: Sendable {
 
     mutating func handle(_ event: Event, now: Duration) -> [Effect] {
         switch event {
-        case .watching(let shared, let recoverNow):
-            nextRecovery = recoverNow ? now : now + rescanInterval
+        case .watching(let shared):
+            nextRecovery = now + rescanInterval
             nextLeaseLook = shared ? now + pollInterval : nil
             return []
         case .due(let stopping, let available, let shareReturned):
