@@ -36,6 +36,8 @@
 # Memory, two columns: "peak RSS" is GNU time's %M (the largest single process of the tree);
 # "tree RSS" is the peak of all the run's processes added up (tools/treerss.py, sampled every
 # 50 ms): for the tools that fork workers, what the workers hold together.
+# Sampled in each tool's warm-up run only, so that the sampler's CPU and start-up do not count in
+# the timed runs' wall (it took ~0.1 s from a 0.7 s run that keeps both cores busy).
 #
 # Environment: OUTS (a folder the outputs go under instead, e.g. /dev/shm; the report says where),
 # PF (photofinish binary, default bench/../.build/release/photofinish; rows are
@@ -110,9 +112,14 @@ once() {
   command_for "$set" "$tool" "$@"
   rm -rf "$OUTDIR"; mkdir -p "$OUTDIR"
   local b0 b1 t0 t1 rc=0
+  # The tree's RSS is sampled in the warm-up run only: the sampler (a Python process reading
+  # all of /proc every 50 ms, ~0.13 s CPU a second) took a core's share from the tool it timed
+  # and added its start-up to the wall — ~0.1 s on a 0.7 s photofinish run that keeps both
+  # cores busy, less on a tool that leaves a core idle at times.
+  local sample=(); (( run == 0 )) && sample=(python3 "$HERE/tools/treerss.py" "$TMP/tree" --)
+  echo > "$TMP/tree"
   b0=$(busy); t0=$EPOCHREALTIME
-  python3 "$HERE/tools/treerss.py" "$TMP/tree" -- \
-    "$TIME" -f '%U %S %M' -o "$TMP/time" "${CMD[@]}" > "$TMP/log" 2>&1 || rc=$?
+  "${sample[@]}" "$TIME" -f '%U %S %M' -o "$TMP/time" "${CMD[@]}" > "$TMP/log" 2>&1 || rc=$?
   t1=$EPOCHREALTIME; b1=$(busy)
   local outs; outs=$(find "$OUTDIR" -maxdepth 2 -name '*.jpg' | wc -l)
   if (( rc != 0 )); then
@@ -241,7 +248,10 @@ for line in open(raw):
     f = line.rstrip("\n").split("\t")
     if f[3] == "skip":
         rows[(f[0], f[1])] = None
-    if f[3] in ("0", "skip"):   # warm-up, or photofinish not built
+    if f[3] == "0":   # warm-up: not counted, but the tree's RSS is sampled there only
+        rows.setdefault((f[0], f[1]), dict(n=int(f[2]), wall=[], cpu=[], rss=[], tree=[], others=[], outs=[], rc=[]))["tree"].append(int(f[11] or 0) / 1024)
+        continue
+    if f[3] == "skip":   # photofinish not built
         continue
     s, t, n, run, wall, user, sys_, rss, busy, outs, rc, tree, hz = f
     r = rows.setdefault((s, t), dict(n=int(n), wall=[], cpu=[], rss=[], tree=[], others=[], outs=[], rc=[]))
