@@ -107,13 +107,20 @@ public struct DeliveryJournal: Codable, Sendable, Equatable {
         return "\(folder).\(base).pf-\(token).part"
     }
 
-    /// True when a worker should take it up at `now`.
-    public func isDue(at now: Double) -> Bool {
+    /// True when the daemon takes it up again by itself, at a start or when its next attempt is
+    /// due: pending, sending, or failed and to be tried again (not delivered, not awaiting the
+    /// approval, not failed for good: those wait for someone).
+    public var isResumable: Bool {
         switch phase {
-        case .pending, .sending: (nextAttempt ?? 0) <= now
-        case .failed: !final && (nextAttempt ?? 0) <= now
+        case .pending, .sending: true
+        case .failed: !final
         case .awaitingApproval, .delivered: false
         }
+    }
+
+    /// True when a worker should take it up at `now`.
+    public func isDue(at now: Double) -> Bool {
+        isResumable && (nextAttempt ?? 0) <= now
     }
 
     /// True while an attempt may be under way by what the journal says (`pending`: one is due or

@@ -121,7 +121,7 @@ public enum DeliveryRun {
         // while the steps handed out with the save run: whatever it says, a file is sent again
         // under the same names. Any other (delivered, sent again by hand) says `sending` before
         // the first step touches the server, or a kill would leave a temporary file no start resumes.
-        var saveFirst = !resumable(journal)
+        var saveFirst = !journal.isResumable
         var saved = journal
         while true {
             var ended = false, save = false, receipt = false
@@ -240,15 +240,6 @@ public enum DeliveryRun {
         } catch {
             // Not recorded, not sent: the attempt stops here and is made again.
             return .broken("cannot write the delivery journal: \(error)")
-        }
-    }
-
-    /// True when a restart takes `journal` up again by itself.
-    private static func resumable(_ journal: DeliveryJournal) -> Bool {
-        switch journal.phase {
-        case .pending, .sending: true
-        case .failed: !journal.final
-        case .delivered, .awaitingApproval: false
         }
     }
 

@@ -229,7 +229,7 @@ final class BatchDeliveries: Sendable {
                     guard let journal = read, journal.phase != .delivered else { continue }
                     track(journal, inbox: inbox)
                     awaited.formUnion(Self.awaited(journal))
-                    guard journal.phase != .awaitingApproval, !(journal.phase == .failed && journal.final) else { continue }
+                    guard journal.isResumable else { continue }
                     log.notice("resuming the delivery to \(destination.name) (\(journal.files.filter { $0.stage != .verified }.count) of \(journal.files.count) files to go)",
                                ["INBOX": inbox, "BATCH": batch])
                     let context = DeliveryRun.Context(settings: destination, credentialsFile: credentials, mail: mail)
