@@ -1,6 +1,6 @@
 @testable import Batches
 import Codecs
-import Finishing
+@testable import Finishing
 import Foundation
 import Pixels
 import System
@@ -183,6 +183,47 @@ import Testing
         let patch = PixelRect(x: box.x + box.width / 4, y: box.y + box.height * 3 / 10, width: box.width / 2, height: box.height * 2 / 5)
         let m = mean(image, patch)
         return Lab(linear: m.r, m.g, m.b)
+    }
+
+    @Test func aLookIsSearchedForFacesOnlyWithSkinColouredPixelsEnoughForOne() throws {
+        guard let close = TestPhotos.photo("obama2.jpg"), let other = TestPhotos.photo("biden.jpg") else { return }
+        // Skin keeps its colour from lamplight to deep shade: each portrait is searched, its
+        // face found.
+        for photo in [try decodeRGB(close), try decodeRGB(other)] {
+            for kelvin in [3000.0, 4500, 6500, 9000, 11000] {
+                let shot = Self.lit(photo, kelvin: kelvin)
+                let share = shot.withUnsafeRows { LightEstimate.skinColouredShare($0) }
+                #expect(share >= 3 * PhotoLook.skinForAFace, "\(kelvin) K: \(share) of the pixels skin-coloured")
+                #expect(!PhotoLook.faces(in: shot).isEmpty, "\(kelvin) K: no face found")
+            }
+        }
+        // The same portrait in black and white has no skin colour: it is not searched (its
+        // skin is as grey as the rest, so leaving it out would not move the white), and the
+        // detector would have found the face.
+        let portrait = try decodeRGB(close)
+        let grey = Image(width: portrait.width, height: portrait.height, channels: 3) { rows in
+            portrait.withUnsafeRows { from in
+                for y in 0..<rows.height {
+                    for x in 0..<rows.width {
+                        let p = from[y] + 3 * x
+                        let r: Int = Int(p[0]) * 299, g: Int = Int(p[1]) * 587, b: Int = Int(p[2]) * 114
+                        let value = UInt8((r + g + b) / 1000)
+                        for c in 0..<3 { rows[y][3 * x + c] = value }
+                    }
+                }
+            }
+        }
+        #expect(grey.withUnsafeRows { LightEstimate.skinColouredShare($0) } == 0)
+        #expect(PhotoLook.faces(in: grey).isEmpty)
+        #expect(try !FaceDetector.shared.get().faces(in: grey, shortSide: PhotoLook.faceSearch).isEmpty)
+        // Sky, water, grass and purple flowers: none.
+        let colours: [[UInt8]] = [[110, 160, 225], [40, 90, 120], [70, 140, 50], [120, 60, 150], [128, 128, 128]]
+        let scene = Image(width: 500, height: 400, channels: 3) { rows in
+            for y in 0..<rows.height {
+                for x in 0..<rows.width { for c in 0..<3 { rows[y][3 * x + c] = colours[(x / 100 + y / 80) % colours.count][c] } }
+            }
+        }
+        #expect(scene.withUnsafeRows { LightEstimate.skinColouredShare($0) } == 0)
     }
 
     @Test func skinMovesWithItsPhotoNotTowardGrey() async throws {

@@ -252,6 +252,41 @@ public struct LightEstimate: Sendable, Equatable, Codable {
 }
 
 extension LightEstimate {
+    /// Skin's colour under any light a set is harmonized across, from lamplight (3,000 K) to deep
+    /// shade (11,000 K), in log chromaticity of linear light: red above blue by more than 10 %
+    /// (ln R/G − ln B/G over 0.1), blue not above green by more than 10 % (ln B/G under 0.1) and
+    /// red at least 95 % of green (ln R/G over −0.05). Generous on purpose: wood, sand, brick and
+    /// autumn leaves have it too; sky, water, grass, purple and grey do not.
+    static let skinRedOverBlue = 0.1, skinBlueOverGreen = 0.1, skinRedOverGreen = -0.05
+
+    /// The share of an image's pixels, looked at as `measure` looks at them (the same even
+    /// stride), that have skin's colour (`skinRedOverBlue`) and are neither clipped nor very
+    /// dark (a face there says nothing of the light either way).
+    /// - Parameter image: 8-bit RGB or RGBA (fully transparent pixels are not counted).
+    /// - Returns: 0 … 1; 0 for an empty image.
+    public static func skinColouredShare(_ image: PixelRows) -> Double {
+        let total = image.width * image.height
+        guard total > 0 else { return 0 }
+        let step = max(1, Int((Double(total) / Double(maxSamples)).squareRoot().rounded(.up)))
+        let ch = image.channels, ln = lnLinear, lin = SRGBCurve.linear
+        var looked = 0, skin = 0
+        for y in stride(from: step / 2, to: image.height, by: step) {
+            let row = image[y]
+            for x in stride(from: step / 2, to: image.width, by: step) {
+                let p = row + x * ch
+                if ch == 4 && p[3] == 0 { continue }
+                looked += 1
+                guard max(p[0], p[1], p[2]) < clippedCode,
+                      Luminance.of(lin[Int(p[0])], lin[Int(p[1])], lin[Int(p[2])]) >= darkest else { continue }
+                let g = ln[Int(p[1])], u = ln[Int(p[0])] - g, v = ln[Int(p[2])] - g
+                if u - v > skinRedOverBlue && v < skinBlueOverGreen && u > skinRedOverGreen { skin += 1 }
+            }
+        }
+        return looked > 0 ? Double(skin) / Double(looked) : 0
+    }
+}
+
+extension LightEstimate {
     /// How far apart a set's lights are: the white points' spread (root mean square ΔE of their
     /// middle greys, compared at one lightness, from their mean) and the levels' (their standard
     /// deviation, in EV). What `harmonize` narrows, and what the report gives before and after.
