@@ -80,6 +80,11 @@ public struct LightEstimate: Sendable, Equatable, Codable {
     /// Near white: within 2 %.
     static let nearWhite = 0.98
 
+    /// The even stride the pixels looked at are taken at, across and down: `maxSamples` at most.
+    static func sampleStep(_ image: PixelRows) -> Int {
+        max(1, Int((Double(image.width * image.height) / Double(maxSamples)).squareRoot().rounded(.up)))
+    }
+
     /// The unknown light: neutral, an 18 % middle, nothing to go by.
     public static let unknown = LightEstimate(white: [1, 1, 1], level: log2(0.18), neutral: 0)
 
@@ -90,9 +95,8 @@ public struct LightEstimate: Sendable, Equatable, Codable {
     ///     not grey); they still count for the level.
     /// - Returns: the estimate; `unknown` for an empty image.
     public static func measure(_ image: PixelRows, excluding: [PixelRect] = []) -> LightEstimate {
-        let total = image.width * image.height
-        guard total > 0 else { return .unknown }
-        let step = max(1, Int((Double(total) / Double(maxSamples)).squareRoot().rounded(.up)))
+        guard image.width * image.height > 0 else { return .unknown }
+        let step = sampleStep(image)
         let ch = image.channels, lin = SRGBCurve.linear
         // Ranks by luminance come from a histogram of log₂ luminance (1/32 EV a bin), the
         // brightest channels from one of codes per channel: no sorting.
@@ -265,10 +269,8 @@ extension LightEstimate {
     /// - Parameter image: 8-bit RGB or RGBA (fully transparent pixels are not counted).
     /// - Returns: 0 … 1; 0 for an empty image.
     public static func skinColouredShare(_ image: PixelRows) -> Double {
-        let total = image.width * image.height
-        guard total > 0 else { return 0 }
-        let step = max(1, Int((Double(total) / Double(maxSamples)).squareRoot().rounded(.up)))
-        let ch = image.channels, ln = lnLinear, lin = SRGBCurve.linear
+        guard image.width * image.height > 0 else { return 0 }
+        let step = sampleStep(image), ch = image.channels, ln = lnLinear, lin = SRGBCurve.linear
         var looked = 0, skin = 0
         for y in stride(from: step / 2, to: image.height, by: step) {
             let row = image[y]
