@@ -74,7 +74,7 @@ enum TakeUp {
     /// `.work/` as a restart finds it: a folder of this user's (any, for root) at 0700, which
     /// setting it to 0700 again would not change (`HotFolderLayout.createWatched` does).
     static func isPrivate(_ work: FileStatus) -> Bool {
-        work.isDirectory && work.permissions == 0o700 && (geteuid() == 0 || work.owner == geteuid())
+        work.permissions == 0o700 && Probes.ownedAndOpen(work)
     }
 
     /// Takes up `inbox`. Before the service is ready (`watchedOnly`) only the folders watching
